@@ -1,0 +1,3 @@
+from eyeful.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""Results keyed by what determines them (tree id, commands, setup inputs), stored as JSON files.
+
+Writes go to a temporary file renamed into place, so a reader sees a whole entry or none, and two
+eyeful processes never corrupt each other's entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from eyeful import __version__
+
+
+def cache_key(**parts: object) -> str:
+    """A stable key: the version of eyeful and every part, in sorted order."""
+    payload = json.dumps({"eyeful": __version__, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class Cache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.json"
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        path = self._path(kind, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(value, handle)
+            Path(tmp).replace(path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

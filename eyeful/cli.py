@@ -1,0 +1,212 @@
+"""The `git eyeful` / `eyeful` command line: a thin layer over the core, the only place that prints.
+
+Exit codes: 0 nothing blocking, 1 blocking issues, 2 bad usage/config/input, 3 could not verify,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from enum import Enum
+from pathlib import Path
+from types import FrameType
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from eyeful import __version__
+from eyeful.config import Config, load_config
+from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
+from eyeful.gitutil import RepoPaths, find_repo
+from eyeful.terminal import RichProgress, ask_yes_no
+from eyeful.trust import TrustStore
+
+EPILOG = (
+    "Exit codes: 0 nothing blocking; 1 blocking issues; 2 bad usage, configuration or input; "
+    "3 could not verify (commands unconfirmed, setup failed, tests could not run); "
+    "130 interrupted. Use -h for help: `git eyeful --help` asks git for a man page."
+)
+
+app = typer.Typer(
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    help="Check a change before you push: run the confirmed tests on the staged change and on "
+    "HEAD in temporary worktrees, and report what the change breaks.",
+    epilog=EPILOG,
+)
+
+stderr = Console(stderr=True, highlight=False)
+
+
+class Format(str, Enum):
+    markdown = "markdown"
+    json = "json"
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    stderr.print(f"eyeful: error: {message}", markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _describe_commands(config: Config, paths: RepoPaths) -> None:
+    stderr.print(f"Project commands for {paths.root} ({config.source}):", markup=False)
+    for name, command in config.commands.items():
+        stderr.print(f"  {name:9} {command}", markup=False, soft_wrap=True)
+
+
+def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bool:
+    """Confirmed before, or confirmed now when someone is at the terminal to ask."""
+    if not config.commands.items() or store.is_confirmed(paths.root, config):
+        return True
+    if not _interactive():
+        stderr.print(
+            "eyeful: the project's commands are not confirmed for this repository; "
+            "running none (run `git eyeful confirm`)",
+            markup=False,
+        )
+        return False
+    _describe_commands(config, paths)
+    if ask_yes_no("Run these commands for this repository?"):
+        store.confirm(paths.root, config)
+        return True
+    return False
+
+
+@app.callback(invoke_without_command=True)
+def review_command(
+    ctx: typer.Context,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Base revision (default: HEAD).")
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Option("--head", help="Review this commit instead of the staged change."),
+    ] = None,
+    output_format: Annotated[
+        Format, typer.Option("--format", help="What to print on stdout.")
+    ] = Format.markdown,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", min=1, help="Worktrees to run in parallel.")
+    ] = os.cpu_count() or 2,
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+) -> None:
+    """Review the staged change against HEAD (or --base/--head commits)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if version:
+        print(f"eyeful {__version__}")
+        raise typer.Exit(0)
+    from eyeful.report import to_markdown
+    from eyeful.review import ReviewRequest, review
+    from eyeful.snapshot import take_snapshot
+
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        paths = find_repo(Path.cwd())
+        config = load_config(paths.root)
+        if base is None and head is None:
+            base = os.environ.get("PRE_COMMIT_FROM_REF") or None
+            head = os.environ.get("PRE_COMMIT_TO_REF") or None
+        snapshot = take_snapshot(paths, base, head)
+        confirmed = snapshot.empty or _ensure_confirmed(paths, config, TrustStore())
+        request = ReviewRequest(paths, config, snapshot, confirmed, jobs=jobs)
+        with RichProgress(stderr) as progress:
+            report = review(request, progress)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing of yours was changed", EXIT_INTERRUPTED) from None
+    if output_format is Format.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        print(to_markdown(report), end="")
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def confirm(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
+) -> None:
+    """Show the project's commands and remember that you allow them for this repository."""
+    try:
+        paths = find_repo(Path.cwd())
+        config = load_config(paths.root)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    if not config.commands.items():
+        raise _fail(
+            "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
+            "(or .eyeful.toml); see the README's Configuration"
+        )
+    store = TrustStore()
+    _describe_commands(config, paths)
+    if store.is_confirmed(paths.root, config):
+        stderr.print("Already confirmed.")
+        return
+    if not yes:
+        if not _interactive():
+            raise _fail("not a terminal: pass --yes to confirm these commands")
+        if not ask_yes_no("Run these commands for this repository?"):
+            stderr.print("Not confirmed.")
+            raise typer.Exit(1)
+    store.confirm(paths.root, config)
+    stderr.print(f"Confirmed (recorded in {store.path}).", markup=False)
+
+
+@app.command("install-hook")
+def install_hook_command() -> None:
+    """Install eyeful's plain git pre-push hook (for repositories that do not use pre-commit)."""
+    from eyeful.hookinstall import install_hook
+
+    try:
+        target = install_hook(find_repo(Path.cwd()))
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    stderr.print(f"Installed the pre-push hook at {target}.", markup=False)
+
+
+@app.command()
+def demo(
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the throwaway repository and print its path.")
+    ] = False,
+) -> None:
+    """Review a broken change in a throwaway copy of the bundled example project."""
+    from eyeful.demo import run_demo
+
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        with RichProgress(stderr) as progress:
+            text, code, where = run_demo(progress, keep=keep)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted", EXIT_INTERRUPTED) from None
+    print(text, end="")
+    if keep:
+        stderr.print(f"The demo repository is at {where}.", markup=False)
+    raise typer.Exit(code)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point for both `eyeful` and `git-eyeful`."""
+    prog = Path(sys.argv[0]).name
+    name = "git eyeful" if prog.startswith("git-") else "eyeful"
+    try:
+        app(args=argv, prog_name=name)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0

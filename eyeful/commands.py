@@ -1,0 +1,185 @@
+"""Running one confirmed project command: shell, own process group, timeout, bounded output.
+
+The command's whole process group is killed when it times out, when the user presses Ctrl-C, and
+after it exits (so a test that leaves a server running leaves no orphan). Output is streamed: only
+a bounded tail is kept, and each line goes past an optional scanner that collects per-test results,
+so a command that prints megabytes costs no memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from eyeful.gitutil import clean_env
+
+Status = Literal["PASSED", "FAILED", "ERROR"]
+
+TAIL_CHARS = 8000  # the seed's "last 8,000 characters of output"
+_TAIL_BYTES = 4 * TAIL_CHARS
+_MAX_LINE = 64 * 1024
+_EXIT_GRACE = 1.0  # seconds to drain output after the shell exits
+_TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+
+
+@dataclass
+class CommandResult:
+    status: Status
+    exit_code: int | None
+    duration: float
+    tail: str
+    reason: str | None = None
+    lines: int = 0
+    outcomes: dict[str, str] = field(default_factory=dict)
+
+
+def _inside(entry: str, root: Path) -> bool:
+    try:
+        return Path(entry).resolve().is_relative_to(root)
+    except (OSError, ValueError):
+        return False
+
+
+def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The user's environment for a project command.
+
+    Under pre-commit, eyeful runs from the hook's own virtualenv, which pre-commit puts first on
+    PATH; the project's commands must find the user's tools instead, so that env comes off PATH.
+    """
+    env = clean_env(base)
+    own = Path(sys.prefix).resolve()
+    if env.get("PRE_COMMIT") and sys.prefix != sys.base_prefix:
+        parts = env.get("PATH", "").split(os.pathsep)
+        env["PATH"] = os.pathsep.join(p for p in parts if p and not _inside(p, own))
+        if env.get("VIRTUAL_ENV") and _inside(env["VIRTUAL_ENV"], own):
+            del env["VIRTUAL_ENV"]
+    return env
+
+
+def _kill_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the group, then SIGKILL whatever is left of it."""
+    _kill_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=_TERM_GRACE)
+    _kill_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+class _Lines:
+    """Splits a byte stream into lines for the scanner, never holding more than one line."""
+
+    def __init__(self, sink: Callable[[str], None] | None) -> None:
+        self.sink = sink
+        self.partial = b""
+        self.count = 0
+
+    def feed(self, data: bytes) -> None:
+        self.partial += data
+        *complete, self.partial = self.partial.split(b"\n")
+        for line in complete:
+            self._emit(line)
+        if len(self.partial) > _MAX_LINE:
+            self._emit(self.partial)
+            self.partial = b""
+
+    def close(self) -> None:
+        if self.partial:
+            self._emit(self.partial)
+            self.partial = b""
+
+    def _emit(self, line: bytes) -> None:
+        self.count += 1
+        if self.sink is not None:
+            self.sink(line[:_MAX_LINE].decode("utf-8", errors="replace").rstrip("\r"))
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> CommandResult:
+    """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command],
+            cwd=cwd,
+            env=dict(project_env() if env is None else env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as err:
+        return CommandResult("ERROR", None, 0.0, "", reason=f"could not start: {err.strerror}")
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    tail = bytearray()
+    lines = _Lines(on_line)
+    timed_out = False
+    exited_at: float | None = None
+    selector = selectors.DefaultSelector()
+    selector.register(fd, selectors.EVENT_READ)
+    try:
+        while True:
+            now = time.monotonic()
+            if now - started >= timeout:
+                timed_out = True
+                break
+            if selector.select(timeout=min(0.2, timeout - (now - started))):
+                data = os.read(fd, 65536)
+                if not data:
+                    break
+                tail += data
+                if len(tail) > _TAIL_BYTES:
+                    del tail[: len(tail) - _TAIL_BYTES]
+                lines.feed(data)
+            elif proc.poll() is not None:
+                # The shell is gone but something it started still holds the pipe open.
+                exited_at = exited_at or now
+                if now - exited_at > _EXIT_GRACE:
+                    break
+        lines.close()
+    finally:
+        selector.close()
+        if proc.poll() is None:
+            _stop(proc)
+        _kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+    duration = time.monotonic() - started
+    text = bytes(tail).decode("utf-8", errors="replace")[-TAIL_CHARS:]
+    code = proc.returncode
+    if timed_out:
+        result = CommandResult(
+            "ERROR", code, duration, text, reason=f"timed out after {timeout:g}s"
+        )
+    elif code == 0:
+        result = CommandResult("PASSED", 0, duration, text)
+    elif code in (126, 127):
+        reason = f"could not start (exit {code}: command not found or not executable)"
+        result = CommandResult("ERROR", code, duration, text, reason=reason)
+    elif code < 0:
+        reason = f"killed by {signal.Signals(-code).name}"
+        result = CommandResult("FAILED", code, duration, text, reason=reason)
+    else:
+        result = CommandResult("FAILED", code, duration, text)
+    result.lines = lines.count
+    return result

@@ -1,0 +1,161 @@
+"""The project's `[tool.eyeful]` table (pyproject.toml) or the top level of `.eyeful.toml`.
+
+Read from the user's working tree. Every mistake is one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from eyeful.errors import EyefulError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+PYPROJECT = "pyproject.toml"
+EYEFUL_TOML = ".eyeful.toml"
+
+# Files whose change means `setup` has to run again: manifests and lock files of the usual
+# ecosystems. `setup_inputs` replaces the list.
+DEFAULT_SETUP_INPUTS = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements*.txt",
+    "requirements/*.txt",
+    "*.lock",
+    "Pipfile",
+    "package.json",
+    "package-lock.json",
+    "pnpm-lock.yaml",
+    "go.mod",
+    "go.sum",
+    "Cargo.toml",
+    "Makefile",
+)
+
+
+class Commands(BaseModel):
+    """The project commands eyeful may run once the user confirmed them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    setup: str | None = None
+    test: str | None = None
+    test_one: str | None = None
+
+    @field_validator("setup", "test", "test_one")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("is empty; give a shell command or leave the key out")
+        return value
+
+    @field_validator("test_one")
+    @classmethod
+    def _has_placeholder(cls, value: str | None) -> str | None:
+        if value is not None and "{test}" not in value:
+            raise ValueError(
+                "must contain {test}, where eyeful puts the test file or id "
+                '(e.g. "python -m pytest -q {test}")'
+            )
+        return value
+
+    def items(self) -> list[tuple[str, str]]:
+        """The configured commands in the order they run."""
+        pairs = [("setup", self.setup), ("test", self.test), ("test_one", self.test_one)]
+        return [(name, cmd) for name, cmd in pairs if cmd]
+
+
+def _relative_path(value: str, what: str) -> str:
+    path = PurePosixPath(value)
+    if path.is_absolute() or ".." in path.parts or not value.strip():
+        raise ValueError(f"{what} must be a path inside the repository, relative to its root")
+    return value
+
+
+class Config(BaseModel):
+    """Everything eyeful reads from the project."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    commands: Commands = Field(default_factory=Commands)
+    timeout: float = Field(default=600, gt=0, description="seconds per command")
+    junit: str | None = None
+    setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
+    source: str = Field(default="", exclude=True)
+
+    @field_validator("junit")
+    @classmethod
+    def _junit_inside(cls, value: str | None) -> str | None:
+        return None if value is None else _relative_path(value, "junit")
+
+    @field_validator("setup_inputs")
+    @classmethod
+    def _inputs_inside(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            _relative_path(pattern, "every setup_inputs pattern")
+        return value
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            data: dict[str, Any] = tomllib.load(handle)
+            return data
+    except tomllib.TOMLDecodeError as err:
+        raise EyefulError(f"{path.name}: not valid TOML: {err}") from None
+    except OSError as err:
+        raise EyefulError(f"{path.name}: cannot read: {err.strerror}") from None
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def parse_config(table: object, source: str) -> Config:
+    """Validate a raw table; the error names ``source`` and the key."""
+    if not isinstance(table, dict):
+        raise EyefulError(f"{source}: must be a table of keys, see the README's Configuration")
+    if "source" in table:
+        raise EyefulError(
+            f"{source}: unknown key 'source'; the keys are listed in the README's Configuration"
+        )
+    try:
+        return Config.model_validate({**table, "source": source})
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = _where(first["loc"]) or "(table)"
+        if first["type"] == "extra_forbidden":
+            raise EyefulError(
+                f"{source}: unknown key {key!r}; the keys are listed in the README's Configuration"
+            ) from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise EyefulError(f"{source}: {key}: {message}") from None
+
+
+def load_config(root: Path) -> Config:
+    """Load from pyproject.toml's [tool.eyeful], or from .eyeful.toml; empty when neither has it."""
+    pyproject = root / PYPROJECT
+    dotfile = root / EYEFUL_TOML
+    table: object = None
+    source = ""
+    if pyproject.is_file():
+        tool = _read_toml(pyproject).get("tool", {})
+        if isinstance(tool, dict) and "eyeful" in tool:
+            table, source = tool["eyeful"], f"{PYPROJECT} [tool.eyeful]"
+    if dotfile.is_file():
+        if table is not None:
+            raise EyefulError(
+                f"both {PYPROJECT} [tool.eyeful] and {EYEFUL_TOML} configure eyeful; keep one"
+            )
+        table, source = _read_toml(dotfile), EYEFUL_TOML
+    if table is None:
+        return Config(source="")
+    return parse_config(table, source)

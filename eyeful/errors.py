@@ -1,0 +1,20 @@
+"""The errors eyeful expects, each tied to an exit code the user can rely on."""
+
+from __future__ import annotations
+
+# Exit codes are part of the interface (README, `-h`).
+EXIT_OK = 0
+EXIT_BLOCKING = 1
+EXIT_USAGE = 2
+EXIT_UNVERIFIED = 3
+EXIT_INTERRUPTED = 130
+
+
+class EyefulError(Exception):
+    """Bad usage, configuration or input: one line for the user, exit 2, nothing half-done."""
+
+    exit_code = EXIT_USAGE
+
+
+class GitError(EyefulError):
+    """A git call failed in a way the user has to fix (not a repository, unmerged paths, ...)."""

@@ -1,0 +1,128 @@
+"""Running git, and the environment git and project commands get.
+
+git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE and friends to the hooks it runs. Inherited by a
+`git` call in one of eyeful's worktrees, GIT_INDEX_FILE would make that call write the *user's*
+index (pre-commit #1849, semgrep #11318). Every call outside the user's own repository therefore
+gets :func:`clean_env`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from eyeful.errors import GitError
+
+# The GIT_* variables that configure git itself rather than point at a repository; everything
+# else with the prefix is dropped (the same allow-list idea as pre-commit's no_git_env).
+_KEEP_GIT_VARS = frozenset(
+    {
+        "GIT_EXEC_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSL_CAINFO",
+        "GIT_SSL_NO_VERIFY",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_COUNT",
+        "GIT_HTTP_PROXY_AUTHMETHOD",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+    }
+)
+
+
+def clean_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment without the GIT_* variables that tie a process to the user's repository."""
+    env = dict(os.environ if base is None else base)
+    for name in list(env):
+        if not name.startswith("GIT_") or name in _KEEP_GIT_VARS:
+            continue
+        if name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
+            continue
+        del env[name]
+    return env
+
+
+def git(
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    stdin: bytes | None = None,
+    hooks: bool = False,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git, hooks off unless asked; raise :class:`GitError` with its stderr when asked to."""
+    argv: Sequence[str] = (
+        ["git", *args] if hooks else ["git", "-c", "core.hooksPath=/dev/null", *args]
+    )
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=clean_env() if env is None else dict(env),
+        input=stdin,
+        capture_output=True,
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        detail = message[-1] if message else f"exit code {proc.returncode}"
+        raise GitError(f"git {args[0]} failed: {detail}")
+    return proc
+
+
+@dataclass(frozen=True)
+class RepoPaths:
+    """Where a repository lives: its working tree, its git dir and the common git dir."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+    @property
+    def state_dir(self) -> Path:
+        """eyeful's own directory: worktrees, cache and locks; never inside the working tree."""
+        return self.common_dir / "eyeful"
+
+
+def find_repo(start: Path, env: Mapping[str, str] | None = None) -> RepoPaths:
+    """Locate the repository around ``start``, honouring GIT_DIR/GIT_WORK_TREE as git does."""
+    proc = subprocess.run(
+        [
+            "git",
+            "rev-parse",
+            "--is-bare-repository",
+            "--is-inside-work-tree",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--show-toplevel",
+        ],
+        cwd=start,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        check=False,
+    )
+    lines = proc.stdout.decode(errors="surrogateescape").splitlines()
+    if proc.returncode != 0 and not lines:
+        raise GitError(
+            f"not a git repository: {start} (run eyeful inside a repository's working tree)"
+        )
+    if lines and lines[0] == "true":
+        raise GitError(
+            "this is a bare repository: eyeful reviews a working tree's staged change; "
+            "run it in a clone with a working tree"
+        )
+    if len(lines) < 5 or lines[1] != "true":
+        raise GitError(
+            f"not inside a working tree: {start} (run eyeful inside a repository's working tree)"
+        )
+    git_dir = Path(lines[2])
+    common = Path(lines[3])
+    if not common.is_absolute():
+        common = (start / common).resolve()
+    return RepoPaths(root=Path(lines[4]).resolve(), git_dir=git_dir.resolve(), common_dir=common)

@@ -1,0 +1,188 @@
+"""The two trees a review compares: the base and the change.
+
+By default the base is HEAD's commit (the empty tree on an unborn branch) and the change is the
+staged index, turned into a tree object without writing the user's index file. Reviewing commits
+(``--base``/``--head`` or pre-commit's PRE_COMMIT_FROM_REF/PRE_COMMIT_TO_REF) compares commits.
+Objects may be added to the object database; nothing else of the user's is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from eyeful.errors import GitError
+from eyeful.gitutil import RepoPaths
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_GITLINK = 0o160000
+_MAX_MESSAGES = 50
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of the comparison."""
+
+    tree: str
+    commit: str | None
+    label: str
+
+    @property
+    def short(self) -> str:
+        return (self.commit or self.tree)[:7]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    base: Side
+    head: Side
+    messages: tuple[str, ...] = ()
+    submodules: tuple[str, ...] = field(default=())
+
+    @property
+    def empty(self) -> bool:
+        return self.base.tree == self.head.tree
+
+
+def open_repository(paths: RepoPaths) -> pygit2.Repository:
+    return pygit2.Repository(str(paths.git_dir))
+
+
+def tree_at(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Tree:
+    tree = repo[oid]
+    assert isinstance(tree, pygit2.Tree)
+    return tree
+
+
+def blob_at(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Blob:
+    blob = repo[oid]
+    assert isinstance(blob, pygit2.Blob)
+    return blob
+
+
+def _peel_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+    try:
+        obj = repo.revparse_single(rev)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise GitError(f"unknown revision {rev!r}: give a commit, branch or tag") from None
+    assert isinstance(commit, pygit2.Commit)
+    return commit
+
+
+def _side_for_rev(repo: pygit2.Repository, rev: str) -> Side:
+    if rev.strip("0") == "" or rev == EMPTY_TREE:
+        # pre-push passes all zeros for a ref the remote does not have yet.
+        return _empty_side(repo)
+    commit = _peel_commit(repo, rev)
+    return Side(tree=str(commit.tree_id), commit=str(commit.id), label=rev)
+
+
+def _empty_side(repo: pygit2.Repository) -> Side:
+    tree = str(repo.TreeBuilder().write())
+    return Side(tree=tree, commit=None, label="empty tree")
+
+
+def _check_clean_state(repo: pygit2.Repository, paths: RepoPaths, index: pygit2.Index) -> None:
+    if index.conflicts is not None:
+        raise GitError(
+            "the index has unmerged paths: resolve the conflicts and stage them, then run again"
+        )
+    if (paths.git_dir / "MERGE_HEAD").exists():
+        raise GitError("a merge is in progress: commit or abort it (git merge --abort) first")
+
+
+def _index_path(paths: RepoPaths) -> Path:
+    # Inside a hook git may point GIT_INDEX_FILE elsewhere (`git commit -a`, `git commit <paths>`);
+    # that index is the one being committed, so that is the change.
+    override = os.environ.get("GIT_INDEX_FILE")
+    if override:
+        return Path(override).resolve()
+    return paths.git_dir / "index"
+
+
+def _head_side(repo: pygit2.Repository) -> Side:
+    if repo.head_is_unborn:
+        return _empty_side(repo)
+    commit = repo.head.peel(pygit2.Commit)
+    return Side(tree=str(commit.tree_id), commit=str(commit.id), label="HEAD")
+
+
+def _staged_side(repo: pygit2.Repository, paths: RepoPaths) -> Side:
+    index_file = _index_path(paths)
+    index = pygit2.Index(str(index_file)) if index_file.exists() else pygit2.Index()
+    _check_clean_state(repo, paths, index)
+    try:
+        tree = index.write_tree(repo)
+    except pygit2.GitError as err:
+        raise GitError(f"cannot build a tree from the index: {err}") from None
+    return Side(tree=str(tree), commit=None, label="staged")
+
+
+def _messages(repo: pygit2.Repository, base: Side, head: Side) -> tuple[str, ...]:
+    if head.commit is None:
+        return ()
+    walker = repo.walk(head.commit, pygit2.enums.SortMode.TOPOLOGICAL)
+    if base.commit is not None:
+        walker.hide(base.commit)
+    out: list[str] = []
+    for commit in walker:
+        out.append(commit.message.strip())
+        if len(out) >= _MAX_MESSAGES:
+            break
+    return tuple(out)
+
+
+def gitlinks(repo: pygit2.Repository, tree_id: str) -> tuple[str, ...]:
+    """Paths of submodules in a tree: eyeful does not check them out."""
+
+    def walk(tree: pygit2.Tree, prefix: str) -> Iterator[str]:
+        for entry in tree:
+            name = f"{prefix}{entry.name}"
+            if entry.filemode == _GITLINK:
+                yield name
+            elif entry.type_str == "tree":
+                yield from walk(tree_at(repo, entry.id), f"{name}/")
+
+    return tuple(walk(tree_at(repo, tree_id), ""))
+
+
+def take_snapshot(
+    paths: RepoPaths, base_rev: str | None = None, head_rev: str | None = None
+) -> Snapshot:
+    """Resolve what to compare; see the module docstring for the rules."""
+    repo = open_repository(paths)
+    if base_rev is None and head_rev is None:
+        base, head = _head_side(repo), _staged_side(repo, paths)
+    elif head_rev is None:
+        assert base_rev is not None
+        if repo.head_is_unborn:
+            raise GitError("--base needs a commit to compare with, and HEAD has none yet")
+        base, head = _side_for_rev(repo, base_rev), _head_side(repo)
+    else:
+        head = _side_for_rev(repo, head_rev)
+        if base_rev is None:
+            assert head.commit is not None
+            parents = _peel_commit(repo, head.commit).parents
+            base = (
+                Side(str(parents[0].tree_id), str(parents[0].id), f"{head_rev}^")
+                if parents
+                else _empty_side(repo)
+            )
+        else:
+            base = _side_for_rev(repo, base_rev)
+            if base.commit and head.commit:
+                fork = repo.merge_base(base.commit, head.commit)
+                if fork is not None and str(fork) != base.commit:
+                    commit = _peel_commit(repo, str(fork))
+                    base = Side(str(commit.tree_id), str(fork), f"merge-base of {base_rev}")
+    return Snapshot(
+        base=base,
+        head=head,
+        messages=_messages(repo, base, head),
+        submodules=gitlinks(repo, head.tree),
+    )

@@ -1,0 +1,76 @@
+"""Progress on stderr with rich: phase, running command, elapsed time.
+
+Quiet when stderr is not a terminal (hooks, CI, pipes); rich itself honours NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+
+from eyeful.runs import Run
+
+_STYLE = {"PASSED": "green", "FAILED": "red", "ERROR": "yellow"}
+
+
+class RichProgress:
+    """Implements :class:`eyeful.progress.Progress` on a rich console."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.enabled = console.is_terminal
+        self._bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> RichProgress:
+        if self.enabled:
+            self._bar.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.enabled:
+            self._bar.stop()
+
+    def _show(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self._task is not None:
+            self._bar.remove_task(self._task)
+        self._task = self._bar.add_task(text, total=None)
+
+    def phase(self, text: str) -> None:
+        self._show(text)
+
+    def started(self, label: str, command: str) -> None:
+        self._show(f"{label}: {command}")
+
+    def finished(self, run: Run) -> None:
+        if not self.enabled:
+            return
+        how = "cached" if run.cached else f"{run.duration:.1f}s"
+        style = _STYLE.get(run.status, "")
+        self._bar.console.print(
+            f"[{style}]{run.status}[/] {run.name} on the {run.side} ({how})", highlight=False
+        )
+
+
+def ask_yes_no(question: str) -> bool:
+    """Ask on stderr, read stdin; only y/yes accepts."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("y", "yes")

@@ -1,0 +1,133 @@
+"""A pool of git worktrees under ``<common git dir>/eyeful/worktrees``, reused between runs.
+
+Each use force-checks-out a snapshot and removes untracked files git does not ignore, while the
+ignored ones (virtualenvs, build output) stay, so a warm `setup` is cheap. A worktree is held by
+an flock on its lock file: two eyeful processes never share one, and a crashed process releases
+its lock with its file descriptors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import pygit2
+
+from eyeful.gitutil import RepoPaths, git
+
+_SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
+
+
+def snapshot_commit(repo: pygit2.Repository, tree: str) -> str:
+    """A commit for ``tree`` that no ref points at; the same tree always gives the same commit."""
+    oid = repo.create_commit(
+        None, _SIGNATURE, _SIGNATURE, "eyeful snapshot\n", pygit2.Oid(hex=tree), []
+    )
+    return str(oid)
+
+
+@dataclass
+class Worktree:
+    name: str
+    path: Path
+    state_dir: Path
+
+    @property
+    def setup_stamp(self) -> Path:
+        return self.state_dir / "setup" / self.name
+
+    def checkout(self, repo: pygit2.Repository, tree: str) -> None:
+        """Make the files exactly ``tree``, keeping ignored files."""
+        commit = snapshot_commit(repo, tree)
+        git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
+        git("clean", "-ffdq", cwd=self.path)
+
+    def read_setup_key(self) -> str | None:
+        try:
+            return self.setup_stamp.read_text(encoding="ascii").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def write_setup_key(self, key: str | None) -> None:
+        self.setup_stamp.parent.mkdir(parents=True, exist_ok=True)
+        if key is None:
+            self.setup_stamp.unlink(missing_ok=True)
+        else:
+            self.setup_stamp.write_text(key + "\n", encoding="ascii")
+
+
+class WorktreePool:
+    """Hands out worktrees; creates one when every existing one is busy, up to ``size``."""
+
+    def __init__(self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8) -> None:
+        self.paths = paths
+        self.repo = repo
+        self.size = max(1, size)
+        self.root = paths.state_dir / "worktrees"
+        self.locks = paths.state_dir / "locks"
+
+    def _worktree(self, index: int) -> Worktree:
+        name = f"wt-{index}"
+        return Worktree(name=name, path=self.root / name, state_dir=self.paths.state_dir)
+
+    def _try_lock(self, index: int, block: bool) -> IO[bytes] | None:
+        self.locks.mkdir(parents=True, exist_ok=True)
+        handle = (self.locks / f"wt-{index}.lock").open("ab")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+        except BlockingIOError:
+            handle.close()
+            return None
+        except BaseException:
+            handle.close()
+            raise
+        return handle
+
+    def _ensure(self, worktree: Worktree) -> None:
+        if (worktree.path / ".git").is_file():
+            return
+        if worktree.path.exists():
+            shutil.rmtree(worktree.path)
+        worktree.write_setup_key(None)
+        self.root.mkdir(parents=True, exist_ok=True)
+        empty = snapshot_commit(self.repo, str(self.repo.TreeBuilder().write()))
+        git(
+            "worktree", "add", "--force", "--detach", "--no-checkout",
+            str(worktree.path), empty,
+            cwd=self.paths.root,
+        )  # fmt: skip
+
+    @contextlib.contextmanager
+    def acquire(self) -> Iterator[Worktree]:
+        """A worktree for this process alone until the block ends; waits when all are busy."""
+        handle: IO[bytes] | None = None
+        index = 0
+        for index in range(self.size):
+            handle = self._try_lock(index, block=False)
+            if handle is not None:
+                break
+        if handle is None:
+            index = os.getpid() % self.size
+            handle = self._try_lock(index, block=True)
+        assert handle is not None
+        try:
+            worktree = self._worktree(index)
+            with self._pool_lock():
+                self._ensure(worktree)
+            yield worktree
+        finally:
+            handle.close()
+
+    @contextlib.contextmanager
+    def _pool_lock(self) -> Iterator[None]:
+        # `git worktree add` writes the shared .git/worktrees admin area: one at a time.
+        self.locks.mkdir(parents=True, exist_ok=True)
+        with (self.locks / "pool.lock").open("ab") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield

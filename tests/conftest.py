@@ -1,0 +1,44 @@
+"""Every test runs in a sealed environment: its own HOME, git config and XDG config directory.
+
+Repositories are real, made with real git in temporary directories; eyeful runs as a real
+subprocess where the test is about the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import PYTHON
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "VIRTUAL_ENV"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_EDITOR", "false")  # fail rather than wait for an editor
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = eyeful tests\n\temail = tests@eyeful.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
+        '[protocol "file"]\n\tallow = always\n',
+        encoding="utf-8",
+    )
+    bin_dir = str(Path(PYTHON).parent)
+    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    # pytest inside project commands must not inherit this run's plugins or options.
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    return home
+
+
+@pytest.fixture
+def python() -> str:
+    return sys.executable

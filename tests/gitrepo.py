@@ -1,0 +1,154 @@
+"""Helpers for tests: real repositories, running eyeful, and fingerprints of the user's state."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+PYTHON = sys.executable
+PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
+
+
+def run(*argv: str, cwd: Path, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, cwd=cwd, text=True, capture_output=True, **kw)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{argv} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def git(repo: Path, *args: str, **kw) -> str:
+    return run("git", *args, cwd=repo, **kw).stdout
+
+
+def write(repo: Path, files: dict[str, str | bytes]) -> None:
+    for name, content in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def eyeful_config(test: str = PYTEST, *, extra: str = "", **commands: str) -> str:
+    lines = ["[tool.eyeful]", extra, "[tool.eyeful.commands]", f"test = {test!r}"]
+    lines += [f"{k} = {v!r}" for k, v in commands.items()]
+    return "\n".join(lines) + "\n"
+
+
+def make_repo(path: Path, files: dict[str, str | bytes], message: str = "base") -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    write(path, files)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", message)
+    return path
+
+
+CALC = """def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+CALC_TESTS = """from calc import add, mul
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+"""
+
+PYTEST_INI = "[pytest]\npythonpath = .\n"
+
+
+def python_project(path: Path, config: str | None = None) -> Path:
+    """A small committed Python project whose tests pass."""
+    return make_repo(
+        path,
+        {
+            "pyproject.toml": config if config is not None else eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": CALC,
+            "tests/test_calc.py": CALC_TESTS,
+        },
+    )
+
+
+def eyeful(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 180,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`git eyeful ARGS` as a user types it: a real git, a real subprocess."""
+    return subprocess.run(
+        ["git", "eyeful", *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+
+
+def confirm(repo: Path) -> None:
+    proc = eyeful("confirm", "--yes", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _hash_tree(root: Path, skip_git: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if skip_git and Path(dirpath) == root and ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in sorted(filenames + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]):
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                out[rel] = "link:" + os.readlink(path)
+            else:
+                data = path.read_bytes()
+                out[rel] = f"{oct(path.stat().st_mode)}:{hashlib.sha256(data).hexdigest()}"
+    return out
+
+
+def user_state(repo: Path) -> dict[str, object]:
+    """Everything of the user's that eyeful must leave byte-identical."""
+    gitdir = repo / ".git"
+
+    def read(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "absent"
+
+    refs = _hash_tree(gitdir / "refs", skip_git=False) if (gitdir / "refs").exists() else {}
+    return {
+        "worktree": _hash_tree(repo, skip_git=True),
+        "index": read(gitdir / "index"),
+        "HEAD": (gitdir / "HEAD").read_text(),
+        "refs": refs,
+        "packed-refs": read(gitdir / "packed-refs"),
+        "for-each-ref": git(repo, "for-each-ref"),
+        "stash": git(repo, "stash", "list"),
+        "stash-log": read(gitdir / "logs" / "refs" / "stash"),
+        "HEAD-log": read(gitdir / "logs" / "HEAD"),
+        "status": git(
+            repo,
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v2",
+            "--untracked-files=all",
+            "--ignored",
+        ),
+    }

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eyeful.config import DEFAULT_SETUP_INPUTS, load_config
+from eyeful.errors import EyefulError
+from tests.gitrepo import eyeful, make_repo, python_project
+
+
+def _load(tmp_path: Path, name: str, text: str):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    return load_config(tmp_path)
+
+
+def test_reads_tool_eyeful_from_pyproject(tmp_path):
+    config = _load(
+        tmp_path,
+        "pyproject.toml",
+        """
+[project]
+name = "x"
+[tool.eyeful]
+timeout = 30
+junit = "build/report.xml"
+setup_inputs = ["requirements.txt"]
+[tool.eyeful.commands]
+setup = "pip install -r requirements.txt"
+test = "pytest -q"
+test_one = "pytest -q {test}"
+""",
+    )
+    assert config.commands.setup == "pip install -r requirements.txt"
+    assert config.commands.test == "pytest -q"
+    assert config.commands.test_one == "pytest -q {test}"
+    assert config.timeout == 30
+    assert config.junit == "build/report.xml"
+    assert config.setup_inputs == ("requirements.txt",)
+    assert config.source == "pyproject.toml [tool.eyeful]"
+
+
+def test_reads_top_level_of_eyeful_toml(tmp_path):
+    config = _load(tmp_path, ".eyeful.toml", '[commands]\ntest = "go test ./..."\n')
+    assert config.commands.test == "go test ./..."
+    assert config.timeout == 600
+    assert config.junit is None
+    assert config.setup_inputs == DEFAULT_SETUP_INPUTS
+    assert config.source == ".eyeful.toml"
+
+
+def test_no_configuration_is_empty(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
+    config = load_config(tmp_path)
+    assert config.commands.items() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[tool.eyeful]\ntimeot = 3\n", "pyproject.toml [tool.eyeful]: unknown key 'timeot'"),
+        (
+            "[tool.eyeful.commands]\ntests = 'x'\n",
+            "pyproject.toml [tool.eyeful]: unknown key 'commands.tests'",
+        ),
+        (
+            "[tool.eyeful]\ntimeout = 'soon'\n",
+            "pyproject.toml [tool.eyeful]: timeout: Input should be a valid number",
+        ),
+        (
+            "[tool.eyeful]\ntimeout = -1\n",
+            "pyproject.toml [tool.eyeful]: timeout: Input should be greater than 0",
+        ),
+        (
+            "[tool.eyeful.commands]\ntest_one = 'pytest -q'\n",
+            "pyproject.toml [tool.eyeful]: commands.test_one: must contain {test}",
+        ),
+        (
+            "[tool.eyeful.commands]\ntest = 5\n",
+            "pyproject.toml [tool.eyeful]: commands.test: Input should be a valid string",
+        ),
+        (
+            "[tool.eyeful]\njunit = '../out.xml'\n",
+            "pyproject.toml [tool.eyeful]: junit: junit must be a path inside the repository",
+        ),
+        (
+            "[tool.eyeful]\njunit = '/tmp/out.xml'\n",
+            "pyproject.toml [tool.eyeful]: junit: junit must be a path inside the repository",
+        ),
+        ("[tool.eyeful]\nsource = 'x'\n", "unknown key 'source'"),
+        ("[tool.eyeful\n", "pyproject.toml: not valid TOML"),
+        ("[tool]\neyeful = 3\n", "must be a table"),
+    ],
+)
+def test_bad_configuration_is_one_line_naming_file_and_key(tmp_path, text, message):
+    with pytest.raises(EyefulError) as err:
+        _load(tmp_path, "pyproject.toml", text)
+    assert message in str(err.value)
+    assert str(err.value).startswith("pyproject.toml")
+    assert "\n" not in str(err.value)
+
+
+def test_both_files_is_an_error(tmp_path):
+    (tmp_path / ".eyeful.toml").write_text('[commands]\ntest = "x"\n')
+    with pytest.raises(EyefulError, match="keep one"):
+        _load(tmp_path, "pyproject.toml", '[tool.eyeful.commands]\ntest = "y"\n')
+
+
+def test_cli_reports_bad_config_with_exit_2_and_runs_nothing(tmp_path):
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo")
+    (repo / "pyproject.toml").write_text(
+        f"[tool.eyeful.commands]\ntest = 'touch {marker}'\ntest_one = 'no placeholder'\n"
+    )
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "commands.test_one: must contain {test}" in lines[0]
+    assert not marker.exists()
+
+
+def test_cli_outside_a_repository_is_exit_2(tmp_path):
+    proc = eyeful(cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "not a git repository" in proc.stderr
+
+
+def test_cli_in_a_bare_repository_is_exit_2(tmp_path):
+    source = make_repo(tmp_path / "src", {"a.txt": "a\n"})
+    bare = tmp_path / "bare.git"
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    proc = eyeful(cwd=bare)
+    assert proc.returncode == 2
+    assert "bare repository" in proc.stderr

@@ -1,0 +1,227 @@
+"""`git eyeful` end to end on real repositories: confirmation, regressions, feedback, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from tests.gitrepo import (
+    CALC_TESTS,
+    PYTEST,
+    PYTHON,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    user_state,
+    write,
+)
+
+BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def _stage(repo: Path, files: dict[str, str]) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def _json(proc) -> dict:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_unconfirmed_commands_run_nothing_and_exit_3(tmp_path):
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 3, proc.stderr
+    assert not marker.exists()
+    assert "not confirmed" in proc.stdout
+    assert "git eyeful confirm" in proc.stdout
+
+
+def test_confirm_is_recorded_outside_the_repository_and_changes_ask_again(tmp_path, hermetic):
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
+    before = user_state(repo)
+    proc = eyeful("confirm", "--yes", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert f"touch {marker}" in proc.stderr
+    assert user_state(repo) == before
+    record = hermetic / ".config" / "eyeful" / "confirmed"
+    assert record.is_file()
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    assert eyeful(cwd=repo).returncode == 0
+    assert marker.exists()
+    marker.unlink()
+    # A changed command is a new command set: not confirmed any more.
+    (repo / "pyproject.toml").write_text(eyeful_config(f"touch {marker} && true"))
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 3
+    assert not marker.exists()
+
+
+def test_confirm_without_terminal_needs_yes(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    proc = eyeful("confirm", cwd=repo)
+    assert proc.returncode == 2
+    assert "--yes" in proc.stderr
+
+
+def test_a_confirmation_for_another_path_does_not_count(tmp_path):
+    one = python_project(tmp_path / "one")
+    two = python_project(tmp_path / "two")
+    assert eyeful("confirm", "--yes", cwd=one).returncode == 0
+    _stage(two, {"calc.py": BROKEN_ADD})
+    assert eyeful(cwd=two).returncode == 3
+
+
+def _confirmed_project(tmp_path: Path, config: str | None = None) -> Path:
+    repo = python_project(tmp_path / "repo", config)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    return repo
+
+
+def test_passing_change_exits_0_and_runs_only_the_change(tmp_path):
+    repo = _confirmed_project(tmp_path)
+    _stage(
+        repo,
+        {"calc.py": "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"},
+    )
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert report["outcome"] == "clean"
+    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
+        ("change", "test", "PASSED")
+    ]
+    assert report["regressions"] == []
+
+
+def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
+    repo = _confirmed_project(tmp_path)
+    head = git(repo, "rev-parse", "--short=7", "HEAD").strip()
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    before = user_state(repo)
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert out.startswith(f"**eyeful** {head}..")
+    assert "1 blocking issue, 0 questions, 0 disputed" in out
+    blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+    assert "`tests/test_calc.py::test_add` fails on the change and passes on the base" in blocking
+    assert "test_mul" not in blocking
+    assert "assert -1 == 5" in blocking  # the last lines of its failure
+    assert "<details><summary>Disputed (0)</summary>" in out
+    assert "### Uncertainty" in out
+    assert user_state(repo) == before
+
+
+def test_json_report_fields(tmp_path):
+    repo = _confirmed_project(tmp_path)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    report = _json(eyeful("--format", "json", cwd=repo))
+    for field in ("base", "head", "runs", "regressions", "findings", "blocking", "uncertainty"):
+        assert field in report
+    assert report["blocking"] == 1
+    assert report["exit_code"] == 1
+    assert report["base"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+    assert report["head"]["label"] == "staged"
+    [regression] = report["regressions"]
+    assert regression["test"] == "tests/test_calc.py::test_add"
+    assert regression["kind"] == "regression"
+    assert regression["oracle"] == "derived"
+    assert (regression["on_change"], regression["on_base"]) == ("failed", "passed")
+    sides = [(r["side"], r["status"]) for r in report["runs"]]
+    assert sides == [("change", "FAILED"), ("base", "PASSED")]
+    assert report["runs"][0]["tests_from"] == "junit"
+
+
+def test_pre_existing_and_new_failures_do_not_block(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n",
+            "tests/test_calc.py": CALC_TESTS,
+        },
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    _stage(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout
+    report = _json(proc)
+    kinds = {f["test"]: f["kind"] for f in report["other_failures"]}
+    assert kinds == {
+        "tests/test_calc.py::test_mul": "pre_existing",
+        "tests/test_new.py::test_new": "new_test",
+    }
+    assert report["regressions"] == []
+    md = eyeful(cwd=repo).stdout
+    assert "### Not blocking" in md
+    assert "`tests/test_calc.py::test_mul` fails on the base too (pre-existing)" in md
+
+
+def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
+    # A shell pipeline: eyeful cannot add --junitxml, so it reads pytest's FAILED lines.
+    repo = _confirmed_project(tmp_path, eyeful_config(f"true && {PYTEST}"))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout
+    report = _json(proc)
+    assert report["runs"][0]["tests_from"] == "output"
+    assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
+    check = f"{shlex.quote(PYTHON)} check.py"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(check),
+            "check.py": "import calc\nassert calc.add(2, 3) == 5, 'add is broken'\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    _stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 1
+    assert "the test suite fails on the change and passes on the base" in proc.stdout
+    assert "AssertionError: add is broken" in proc.stdout
+    assert "names no failing tests: the suite was compared as a whole" in proc.stdout
+
+
+def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
+    check = f"{shlex.quote(PYTHON)} check.py"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"},
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    _stage(repo, {"other.txt": "x\n"})
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 0, proc.stdout
+    assert "fails on the base too" in proc.stdout
+
+
+def test_empty_change_says_nothing_to_review(tmp_path):
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
+    (repo / "untracked.txt").write_text("not staged\n")
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 0
+    assert "nothing to review" in proc.stdout
+    assert not marker.exists()
+
+
+def test_no_test_command_is_exit_3(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    _stage(repo, {"a.txt": "b\n"})
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 3
+    assert "no test command is configured" in proc.stdout
