@@ -196,9 +196,12 @@ def demo(
     except KeyboardInterrupt:
         raise _fail("interrupted", EXIT_INTERRUPTED) from None
     print(text, end="")
+    stderr.print(
+        f"(On a real change `git eyeful` would exit {code} here; the demo itself succeeded.)",
+        markup=False,
+    )
     if keep:
         stderr.print(f"The demo repository is at {where}.", markup=False)
-    raise typer.Exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

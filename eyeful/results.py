@@ -66,7 +66,7 @@ _SUMMARY = re.compile(rf"({_STATUS}) (\S.*)")
 # "tests/t.py::test_x PASSED   [ 50%]", "... SKIPPED (reason) [ 60%]",
 # with -vv "tests/t.py::TestC::test_m <- tests/base.py PASSED".
 _VERBOSE = re.compile(
-    rf"(\S+?::.+?) ({_STATUS})(?: \(.*\))?(?:\s+\[[^\]]*\])?",
+    rf"(\S+?::.+?)(?: <- \S+)? ({_STATUS})(?: \(.*\))?(?:\s+\[[^\]]*\])?",
 )
 # pytest-xdist -v: "[gw0] [ 50%] PASSED tests/t.py::test_x".
 _XDIST = re.compile(rf"\[gw\d+\] \[[^\]]*\] ({_STATUS}) (\S+?::.+?)(?: <- \S+)?")
@@ -138,6 +138,7 @@ class OutputScanner:
 
     @property
     def outcomes(self) -> dict[str, Outcome]:
+        """A copy, so a caller cannot disturb a scan still being fed."""
         return dict(self._outcomes)
 
     def feed(self, line: str) -> None:

@@ -299,25 +299,27 @@ def capture_pytest(tmp: Path) -> None:
     }
     base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
     cont = ["--continue-on-collection-errors"]
+    # Shorter tracebacks where they are not the point keep the fixtures small.
+    short = [*cont, "--tb=short"]
     runs = {
         # pytest's default: a collection error stops the run before any test.
         "pytest_q_interrupted.txt": ([*base, "-q"], {}),
         "pytest_q.txt": ([*base, "-q", *cont], {}),
         "pytest_v.txt": ([*base, "-v", *cont], {}),
         # -vv adds " <- tests/base_mixin.py" to inherited tests' lines.
-        "pytest_vv.txt": ([*base, "-vv", *cont], {}),
+        "pytest_vv.txt": ([*base, "-vv", *short], {}),
         # On CI (or with -vv) the summary keeps whole multi-line messages.
-        "pytest_q_ci.txt": ([*base, "-q", *cont], {"CI": "true"}),
-        "pytest_rA.txt": ([*base, "-rA", *cont], {}),
-        "pytest_v_rA_color.txt": ([*base, "-v", "-rA", "--color=yes", *cont], {}),
-        "pytest_q_narrow.txt": ([*base, "-q", *cont], {"COLUMNS": "40"}),
-        "pytest_xdist_v.txt": ([*base, "-p", "xdist.plugin", "-n", "2", "-v", *cont], {}),
+        "pytest_q_ci.txt": ([*base, "-q", *short], {"CI": "true"}),
+        "pytest_rA.txt": ([*base, "-rA", *short], {}),
+        "pytest_v_rA_color.txt": ([*base, "-v", "-rA", "--color=yes", *short], {}),
+        "pytest_q_narrow.txt": ([*base, "-q", *short], {"COLUMNS": "40"}),
+        "pytest_xdist_v.txt": ([*base, "-p", "xdist.plugin", "-n", "2", "-v", *short], {}),
     }
     for name, (argv, extra) in runs.items():
         save(name, run(argv, proj, {**env, **extra}, tmp))
     for family in ("xunit1", "xunit2"):
         xml = tmp / f"junit_{family}.xml"
-        argv = [*base, "-q", *cont, f"--junitxml={xml}", "-o", f"junit_family={family}"]
+        argv = [*base, "-q", *short, f"--junitxml={xml}", "-o", f"junit_family={family}"]
         run(argv, proj, env, tmp)
         save(f"pytest_junit_{family}.xml", normalize(xml.read_text(encoding="utf-8"), tmp))
 

@@ -1,0 +1,169 @@
+"""The command line's own promises: help, exit codes, stdout/stderr split, progress, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.gitrepo import PYTEST, eyeful, eyeful_config, git, python_project, write
+
+BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def test_dash_h_documents_commands_and_exit_codes(tmp_path):
+    proc = eyeful("-h", cwd=tmp_path)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for word in ("confirm", "install-hook", "demo", "--base", "--head", "--format"):
+        assert word in text
+    assert "0 nothing blocking; 1 blocking issues; 2 bad usage" in text
+    assert "3 could not verify" in text
+
+
+def test_unknown_option_is_usage_error_exit_2(tmp_path):
+    proc = eyeful("--no-such-flag", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "no-such-flag" in proc.stderr
+
+
+def test_both_entry_points_are_the_same_app(tmp_path):
+    bindir = Path(sys.executable).parent
+    for name in ("eyeful", "git-eyeful"):
+        proc = subprocess.run([str(bindir / name), "--version"], capture_output=True, text=True)
+        assert proc.returncode == 0
+        assert proc.stdout.startswith("eyeful ")
+
+
+def _count(path: Path) -> int:
+    return len(path.read_text().split()) if path.exists() else 0
+
+
+def test_results_are_cached_by_tree_and_commands(tmp_path):
+    counter = tmp_path / "counter"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"echo run >> {counter} && {PYTEST}"))
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+
+    first = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    assert [r["cached"] for r in first["runs"]] == [False, False]
+    assert _count(counter) == 2  # the change, then the base
+
+    again = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    assert _count(counter) == 2  # nothing ran
+    assert [r["cached"] for r in again["runs"]] == [True, True]
+    assert again["regressions"] == first["regressions"]
+    assert again["exit_code"] == 1
+
+    # A different change on the same base: only the change runs.
+    write(repo, {"calc.py": BROKEN_ADD + "\n# another change\n"})
+    git(repo, "add", "-A")
+    third = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    assert _count(counter) == 3
+    assert [(r["side"], r["cached"]) for r in third["runs"]] == [("change", False), ("base", True)]
+    assert [r["test"] for r in third["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
+    counter = tmp_path / "counter"
+    config = eyeful_config(f"echo run >> {counter} && {PYTEST}")
+    repo = python_project(tmp_path / "repo", config)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    assert eyeful(cwd=repo).returncode == 1
+    assert _count(counter) == 2
+    (repo / "pyproject.toml").write_text(eyeful_config(f"echo other >> {counter} && {PYTEST}"))
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    # pyproject.toml is unstaged: the tree is the same, the command is not.
+    assert eyeful(cwd=repo).returncode == 1
+    assert _count(counter) == 4
+
+
+def test_stdout_has_only_the_report_and_stderr_is_quiet_off_a_terminal(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1
+    json.loads(proc.stdout)  # nothing but the JSON object
+    assert proc.stderr == ""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _run_with_tty_stderr(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=slave,
+    )  # fmt: skip
+    os.close(slave)
+    chunks: list[bytes] = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    proc.wait()
+    os.close(master)
+    return proc.returncode, out, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_on_a_terminal_goes_to_stderr_and_honours_no_color(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
+    env.pop("NO_COLOR", None)
+    code, out, err = _run_with_tty_stderr(["git", "eyeful"], repo, env)
+    assert code == 1
+    assert out.startswith("**eyeful**")
+    plain = _ANSI.sub("", err)
+    assert "FAILED test on the change" in plain
+    assert "PASSED test on the base" in plain
+    assert re.search(r"\x1b\[[0-9;]*3[0-9]m|\x1b\[[0-9;]*38;", err), "colour on a terminal"
+
+    git(repo, "add", "-A")
+    write(repo, {"calc.py": BROKEN_ADD + "\n# changed again\n"})
+    git(repo, "add", "-A")
+    code, out, err = _run_with_tty_stderr(["git", "eyeful"], repo, {**env, "NO_COLOR": "1"})
+    assert code == 1
+    assert "FAILED test on the change" in _ANSI.sub("", err)
+    assert not re.search(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])m|\x1b\[[0-9;]*38;", err)
+
+
+def test_demo_runs_the_bundled_example_and_leaves_nothing(tmp_path, hermetic):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "eyeful"), "demo"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "1 blocking issue" in out
+    blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+    assert "`tests/test_sessions.py::test_remaining_never_negative`" in blocking
+    assert "assert -30 == 0" in blocking
+    assert "would exit 1" in proc.stderr
+    assert list(tmp.iterdir()) == []  # the throwaway repository is gone
+    assert not (hermetic / ".config" / "eyeful" / "confirmed").exists()
