@@ -85,6 +85,17 @@ def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bo
     return False
 
 
+def _read_description(path: Path | None, message: str | None) -> str:
+    if path is not None and message is not None:
+        raise EyefulError("give the description with --description FILE or -m TEXT, not both")
+    if path is None:
+        return message or ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise EyefulError(f"--description {path}: cannot read it: {err}") from None
+
+
 @app.callback(invoke_without_command=True)
 def review_command(
     ctx: typer.Context,
@@ -101,6 +112,27 @@ def review_command(
     jobs: Annotated[
         int, typer.Option("-j", "--jobs", min=1, help="Worktrees to run in parallel.")
     ] = os.cpu_count() or 2,
+    findings: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--findings",
+            help="Findings to verify: a JSON array or JSON lines (repeatable).",
+            dir_okay=False,
+        ),
+    ] = None,
+    description_file: Annotated[
+        Path | None,
+        typer.Option("--description", help="File with the change's description.", dir_okay=False),
+    ] = None,
+    message: Annotated[
+        str | None, typer.Option("-m", "--message", help="The change's description, inline.")
+    ] = None,
+    sarif: Annotated[
+        Path | None,
+        typer.Option(
+            "--sarif", help="Also write every finding as SARIF 2.1.0 to this file.", dir_okay=False
+        ),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """Review the staged change against HEAD (or --base/--head commits)."""
@@ -109,6 +141,7 @@ def review_command(
     if version:
         print(f"eyeful {__version__}")
         raise typer.Exit(0)
+    from eyeful.findings import load_findings
     from eyeful.report import to_markdown
     from eyeful.review import ReviewRequest, review
     from eyeful.snapshot import take_snapshot
@@ -120,11 +153,20 @@ def review_command(
         if base is None and head is None:
             base = os.environ.get("PRE_COMMIT_FROM_REF") or None
             head = os.environ.get("PRE_COMMIT_TO_REF") or None
+        given = load_findings(findings or [])
+        description = _read_description(description_file, message)
         snapshot = take_snapshot(paths, base, head)
         confirmed = snapshot.empty or _ensure_confirmed(paths, config, TrustStore())
-        request = ReviewRequest(paths, config, snapshot, confirmed, jobs=jobs)
+        request = ReviewRequest(
+            paths, config, snapshot, confirmed, jobs=jobs, findings=given,
+            description=description,
+        )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)
+        if sarif is not None:
+            from eyeful.sarif import write_sarif
+
+            write_sarif(report, sarif, root=paths.root)
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
     except KeyboardInterrupt:

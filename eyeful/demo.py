@@ -1,5 +1,9 @@
 """`eyeful demo`: a throwaway copy of the bundled example, a staged change that breaks it, a review.
 
+The review also verifies the bundled findings (examples/sessions-findings.json): a boundary bug
+with a quoted specification and a fix, the same test with no quote, a pre-existing bug, a flaky
+test and a fix that breaks another test.
+
 The commands are confirmed for that throwaway repository only, in a trust file that lives and dies
 with it; nothing is written to the user's own confirmations.
 """
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from eyeful.config import load_config
 from eyeful.errors import EyefulError
+from eyeful.findings import parse_findings
 from eyeful.gitutil import clean_env, find_repo, git
 from eyeful.progress import Progress
 from eyeful.report import to_markdown
@@ -77,7 +82,12 @@ def run_demo(progress: Progress, *, keep: bool = False) -> tuple[str, int, Path]
         store = TrustStore(where / "confirmed")
         store.confirm(paths.root, config)
         snapshot = take_snapshot(paths)
-        report = review(ReviewRequest(paths, config, snapshot, confirmed=True), progress)
+        findings_text = (
+            resources.files("eyeful") / "examples" / "sessions-findings.json"
+        ).read_text(encoding="utf-8")
+        findings = parse_findings(findings_text, "sessions-findings.json")
+        request = ReviewRequest(paths, config, snapshot, confirmed=True, findings=findings)
+        report = review(request, progress)
         return to_markdown(report), report.exit_code, repo
     finally:
         if not keep:

@@ -6,12 +6,13 @@ A blocking issue is only ever a test that failed on the change and not on the ba
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from eyeful import __version__
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
+from eyeful.grading import ReportedFinding
 from eyeful.regressions import SUITE, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
@@ -59,7 +60,9 @@ class Report(BaseModel):
         description="tests failing on the change that do not block: pre-existing, new, or "
         "undetermined",
     )
-    findings: list[dict[str, Any]] = Field(default_factory=list)
+    findings: list[ReportedFinding] = Field(
+        default_factory=list, description="every finding given, graded; ordered as verified"
+    )
     uncertainty: list[Uncertainty] = Field(default_factory=list)
 
     def note(self, text: str, *, unverified: bool) -> None:
@@ -67,7 +70,9 @@ class Report(BaseModel):
 
     def finish(self, *, nothing_to_review: bool = False) -> Report:
         """Count and set outcome and exit code from the content."""
-        self.blocking = len(self.regressions)
+        self.blocking = len(self.regressions) + sum(f.kind == "fail" for f in self.findings)
+        self.questions = sum(f.label == "question" and f.kind == "review" for f in self.findings)
+        self.disputed = sum(f.kind == "open" for f in self.findings)
         if nothing_to_review:
             self.outcome, self.exit_code = "nothing_to_review", EXIT_OK
         elif self.blocking:
@@ -83,11 +88,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _fence(text: str) -> list[str]:
+def _fence(text: str, lang: str = "text") -> list[str]:
     fence = "```"
     while fence in text:
         fence += "`"
-    return [f"  {fence}text", *[f"  {line}" for line in text.splitlines()], f"  {fence}"]
+    body = [f"  {line}" if line else "" for line in text.rstrip().splitlines()]
+    return [f"  {fence}{lang}", *body, f"  {fence}"]
 
 
 def _run_line(run: Run) -> str:
@@ -116,6 +122,75 @@ _KIND_TEXT = {
 }
 
 
+_GATE_MARK = {"pass": "pass", "fail": "FAIL", "not_reached": "not reached"}
+_ORDER = {"change": 0, "base": 1, "fix": 2}
+
+
+def _runs_summary(runs: list[Run]) -> str:
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        if run.name != "setup":
+            groups.setdefault((run.side, run.name), []).append(run)
+    parts = []
+    for (side, name), group in sorted(
+        groups.items(), key=lambda kv: (_ORDER.get(kv[0][0], 9), kv[0][1])
+    ):
+        what = "the suite" if name == "test" else "the test"
+        where = {"change": "on the change", "base": "on the base", "fix": "with the fix"}.get(
+            side, f"on the {side}"
+        )
+        statuses = sorted({r.status for r in group})
+        times = f" ×{len(group)}" if len(group) > 1 else ""
+        parts.append(f"{what} {where}{times}: {'/'.join(statuses)}")
+    return "; ".join(parts)
+
+
+def _oracle_line(finding: ReportedFinding) -> str:
+    oracle = finding.oracle
+    text = f"oracle: {oracle.graded}"
+    if oracle.graded != oracle.declared:
+        text += f" (declared {oracle.declared})"
+    if oracle.quote:
+        where = f" ({oracle.source})" if oracle.source else ""
+        text += f" — “{oracle.quote}”{where}"
+    if oracle.note:
+        text += f"; {oracle.note}"
+    return text
+
+
+def _finding_item(finding: ReportedFinding) -> list[str]:
+    place = f"{finding.path}:{finding.line}"
+    if finding.end_line and finding.end_line != finding.line:
+        place += f"-{finding.end_line}"
+    out = [f"- **{finding.label}:** `{place}` {finding.title}"]
+    out += [f"  {line}" if line else "" for line in finding.body.strip().splitlines()]
+    meta = f"{finding.expert} · {finding.severity} · evidence: {finding.evidence}"
+    if finding.corroborated_by:
+        meta += " · also reported by " + ", ".join(finding.corroborated_by)
+    out.append(f"  _{meta} · {_oracle_line(finding)}_")
+    if finding.gates and any(g.status != "not_reached" for g in finding.gates):
+        marks = ", ".join(f"{g.name} {_GATE_MARK[g.status]}" for g in finding.gates)
+        out.append(f"  Gates: {marks}.")
+    if finding.runs:
+        out.append(f"  Ran: {_runs_summary(finding.runs)}.")
+    if finding.unverified:
+        out.append(f"  Not verified: {finding.unverified}.")
+    if finding.objection:
+        out.append(f"  Objection: {finding.objection}")
+    repro = finding.repro
+    if repro is not None and repro.code is not None and finding.kind != "fail":
+        out.append(f"  Failing test `{repro.path}` (fails with “{repro.fails}”):")
+        out += _fence(repro.code, "python" if repro.path.endswith(".py") else "text")
+    elif repro is not None and finding.kind == "fail":
+        out.append(f"  Reproduction: `{repro.test or repro.path}` fails with “{repro.fails}”.")
+    if finding.fix is not None:
+        state = "verified" if finding.fix_verified else "not verified"
+        note = f": {finding.fix_note}" if finding.fix_note and not finding.fix_verified else ""
+        out.append(f"  Suggested fix ({state}{note}):")
+        out += _fence(finding.fix.diff, "diff")
+    return out
+
+
 def to_markdown(report: Report) -> str:
     """The feedback block: summary, blocking issues, questions, disputed (folded), uncertainty."""
     if report.outcome == "nothing_to_review":
@@ -131,33 +206,39 @@ def to_markdown(report: Report) -> str:
     ]
     if report.runs:
         out += ["Ran: " + "; ".join(_run_line(r) for r in report.runs) + ".", ""]
-    out.append("### Blocking issues")
-    out.append("")
-    if report.regressions:
-        for failure in report.regressions:
-            out += _failure_item(failure)
-    else:
+    blocking = [f for f in report.findings if f.kind == "fail"]
+    questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
+    notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]
+    disputed = [f for f in report.findings if f.kind == "open"]
+    out += ["### Blocking issues", ""]
+    for failure in report.regressions:
+        out += _failure_item(failure)
+    for finding in blocking:
+        out += _finding_item(finding)
+    if not report.regressions and not blocking:
+        out.append("None.")
+    out += ["", "### Questions", ""]
+    for finding in questions:
+        out += _finding_item(finding)
+    if not questions:
         out.append("None.")
     out.append("")
-    if report.other_failures:
+    if report.other_failures or notes:
         out += ["### Not blocking", ""]
         for failure in report.other_failures:
             name = "the test suite" if failure.test == SUITE else f"`{failure.test}`"
             out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}")
+        for finding in notes:
+            out += _finding_item(finding)
         out.append("")
-    out += ["### Questions", "", "None." if not report.questions else "", ""]
-    out += [
-        f"<details><summary>Disputed ({report.disputed})</summary>",
-        "",
-        "None." if not report.disputed else "",
-        "",
-        "</details>",
-        "",
-        "### Uncertainty",
-        "",
-    ]
+    out += [f"<details><summary>Disputed ({len(disputed)})</summary>", ""]
+    for finding in disputed:
+        out += _finding_item(finding)
+    if not disputed:
+        out.append("None.")
+    out += ["", "</details>", "", "### Uncertainty", ""]
     if report.uncertainty:
         out += [f"- [ ] {u.text}" for u in report.uncertainty]
     else:
         out.append("- [x] Everything eyeful set out to check was checked.")
-    return "\n".join(line for line in out if line is not None).rstrip() + "\n"
+    return "\n".join(out).rstrip() + "\n"

@@ -7,8 +7,12 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
+import hashlib
 import shlex
+import subprocess
+import threading
 import uuid
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -20,6 +24,7 @@ from eyeful import results
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, run_command
 from eyeful.config import Config
+from eyeful.gitutil import clean_env
 from eyeful.progress import Progress, Silent
 from eyeful.snapshot import tree_at
 from eyeful.worktrees import Worktree, WorktreePool
@@ -51,6 +56,101 @@ class Run(BaseModel):
     def names_known(self) -> bool:
         """Whether the run said which tests failed (a failed run naming none did not)."""
         return self.tests is not None
+
+
+class Refused(Exception):
+    """What a finding asked to put on a tree cannot go there (ignored path, escaping symlink,
+    a patch that does not apply)."""
+
+
+def _inside(worktree: Path, rel: str) -> Path:
+    root = worktree.resolve()
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root) or target == root:
+        raise Refused(f"{rel!r} leads out of the repository (through a symlink)")
+    if ".git" in target.relative_to(root).parts[:1]:
+        raise Refused(f"{rel!r} is inside .git")
+    return target
+
+
+def _ignored(worktree: Path, paths: list[str]) -> list[str]:
+    if not paths:
+        return []
+    proc = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-z", "--stdin"],
+        cwd=worktree,
+        input=b"\0".join(p.encode() for p in paths) + b"\0",
+        capture_output=True,
+        env=clean_env(),
+        check=False,
+    )
+    return [p.decode() for p in proc.stdout.split(b"\0") if p]
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Files written over a checkout (a reproduction test) and a patch applied to it (a fix)."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    patch: str | None = None
+
+    def key(self) -> str:
+        digest = hashlib.sha256()
+        for path in sorted(self.files):
+            digest.update(path.encode() + b"\0" + self.files[path].encode() + b"\0")
+        digest.update((self.patch or "").encode())
+        return digest.hexdigest()
+
+    def patch_paths(self, worktree: Path) -> list[str]:
+        """The paths the patch touches, as git reads them."""
+        if self.patch is None:
+            return []
+        proc = subprocess.run(
+            ["git", "apply", "--numstat", "-z", "-"],
+            cwd=worktree,
+            input=self.patch.encode(),
+            capture_output=True,
+            env=clean_env(),
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise Refused(f"the fix is not a diff git can read: {_last_line(proc.stderr)}")
+        paths: list[str] = []
+        for record in proc.stdout.split(b"\0"):
+            text = record.decode(errors="surrogateescape")
+            if "\t" in text:
+                text = text.rsplit("\t", 1)[1]
+            if text:
+                paths.append(text)
+        return paths
+
+    def apply(self, worktree: Path) -> None:
+        touched = [*self.files, *self.patch_paths(worktree)]
+        for rel in touched:
+            _inside(worktree, rel)
+        ignored = _ignored(worktree, touched)
+        if ignored:
+            raise Refused(f"{ignored[0]!r} is a path git ignores; eyeful does not write there")
+        for rel, content in self.files.items():
+            target = _inside(worktree, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        if self.patch is not None:
+            proc = subprocess.run(
+                ["git", "apply", "--whitespace=nowarn", "-"],
+                cwd=worktree,
+                input=self.patch.encode(),
+                capture_output=True,
+                env=clean_env(),
+                check=False,
+            )
+            if proc.returncode != 0:
+                raise Refused(f"the fix does not apply: {_last_line(proc.stderr)}")
+
+
+def _last_line(data: bytes) -> str:
+    lines = data.decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "no message"
 
 
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
@@ -97,6 +197,7 @@ class Runner:
         self.cache = cache
         self.tmp_dir = tmp_dir
         self.progress: Progress = progress or Silent()
+        self._repo_lock = threading.Lock()  # pygit2 objects are not for concurrent use
 
     def _record(
         self, side: str, name: RunName, command: str, tree: str, result: CommandResult
@@ -126,54 +227,93 @@ class Runner:
             worktree.write_setup_key(key)
         return run
 
-    def test(self, tree: str, side: str) -> list[Run]:
-        """Setup (when needed) and the test command on ``tree``; the test run comes last."""
+    def lock_repo(self) -> threading.Lock:
+        """Held around pygit2 calls: its objects are not for concurrent use."""
+        return self._repo_lock
+
+    def prepare(self, worktree: Worktree, tree: str, extra: Extra | None) -> None:
+        with self._repo_lock:
+            worktree.checkout(self.repo, tree)
+        if extra is not None:
+            extra.apply(worktree.path)
+
+    def suite(self, tree: str, side: str, extra: Extra | None = None) -> list[Run]:
+        """Setup (when needed) and the test command on ``tree``; the test run comes last.
+
+        Cached by tree, commands, setup inputs and ``extra``; an ERROR is never cached.
+        Raises :class:`Refused` when ``extra`` cannot be put on the tree.
+        """
         command = self.config.commands.test
         assert command is not None, "callers check that a test command is configured"
-        skey = setup_key(self.repo, tree, self.config)
+        with self._repo_lock:
+            skey = setup_key(self.repo, tree, self.config)
         key = cache_key(
             tree=tree,
             test=command,
             setup=skey,
             junit=self.config.junit,
             timeout=self.config.timeout,
+            extra=None if extra is None else extra.key(),
         )
         hit = self.cache.get("runs", key)
         if hit is not None:
             run = Run.model_validate({**hit, "side": side, "cached": True})
             self.progress.finished(run)
             return [run]
+        runs = self._execute(tree, side, "test", command, extra, skey)
+        if runs[-1].name == "test" and runs[-1].status != "ERROR":
+            self.cache.put("runs", key, runs[-1].model_dump(exclude={"side", "cached"}))
+        return runs
+
+    def one(self, tree: str, side: str, test: str, extra: Extra | None = None) -> list[Run]:
+        """Setup (when needed) and `test_one` for ``test``; never cached (flakiness needs reruns)."""
+        template = self.config.commands.test_one
+        assert template is not None, "callers check that test_one is configured"
+        command = template.replace("{test}", shlex.quote(test))
+        with self._repo_lock:
+            skey = setup_key(self.repo, tree, self.config)
+        return self._execute(tree, side, "test_one", command, extra, skey)
+
+    def _execute(
+        self,
+        tree: str,
+        side: str,
+        name: RunName,
+        command: str,
+        extra: Extra | None,
+        skey: str | None,
+    ) -> list[Run]:
         out: list[Run] = []
         with self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
-            worktree.checkout(self.repo, tree)
+            self.prepare(worktree, tree, extra)
             setup_run = self._setup(worktree, side, tree, skey)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
-            run = self._run_tests(worktree, side, tree, command)
-        out.append(run)
-        if run.status != "ERROR":
-            self.cache.put("runs", key, run.model_dump(exclude={"side", "cached"}))
+            out.append(self._run_tests(worktree, side, tree, command, name))
         return out
 
-    def _run_tests(self, worktree: Worktree, side: str, tree: str, command: str) -> Run:
+    def _run_tests(
+        self, worktree: Worktree, side: str, tree: str, command: str, name: RunName
+    ) -> Run:
         report: Path | None = None
         actual = command
-        if self.config.junit:
+        if name == "test" and self.config.junit:
             report = worktree.path / self.config.junit
             report.unlink(missing_ok=True)
-        elif results.is_pytest_command(command):
+        elif name == "test" and results.is_pytest_command(command):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
             report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
             actual = f"{command} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
         scanner = results.OutputScanner()
-        self.progress.started(f"tests on the {side}", command)
+        label = "tests" if name == "test" else "one test"
+        self.progress.started(f"{label} on the {side}", command)
         result = run_command(
             actual, worktree.path, timeout=self.config.timeout, on_line=scanner.feed
         )
-        run = self._record(side, "test", command, tree, result)
+        run = self._record(side, name, command, tree, result)
         outcomes: dict[str, results.Outcome] = {}
         if report is not None and report.is_file():
             try:
@@ -188,7 +328,10 @@ class Runner:
             outcomes = scanner.outcomes
             run.tests_from = "output" if outcomes else None
         failing = any(o in ("failed", "error") for o in outcomes.values())
-        if run.status == "PASSED" or (run.status == "FAILED" and failing):
+        # pytest exits 5 when it collected no test at all (an empty base, say): every test is
+        # then absent there, which is a known answer rather than an unnamed failure.
+        no_tests = run.exit_code == 5 and not outcomes and "no tests ran" in run.tail
+        if run.status == "PASSED" or (run.status == "FAILED" and (failing or no_tests)):
             run.tests = outcomes
         else:
             run.tests_from = None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,14 +108,15 @@ class WorktreePool:
         """A worktree for this process alone until the block ends; waits when all are busy."""
         handle: IO[bytes] | None = None
         index = 0
-        for index in range(self.size):
-            handle = self._try_lock(index, block=False)
-            if handle is not None:
-                break
-        if handle is None:
-            index = os.getpid() % self.size
-            handle = self._try_lock(index, block=True)
-        assert handle is not None
+        while handle is None:
+            for index in range(self.size):
+                handle = self._try_lock(index, block=False)
+                if handle is not None:
+                    break
+            else:
+                # Every worktree is busy (another thread or another eyeful): poll, so that
+                # whichever is released first is taken.
+                time.sleep(0.05)
         try:
             worktree = self._worktree(index)
             with self._pool_lock():

@@ -160,7 +160,7 @@ def test_demo_runs_the_bundled_example_and_leaves_nothing(tmp_path, hermetic):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "1 blocking issue" in out
+    assert "3 blocking issues, 2 questions, 0 disputed" in out
     blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
     assert "`tests/test_sessions.py::test_remaining_never_negative`" in blocking
     assert "assert -30 == 0" in blocking

@@ -21,7 +21,8 @@ def remaining(session: Session, now: int) -> int:
     return session.expires_at - now
 
 
-def extend(session: Session, seconds: int) -> Session:
+def extend(session: Session, seconds: int, now: int) -> Session:
+    """Move the expiry later; an expired session cannot be extended (see README.md)."""
     if seconds < 0:
         raise ValueError("cannot extend a session by a negative time")
     return Session(session.user, session.expires_at + seconds)

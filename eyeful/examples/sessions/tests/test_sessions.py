@@ -19,9 +19,9 @@ def test_remaining_never_negative():
 
 
 def test_extend_moves_expiry():
-    assert extend(Session("ada", expires_at=100), 50).expires_at == 150
+    assert extend(Session("ada", expires_at=100), 50, now=60).expires_at == 150
 
 
 def test_extend_refuses_negative():
     with pytest.raises(ValueError):
-        extend(Session("ada", expires_at=100), -1)
+        extend(Session("ada", expires_at=100), -1, now=60)

@@ -1,0 +1,189 @@
+"""Findings: what an expert (an LLM agent, or any tool) claims is wrong with the change.
+
+The input contract of `git eyeful --findings FILE` (a JSON array, or JSON lines). A bad file is
+one line naming the file, the finding and the field; nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from eyeful.errors import EyefulError
+
+Severity = Literal["error", "warning", "note"]
+Evidence = Literal["test", "analysis", "inspection"]
+OracleKind = Literal["specified", "derived", "implicit", "human"]
+
+SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "note": 2}
+
+
+def confined(value: str, what: str = "path") -> str:
+    """A repository-relative POSIX path that cannot leave the repository or reach into .git."""
+    path = PurePosixPath(value)
+    if not value.strip() or "\\" in value or "\0" in value:
+        raise ValueError(f"{what} {value!r} is not a usable path")
+    if path.is_absolute():
+        raise ValueError(f"{what} {value!r} is absolute; give it relative to the repository root")
+    if ".." in path.parts:
+        raise ValueError(f"{what} {value!r} leaves the repository ('..')")
+    if path.parts and path.parts[0] == ".git":
+        raise ValueError(f"{what} {value!r} is inside .git")
+    return str(path)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Oracle(_Strict):
+    """Where the expected behaviour comes from."""
+
+    kind: OracleKind
+    quote: str | None = None
+    source: str | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _source_inside(cls, value: str | None) -> str | None:
+        return None if value is None else confined(value, "oracle.source")
+
+
+class Repro(_Strict):
+    """A reproduction: a new test file (``code``), or an existing test run as it stands."""
+
+    path: str
+    code: str | None = None
+    fails: str = Field(min_length=1)
+    test: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _path_inside(cls, value: str) -> str:
+        return confined(value, "repro.path")
+
+
+class Fix(_Strict):
+    diff: str = Field(min_length=1)
+
+
+class Finding(_Strict):
+    id: str = Field(min_length=1)
+    expert: str = Field(min_length=1)
+    severity: Severity
+    evidence: Evidence
+    path: str
+    line: int = Field(ge=1)
+    end_line: int | None = Field(default=None, ge=1)
+    title: str = Field(min_length=1)
+    body: str
+    cwe: str | None = None
+    oracle: Oracle
+    repro: Repro | None = None
+    fix: Fix | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _path_inside(cls, value: str) -> str:
+        return confined(value)
+
+    @model_validator(mode="after")
+    def _lines_in_order(self) -> Finding:
+        if self.end_line is not None and self.end_line < self.line:
+            raise ValueError("end_line comes before line")
+        return self
+
+
+def _records(text: str, source: str) -> list[object]:
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped.startswith("["):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as err:
+            raise EyefulError(f"{source}: not valid JSON: {err}") from None
+        if not isinstance(data, list):
+            raise EyefulError(f"{source}: expected a JSON array of findings")
+        return data
+    out: list[object] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise EyefulError(f"{source}: line {number} is not valid JSON: {err.msg}") from None
+    return out
+
+
+def parse_findings(text: str, source: str) -> list[Finding]:
+    """Validate every record; the first problem is the error."""
+    findings: list[Finding] = []
+    for number, record in enumerate(_records(text, source), 1):
+        name = f"finding #{number}"
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            name = f"finding {record['id']!r} (#{number})"
+        if not isinstance(record, dict):
+            raise EyefulError(f"{source}: {name}: must be a JSON object")
+        try:
+            findings.append(Finding.model_validate(record))
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(finding)"
+            if first["type"] == "extra_forbidden":
+                message = "unknown field; see the README's Findings section"
+            else:
+                message = first["msg"].removeprefix("Value error, ")
+            raise EyefulError(f"{source}: {name}: {field}: {message}") from None
+    return findings
+
+
+def load_findings(files: Iterable[Path]) -> list[Finding]:
+    """Read every file; finding ids must be unique across them."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise EyefulError(f"{path}: cannot read findings: {err.strerror}") from None
+        except UnicodeDecodeError:
+            raise EyefulError(f"{path}: findings must be UTF-8 JSON") from None
+        for finding in parse_findings(text, str(path)):
+            if finding.id in seen:
+                raise EyefulError(
+                    f"{path}: finding {finding.id!r}: id: used twice; ids must be unique"
+                )
+            seen.add(finding.id)
+            out.append(finding)
+    return out
+
+
+def corroboration(finding: Finding, findings: list[Finding]) -> list[str]:
+    """Other experts that reported a problem in the same file within two lines."""
+    return sorted(
+        {
+            other.expert
+            for other in findings
+            if other.expert != finding.expert
+            and other.path == finding.path
+            and abs(other.line - finding.line) <= 2
+        }
+    )
+
+
+def verification_order(findings: list[Finding]) -> list[Finding]:
+    """By severity, then by how many experts reported the same problem; input order breaks ties."""
+    indexed = list(enumerate(findings))
+    indexed.sort(
+        key=lambda pair: (
+            SEVERITY_RANK[pair[1].severity],
+            -len(corroboration(pair[1], findings)),
+            pair[0],
+        )
+    )
+    return [f for _, f in indexed]

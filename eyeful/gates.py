@@ -1,0 +1,279 @@
+"""The six gates a finding's reproduction must pass, in order (seed: VERIFICATION.md).
+
+``runs`` → ``not_flaky`` → ``fails_as_claimed`` → ``introduced`` (the problem is real and the change
+brought it) → ``fail_to_pass`` → ``pass_to_pass`` (the suggested fix works). Each gate ends
+``pass``, ``fail`` or ``not_reached``; every run is kept. Nothing here decides trust: grading.py
+reads the verdict together with the oracle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from eyeful.commands import TAIL_CHARS
+from eyeful.findings import Finding, Repro
+from eyeful.runs import Extra, Refused, Run, Runner
+from eyeful.snapshot import Snapshot
+
+GateName = Literal[
+    "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
+]
+GATE_NAMES: tuple[GateName, ...] = (
+    "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
+)  # fmt: skip
+GateStatus = Literal["pass", "fail", "not_reached"]
+FLAKY_RUNS = 5
+
+# Text any failure prints: a `fails` text made of these says nothing about the claimed reason.
+_GENERIC = {
+    "fail", "failed", "failure", "failures", "error", "errors", "assertionerror", "assert",
+    "assertion", "assertion failed", "traceback", "exception", "e", "f", "false", "true", "none",
+    "not ok", "panic", "fatal", "test failed", "tests failed", "1 failed", "exit status 1",
+    "ok", "fault", "expected", "got", "wrong", "bad", "oops",
+}  # fmt: skip
+
+
+class Gate(BaseModel):
+    name: GateName
+    status: GateStatus = "not_reached"
+    detail: str = ""
+
+
+class Verdict(BaseModel):
+    """What running a finding's reproduction showed."""
+
+    gates: list[Gate] = Field(default_factory=lambda: [Gate(name=n) for n in GATE_NAMES])
+    runs: list[Run] = Field(default_factory=list)
+    refused: str | None = None
+    needs_correcting: bool = False
+    base_passed: bool | None = None
+    fix_verified: bool = False
+    fix_note: str | None = None
+    change_tail: str = ""
+
+    def gate(self, name: GateName) -> Gate:
+        return next(g for g in self.gates if g.name == name)
+
+    def set(self, name: GateName, ok: bool, detail: str = "") -> bool:
+        gate = self.gate(name)
+        gate.status, gate.detail = ("pass" if ok else "fail"), detail
+        return ok
+
+    @property
+    def reproduced(self) -> bool:
+        """The first four gates hold: the problem is real and the change introduced it."""
+        return all(self.gate(n).status == "pass" for n in GATE_NAMES[:4])
+
+    @property
+    def pre_existing(self) -> bool:
+        return self.gate("introduced").status == "fail" and self.base_passed is False
+
+
+def generic_fails_text(text: str) -> bool:
+    """True when ``text`` is something any failure prints (FAIL, Error, AssertionError, ...)."""
+    norm = " ".join(text.split()).casefold().strip(" :.!-")
+    return len(norm) < 4 or norm in _GENERIC
+
+
+def fails_text_problem(finding: Finding, test_file: str | None) -> str | None:
+    """Why the ``fails`` text cannot show the claimed reason, or None when it can."""
+    assert finding.repro is not None
+    fails = finding.repro.fails
+    if generic_fails_text(fails):
+        return f"the fails text {fails!r} is printed by any failure; give the test's own message"
+    if finding.oracle.kind == "implicit":
+        return None
+    if test_file is None or fails not in test_file:
+        return (
+            f"the fails text {fails!r} is not written by the test file itself "
+            "(only an implicit oracle may rely on text from the runtime)"
+        )
+    return None
+
+
+def _has_text(run: Run, text: str) -> bool:
+    return text in run.tail[-TAIL_CHARS:]
+
+
+def _test_id(repro: Repro) -> str:
+    return repro.test or repro.path
+
+
+class GateRunner:
+    """Runs the gates for findings of one review; thread-safe through the runner's pool."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        snapshot: Snapshot,
+        change_suite: Run | None,
+        jobs: int,
+        in_change: Callable[[str], bool],
+    ) -> None:
+        self.in_change = in_change
+        self.runner = runner
+        self.snapshot = snapshot
+        self.change_suite = change_suite
+        self.jobs = max(1, jobs)
+
+    def _repro_extra(self, repro: Repro) -> Extra:
+        return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()
+
+    def _last(self, runs: list[Run], verdict: Verdict) -> Run | None:
+        verdict.runs += runs
+        return runs[-1] if runs and runs[-1].name != "setup" else None
+
+    def verify(self, finding: Finding, test_file: str | None) -> Verdict:
+        """Run every gate that can be reached; ``test_file`` is the reproduction's text."""
+        verdict = Verdict()
+        repro = finding.repro
+        assert repro is not None
+        problem = fails_text_problem(finding, test_file)
+        if repro.code is not None and self.in_change(repro.path):
+            problem = f"{repro.path} exists in the change; a reproduction must be a new file"
+        elif repro.code is None and not self.in_change(repro.path):
+            problem = f"{repro.path} names an existing test, but it is not in the change"
+        if problem is not None:
+            verdict.refused = problem
+            return verdict
+        extra = self._repro_extra(repro)
+        test = _test_id(repro)
+        head, base = self.snapshot.head.tree, self.snapshot.base.tree
+        try:
+            with ThreadPoolExecutor(max_workers=min(self.jobs, FLAKY_RUNS)) as pool:
+                batches = list(
+                    pool.map(lambda _: self.runner.one(head, "change", test, extra),
+                             range(FLAKY_RUNS))
+                )  # fmt: skip
+        except Refused as err:
+            verdict.refused = str(err)
+            return verdict
+        finals = [self._last(runs, verdict) for runs in batches]
+        first = finals[0]
+        if first is None or first.status == "ERROR":
+            why = "setup failed" if first is None else (first.reason or "it did not finish")
+            verdict.set("runs", False, f"the test could not run on the change: {why}")
+            return verdict
+        verdict.change_tail = first.tail
+        verdict.set("runs", True, f"ran on the change: {first.status}")
+        ends = {(r.status, _has_text(r, repro.fails)) if r else ("SETUP", False) for r in finals}
+        if len(ends) != 1:
+            summary = ", ".join(r.status if r else "setup failed" for r in finals)
+            verdict.set("not_flaky", False, f"{FLAKY_RUNS} runs ended differently: {summary}")
+            return verdict
+        verdict.set("not_flaky", True, f"{FLAKY_RUNS} runs, all {first.status}")
+        if first.status != "FAILED":
+            verdict.set("fails_as_claimed", False, "the test passes on the change")
+            return verdict
+        if not _has_text(first, repro.fails):
+            verdict.needs_correcting = True
+            verdict.set(
+                "fails_as_claimed",
+                False,
+                f"the test fails without printing {repro.fails!r}: it needs correcting",
+            )
+            return verdict
+        verdict.set("fails_as_claimed", True, f"fails printing {repro.fails!r}")
+        if not self._introduced(verdict, base, test, extra, repro):
+            return verdict
+        if finding.fix is not None:
+            self._fix_gates(verdict, finding, extra, test)
+        else:
+            verdict.fix_note = "no fix was suggested"
+        return verdict
+
+    def _introduced(
+        self, verdict: Verdict, base: str, test: str, extra: Extra, repro: Repro
+    ) -> bool:
+        try:
+            on_base = self._last(self.runner.one(base, "base", test, extra), verdict)
+        except Refused as err:
+            return verdict.set("introduced", False, f"could not put the test on the base: {err}")
+        if on_base is None or on_base.status == "ERROR":
+            why = "setup failed" if on_base is None else on_base.reason
+            return verdict.set("introduced", False, f"the test could not run on the base: {why}")
+        verdict.base_passed = on_base.status == "PASSED"
+        if on_base.status == "FAILED" and _has_text(on_base, repro.fails):
+            return verdict.set("introduced", False, "fails the same way on the base: pre-existing")
+        return verdict.set("introduced", True, f"on the base: {on_base.status}")
+
+    def _fix_gates(self, verdict: Verdict, finding: Finding, extra: Extra, test: str) -> None:
+        assert finding.fix is not None and finding.repro is not None
+        head = self.snapshot.head.tree
+        fixed = Extra(files=extra.files, patch=finding.fix.diff)
+        try:
+            with self.runner.pool.acquire() as worktree:
+                self.runner.prepare(worktree, head, None)
+                touched = fixed.patch_paths(worktree.path)
+        except Refused as err:
+            verdict.fix_note = str(err)
+            verdict.set("fail_to_pass", False, str(err))
+            return
+        if finding.repro.path in touched:
+            verdict.fix_note = "the fix edits the test, so it is not verified"
+            verdict.set("fail_to_pass", False, verdict.fix_note)
+            return
+        try:
+            with_fix = self._last(self.runner.one(head, "fix", test, fixed), verdict)
+        except Refused as err:
+            verdict.fix_note = str(err)
+            verdict.set("fail_to_pass", False, str(err))
+            return
+        if with_fix is None or with_fix.status != "PASSED":
+            status = "setup failed" if with_fix is None else with_fix.status
+            verdict.set("fail_to_pass", False, f"with the fix the test still ends {status}")
+            return
+        verdict.set("fail_to_pass", True, "with the fix the test passes")
+        suite = self._last(self.runner.suite(head, "fix", fixed), verdict)
+        ok, detail = self._pass_to_pass(suite, test)
+        verdict.set("pass_to_pass", ok, detail)
+        verdict.fix_verified = ok
+
+    def _pass_to_pass(self, suite: Run | None, test: str) -> tuple[bool, str]:
+        if suite is None or suite.status == "ERROR":
+            return False, "the suite could not run with the fix"
+        if suite.status == "PASSED":
+            return True, "the whole suite passes with the fix"
+        before = self.change_suite
+        if before is None or not before.names_known or not suite.names_known:
+            return False, "the suite fails with the fix and names no tests to compare"
+        newly = sorted(t for t in suite.failing - before.failing if not _same_test(t, test))
+        if newly:
+            shown = ", ".join(newly[:5])
+            return False, f"with the fix, tests that passed on the change fail: {shown}"
+        return True, "no test that passed on the change fails with the fix"
+
+
+def _same_test(test_id: str, repro_id: str) -> bool:
+    return test_id == repro_id or test_id.startswith(repro_id.rstrip("/") + "::")
+
+
+_RUNTIME = re.compile(
+    r"panic:|Segmentation fault|\bSIG[A-Z]{3,}\b|killed by signal|signal: |DATA RACE"
+    r"|Sanitizer|runtime error:|timed out|[Tt]imeout|fatal error:"
+    r"|\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b"
+)
+_NOT_RUNTIME = re.compile(
+    r"AssertionError|ImportError|ModuleNotFoundError|ERROR collecting|collection error"
+    r"|SyntaxError|IndentationError"
+)
+
+
+def runtime_failure(fails: str, test_file: str | None) -> str | None:
+    """Why ``fails`` does not show a failure from the runtime (implicit oracle), or None."""
+    if _NOT_RUNTIME.search(fails):
+        return "an assertion failure or a test that could not be imported is not a runtime failure"
+    if not _RUNTIME.search(fails):
+        return "the failure text is not a panic, signal, sanitizer report, timeout or raised error"
+    if test_file is not None:
+        if fails in test_file:
+            return "the failure text is written by the test file itself"
+        for name in re.findall(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b", fails):
+            if re.search(rf"\braise\s+{name}\b", test_file):
+                return f"the test file raises {name} itself"
+    return None

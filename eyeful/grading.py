@@ -1,0 +1,213 @@
+"""How far a finding can be trusted: its oracle graded, then its kind and label.
+
+Only a reproduction that failed on the change and not on the base, by an oracle that is not the
+agent's own reading (``specified`` with a quote eyeful found, ``derived`` from a test already in
+the repository, ``implicit`` with a failure from the runtime) makes a ``fail`` result: an
+``issue (blocking)``. Everything else is ``review`` (a question) or, once a judge disputes it,
+``open``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
+from eyeful.gates import Gate, Verdict, runtime_failure
+from eyeful.runs import Run
+
+Kind = Literal["fail", "review", "open"]
+Label = Literal["issue (blocking)", "question", "note (pre-existing)", "note"]
+
+_CODE_SUFFIXES = {
+    ".py", ".pyi", ".go", ".js", ".jsx", ".ts", ".tsx", ".c", ".h", ".cc", ".cpp", ".hpp", ".rs",
+    ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".sh", ".pl", ".lua", ".m", ".sql",
+}  # fmt: skip
+_FAIL_ORACLES = {"specified", "derived", "implicit"}
+
+
+class GradedOracle(BaseModel):
+    declared: OracleKind
+    graded: OracleKind
+    quote: str | None = None
+    source: str | None = None
+    existing_test: bool = False
+    note: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        """Whether this oracle, on a reproduced failure, may block."""
+        if self.graded == "derived":
+            return self.existing_test
+        return self.graded in _FAIL_ORACLES
+
+
+class ReportedFinding(BaseModel):
+    """A finding as the report, the JSON output and SARIF carry it."""
+
+    id: str
+    expert: str
+    severity: Severity
+    evidence: Evidence
+    path: str
+    line: int
+    end_line: int | None = None
+    title: str
+    body: str
+    cwe: str | None = None
+    kind: Kind
+    label: Label
+    oracle: GradedOracle
+    gates: list[Gate] = Field(default_factory=list)
+    runs: list[Run] = Field(default_factory=list)
+    repro: Repro | None = None
+    fix: Fix | None = None
+    fix_verified: bool = False
+    fix_note: str | None = None
+    baseline_state: Literal["new", "unchanged"] | None = None
+    corroborated_by: list[str] = Field(default_factory=list)
+    unverified: str | None = Field(
+        default=None, description="why the finding could not be verified, when it could not"
+    )
+    objection: str | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return self.kind == "fail"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("`", "").split()).casefold()
+
+
+def grade_specified(
+    quote: str | None,
+    source: str | None,
+    read_file: Callable[[str], str | None],
+    description: str,
+) -> tuple[bool, str]:
+    """Whether a quote holds up: at least three words, found in documentation or the description."""
+    if not quote or len(quote.split()) < 3:
+        return False, "the quote is shorter than three words"
+    if source is not None:
+        if PurePosixPath(source).suffix.lower() in _CODE_SUFFIXES:
+            return False, f"the quote comes from a file of code ({source})"
+        text = read_file(source)
+        if text is None:
+            return False, f"{source} is not in the change"
+        if _norm(quote) not in _norm(text):
+            return False, f"the quote is not in {source}"
+        return True, f"quoted from {source}"
+    if _norm(quote) in _norm(description):
+        return True, "quoted from the change's description"
+    return False, "the quote is not in the description or the commit messages"
+
+
+def grade_oracle(
+    finding: Finding,
+    verdict: Verdict | None,
+    read_file: Callable[[str], str | None],
+    description: str,
+    test_file: str | None,
+) -> GradedOracle:
+    oracle = finding.oracle
+    existing = finding.repro is not None and finding.repro.code is None
+    graded: OracleKind = oracle.kind
+    note = ""
+    if oracle.kind == "specified":
+        ok, note = grade_specified(oracle.quote, oracle.source, read_file, description)
+        graded = "specified" if ok else "human"
+    elif oracle.kind == "implicit":
+        fails = finding.repro.fails if finding.repro else ""
+        why = runtime_failure(fails, test_file)
+        graded, note = ("implicit", "a failure from the runtime") if why is None else ("human", why)
+    elif oracle.kind == "derived":
+        if existing:
+            note = "a test already in the repository"
+        elif verdict is not None and verdict.base_passed:
+            note = "a new test that passes on the base"
+        else:
+            graded, note = "human", "a new test is derived only when it passes on the base"
+    else:
+        note = "only the expert's reading of the code"
+    return GradedOracle(
+        declared=oracle.kind,
+        graded=graded,
+        quote=oracle.quote,
+        source=oracle.source,
+        existing_test=existing,
+        note=note,
+    )
+
+
+def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
+    if finding.severity == "note":
+        return "note findings are not verified"
+    if finding.evidence != "test":
+        return f"evidence is {finding.evidence}: no test can show it"
+    if finding.repro is None:
+        return "no reproduction test was given"
+    if verdict is None:
+        return "it was not run"
+    if verdict.refused:
+        return f"refused: {verdict.refused}"
+    for gate in verdict.gates[:3]:
+        if gate.status == "fail":
+            return f"{gate.name}: {gate.detail}"
+    introduced = verdict.gate("introduced")
+    if introduced.status == "fail" and not verdict.pre_existing:
+        return f"introduced: {introduced.detail}"
+    return None
+
+
+def grade(
+    finding: Finding,
+    verdict: Verdict | None,
+    *,
+    read_file: Callable[[str], str | None],
+    description: str,
+    test_file: str | None,
+    corroborated_by: list[str],
+    why_not_run: str | None = None,
+) -> ReportedFinding:
+    """Combine the verdict and the oracle into kind, label and baseline state."""
+    oracle = grade_oracle(finding, verdict, read_file, description, test_file)
+    unverified = why_not_run or _unverified_reason(finding, verdict)
+    kind: Kind = "review"
+    label: Label = "question"
+    baseline: Literal["new", "unchanged"] | None = None
+    if finding.severity == "note":
+        label = "note"
+    elif verdict is not None and verdict.pre_existing:
+        label, baseline = "note (pre-existing)", "unchanged"
+    elif verdict is not None and verdict.reproduced and unverified is None:
+        baseline = "new"
+        if oracle.blocks:
+            kind, label = "fail", "issue (blocking)"
+    return ReportedFinding(
+        id=finding.id,
+        expert=finding.expert,
+        severity=finding.severity,
+        evidence=finding.evidence,
+        path=finding.path,
+        line=finding.line,
+        end_line=finding.end_line,
+        title=finding.title,
+        body=finding.body,
+        cwe=finding.cwe,
+        kind=kind,
+        label=label,
+        oracle=oracle,
+        gates=verdict.gates if verdict else [],
+        runs=verdict.runs if verdict else [],
+        repro=finding.repro,
+        fix=finding.fix,
+        fix_verified=bool(verdict and verdict.fix_verified),
+        fix_note=verdict.fix_note if verdict else None,
+        baseline_state=baseline,
+        corroborated_by=corroborated_by,
+        unverified=unverified,
+    )

@@ -1,0 +1,512 @@
+"""The verifier: findings through the six gates, graded by their oracle, on real repositories."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from eyeful.demo import make_demo_repo
+from eyeful.findings import Finding, parse_findings, verification_order
+from eyeful.gates import fails_text_problem, generic_fails_text, runtime_failure
+from eyeful.grading import grade_specified
+from tests.gitrepo import (
+    PYTEST,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    write,
+)
+
+DEMO_FINDINGS = resources.files("eyeful") / "examples" / "sessions-findings.json"
+
+
+def _finding(**over) -> dict:
+    base = {
+        "id": "f1",
+        "expert": "correctness",
+        "severity": "error",
+        "evidence": "test",
+        "path": "calc.py",
+        "line": 2,
+        "title": "add subtracts",
+        "body": "add returns a - b.",
+        "oracle": {
+            "kind": "specified",
+            "quote": "add returns the sum of its arguments",
+            "source": "README.md",
+        },
+        "repro": {
+            "path": "tests/test_repro.py",
+            "code": "from calc import add\n\n\ndef test_sum():\n"
+            "    assert add(2, 3) == 5, 'add does not return the sum'\n",
+            "fails": "add does not return the sum",
+        },
+    }
+    base.update(over)
+    return base
+
+
+def _write_findings(path: Path, findings: list[dict]) -> Path:
+    path.write_text(json.dumps(findings), encoding="utf-8")
+    return path
+
+
+# --- the demo: every kind of outcome the seed describes, on a real repository -------------
+
+
+@pytest.fixture
+def demo_report(tmp_path) -> dict:
+    repo = make_demo_repo(tmp_path)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    findings = tmp_path / "findings.json"
+    findings.write_text(DEMO_FINDINGS.read_text(encoding="utf-8"), encoding="utf-8")
+    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    report["_repo"] = str(repo)
+    report["_findings"] = str(findings)
+    return report
+
+
+def _by_id(report: dict) -> dict[str, dict]:
+    return {f["id"]: f for f in report["findings"]}
+
+
+def _gates(finding: dict) -> dict[str, str]:
+    return {g["name"]: g["status"] for g in finding["gates"]}
+
+
+ALL_PASS = dict.fromkeys(
+    ["runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"], "pass"
+)
+
+
+def test_specified_boundary_blocks_with_verified_fix(demo_report):
+    f = _by_id(demo_report)["boundary"]
+    assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
+    assert _gates(f) == ALL_PASS
+    assert f["fix_verified"] is True
+    assert f["baseline_state"] == "new"
+    assert f["oracle"]["graded"] == "specified"
+    sides = sorted({(r["side"], r["name"], r["status"]) for r in f["runs"]})
+    assert sides == [
+        ("base", "test_one", "PASSED"),
+        ("change", "test_one", "FAILED"),
+        ("fix", "test", "FAILED"),  # the suite still has the unrelated regression
+        ("fix", "test_one", "PASSED"),
+    ]
+    assert sum(r["side"] == "change" for r in f["runs"]) == 5
+    change_run = next(r for r in f["runs"] if r["side"] == "change")
+    assert "session still valid at its expiry second" in change_run["tail"]
+
+
+def test_the_same_test_without_a_quote_is_a_question(demo_report):
+    f = _by_id(demo_report)["boundary-unquoted"]
+    assert (f["kind"], f["label"]) == ("review", "question")
+    assert f["oracle"]["graded"] == "human"
+    assert _gates(f)["introduced"] == "pass"
+    assert _gates(f)["fail_to_pass"] == "not_reached"
+    assert f["corroborated_by"] == ["correctness"]
+
+
+def test_pre_existing_problem_never_blocks(demo_report):
+    f = _by_id(demo_report)["extend-expired"]
+    assert f["kind"] == "review"
+    assert f["label"] == "note (pre-existing)"
+    assert f["baseline_state"] == "unchanged"
+    assert _gates(f)["introduced"] == "fail"
+    assert "pre-existing" in next(g for g in f["gates"] if g["name"] == "introduced")["detail"]
+
+
+def test_flaky_reproduction_is_not_trusted(demo_report):
+    f = _by_id(demo_report)["flaky-expiry"]
+    assert f["kind"] == "review"
+    assert _gates(f)["not_flaky"] == "fail"
+    assert _gates(f)["fails_as_claimed"] == "not_reached"
+    statuses = {r["status"] for r in f["runs"] if r["side"] == "change"}
+    assert statuses == {"PASSED", "FAILED"}
+    assert any("flaky-expiry" in u["text"] for u in demo_report["uncertainty"])
+
+
+def test_fix_that_breaks_another_test_blocks_without_verified_fix(demo_report):
+    f = _by_id(demo_report)["remaining-negative"]
+    assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
+    gates = _gates(f)
+    assert gates["fail_to_pass"] == "pass"
+    assert gates["pass_to_pass"] == "fail"
+    assert f["fix_verified"] is False
+    detail = next(g for g in f["gates"] if g["name"] == "pass_to_pass")["detail"]
+    assert "tests/test_sessions.py::test_remaining_counts_down" in detail
+
+
+def test_counts_and_regression_keep_their_place(demo_report):
+    assert demo_report["blocking"] == 3  # the regression and two findings
+    assert demo_report["questions"] == 2
+    assert demo_report["disputed"] == 0
+    assert [r["test"] for r in demo_report["regressions"]] == [
+        "tests/test_sessions.py::test_remaining_never_negative"
+    ]
+    # Verified in order: errors first, corroborated first within a severity.
+    assert [f["id"] for f in demo_report["findings"]] == [
+        "boundary",
+        "remaining-negative",
+        "boundary-unquoted",
+        "flaky-expiry",
+        "extend-expired",
+    ]
+
+
+def test_unchanged_rerun_serves_every_gate_from_the_cache(demo_report, tmp_path):
+    repo = Path(demo_report["_repo"])
+    counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
+    counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
+    before = counter.read_text()
+    proc = eyeful("--findings", demo_report["_findings"], "--format", "json", cwd=repo)
+    again = json.loads(proc.stdout)
+    assert all(r["cached"] for f in again["findings"] for r in f["runs"])
+    assert all(r["cached"] for r in again["runs"])
+    assert counter.read_text() == before  # no test ran again
+    strip = lambda fs: [{k: v for k, v in f.items() if k != "runs"} for f in fs]  # noqa: E731
+    assert strip(again["findings"]) == strip(demo_report["findings"])
+
+
+def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    findings = _write_findings(tmp_path / "f.json", json.loads(DEMO_FINDINGS.read_text()))
+    proc = eyeful("--findings", str(findings), "-j", "1", cwd=repo)
+    assert proc.returncode == 1
+    out = proc.stdout
+    blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+    assert "**issue (blocking):** `sessions.py:16` A session is still valid" in blocking
+    assert "Gates: runs pass, not_flaky pass, fails_as_claimed pass, introduced pass" in blocking
+    assert "oracle: specified — “from that second on, `is_expired` is true” (README.md)" in blocking
+    assert "Suggested fix (verified):" in blocking
+    assert "+    return now >= session.expires_at" in blocking
+    assert "Suggested fix (not verified" in blocking
+    questions = out.split("### Questions")[1].split("<details>")[0]
+    assert "**question:** `sessions.py:16`" in questions
+    assert 'assert is_expired(session, now=100), "session still valid' in questions
+    assert "<details><summary>Disputed (0)</summary>" in out
+    assert (
+        "finding `flaky-expiry` (Expiry checks may disagree between calls) could not be verified"
+        in out
+    )
+
+
+# --- refusals -------------------------------------------------------------------------------
+
+
+def _project(tmp_path: Path, files: dict | None = None) -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(test_one=f"{PYTEST} {{test}}"),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "README.md": "# calc\n\nadd returns the sum of its arguments.\n",
+            ".gitignore": "build/\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add_zero():\n"
+            "    assert add(0, 0) == 0\n",
+            **(files or {}),
+        },
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    git(repo, "add", "-A")
+    return repo
+
+
+def _review(repo: Path, tmp_path: Path, findings: list[dict], *args: str) -> dict:
+    path = _write_findings(tmp_path / "findings.json", findings)
+    proc = eyeful("--findings", str(path), "--format", "json", *args, cwd=repo)
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_refusals_leave_findings_unverified_and_say_why(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = _project(tmp_path)
+    (repo / "escape").symlink_to(outside)
+    git(repo, "add", "escape")
+    fix_to_test = "--- a/tests/test_repro.py\n+++ b/tests/test_repro.py\n@@ -0,0 +1 @@\n+x = 1\n"
+    report = _review(
+        repo,
+        tmp_path,
+        [
+            _finding(id="exists", repro={**_finding()["repro"], "path": "tests/test_calc.py"}),
+            _finding(id="ignored", repro={**_finding()["repro"], "path": "build/test_x.py"}),
+            _finding(id="symlink", repro={**_finding()["repro"], "path": "escape/test_x.py"}),
+            _finding(id="generic", repro={**_finding()["repro"], "fails": "AssertionError"}),
+            _finding(id="not-in-file", repro={**_finding()["repro"], "fails": "sum is off"}),
+            _finding(id="edits-test", fix={"diff": fix_to_test}),
+        ],
+    )
+    found = _by_id(report)
+    assert all(f["kind"] == "review" for k, f in found.items() if k != "edits-test")
+    assert "exists in the change" in found["exists"]["unverified"]
+    assert "git ignores" in found["ignored"]["unverified"]
+    assert "leads out of the repository" in found["symlink"]["unverified"]
+    assert "printed by any failure" in found["generic"]["unverified"]
+    assert "not written by the test file itself" in found["not-in-file"]["unverified"]
+    assert not (outside / "test_x.py").exists()
+    edits = found["edits-test"]
+    assert edits["kind"] == "fail"  # the problem is real; only the fix is not verified
+    assert edits["fix_verified"] is False
+    assert edits["fix_note"] == "the fix edits the test, so it is not verified"
+    texts = " ".join(u["text"] for u in report["uncertainty"])
+    for fid in ("exists", "ignored", "symlink", "generic", "not-in-file"):
+        assert f"finding `{fid}`" in texts
+
+
+def test_fix_touching_an_ignored_path_is_refused(tmp_path):
+    repo = _project(tmp_path)
+    diff = "--- /dev/null\n+++ b/build/gen.py\n@@ -0,0 +1 @@\n+x = 1\n"
+    report = _review(repo, tmp_path, [_finding(fix={"diff": diff})])
+    f = report["findings"][0]
+    assert f["kind"] == "fail"
+    assert f["fix_verified"] is False
+    assert "git ignores" in f["fix_note"]
+
+
+def test_fix_that_does_not_apply_is_a_fault_of_the_fix_only(tmp_path):
+    repo = _project(tmp_path)
+    diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def nope():\n-    pass\n+    return 1\n"
+    report = _review(repo, tmp_path, [_finding(fix={"diff": diff})])
+    f = report["findings"][0]
+    assert f["kind"] == "fail"
+    assert f["fix_verified"] is False
+    assert "does not apply" in f["fix_note"]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("../evil.py", "leaves the repository"),
+        ("/tmp/evil.py", "is absolute"),
+        (".git/hooks/pre-push", "is inside .git"),
+    ],
+)
+def test_paths_outside_the_repository_are_exit_2_and_nothing_runs(tmp_path, path, message):
+    marker = tmp_path / "ran"
+    repo = _project(tmp_path)
+    (repo / "pyproject.toml").write_text(
+        eyeful_config(f"touch {marker}", test_one=f"touch {marker} {{test}}")
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    findings = _write_findings(
+        tmp_path / "f.json", [_finding(repro={**_finding()["repro"], "path": path})]
+    )
+    proc = eyeful("--findings", str(findings), cwd=repo)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert f"finding 'f1' (#1): repro.path: repro.path '{path}' {message}" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"severity": "fatal"}, "severity: Input should be 'error', 'warning' or 'note'"),
+        ({"line": 0}, "line: Input should be greater than or equal to 1"),
+        ({"colour": "red"}, "colour: unknown field"),
+        ({"oracle": {"kind": "gut"}}, "oracle.kind: Input should be"),
+        ({"repro": {"path": "t.py", "code": "x"}}, "repro.fails: Field required"),
+    ],
+)
+def test_bad_findings_name_the_finding_and_field(tmp_path, record, message):
+    repo = _project(tmp_path)
+    findings = _write_findings(
+        tmp_path / "f.json", [_finding(id="ok"), _finding(id="bad", **record)]
+    )
+    proc = eyeful("--findings", str(findings), cwd=repo)
+    assert proc.returncode == 2
+    assert f"finding 'bad' (#2): {message}" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_json_lines_and_several_files(tmp_path):
+    repo = _project(tmp_path)
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(_finding(id="a", evidence="analysis", repro=None)) + "\n")
+    two = _write_findings(tmp_path / "two.json", [_finding(id="b", severity="note")])
+    proc = eyeful("--findings", str(one), "--findings", str(two), "--format", "json", cwd=repo)
+    report = json.loads(proc.stdout)
+    assert [f["id"] for f in report["findings"]] == ["a", "b"]
+    assert report["findings"][0]["unverified"] == "evidence is analysis: no test can show it"
+    assert report["findings"][1]["label"] == "note"
+    dup = _write_findings(tmp_path / "dup.json", [_finding(id="a")])
+    proc = eyeful("--findings", str(one), "--findings", str(dup), cwd=repo)
+    assert proc.returncode == 2
+    assert "id: used twice" in proc.stderr
+
+
+# --- oracles -----------------------------------------------------------------------------------
+
+
+def test_specified_quote_from_description_and_commit_messages(tmp_path):
+    repo = _project(tmp_path)
+    quote = {"kind": "specified", "quote": "add must return a plus b"}
+    finding = _finding(oracle=quote)
+    no_desc = _review(repo, tmp_path, [finding])
+    assert no_desc["findings"][0]["oracle"]["graded"] == "human"
+    assert no_desc["findings"][0]["kind"] == "review"
+    with_desc = _review(repo, tmp_path, [finding], "-m", "Keep the API: add must return a plus b.")
+    assert with_desc["findings"][0]["oracle"]["graded"] == "specified"
+    assert with_desc["findings"][0]["kind"] == "fail"
+    # Reviewing commits: their messages are the description.
+    git(repo, "commit", "-q", "-m", "calc: refactor\n\nNote: add must return a plus b.")
+    commits = _review(repo, tmp_path, [finding], "--head", "HEAD")
+    assert commits["findings"][0]["oracle"]["graded"] == "specified"
+
+
+def test_implicit_oracle_needs_a_runtime_failure(tmp_path):
+    repo = _project(tmp_path)
+    new_crash = {
+        "path": "tests/test_crash.py",
+        "code": "from calc import add\n\n\ndef test_crash():\n    assert 1 / add(2, 2) > 0\n",
+        "fails": "ZeroDivisionError",
+    }
+    old_crash = {
+        "path": "tests/test_old_crash.py",
+        "code": "from calc import add\n\n\ndef test_crash():\n    {}[add(1, 1)]\n",
+        "fails": "KeyError",
+    }
+    assertion = {**new_crash, "path": "tests/test_assert.py", "fails": "AssertionError"}
+    report = _review(
+        repo,
+        tmp_path,
+        [
+            _finding(id="new", oracle={"kind": "implicit"}, repro=new_crash),
+            _finding(id="old", oracle={"kind": "implicit"}, repro=old_crash),
+            _finding(id="assert", oracle={"kind": "implicit"}, repro=assertion),
+        ],
+    )
+    found = _by_id(report)
+    assert found["new"]["oracle"]["graded"] == "implicit"
+    assert (found["new"]["kind"], found["new"]["label"]) == ("fail", "issue (blocking)")
+    assert found["old"]["oracle"]["graded"] == "implicit"
+    assert found["old"]["label"] == "note (pre-existing)"  # real, but not the change's doing
+    assert found["assert"]["kind"] == "review"
+    assert "printed by any failure" in found["assert"]["unverified"]
+
+
+def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
+    repo = _project(tmp_path)
+    existing = {
+        "path": "tests/test_calc.py",
+        "test": "tests/test_calc.py::test_add_two",
+        "fails": "add(2, 2) == 4",
+    }
+    write(repo, {"tests/test_calc.py": (repo / "tests/test_calc.py").read_text()})
+    git(repo, "stash", "-q")  # keep the change aside to commit the test on the base
+    write(
+        repo,
+        {
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add_zero():\n"
+            "    assert add(0, 0) == 0\n\n\ndef test_add_two():\n    assert add(2, 2) == 4\n"
+        },
+    )
+    git(repo, "commit", "-qam", "another test")
+    git(repo, "stash", "pop", "-q")
+    git(repo, "add", "-A")
+    report = _review(
+        repo,
+        tmp_path,
+        [
+            _finding(id="new", oracle={"kind": "derived"}),
+            _finding(id="old", oracle={"kind": "derived"}, repro=existing),
+        ],
+    )
+    found = _by_id(report)
+    assert (found["new"]["oracle"]["graded"], found["new"]["kind"]) == ("derived", "review")
+    assert found["new"]["label"] == "question"
+    assert (found["old"]["oracle"]["graded"], found["old"]["kind"]) == ("derived", "fail")
+    assert found["old"]["oracle"]["existing_test"] is True
+
+
+def test_unconfirmed_commands_verify_nothing(tmp_path):
+    repo = _project(tmp_path)
+    (repo / "pyproject.toml").write_text(eyeful_config(test_one=f"{PYTEST} -x {{test}}"))
+    report = _review(repo, tmp_path, [_finding()])
+    f = report["findings"][0]
+    assert f["kind"] == "review"
+    assert f["runs"] == []
+    assert "not confirmed" in f["unverified"]
+    assert report["exit_code"] == 3
+
+
+# --- pure rules ------------------------------------------------------------------------------
+
+
+def test_order_is_severity_then_corroboration():
+    records = [
+        _finding(id="warn", severity="warning", line=10),
+        _finding(id="err-alone", severity="error", line=40),
+        _finding(id="err-corroborated", severity="error", line=20),
+        _finding(id="other-expert", expert="skeptic", severity="warning", line=21),
+        _finding(id="note", severity="note", line=1),
+    ]
+    findings = parse_findings(json.dumps(records), "f.json")
+    assert [f.id for f in verification_order(findings)] == [
+        "err-corroborated",
+        "err-alone",
+        "other-expert",
+        "warn",
+        "note",
+    ]
+
+
+@pytest.mark.parametrize("text", ["FAIL", "Error", "AssertionError", "failed", "  assert  ", "E"])
+def test_generic_fails_texts_are_refused(text):
+    assert generic_fails_text(text)
+
+
+def test_fails_text_must_be_in_the_test_file_unless_implicit():
+    finding = Finding.model_validate(_finding())
+    assert fails_text_problem(finding, finding.repro.code) is None
+    assert "not written by the test file" in fails_text_problem(finding, "def test(): pass")
+    implicit = Finding.model_validate(
+        _finding(oracle={"kind": "implicit"}, repro={**_finding()["repro"], "fails": "KeyError"})
+    )
+    assert fails_text_problem(implicit, "def test(): {}['x']") is None
+
+
+@pytest.mark.parametrize(
+    ("fails", "test_file", "runtime"),
+    [
+        ("panic: runtime error: index out of range", "", True),
+        ("ZeroDivisionError: division by zero", "", True),
+        ("Segmentation fault", "", True),
+        ("WARNING: DATA RACE", "", True),
+        ("AssertionError: boom", "", False),
+        ("ModuleNotFoundError: No module named 'x'", "", False),
+        ("ValueError: bad", "raise ValueError('bad')", False),
+        ("the sum is wrong", "", False),
+    ],
+)
+def test_runtime_failures(fails, test_file, runtime):
+    assert (runtime_failure(fails, test_file) is None) is runtime
+
+
+def test_specified_quote_rules():
+    docs = {"docs/api.md": "The sum of `a` and `b` is returned.", "calc.py": "# returns the sum"}
+    read = docs.get
+    assert grade_specified("The sum of a and b is returned", "docs/api.md", read, "")[0]
+    assert grade_specified("sum of", "docs/api.md", read, "") == (
+        False,
+        "the quote is shorter than three words",
+    )
+    assert "file of code" in grade_specified("returns the sum", "calc.py", read, "")[1]
+    assert (
+        "not in docs/api.md"
+        in grade_specified("the product is returned", "docs/api.md", read, "")[1]
+    )
+    assert grade_specified("the sum is returned", None, read, "PR: the sum is returned.")[0]
+    assert not grade_specified("the sum is returned", None, read, "nothing here")[0]
