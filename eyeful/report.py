@@ -140,7 +140,7 @@ def _runs_summary(runs: list[Run]) -> str:
             side, f"on the {side}"
         )
         statuses = sorted({r.status for r in group})
-        times = f" ×{len(group)}" if len(group) > 1 else ""
+        times = f" x{len(group)}" if len(group) > 1 else ""
         parts.append(f"{what} {where}{times}: {'/'.join(statuses)}")
     return "; ".join(parts)
 

@@ -7,10 +7,8 @@ answer. It never prints and never touches the user's working tree, index, HEAD, 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import field
+from dataclasses import dataclass, field
 
 import pygit2
 
@@ -19,7 +17,7 @@ from eyeful.config import Config
 from eyeful.findings import Finding, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
-from eyeful.grading import ReportedFinding, grade
+from eyeful.grading import grade
 from eyeful.progress import Progress, Silent
 from eyeful.regressions import compare
 from eyeful.report import Report, SideInfo

@@ -266,7 +266,7 @@ class Runner:
         return runs
 
     def one(self, tree: str, side: str, test: str, extra: Extra | None = None) -> list[Run]:
-        """Setup (when needed) and `test_one` for ``test``; never cached (flakiness needs reruns)."""
+        """Setup (when needed) and `test_one` for ``test``; not cached: flakiness needs reruns."""
         template = self.config.commands.test_one
         assert template is not None, "callers check that test_one is configured"
         command = template.replace("{test}", shlex.quote(test))
