@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from eyeful.runs import Run
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from eyeful.runs import Run
 
 _STYLE = {"PASSED": "green", "FAILED": "red", "ERROR": "yellow"}
 
@@ -22,17 +25,21 @@ class RichProgress:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.enabled = console.is_terminal
-        self._bar = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
+        self._bar: Progress | None = None
         self._task: TaskID | None = None
+        if self.enabled:  # hooks, CI and pipes never show progress: skip the import there
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
 
     def __enter__(self) -> RichProgress:
-        if self.enabled:
+        if self._bar is not None:
             self._bar.start()
         return self
 
@@ -42,11 +49,11 @@ class RichProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.enabled:
+        if self._bar is not None:
             self._bar.stop()
 
     def _show(self, text: str) -> None:
-        if not self.enabled:
+        if self._bar is None:
             return
         if self._task is not None:
             self._bar.remove_task(self._task)
@@ -59,7 +66,7 @@ class RichProgress:
         self._show(f"{label}: {command}")
 
     def finished(self, run: Run) -> None:
-        if not self.enabled:
+        if self._bar is None:
             return
         how = "cached" if run.cached else f"{run.duration:.1f}s"
         style = _STYLE.get(run.status, "")
