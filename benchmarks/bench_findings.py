@@ -1,4 +1,4 @@
-"""Benchmark: 8 findings through the gates, in parallel worktrees (-j N) against one at a time (-j 1).
+"""Benchmark: 8 findings through the gates, in parallel worktrees (-j N) vs one at a time.
 
     python benchmarks/bench_findings.py [--repeat 2] [--jobs N]
 

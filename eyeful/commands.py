@@ -49,15 +49,29 @@ def _inside(entry: str, root: Path) -> bool:
         return False
 
 
+def _made_by_pre_commit(prefix: Path) -> bool:
+    """Whether ``prefix`` is a virtualenv pre-commit made for a hook (``language: python``).
+
+    pre-commit names them ``py_env-<version>`` and marks a finished install with
+    ``.install_state_v1``/``_v2``. A virtualenv of the user's own (eyeful installed in the
+    project's dev environment and run as a ``language: system`` hook) has neither.
+    """
+    if prefix.name.startswith("py_env-"):
+        return True
+    return any((prefix / f".install_state_v{n}").exists() for n in (1, 2))
+
+
 def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The user's environment for a project command.
 
     Under pre-commit, eyeful runs from the hook's own virtualenv, which pre-commit puts first on
     PATH; the project's commands must find the user's tools instead, so that env comes off PATH.
+    A virtualenv of the user's own that eyeful happens to be installed in stays: it is where the
+    user's tools are.
     """
     env = clean_env(base)
     own = Path(sys.prefix).resolve()
-    if env.get("PRE_COMMIT") and sys.prefix != sys.base_prefix:
+    if env.get("PRE_COMMIT") and sys.prefix != sys.base_prefix and _made_by_pre_commit(own):
         parts = env.get("PATH", "").split(os.pathsep)
         env["PATH"] = os.pathsep.join(p for p in parts if p and not _inside(p, own))
         if env.get("VIRTUAL_ENV") and _inside(env["VIRTUAL_ENV"], own):

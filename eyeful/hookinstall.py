@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -43,7 +45,20 @@ def install_hook(paths: RepoPaths) -> Path:
                 f"{target} already exists and is not eyeful's: remove or rename it, or add "
                 "`git-eyeful --base <remote sha> --head <local sha>` to it yourself"
             )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(hook_text(), encoding="utf-8")
-    target.chmod(0o755)
+    directory = target.parent
+    if directory.exists() and not directory.is_dir():
+        raise EyefulError(
+            f"{directory}, where git looks for hooks (core.hooksPath), is not a directory, so git "
+            "runs no hooks: point core.hooksPath at a directory or unset it, then run this again"
+        )
+    temporary = directory / f".pre-push.eyeful-{os.getpid()}"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(hook_text(), encoding="utf-8")
+        temporary.chmod(0o755)
+        temporary.replace(target)  # atomic: never a half-written hook, never through a symlink
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
+        raise EyefulError(f"cannot write {target}: {err.strerror or err}") from None
     return target

@@ -32,6 +32,33 @@ def snapshot_commit(repo: pygit2.Repository, tree: str) -> str:
     return str(oid)
 
 
+def linked_git_dir(path: Path) -> Path | None:
+    """The admin directory a linked worktree's ``.git`` file names, or None without one."""
+    try:
+        text = (path / ".git").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    return Path(text.removeprefix("gitdir: ").strip())
+
+
+def _is_linked(path: Path) -> bool:
+    """Whether ``path`` and its admin directory still name each other.
+
+    They stop doing so when the repository is moved or copied: the ``.git`` file then names the
+    old place (gone, or another repository's), and git would fail there or work on the other one.
+    """
+    admin = linked_git_dir(path)
+    if admin is None:
+        return False
+    try:
+        back = Path((admin / "gitdir").read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError):
+        return False
+    return back.resolve() == (path / ".git").resolve()
+
+
 @dataclass
 class Worktree:
     name: str
@@ -45,6 +72,13 @@ class Worktree:
     def checkout(self, repo: pygit2.Repository, tree: str) -> None:
         """Make the files exactly ``tree``, keeping ignored files."""
         commit = snapshot_commit(repo, tree)
+        admin = linked_git_dir(self.path)
+        if admin is not None:
+            # This process holds the worktree's flock, so no eyeful's git is at work here: a lock
+            # file is what a git killed mid-checkout left (an interrupted eyeful kills the git it
+            # waits for), and it would fail every later checkout.
+            for name in ("index.lock", "HEAD.lock"):
+                (admin / name).unlink(missing_ok=True)
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
         git("clean", "-ffdq", cwd=self.path)
 
@@ -90,7 +124,7 @@ class WorktreePool:
         return handle
 
     def _ensure(self, worktree: Worktree) -> None:
-        if (worktree.path / ".git").is_file():
+        if _is_linked(worktree.path):
             return
         if worktree.path.exists():
             shutil.rmtree(worktree.path)

@@ -1,0 +1,456 @@
+"""Awkward repositories and commands: each gets a clear message and the right exit code.
+
+(Outside a repository and a bare repository are covered in test_config.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import (
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    user_state,
+    write,
+)
+
+BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
+
+
+def _stage(repo: Path, files: dict[str, str | bytes]) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> dict:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("eyeful: error: "), proc.stderr
+    return lines[0]
+
+
+# Unmerged paths and a merge in progress ---------------------------------------------------------
+
+
+def _conflicting_project(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
+    confirm(repo)
+    return repo, marker
+
+
+def test_unmerged_paths_are_exit_2_and_run_nothing(tmp_path):
+    repo, marker = _conflicting_project(tmp_path)
+    write(repo, {"calc.py": "def add(a, b):\n    return 'stashed'\n"})
+    git(repo, "stash", "-q")
+    write(repo, {"calc.py": "def add(a, b):\n    return 'committed'\n"})
+    git(repo, "commit", "-qam", "other side")
+    git(repo, "stash", "apply", check=False)  # conflicts: unmerged paths, no merge in progress
+    assert "calc.py" in git(repo, "diff", "--name-only", "--diff-filter=U")
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    before = user_state(repo)
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "unmerged paths" in _one_error_line(proc)
+    assert "resolve the conflicts" in proc.stderr
+    assert proc.stdout == ""
+    assert not marker.exists()
+    assert user_state(repo) == before
+
+
+def test_a_conflicted_merge_is_exit_2(tmp_path):
+    repo, marker = _conflicting_project(tmp_path)
+    git(repo, "checkout", "-qb", "topic")
+    write(repo, {"calc.py": "def add(a, b):\n    return 'topic'\n"})
+    git(repo, "commit", "-qam", "topic")
+    git(repo, "checkout", "-q", "main")
+    write(repo, {"calc.py": "def add(a, b):\n    return 'main'\n"})
+    git(repo, "commit", "-qam", "main")
+    assert git(repo, "merge", "-q", "topic", check=False) is not None
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    before = user_state(repo)
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "unmerged paths" in _one_error_line(proc)
+    assert not marker.exists()
+    assert user_state(repo) == before
+
+
+def test_a_merge_in_progress_without_conflicts_is_exit_2(tmp_path):
+    repo, marker = _conflicting_project(tmp_path)
+    git(repo, "checkout", "-qb", "topic")
+    _stage(repo, {"extra.py": "X = 1\n"})
+    git(repo, "commit", "-qm", "topic")
+    git(repo, "checkout", "-q", "main")
+    _stage(repo, {"other.py": "Y = 1\n"})
+    git(repo, "commit", "-qm", "main")
+    git(repo, "merge", "-q", "--no-commit", "--no-ff", "topic")
+    assert (repo / ".git" / "MERGE_HEAD").exists()
+    before = user_state(repo)
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = _one_error_line(proc)
+    assert "a merge is in progress" in line and "git merge --abort" in line
+    assert not marker.exists()
+    assert user_state(repo) == before
+
+
+# An unborn branch -------------------------------------------------------------------------------
+
+
+def _unborn(tmp_path: Path, calc: str) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    _stage(
+        repo,
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": calc,
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+            "    assert add(2, 3) == 5\n",
+        },
+    )
+    confirm(repo)
+    return repo
+
+
+def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_path):
+    repo = _unborn(tmp_path, "def add(a, b):\n    return a + b\n")
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert report["base"] == {
+        "tree": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "commit": None,
+        "label": "empty tree",
+        "short": "4b825dc",
+    }
+    assert report["head"]["label"] == "staged"
+    [run] = report["runs"]
+    assert (run["side"], run["status"]) == ("change", "PASSED")
+    assert run["tests"] == {"tests/test_calc.py::test_add": "passed"}
+    assert git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""
+    assert user_state(repo) == before
+
+
+def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
+    repo = _unborn(tmp_path, "def add(a, b):\n    return a - b\n")
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert report["base"]["label"] == "empty tree"
+    assert report["base"]["commit"] is None
+    assert report["base"]["tree"] == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    assert report["regressions"] == []
+    assert [(f["test"], f["kind"], f["blocking"]) for f in report["other_failures"]] == [
+        ("tests/test_calc.py::test_add", "new_test", False)
+    ]
+    assert not [u for u in report["uncertainty"] if u["unverified"]]
+    assert [(r["side"], r["status"]) for r in report["runs"]] == [
+        ("change", "FAILED"),
+        ("base", "FAILED"),
+    ]
+    md = eyeful(cwd=repo)
+    assert md.returncode == 0
+    assert "`tests/test_calc.py::test_add` is new in the change and fails" in md.stdout
+    assert user_state(repo) == before
+
+
+# Names, contents and kinds of files -------------------------------------------------------------
+
+READS_DATA = """from pathlib import Path
+
+from mödule import load
+
+
+def test_reads_the_data_file():
+    assert load() == "expected"
+
+
+def test_sees_every_awkward_name():
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "data dir" / "input file é.txt").is_file()
+    assert (root / "tests ü" / "test_dätä.py").is_file()
+"""
+
+
+def test_paths_with_spaces_and_non_ascii_names(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "mödule.py": "from pathlib import Path\n\n\ndef load():\n"
+            "    here = Path(__file__).resolve().parent\n"
+            "    return (here / 'data dir' / 'input file é.txt').read_text('utf-8').strip()\n",
+            "data dir/input file é.txt": "expected\n",
+            "tests ü/test_dätä.py": READS_DATA,
+        },
+    )
+    confirm(repo)
+    _stage(repo, {"data dir/input file é.txt": "changed\n", "notes ñ/read me.txt": "x\n"})
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert [r["test"] for r in report["regressions"]] == [
+        "tests ü/test_dätä.py::test_reads_the_data_file"
+    ]
+    change, base = report["runs"]
+    assert change["tests"]["tests ü/test_dätä.py::test_sees_every_awkward_name"] == "passed"
+    assert base["tests"] == {
+        "tests ü/test_dätä.py::test_reads_the_data_file": "passed",
+        "tests ü/test_dätä.py::test_sees_every_awkward_name": "passed",
+    }
+    md = eyeful(cwd=repo).stdout
+    assert "`tests ü/test_dätä.py::test_reads_the_data_file` fails on the change" in md
+    assert user_state(repo) == before
+
+
+BINARY = bytes(range(256)) * 64 + b"\x00\xff\xfe\r\n\x1a"
+READS_BINARY = f"""import hashlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_binary_file_is_intact():
+    data = (ROOT / "blob.bin").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == {__import__("hashlib").sha256(BINARY).hexdigest()!r}
+
+
+def test_line_endings_are_kept():
+    assert (ROOT / "crlf.txt").read_bytes() == b"one\\r\\ntwo\\r\\n"
+"""
+
+
+def test_binary_files_in_the_change(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "blob.bin": BINARY,
+            "crlf.txt": b"one\r\ntwo\r\n",
+            "tests/test_files.py": READS_BINARY,
+        },
+    )
+    confirm(repo)
+    # The change flips one byte in the middle of the binary and adds another binary file.
+    broken = bytearray(BINARY)
+    broken[1000] ^= 0xFF
+    _stage(repo, {"blob.bin": bytes(broken), "image.png": b"\x89PNG\r\n\x1a\n\x00\x00" * 100})
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert [r["test"] for r in report["regressions"]] == [
+        "tests/test_files.py::test_binary_file_is_intact"
+    ]
+    # Both sides' files arrived byte for byte: CRLF untouched, and the base's binary intact.
+    change, base = report["runs"]
+    assert change["tests"]["tests/test_files.py::test_line_endings_are_kept"] == "passed"
+    assert base["status"] == "PASSED"
+    assert user_state(repo) == before
+
+
+READS_LINKS = """import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_current_is_good():
+    assert os.path.islink(ROOT / "current.txt")
+    assert (ROOT / "current.txt").read_text().strip() == "good"
+
+
+def test_directory_link():
+    assert os.path.islink(ROOT / "lib")
+    assert (ROOT / "lib" / "good.txt").read_text().strip() == "good"
+"""
+
+
+def test_symlinks_in_the_change(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "data/good.txt": "good\n",
+            "data/bad.txt": "bad\n",
+            "tests/test_links.py": READS_LINKS,
+        },
+    )
+    confirm(repo)
+    # The change adds a directory link and a file link, pointing the file link at the wrong file.
+    (repo / "lib").symlink_to("data")
+    (repo / "current.txt").symlink_to("data/bad.txt")
+    git(repo, "add", "-A")
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
+    report = _json(proc)
+    change = report["runs"][0]
+    assert change["tests"] == {
+        "tests/test_links.py::test_current_is_good": "failed",
+        "tests/test_links.py::test_directory_link": "passed",
+    }
+    assert user_state(repo) == before
+    # Committed and then retargeted, the same link is a regression.
+    (repo / "current.txt").unlink()
+    (repo / "current.txt").symlink_to("data/good.txt")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "links")
+    (repo / "current.txt").unlink()
+    (repo / "current.txt").symlink_to("data/bad.txt")
+    git(repo, "add", "-A")
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in _json(proc)["regressions"]] == [
+        "tests/test_links.py::test_current_is_good"
+    ]
+    assert user_state(repo) == before
+
+
+def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path):
+    library = make_repo(tmp_path / "library", {"README": "library\n"})
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    git(
+        repo,
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        str(library),
+        "vendor/lib",
+    )
+    # The project's test proves the submodule's files are not there in eyeful's worktree.
+    _stage(
+        repo,
+        {
+            "tests/test_vendor.py": "from pathlib import Path\n\n\ndef test_no_submodule_files():\n"
+            "    root = Path(__file__).resolve().parent.parent\n"
+            "    assert not (root / 'vendor' / 'lib' / 'README').exists()\n"
+        },
+    )
+    before = user_state(repo)
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = _json(proc)
+    assert report["runs"][0]["tests"]["tests/test_vendor.py::test_no_submodule_files"] == "passed"
+    assert report["uncertainty"] == [
+        {
+            "text": "submodule `vendor/lib` was left out: eyeful does not check out submodules",
+            "unverified": False,
+        }
+    ]
+    md = eyeful(cwd=repo).stdout
+    uncertainty = md.split("### Uncertainty")[1]
+    assert "- [ ] submodule `vendor/lib` was left out" in uncertainty
+    assert user_state(repo) == before
+
+
+# A command that prints megabytes ----------------------------------------------------------------
+
+SPAM = """import sys
+if open("mode.txt").read().strip() == "quiet":
+    sys.exit(0)
+out = sys.stdout
+if {one_line}:
+    piece = "x" * 100_000
+    for _ in range(200):  # 20 MB without a newline
+        out.write(piece)
+    out.write("\\n")
+else:
+    chunk = ("spam " * 19 + "\\n") * 10_000  # 96-byte lines
+    for _ in range(52):  # 50 MB
+        out.write(chunk)
+out.write("AssertionError: the end of the output\\n")
+sys.exit(1)
+"""
+
+MEASURE = """import json, resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    proc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"rc": proc.returncode, "peak_kb": peak}))
+"""
+
+
+def _measured(repo: Path, out: Path, *args: str) -> tuple[int, int]:
+    """Exit code and peak RSS (KiB) of eyeful and everything it waited for, from a fresh process."""
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(out), GIT_EYEFUL, *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    data = json.loads(proc.stdout)
+    return data["rc"], data["peak_kb"]
+
+
+@pytest.mark.parametrize("one_line", [False, True], ids=["50MB-of-lines", "20MB-line"])
+def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, one_line):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} spam.py"),
+            "spam.py": SPAM.format(one_line=one_line),
+            "mode.txt": "quiet\n",
+        },
+    )
+    confirm(repo)
+    _stage(repo, {"mode.txt": "loud\n"})
+    before = user_state(repo)
+    out = tmp_path / "report.json"
+    code, peak_kb = _measured(repo, out, "--format", "json")
+    assert code == 1, out.read_text()
+    report = json.loads(out.read_text())
+    assert out.stat().st_size < 100_000
+    change, base = report["runs"]
+    assert change["status"] == "FAILED" and base["status"] == "PASSED"
+    assert len(change["tail"]) <= 8000
+    printed_last = "x" * 2000 + "\n" if one_line else ("spam " * 19 + "\n") * 20
+    assert change["tail"].endswith(printed_last + "AssertionError: the end of the output\n")
+    [regression] = report["regressions"]
+    assert regression["test"] == "the test suite"
+    assert regression["excerpt"].endswith("AssertionError: the end of the output")
+    assert len(regression["excerpt"]) <= 8000
+    # Served from the cache, the same review runs no command: eyeful's own baseline.
+    code_cached, baseline_kb = _measured(repo, tmp_path / "cached.json", "--format", "json")
+    assert code_cached == 1
+    assert peak_kb < 200 * 1024, f"peak RSS {peak_kb} KiB"
+    # Flat: the output costs next to nothing over eyeful's own footprint (~50 MiB).
+    assert peak_kb - baseline_kb < 16 * 1024, f"peak {peak_kb} KiB, baseline {baseline_kb} KiB"
+    md = eyeful(cwd=repo)
+    assert md.returncode == 1
+    assert len(md.stdout) < 20_000
+    assert user_state(repo) == before

@@ -1,0 +1,556 @@
+"""The pre-push hooks, for real: pre-commit's `eyeful` hook and the plain `hooks/pre-push`.
+
+pre-commit runs as the real `pre-commit` command: `try-repo` clones a committed copy of this
+checkout and pip-installs it into a virtualenv of its own, exactly as a user's pre-commit would;
+an installed pre-commit pre-push hook runs on a real `git push`. The plain hook is installed with
+`git eyeful install-hook` and runs on real pushes to a local bare remote.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.gitrepo import (
+    CALC,
+    CALC_TESTS,
+    PYTEST,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    run,
+    user_state,
+    write,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent  # the test interpreter's bin: python, pytest, git-eyeful
+PRE_COMMIT = BIN / "pre-commit"
+SHIPPED_HOOK = ROOT / "hooks" / "pre-push"
+MANIFEST = ROOT / ".pre-commit-hooks.yaml"
+
+# What a user writes: `python` is whatever the user's PATH says, never eyeful's own interpreter.
+USER_PYTEST = "python -m pytest -q -p no:cacheprovider"
+
+EMPTY_TREE = "4b825dc"
+WITH_SUB = CALC + "\n\ndef sub(a, b):\n    return a - b\n"
+SUB_TESTS = "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"
+BROKEN_ADD = WITH_SUB.replace("return a + b", "return a - b", 1)
+REGRESSION = "`tests/test_calc.py::test_add` fails on the change and passes on the base"
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _no_git_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def add_remote(repo: Path) -> Path:
+    remote = repo.parent / f"{repo.name}-remote.git"
+    git(repo.parent, "init", "-q", "--bare", str(remote))
+    git(repo, "remote", "add", "origin", str(remote))
+    return remote
+
+
+def remote_tip(remote: Path, ref: str) -> str:
+    return run("git", "rev-parse", "-q", "--verify", ref, cwd=remote, check=False).stdout.strip()
+
+
+def push(
+    repo: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    proc = subprocess.run(
+        ["git", "push", "origin", *args],
+        cwd=repo,
+        env=env,
+        text=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    return proc, proc.stdout + proc.stderr
+
+
+def local_state(repo: Path, *, index_bytes: bool = True) -> dict[str, object]:
+    """The user's worktree, index, HEAD and local refs: what a push must leave alone.
+
+    The remote-tracking refs are the push's own business. Under pre-commit the index file's
+    bytes are not comparable: pre-commit itself runs `git write-tree`, which rewrites the file
+    with a cache-tree (even with a hook that does nothing), so there the index is compared entry
+    by entry: every staged path, mode, blob and stage.
+    """
+    state = user_state(repo)
+    for key in ("refs", "packed-refs", "for-each-ref"):
+        del state[key]
+    if not index_bytes:
+        del state["index"]
+    state["index entries"] = git(repo, "ls-files", "--stage", "--debug")
+    state["local refs"] = git(repo, "for-each-ref", "refs/heads", "refs/tags", "refs/stash")
+    return state
+
+
+def leaky_env(repo: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment that points git at the user's repository, as a hook's environment can.
+
+    Inherited by eyeful's own git calls in its worktrees, these would check trees out into the
+    user's index and working tree.
+    """
+    return dict(
+        os.environ if base is None else base,
+        GIT_DIR=str(repo / ".git"),
+        GIT_WORK_TREE=str(repo),
+        GIT_INDEX_FILE=str(repo / ".git" / "index"),
+    )
+
+
+def make_user_dirty(repo: Path, *, unstaged: bool = True) -> None:
+    """Staged, unstaged and untracked work in progress that no hook may touch.
+
+    pre-commit itself stashes unstaged changes around every hook run (and so rewrites the index),
+    so its tests leave those out: what is checked there is what eyeful does.
+    """
+    write(repo, {"staged.txt": "staged\n", "notes.txt": "untracked\n"})
+    git(repo, "add", "staged.txt")
+    if unstaged:
+        write(repo, {"pytest.ini": "[pytest]\npythonpath = .\n\n"})
+
+
+def tools_dir(path: Path, *names: str) -> Path:
+    """A PATH directory with just these programs: no `python` in it."""
+    path.mkdir()
+    for name in names:
+        found = shutil.which(name)
+        assert found, f"{name} is not on PATH"
+        (path / name).symlink_to(found)
+    return path
+
+
+# --- the manifest -------------------------------------------------------------------------------
+
+
+def test_manifest_declares_the_eyeful_pre_push_hook():
+    proc = subprocess.run(
+        [str(PRE_COMMIT), "validate-manifest", str(MANIFEST)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hooks = {hook["id"]: hook for hook in yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))}
+    hook = hooks["eyeful"]
+    assert hook["entry"] == "git-eyeful"
+    assert hook["language"] == "python"
+    assert hook["stages"] == ["pre-push"]
+    assert hook["pass_filenames"] is False
+    assert hook["always_run"] is True
+    assert hook["require_serial"] is True
+
+
+# --- pre-commit try-repo ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # tmp_path_factory's base directory is per xdist worker, so this cache is never shared
+    # between processes. (try-repo itself installs into a throwaway store each time; an installed
+    # pre-commit hook uses this one.)
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A committed copy of this checkout's working tree, for try-repo to clone and pip-install.
+
+    A copy rather than the checkout itself: one fixed commit for the whole session, whatever
+    else is being edited meanwhile, and no "uncommitted changes" shadow repository.
+    """
+    dest = tmp_path_factory.mktemp("hook-repo")
+    env = _no_git_env()
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for raw in filter(None, listed.split(b"\0")):
+        name = os.fsdecode(raw)
+        source = ROOT / name
+        if not (source.is_file() or source.is_symlink()):
+            continue  # deleted in the working tree
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest / name, follow_symlinks=False)
+    identity = ["-c", "user.name=eyeful tests", "-c", "user.email=tests@eyeful.invalid"]
+    for argv in (
+        ["init", "-q"],
+        ["add", "-A"],
+        [*identity, "-c", "commit.gpgsign=false", "commit", "-q", "-m", "eyeful under test"],
+    ):
+        subprocess.run(["git", *argv], cwd=dest, env=env, capture_output=True, check=True)
+    assert (dest / ".pre-commit-hooks.yaml").is_file()
+    return dest
+
+
+def try_repo(
+    repo: Path, hook_repo: Path, from_ref: str, to_ref: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    refs = ["--from-ref", from_ref, "--to-ref", to_ref]
+    proc = subprocess.run(
+        [str(PRE_COMMIT), "try-repo", str(hook_repo), "eyeful", "--hook-stage", "pre-push", *refs],
+        cwd=repo,
+        text=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+    return proc, proc.stdout + proc.stderr
+
+
+def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
+    tmp_path, hook_repo, pre_commit_home, monkeypatch
+):
+    # pre-commit puts the hook's own virtualenv (eyeful, no pytest) first on PATH; eyeful must take
+    # it off again so that `python` is the user's: the test interpreter's, which has pytest.
+    assert (BIN / "python").exists()
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
+    repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST))
+    base = git(repo, "rev-parse", "HEAD").strip()
+    clean = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    # The regression is not in the last pushed commit: the whole range must be reviewed.
+    broken = commit(repo, {"docs.md": "docs\n"}, "docs")
+    confirm(repo)  # same XDG_CONFIG_HOME as the hook run below
+    make_user_dirty(repo, unstaged=False)
+    before = local_state(repo, index_bytes=False)
+
+    proc, out = try_repo(repo, hook_repo, base, clean)
+    assert proc.returncode == 0, out
+    assert "Passed" in out
+    # PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF were the range reviewed, and its tests really ran.
+    assert f"{base[:7]}..{clean[:7]}" in out, out
+    assert "0 blocking issues" in out, out
+    assert "test on the change: PASSED" in out, out
+
+    # (No GIT_DIR/GIT_INDEX_FILE here: try-repo's own git calls would follow them. Their not
+    # leaking into eyeful is checked on the real pushes below.)
+    proc, out = try_repo(repo, hook_repo, clean, broken)
+    assert proc.returncode == 1, out
+    assert "Failed" in out
+    assert f"{clean[:7]}..{broken[:7]}" in out, out
+    assert "1 blocking issue" in out, out
+    assert REGRESSION in out, out
+    assert local_state(repo, index_bytes=False) == before
+
+
+# --- pre-commit installed as the pre-push hook, on a real `git push` -----------------------------
+
+
+def _local_pre_commit_config() -> str:
+    """The manifest's hook run from the user's own virtualenv: `repo: local`, `language: system`."""
+    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    hook = dict(hook, language="system")
+    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
+
+
+@pytest.fixture
+def pre_commit_project(tmp_path, pre_commit_home):
+    """A confirmed project using pre-commit's pre-push hook, and a bare remote with nothing yet.
+
+    eyeful runs from the user's own virtualenv (the test interpreter's, with pytest in it), as
+    with a `language: system` hook: that virtualenv is where the user's `python` is, and must stay
+    on PATH. PATH has nothing else with a `python` in it.
+    """
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(USER_PYTEST),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": WITH_SUB,
+            "tests/test_calc.py": CALC_TESTS,
+            ".pre-commit-config.yaml": _local_pre_commit_config(),
+        },
+    )
+    remote = add_remote(repo)
+    assert (BIN / "git-eyeful").exists() and (BIN / "python").exists()
+    tools = tools_dir(tmp_path / "tools", "git", "sh", "bash", "dirname")
+    env = dict(
+        os.environ,
+        PATH=f"{BIN}{os.pathsep}{tools}",
+        VIRTUAL_ENV=str(BIN.parent),
+        PRE_COMMIT_HOME=str(pre_commit_home),
+    )
+    proc = subprocess.run(
+        [str(PRE_COMMIT), "install", "--hook-type", "pre-push"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    confirm(repo)
+    return repo, remote, env
+
+
+def test_installed_pre_commit_hook_reviews_the_pushed_range_on_git_push(pre_commit_project):
+    repo, remote, env = pre_commit_project
+    proc, out = push(repo, "--no-verify", "main", env=env)
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    clean = commit(repo, {"tests/test_sub.py": SUB_TESTS}, "test sub")
+    proc, out = push(repo, "main", env=env)
+    assert proc.returncode == 0, out
+    assert f"{base[:7]}..{clean[:7]}" in out, out
+    assert "test on the change: PASSED" in out, out
+    assert remote_tip(remote, "main") == clean
+
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    # The regression is not in the last pushed commit: the whole range must be reviewed.
+    broken = commit(repo, {"docs.md": "docs\n"}, "docs")
+    make_user_dirty(repo, unstaged=False)
+    before = local_state(repo, index_bytes=False)
+    proc, out = push(repo, "main", env=leaky_env(repo, env))
+    assert proc.returncode != 0, out
+    assert f"{clean[:7]}..{broken[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(remote, "main") == clean
+    assert local_state(repo, index_bytes=False) == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cli.py: for a push of a root commit pre-commit passes no PRE_COMMIT_FROM_REF/TO_REF "
+    "(it runs with --all-files), so eyeful reviews the empty staged change instead of the push",
+)
+def test_installed_pre_commit_hook_reviews_a_root_commit_against_the_empty_tree(
+    pre_commit_project,
+):
+    repo, _remote, env = pre_commit_project
+    root = git(repo, "rev-parse", "HEAD").strip()
+    proc, out = push(repo, "main", env=env)
+    assert proc.returncode == 0, out
+    assert f"{EMPTY_TREE}..{root[:7]}" in out, out
+
+
+# --- `git eyeful install-hook` ------------------------------------------------------------------
+
+
+def test_install_hook_installs_the_shipped_hook_and_reinstalls_over_its_own(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    target = repo / ".git" / "hooks" / "pre-push"
+    proc = eyeful("install-hook", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert str(target) in "".join(proc.stderr.split())  # rich wraps at 80 columns
+    assert target.read_bytes() == SHIPPED_HOOK.read_bytes()
+    assert os.access(target, os.X_OK)
+    # An older eyeful hook is eyeful's own: replaced, not refused.
+    target.write_text(SHIPPED_HOOK.read_text() + "# from an older eyeful\n")
+    before = user_state(repo)
+    proc = eyeful("install-hook", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_bytes() == SHIPPED_HOOK.read_bytes()
+    assert os.access(target, os.X_OK)
+    assert sorted(p.name for p in target.parent.iterdir() if p.name.startswith(".")) == []
+    assert user_state(repo) == before
+
+
+@pytest.mark.parametrize("kind", ["script", "symlink", "dangling symlink"])
+def test_install_hook_refuses_to_overwrite_a_foreign_hook(tmp_path, kind):
+    repo = python_project(tmp_path / "repo")
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    target = hooks / "pre-push"
+    foreign = tmp_path / "their-hook"
+    foreign.write_bytes(b'#!/bin/sh\n# someone else\'s pre-push\nexec run-checks "$@"\n')
+    foreign.chmod(0o700)
+    if kind == "script":
+        shutil.copy2(foreign, target)
+    elif kind == "symlink":
+        target.symlink_to(foreign)
+    else:
+        target.symlink_to(tmp_path / "nowhere")
+    listing = sorted(p.name for p in hooks.iterdir())
+    link = os.readlink(target) if target.is_symlink() else None
+    data = foreign.read_bytes()
+    mode = target.lstat().st_mode
+
+    proc = eyeful("install-hook", cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("eyeful: error: ")
+    assert str(target) in lines[0] and "not eyeful's" in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert target.lstat().st_mode == mode
+    assert (os.readlink(target) if target.is_symlink() else None) == link
+    assert foreign.read_bytes() == data
+    if kind == "script":
+        assert target.read_bytes() == data
+    assert sorted(p.name for p in hooks.iterdir()) == listing
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_install_hook_honours_core_hooks_path(tmp_path, where):
+    repo = python_project(tmp_path / "repo")
+    value = ".githooks" if where == "relative" else str(tmp_path / "shared hooks")
+    git(repo, "config", "core.hooksPath", value)
+    (repo / "tests" / "sub").mkdir()
+    # git's own answer to "where are the hooks"; install-hook runs from a subdirectory.
+    expected = (repo / git(repo, "rev-parse", "--git-path", "hooks").strip()).resolve()
+    proc = eyeful("install-hook", cwd=repo / "tests" / "sub")
+    assert proc.returncode == 0, proc.stderr
+    assert (expected / "pre-push").read_bytes() == SHIPPED_HOOK.read_bytes()
+    assert os.access(expected / "pre-push", os.X_OK)
+    assert not (repo / ".git" / "hooks" / "pre-push").exists()
+    if where == "relative":
+        assert not (repo / "tests" / "sub" / value).exists()
+
+
+def test_install_hook_with_hooks_disabled_is_a_one_line_error(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    git(repo, "config", "core.hooksPath", os.devnull)
+    proc = eyeful("install-hook", cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "core.hooksPath" in lines[0] and os.devnull in lines[0]
+
+
+# --- the plain pre-push hook on real pushes -----------------------------------------------------
+
+
+@pytest.fixture
+def hooked_project(tmp_path):
+    """A confirmed project with the plain hook installed and a bare remote that has nothing yet."""
+    repo = python_project(tmp_path / "repo", eyeful_config(PYTEST))
+    remote = add_remote(repo)
+    proc = eyeful("install-hook", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    confirm(repo)
+    return repo, remote
+
+
+def test_plain_hook_refuses_a_push_that_breaks_a_test_and_lets_a_clean_one_through(
+    hooked_project,
+):
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+
+    clean = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
+    proc, out = push(repo, "main")
+    assert proc.returncode == 0, out
+    assert "eyeful: reviewing refs/heads/main" in out, out
+    assert f"{base[:7]}..{clean[:7]}" in out, out
+    assert "0 blocking issues" in out, out
+    assert remote_tip(remote, "main") == clean
+
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    # The regression is not in the last pushed commit: the whole range must be reviewed.
+    broken = commit(repo, {"docs.md": "docs\n"}, "docs")
+    make_user_dirty(repo)
+    before = local_state(repo)
+    proc, out = push(repo, "main", env=leaky_env(repo))
+    assert proc.returncode != 0, out
+    assert f"{clean[:7]}..{broken[:7]}" in out, out
+    assert "1 blocking issue" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(remote, "main") == clean
+    assert local_state(repo) == before
+
+
+def test_plain_hook_reviews_a_new_branch_from_the_first_commit_the_remote_lacks(hooked_project):
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "feature")
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")  # the first commit: the regression
+    commit(repo, {"docs.md": "docs\n"}, "docs")
+    tip = commit(repo, {"more.md": "more\n"}, "more docs")
+
+    proc, out = push(repo, "feature")
+    assert proc.returncode != 0, out
+    assert "eyeful: reviewing refs/heads/feature" in out, out
+    # The whole branch against what the remote has (main), not just the last commit.
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(remote, "feature") == ""
+
+    git(repo, "switch", "-q", "main")
+    git(repo, "switch", "-q", "-c", "good")
+    commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
+    good = commit(repo, {"docs.md": "docs\n"}, "docs")
+    proc, out = push(repo, "good")
+    assert proc.returncode == 0, out
+    assert f"{base[:7]}..{good[:7]}" in out, out
+    assert remote_tip(remote, "good") == good
+
+
+def test_plain_hook_reviews_a_root_commit_against_the_empty_tree(hooked_project):
+    repo, remote = hooked_project
+    root = git(repo, "rev-parse", "HEAD").strip()
+    proc, out = push(repo, "main")
+    assert proc.returncode == 0, out
+    assert "eyeful: reviewing refs/heads/main" in out, out
+    assert f"{EMPTY_TREE}..{root[:7]}" in out, out
+    assert "against empty tree" in out, out
+    assert remote_tip(remote, "main") == root
+
+
+def test_plain_hook_reviews_nothing_for_a_branch_deletion(hooked_project):
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    git(repo, "switch", "-q", "-c", "feature")
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = push(repo, "--no-verify", "feature")
+    assert proc.returncode == 0, out
+    git(repo, "switch", "-q", "main")
+
+    proc, out = push(repo, "--delete", "feature")
+    assert proc.returncode == 0, out
+    assert "eyeful" not in out, out
+    assert remote_tip(remote, "feature") == ""
+
+    # A deletion next to an update in one push: only the update is reviewed.
+    git(repo, "branch", "-q", "-f", "feature", "HEAD")
+    proc, out = push(repo, "--no-verify", "feature")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    clean = commit(repo, {"tests/test_sub.py": SUB_TESTS, "calc.py": WITH_SUB}, "add sub")
+    proc, out = push(repo, ":feature", "main")
+    assert proc.returncode == 0, out
+    assert out.count("eyeful: reviewing") == 1, out
+    assert f"eyeful: reviewing refs/heads/main ({base}..{clean})" in out, out
+    assert remote_tip(remote, "feature") == ""
+    assert remote_tip(remote, "main") == clean
+
+
+def test_plain_hook_without_git_eyeful_on_path_refuses_with_a_hint(hooked_project, tmp_path):
+    repo, remote = hooked_project
+    env = dict(os.environ, PATH=str(tools_dir(tmp_path / "tools", "git")))
+    proc, out = push(repo, "main", env=env)
+    assert proc.returncode != 0, out
+    assert "git-eyeful is not on PATH" in out, out
+    assert remote_tip(remote, "main") == ""

@@ -1,0 +1,631 @@
+"""What eyeful must never do to the user, and how its project commands are contained.
+
+Nothing of the user's is written (working tree, index, HEAD, refs, stash), also when a run is
+interrupted or times out; project commands run in their own process group and leave no orphans;
+every run is recorded with status, exit code, duration and tail; hook-inherited GIT_* variables
+reach neither eyeful's worktrees nor the project's commands; concurrent runs share the worktree
+pool and the cache safely; `setup` runs only when its command or its inputs change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import (
+    CALC_TESTS,
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    user_state,
+    write,
+)
+
+BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+FIXED_ADD = "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"
+GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
+INTERRUPTED = "eyeful: error: interrupted; nothing of yours was changed"
+
+
+def _stage(repo: Path, files: dict[str, str | bytes]) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> dict:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _project(tmp_path: Path, config: str | None = None) -> Path:
+    repo = python_project(tmp_path / "repo", config)
+    confirm(repo)
+    return repo
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (a zombie's reaper may be slow or absent)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _read_pid(path: Path) -> int:
+    return int(path.read_text().split()[0])
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 90.0) -> None:
+    deadline = time.monotonic() + within
+    while not path.exists():
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"eyeful ended ({proc.returncode}) first:\n{out}\n{err}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"{path} never appeared")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def kill_leftovers():
+    """Kill (by pid, never by name) any process a failing test leaves behind."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+# A. Nothing of the user's is touched ------------------------------------------------------------
+
+
+def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+            "tests/test_calc.py": CALC_TESTS,
+            ".gitignore": "*.log\nbuild/\n",
+        },
+    )
+    confirm(repo)
+    write(repo, {"calc.py": "def add(a, b):\n    return a + b  # stashed\n"})
+    git(repo, "stash", "-q")
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    # Unstaged: the working tree has add fixed again; untracked: a failing test; ignored files.
+    write(
+        repo,
+        {
+            "calc.py": FIXED_ADD,
+            "tests/test_untracked.py": "def test_untracked():\n    assert False\n",
+            "debug.log": "ignored\n",
+            "build/out.bin": bytes(range(256)),
+        },
+    )
+    before = user_state(repo)
+    assert before["stash"].strip(), "the stash entry is part of what is checked"
+    assert "debug.log" in before["worktree"] and "build/out.bin" in before["worktree"]
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = _json(proc)
+    # The staged calc.py was reviewed, not the fixed working-tree file, and no untracked test ran.
+    assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
+    for run in report["runs"]:
+        assert not any("test_untracked" in name for name in run["tests"] or {})
+    assert user_state(repo) == before
+    # Served from the cache the second time: still nothing touched.
+    again = _json(eyeful("--format", "json", cwd=repo))
+    assert all(r["cached"] for r in again["runs"])
+    assert user_state(repo) == before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(
+    tmp_path, sig, kill_leftovers
+):
+    hang, marker = tmp_path / "hang", tmp_path / "started"
+    shell_pid, child_pid = tmp_path / "shell.pid", tmp_path / "child.pid"
+    hang.touch()
+    command = (
+        f"if [ -e {hang} ]; then echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; "
+        f"touch {marker}; sleep 300; fi; {PYTEST}"
+    )
+    repo = _project(tmp_path, eyeful_config(command))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    write(repo, {"notes.txt": "untracked\n"})
+    before = user_state(repo)
+    # The console script itself, so that the signal reaches eyeful's python process (`git eyeful`
+    # would put a git process in between).
+    proc = subprocess.Popen(
+        [GIT_EYEFUL],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for(marker, proc)
+        pids = [_read_pid(shell_pid), _read_pid(child_pid)]
+        kill_leftovers += pids
+        assert all(_alive(pid) for pid in pids)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, out + err
+    assert time.monotonic() - started < 30
+    assert [line for line in err.splitlines() if line.strip()] == [INTERRUPTED]
+    assert out == ""
+    for pid in pids:
+        assert _gone(pid), f"process {pid} of the interrupted command is still running"
+    assert user_state(repo) == before
+    # The interrupted run left nothing half-done: the next run reviews the change normally.
+    hang.unlink()
+    again = eyeful("--format", "json", cwd=repo)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert [r["test"] for r in _json(again)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert user_state(repo) == before
+
+
+def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path, kill_leftovers):
+    child_pid, stubborn = tmp_path / "child.pid", tmp_path / "stubborn.sh"
+    # The background child ignores SIGTERM, so only the SIGKILL that follows can end it.
+    stubborn.write_text("trap '' TERM INT HUP\nwhile :; do sleep 1; done\n")
+    command = f"sh {stubborn} & echo $! > {child_pid}; sleep 300"
+    repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    before = user_state(repo)
+    started = time.monotonic()
+    proc = eyeful(cwd=repo)
+    elapsed = time.monotonic() - started
+    pid = _read_pid(child_pid)
+    kill_leftovers.append(pid)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert elapsed < 60
+    uncertainty = proc.stdout.split("### Uncertainty")[1]
+    assert "the tests could not run on the change: timed out after 2s" in uncertainty
+    assert "test on the change: ERROR" in proc.stdout
+    assert _gone(pid), "the SIGTERM-proof child of the timed-out command survived"
+    assert user_state(repo) == before
+
+
+FRESH_TEST = """from pathlib import Path
+
+LOG = Path({log!r})
+
+
+def test_each_run_sees_exactly_its_tree():
+    stray = Path("stray.txt")  # untracked: must be gone by the next checkout
+    assert not stray.exists()
+    stray.write_text("left behind")
+    warm = Path("warm") / "count"  # ignored: stays, as a virtualenv would
+    warm.parent.mkdir(exist_ok=True)
+    count = int(warm.read_text()) + 1 if warm.exists() else 1
+    warm.write_text(str(count))
+    with LOG.open("a") as handle:
+        handle.write(f"{{count}}\\n")
+"""
+
+
+def test_a_reused_worktree_drops_untracked_leftovers_and_keeps_ignored_files(tmp_path):
+    log = tmp_path / "warm.log"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            ".gitignore": "warm/\n",
+            "tests/test_fresh.py": FRESH_TEST.format(log=str(log)),
+        },
+    )
+    confirm(repo)
+    for n in range(3):
+        _stage(repo, {"notes.txt": f"{n}\n"})
+        proc = eyeful("--format", "json", cwd=repo)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert [(r["side"], r["status"]) for r in _json(proc)["runs"]] == [("change", "PASSED")]
+    assert log.read_text().split() == ["1", "2", "3"]
+    assert not (repo / "stray.txt").exists() and not (repo / "warm").exists()
+
+
+# B. Process groups: no orphans ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "redirect",
+    ["> /dev/null 2>&1", ""],
+    ids=["child-closed-the-pipe", "child-holds-the-pipe"],
+)
+def test_a_passing_command_leaves_no_background_child(tmp_path, redirect, kill_leftovers):
+    child_pid = tmp_path / "child.pid"
+    command = f"sleep 300 {redirect} & echo $! > {child_pid}; echo started; exit 0"
+    repo = _project(tmp_path, eyeful_config(command))
+    _stage(repo, {"calc.py": FIXED_ADD})
+    proc = eyeful("--format", "json", cwd=repo, timeout=120)
+    pid = _read_pid(child_pid)
+    kill_leftovers.append(pid)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [run] = _json(proc)["runs"]
+    assert run["status"] == "PASSED"
+    assert run["duration"] < 30  # a child holding the output open does not keep eyeful waiting
+    assert "started" in run["tail"]
+    assert _gone(pid), "the background child of a finished command is still running"
+
+
+def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path, kill_leftovers):
+    shell_pid, child_pid = tmp_path / "shell.pid", tmp_path / "child.pid"
+    command = f"echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; sleep 300"
+    repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful("--format", "json", cwd=repo)
+    pids = [_read_pid(shell_pid), _read_pid(child_pid)]
+    kill_leftovers += pids
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    [run] = _json(proc)["runs"]
+    assert (run["status"], run["reason"]) == ("ERROR", "timed out after 2s")
+    for pid in pids:
+        assert _gone(pid)
+
+
+# C. Run records ---------------------------------------------------------------------------------
+
+
+def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
+    script = (
+        "import sys\n"
+        "print('x' * 19990)\n"
+        "print('LAST LINE')\n"
+        "sys.exit(0 if open('mode.txt').read().strip() == 'pass' else 3)\n"
+    )
+    command = f"{shlex.quote(PYTHON)} check.py"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(command), "check.py": script, "mode.txt": "pass\n"},
+    )
+    confirm(repo)
+    _stage(repo, {"mode.txt": "fail\n"})
+    report = _json(eyeful("--format", "json", cwd=repo))
+    change, base = report["runs"]
+    assert (change["side"], change["status"], change["exit_code"]) == ("change", "FAILED", 3)
+    assert (base["side"], base["status"], base["exit_code"]) == ("base", "PASSED", 0)
+    expected_tail = ("x" * 19990 + "\nLAST LINE\n")[-8000:]
+    for run in (change, base):
+        assert run["name"] == "test"
+        assert run["command"] == command
+        assert 0 < run["duration"] < 60
+        assert run["reason"] is None
+        assert run["tail"] == expected_tail
+        assert run["cached"] is False
+    assert report["exit_code"] == 1
+
+
+def test_a_command_killed_by_a_signal_is_failed_with_the_signal_as_reason(tmp_path):
+    repo = _project(tmp_path, eyeful_config("echo dying; kill -9 $$"))
+    _stage(repo, {"calc.py": FIXED_ADD})
+    report = _json(eyeful("--format", "json", cwd=repo))
+    change = report["runs"][0]
+    assert change["status"] == "FAILED"
+    assert change["exit_code"] == -9
+    assert change["reason"] == "killed by SIGKILL"
+    assert "dying" in change["tail"]
+
+
+def test_a_command_that_cannot_start_is_an_error_with_its_reason_and_not_cached(tmp_path):
+    repo = _project(tmp_path, eyeful_config("no-such-command-xyz --flag"))
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    report = _json(proc)
+    [run] = report["runs"]
+    assert run["status"] == "ERROR"
+    assert run["exit_code"] == 127
+    assert "could not start" in run["reason"]
+    assert "no-such-command-xyz" in run["tail"] and "not found" in run["tail"]
+    assert any("could not start" in u["text"] and u["unverified"] for u in report["uncertainty"])
+    md = eyeful(cwd=repo).stdout
+    assert "test on the change: ERROR" in md
+    # An error says nothing about the tree, so it is tried again rather than served from cache.
+    again = _json(eyeful("--format", "json", cwd=repo))
+    assert [r["cached"] for r in again["runs"]] == [False]
+
+
+# D. GIT_* variables from hooks ------------------------------------------------------------------
+
+
+def _env_names(path: Path) -> set[str]:
+    return {line.split("=", 1)[0] for line in path.read_text().splitlines() if "=" in line}
+
+
+def test_hook_git_variables_reach_neither_the_worktrees_nor_the_commands(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    envfile, toplevel = outside / "env.txt", outside / "toplevel.txt"
+    # `git add -A` in the project command would write the hook's index if GIT_* leaked through.
+    command = f"env > {envfile}; git rev-parse --show-toplevel > {toplevel}; git add -A; {PYTEST}"
+    repo = _project(tmp_path, eyeful_config(command))
+    # The change is staged in another index, as `git commit -a` or `git commit <path>` do.
+    other_index = outside / "next-index"
+    shutil.copyfile(repo / ".git" / "index", other_index)
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "calc.py", env={**os.environ, "GIT_INDEX_FILE": str(other_index)})
+    assert git(repo, "diff", "--cached", "--name-only") == ""  # the user's index has no change
+    before = user_state(repo)
+    other_before = other_index.read_bytes()
+    env = {
+        **os.environ,
+        "GIT_INDEX_FILE": str(other_index),
+        "GIT_DIR": ".git",
+        "GIT_WORK_TREE": str(repo),
+        "GIT_PREFIX": "",
+    }
+    proc = eyeful("--format", "json", cwd=repo, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert user_state(repo) == before
+    assert other_index.read_bytes() == other_before
+    names = _env_names(envfile)
+    assert "PATH" in names  # the file is the command's environment
+    assert not names & {"GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE", "GIT_PREFIX"}
+    assert Path(toplevel.read_text().strip()) != repo
+    assert (repo / ".git" / "eyeful" / "worktrees") in Path(toplevel.read_text().strip()).parents
+
+
+def test_as_a_pre_commit_hook_of_commit_a_the_regression_blocks_and_nothing_changes(tmp_path):
+    envfile = tmp_path / "env.txt"
+    repo = _project(tmp_path, eyeful_config(f"env > {envfile}; git add -A; {PYTEST}"))
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\nexec git eyeful\n")
+    hook.chmod(0o755)
+    write(repo, {"calc.py": BROKEN_ADD})  # unstaged: only `commit -a` makes it the change
+    before = user_state(repo)
+    result = subprocess.run(
+        ["git", "commit", "-a", "-q", "-m", "break add"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode != 0, "the hook let a regression through"
+    assert "tests/test_calc.py::test_add` fails on the change" in result.stdout + result.stderr
+    assert user_state(repo) == before
+    assert not _env_names(envfile) & {"GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE"}
+
+
+# E. Concurrent runs -----------------------------------------------------------------------------
+
+SLOW_CONFTEST = """import os, time
+from pathlib import Path
+
+LOG = Path({log!r})
+
+
+def pytest_sessionstart(session):
+    with LOG.open("a") as handle:
+        handle.write(f"start {{os.getpid()}} {{time.time()}} {{os.getcwd()}}\\n")
+    time.sleep(1.5)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    with LOG.open("a") as handle:
+        handle.write(f"end {{os.getpid()}} {{time.time()}} {{os.getcwd()}}\\n")
+"""
+
+
+def _sessions(log: Path) -> list[tuple[float, float, str]]:
+    starts: dict[str, tuple[float, str]] = {}
+    out = []
+    for line in log.read_text().splitlines():
+        kind, pid, when, cwd = line.split(" ", 3)
+        if kind == "start":
+            starts[pid] = (float(when), cwd)
+        else:
+            began, where = starts.pop(pid)
+            assert where == cwd
+            out.append((began, float(when), cwd))
+    assert not starts, "a test session never finished"
+    return out
+
+
+def _summary(report: dict) -> tuple:
+    return (
+        report["exit_code"],
+        report["outcome"],
+        [(f["test"], f["kind"], f["on_change"], f["on_base"]) for f in report["regressions"]],
+        [(f["test"], f["kind"]) for f in report["other_failures"]],
+        sorted((r["side"], r["name"], r["status"], r["exit_code"]) for r in report["runs"]),
+    )
+
+
+def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_cache(tmp_path):
+    log = tmp_path / "sessions.log"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+            "tests/test_calc.py": CALC_TESTS,
+            "conftest.py": SLOW_CONFTEST.format(log=str(log)),
+        },
+    )
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    before = user_state(repo)
+    procs = [
+        subprocess.Popen(
+            ["git", "eyeful", "--format", "json"],
+            cwd=repo,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=240) for p in procs]
+    reports = []
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 1, out + err
+        reports.append(json.loads(out))
+    assert _summary(reports[0]) == _summary(reports[1])
+    assert [f["test"] for f in reports[0]["regressions"]] == ["tests/test_calc.py::test_add"]
+    # Never two test sessions in one worktree at a time.
+    sessions = _sessions(log)
+    for i, (start_a, end_a, cwd_a) in enumerate(sessions):
+        for start_b, end_b, cwd_b in sessions[i + 1 :]:
+            if cwd_a == cwd_b:
+                assert end_a <= start_b or end_b <= start_a, f"two sessions shared {cwd_a}"
+    # The cache is whole: every entry parses and nothing half-written is left.
+    cache = repo / ".git" / "eyeful" / "cache"
+    entries = list(cache.rglob("*.json"))
+    assert entries
+    for entry in entries:
+        assert isinstance(json.loads(entry.read_text()), dict)
+    assert not [p for p in cache.rglob(".tmp-*")]
+    third = _json(eyeful("--format", "json", cwd=repo))
+    assert third["runs"] and all(r["cached"] for r in third["runs"])
+    assert _summary(third) == _summary(reports[0])
+    assert len(_sessions(log)) == len(sessions)  # the third run started no test session
+    assert user_state(repo) == before
+
+
+# F. Setup runs when its command or inputs change ------------------------------------------------
+
+
+def _setup_project(tmp_path: Path, setup: str, extra: str = "") -> Path:
+    config = f"{extra}\n[commands]\nsetup = {setup!r}\ntest = {PYTEST!r}\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            ".eyeful.toml": config,
+            "pytest.ini": PYTEST_INI,
+            "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
+            "tests/test_calc.py": CALC_TESTS,
+            "requirements.txt": "six\n",
+            "deps/a.cfg": "a\n",
+        },
+    )
+    confirm(repo)
+    return repo
+
+
+def _review_runs(repo: Path) -> list[tuple[str, str, str]]:
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode in (0, 1, 3), proc.stdout + proc.stderr
+    return [(r["side"], r["name"], r["status"]) for r in _json(proc)["runs"]]
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_path):
+    counter = tmp_path / "counter"
+    repo = _setup_project(tmp_path, f"echo x >> {counter}")
+    setup_and_test = [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
+    test_only = [("change", "test", "PASSED")]
+    steps: list[tuple[dict[str, str], list[tuple[str, str, str]], int]] = [
+        ({"calc.py": FIXED_ADD}, setup_and_test, 1),  # the worktree's first test
+        ({"notes.txt": "1\n"}, test_only, 1),
+        ({"requirements.txt": "six\nattrs\n"}, setup_and_test, 2),
+        ({"src/notes.txt": "2\n"}, test_only, 2),
+        ({"requirements-dev.txt": "pytest\n"}, setup_and_test, 3),
+        ({"pyproject.toml": "[project]\nname = 'x'\n"}, setup_and_test, 4),
+        ({"deps/a.cfg": "b\n"}, test_only, 4),  # not a default input
+    ]
+    for files, runs, count in steps:
+        _stage(repo, files)
+        assert _review_runs(repo) == runs, files
+        assert len(_lines(counter)) == count, files
+    # A changed setup command (confirmed again) runs again on an unchanged set of inputs.
+    (repo / ".eyeful.toml").write_text(
+        f"[commands]\nsetup = 'echo y >> {counter}'\ntest = {PYTEST!r}\n"
+    )
+    confirm(repo)
+    _stage(repo, {"notes.txt": "3\n"})
+    assert _review_runs(repo) == setup_and_test
+    assert _lines(counter) == ["x", "x", "x", "x", "y"]
+    _stage(repo, {"notes.txt": "4\n"})
+    assert _review_runs(repo) == test_only
+    assert len(_lines(counter)) == 5
+
+
+def test_setup_runs_for_the_base_when_its_inputs_differ_from_the_change(tmp_path):
+    counter = tmp_path / "counter"
+    repo = _setup_project(tmp_path, f"echo x >> {counter}")
+    _stage(repo, {"calc.py": FIXED_ADD})
+    _review_runs(repo)
+    assert len(_lines(counter)) == 1
+    # A failing change with new requirements: setup for the change, and again for the base.
+    _stage(repo, {"calc.py": BROKEN_ADD, "requirements.txt": "six\nattrs\n"})
+    assert _review_runs(repo) == [
+        ("change", "setup", "PASSED"),
+        ("change", "test", "FAILED"),
+        ("base", "setup", "PASSED"),
+        ("base", "test", "PASSED"),
+    ]
+    assert len(_lines(counter)) == 3
+
+
+def test_setup_inputs_are_configurable(tmp_path):
+    counter = tmp_path / "counter"
+    repo = _setup_project(tmp_path, f"echo x >> {counter}", extra='setup_inputs = ["deps/*.cfg"]')
+    _stage(repo, {"calc.py": FIXED_ADD})
+    _review_runs(repo)
+    assert len(_lines(counter)) == 1
+    _stage(repo, {"requirements.txt": "attrs\n", "pyproject.toml": "[project]\nname = 'x'\n"})
+    assert _review_runs(repo) == [("change", "test", "PASSED")]
+    assert len(_lines(counter)) == 1
+    _stage(repo, {"deps/a.cfg": "changed\n"})
+    assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
+    assert len(_lines(counter)) == 2
+    _stage(repo, {"deps/b.cfg": "new\n"})
+    assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
+    assert len(_lines(counter)) == 3
+
+
+def test_a_failed_setup_is_exit_3_and_is_tried_again_next_time(tmp_path):
+    counter, fail = tmp_path / "counter", tmp_path / "fail"
+    repo = _setup_project(tmp_path, f"echo x >> {counter} && test ! -e {fail}")
+    fail.touch()
+    _stage(repo, {"calc.py": FIXED_ADD})
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "setup failed on the change" in proc.stdout.split("### Uncertainty")[1]
+    assert "setup on the change: FAILED" in proc.stdout
+    fail.unlink()
+    _stage(repo, {"notes.txt": "1\n"})  # inputs unchanged, but the last setup did not succeed
+    assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
+    assert len(_lines(counter)) == 2
