@@ -85,6 +85,21 @@ def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bo
     return False
 
 
+def _pre_commit_range() -> tuple[str | None, str | None]:
+    """The pushed range pre-commit passes to a pre-push hook, if any.
+
+    For a root commit pre-commit sets no from/to refs (it runs with --all-files); the pushed
+    branch is then reviewed against the empty tree rather than not at all.
+    """
+    base = os.environ.get("PRE_COMMIT_FROM_REF") or None
+    head = os.environ.get("PRE_COMMIT_TO_REF") or None
+    if base is None and head is None:
+        local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+        if local and os.environ.get("PRE_COMMIT_REMOTE_BRANCH"):
+            return "0" * 40, local
+    return base, head
+
+
 def _read_description(path: Path | None, message: str | None) -> str:
     if path is not None and message is not None:
         raise EyefulError("give the description with --description FILE or -m TEXT, not both")
@@ -151,8 +166,7 @@ def review_command(
         paths = find_repo(Path.cwd())
         config = load_config(paths.root)
         if base is None and head is None:
-            base = os.environ.get("PRE_COMMIT_FROM_REF") or None
-            head = os.environ.get("PRE_COMMIT_TO_REF") or None
+            base, head = _pre_commit_range()
         given = load_findings(findings or [])
         description = _read_description(description_file, message)
         snapshot = take_snapshot(paths, base, head)
@@ -205,7 +219,7 @@ def confirm(
             stderr.print("Not confirmed.")
             raise typer.Exit(1)
     store.confirm(paths.root, config)
-    stderr.print(f"Confirmed (recorded in {store.path}).", markup=False)
+    stderr.print(f"Confirmed (recorded in {store.path}).", markup=False, soft_wrap=True)
 
 
 @app.command("install-hook")
@@ -217,7 +231,7 @@ def install_hook_command() -> None:
         target = install_hook(find_repo(Path.cwd()))
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    stderr.print(f"Installed the pre-push hook at {target}.", markup=False)
+    stderr.print(f"Installed the pre-push hook at {target}.", markup=False, soft_wrap=True)
 
 
 @app.command()
@@ -243,7 +257,7 @@ def demo(
         markup=False,
     )
     if keep:
-        stderr.print(f"The demo repository is at {where}.", markup=False)
+        stderr.print(f"The demo repository is at {where}.", markup=False, soft_wrap=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -335,11 +335,6 @@ def test_installed_pre_commit_hook_reviews_the_pushed_range_on_git_push(pre_comm
     assert local_state(repo, index_bytes=False) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py: for a push of a root commit pre-commit passes no PRE_COMMIT_FROM_REF/TO_REF "
-    "(it runs with --all-files), so eyeful reviews the empty staged change instead of the push",
-)
 def test_installed_pre_commit_hook_reviews_a_root_commit_against_the_empty_tree(
     pre_commit_project,
 ):
