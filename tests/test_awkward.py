@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -373,6 +376,94 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
     md = eyeful(cwd=repo).stdout
     uncertainty = md.split("### Uncertainty")[1]
     assert "- [ ] submodule `vendor/lib` was left out" in uncertainty
+    assert user_state(repo) == before
+
+
+# Moved and copied repositories, and what a killed git leaves behind ------------------------------
+
+
+@pytest.mark.parametrize("how", ["moved", "copied"])
+def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    assert eyeful(cwd=repo).returncode == 1  # eyeful's worktrees now exist inside .git
+    elsewhere = tmp_path / "elsewhere"
+    if how == "moved":
+        shutil.move(repo, elsewhere)
+    else:
+        shutil.copytree(repo, elsewhere, symlinks=True)
+    confirm(elsewhere)  # confirmations are per repository path
+    _stage(elsewhere, {"calc.py": BROKEN_ADD + "\n# a new tree, so not from the cache\n"})
+    before = user_state(elsewhere)
+    proc = eyeful("--format", "json", cwd=elsewhere)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert user_state(elsewhere) == before
+    if how == "copied":
+        # The original is untouched by the copy's review and still reviews on its own.
+        original = user_state(repo)
+        _stage(repo, {"calc.py": BROKEN_ADD + "\n# the original's own change\n"})
+        proc = eyeful("--format", "json", cwd=repo)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert original["HEAD"] == user_state(repo)["HEAD"]
+
+
+def _eyeful_admin_dirs(repo: Path) -> list[Path]:
+    return [p for p in (repo / ".git" / "worktrees").iterdir() if (p / "gitdir").is_file()]
+
+
+def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    assert eyeful(cwd=repo).returncode == 1
+    admins = _eyeful_admin_dirs(repo)
+    assert admins
+    for admin in admins:
+        # What a git killed in the middle of a checkout leaves in the worktree's admin directory.
+        (admin / "index.lock").write_bytes(b"")
+        (admin / "HEAD.lock").write_bytes(b"")
+    _stage(repo, {"calc.py": BROKEN_ADD + "\n# again\n"})
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
+    files: dict[str, str | bytes] = {
+        f"data/d{i}/f{j}.txt": f"{i} {j}\n" * 20 for i in range(200) for j in range(100)
+    }
+    files["pyproject.toml"] = eyeful_config("true")
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    _stage(repo, {"new.txt": "x\n"})
+    before = user_state(repo)
+    proc = subprocess.Popen(
+        [GIT_EYEFUL],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    admin_area = repo / ".git" / "worktrees"
+    deadline = time.monotonic() + 60
+    try:
+        # SIGTERM (a hook runner's or CI's timeout) while git writes the worktree's index.
+        while not list(admin_area.glob("*/index.lock")) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the checkout never started"
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (0, 130), out + err  # 0 only if it finished before the signal
+    assert user_state(repo) == before
+    again = eyeful(cwd=repo)
+    assert again.returncode == 0, again.stdout + again.stderr
     assert user_state(repo) == before
 
 

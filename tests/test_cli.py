@@ -167,3 +167,29 @@ def test_demo_runs_the_bundled_example_and_leaves_nothing(tmp_path, hermetic):
     assert "would exit 1" in proc.stderr
     assert list(tmp.iterdir()) == []  # the throwaway repository is gone
     assert not (hermetic / ".config" / "eyeful" / "confirmed").exists()
+
+
+def test_interactive_run_asks_and_only_yes_confirms(tmp_path, hermetic):
+    marker = tmp_path / "ran"
+    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker} && {PYTEST}"))
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    for answer, code, ran in (("n", 3, False), ("y", 1, True)):
+        master, slave = pty.openpty()
+        proc = subprocess.Popen(
+            ["git", "eyeful"], cwd=repo, stdin=slave, stdout=subprocess.PIPE, stderr=slave,
+            env={**os.environ, "TERM": "dumb"},
+        )  # fmt: skip
+        os.close(slave)
+        seen = b""
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([master], [], [], 30)
+            assert ready, seen
+            seen += os.read(master, 4096)
+        assert f"touch {marker}".encode() in seen  # the commands are shown before asking
+        os.write(master, f"{answer}\n".encode())
+        out = proc.communicate(timeout=120)[0].decode()
+        os.close(master)
+        assert proc.returncode == code, out
+        assert marker.exists() is ran
+    assert (hermetic / ".config" / "eyeful" / "confirmed").is_file()

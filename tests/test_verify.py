@@ -510,3 +510,23 @@ def test_specified_quote_rules():
     )
     assert grade_specified("the sum is returned", None, read, "PR: the sum is returned.")[0]
     assert not grade_specified("the sum is returned", None, read, "nothing here")[0]
+
+
+def test_disputed_findings_are_folded_under_disputed():
+    from eyeful.grading import GradedOracle, ReportedFinding
+    from eyeful.report import Report, SideInfo, to_markdown
+
+    side = SideInfo(tree="a" * 40, commit=None, label="staged", short="aaaaaaa")
+    disputed = ReportedFinding(
+        id="d1", expert="skeptic", severity="warning", evidence="analysis", path="calc.py",
+        line=3, title="Overflow on huge inputs", body="Python ints do not overflow.",
+        kind="open", label="question", objection="the judge: Python integers are unbounded",
+        oracle=GradedOracle(declared="human", graded="human"),
+    )  # fmt: skip
+    report = Report(base=side, head=side, findings=[disputed]).finish()
+    assert (report.disputed, report.blocking, report.questions) == (1, 0, 0)
+    text = to_markdown(report)
+    folded = text.split("<details><summary>Disputed (1)</summary>")[1].split("</details>")[0]
+    assert "`calc.py:3` Overflow on huge inputs" in folded
+    assert "Objection: the judge: Python integers are unbounded" in folded
+    assert "Overflow" not in text.split("<details>")[0]
