@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import subprocess
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from eyeful import results
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, run_command
 from eyeful.config import Config
-from eyeful.gitutil import clean_env
+from eyeful.gitutil import git
 from eyeful.progress import Progress, Silent
 from eyeful.snapshot import tree_at
 from eyeful.worktrees import Worktree, WorktreePool
@@ -76,14 +75,9 @@ def _inside(worktree: Path, rel: str) -> Path:
 def _ignored(worktree: Path, paths: list[str]) -> list[str]:
     if not paths:
         return []
-    proc = subprocess.run(
-        ["git", "check-ignore", "--no-index", "-z", "--stdin"],
-        cwd=worktree,
-        input=b"\0".join(p.encode() for p in paths) + b"\0",
-        capture_output=True,
-        env=clean_env(),
-        check=False,
-    )
+    listing = b"\0".join(p.encode() for p in paths) + b"\0"
+    proc = git("check-ignore", "--no-index", "-z", "--stdin", cwd=worktree, stdin=listing,
+               check=False)  # fmt: skip
     return [p.decode() for p in proc.stdout.split(b"\0") if p]
 
 
@@ -105,14 +99,8 @@ class Extra:
         """The paths the patch touches, as git reads them."""
         if self.patch is None:
             return []
-        proc = subprocess.run(
-            ["git", "apply", "--numstat", "-z", "-"],
-            cwd=worktree,
-            input=self.patch.encode(),
-            capture_output=True,
-            env=clean_env(),
-            check=False,
-        )
+        proc = git("apply", "--numstat", "-z", "-", cwd=worktree, stdin=self.patch.encode(),
+                   check=False)  # fmt: skip
         if proc.returncode != 0:
             raise Refused(f"the fix is not a diff git can read: {_last_line(proc.stderr)}")
         paths: list[str] = []
@@ -136,14 +124,8 @@ class Extra:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
         if self.patch is not None:
-            proc = subprocess.run(
-                ["git", "apply", "--whitespace=nowarn", "-"],
-                cwd=worktree,
-                input=self.patch.encode(),
-                capture_output=True,
-                env=clean_env(),
-                check=False,
-            )
+            proc = git("apply", "--whitespace=nowarn", "-", cwd=worktree,
+                       stdin=self.patch.encode(), check=False)  # fmt: skip
             if proc.returncode != 0:
                 raise Refused(f"the fix does not apply: {_last_line(proc.stderr)}")
 
