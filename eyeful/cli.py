@@ -12,7 +12,7 @@ import sys
 from enum import Enum
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -43,6 +43,17 @@ app = typer.Typer(
 stderr = Console(stderr=True, highlight=False)
 
 
+class Level(str, Enum):
+    execution = "execution"
+    read_only = "read_only"
+
+
+_LEVELS: dict[Level, Literal["execution", "read_only"]] = {
+    Level.execution: "execution",
+    Level.read_only: "read_only",
+}
+
+
 class Format(str, Enum):
     markdown = "markdown"
     json = "json"
@@ -61,15 +72,20 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
+def _to_confirm(config: Config) -> list[tuple[str, str]]:
+    """What a confirmation covers: the project commands and the agent eyeful would start."""
+    return config.commands.items() + (config.agent.digest_items() if config.agent else [])
+
+
 def _describe_commands(config: Config, paths: RepoPaths) -> None:
     stderr.print(f"Project commands for {paths.root} ({config.source}):", markup=False)
-    for name, command in config.commands.items():
-        stderr.print(f"  {name:9} {command}", markup=False, soft_wrap=True)
+    for name, command in _to_confirm(config):
+        stderr.print(f"  {name:14} {command}", markup=False, soft_wrap=True)
 
 
 def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bool:
     """Confirmed before, or confirmed now when someone is at the terminal to ask."""
-    if not config.commands.items() or store.is_confirmed(paths.root, config):
+    if not _to_confirm(config) or store.is_confirmed(paths.root, config):
         return True
     if not _interactive():
         stderr.print(
@@ -142,6 +158,10 @@ def review_command(
     message: Annotated[
         str | None, typer.Option("-m", "--message", help="The change's description, inline.")
     ] = None,
+    level: Annotated[
+        Level | None,
+        typer.Option("--level", help="execution (run the gates) or read_only (judge only)."),
+    ] = None,
     sarif: Annotated[
         Path | None,
         typer.Option(
@@ -174,6 +194,7 @@ def review_command(
         request = ReviewRequest(
             paths, config, snapshot, confirmed, jobs=jobs, findings=given,
             description=description,
+            level=None if level is None else _LEVELS[level],
         )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)
@@ -202,7 +223,7 @@ def confirm(
         config = load_config(paths.root)
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    if not config.commands.items():
+    if not _to_confirm(config):
         raise _fail(
             "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
             "(or .eyeful.toml); see the README's Configuration"

@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from eyeful.errors import EyefulError
 
@@ -73,6 +80,53 @@ class Commands(BaseModel):
         return [(name, cmd) for name, cmd in pairs if cmd]
 
 
+PRESETS = ("claude", "codex", "llm", "ollama")
+
+
+class AgentConfig(BaseModel):
+    """`[tool.eyeful.agent]`: who plays the experts, the reproduction, fix and judge roles."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Literal["command", "openai"] = "command"
+    preset: Literal["claude", "codex", "llm", "ollama"] | None = None
+    command: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    experts: tuple[str, ...] = ("correctness", "skeptic", "security")
+    timeout: float = Field(default=600, gt=0, description="seconds per agent call")
+    idle_timeout: float = Field(default=180, gt=0, description="seconds without output")
+    budget_tokens: int = Field(default=2_000_000, gt=0)
+    budget_calls: int = Field(default=200, gt=0)
+    max_file_chars: int = Field(default=40_000, gt=0)
+
+    @model_validator(mode="after")
+    def _complete(self) -> AgentConfig:
+        if self.provider == "command" and not (self.command or self.preset):
+            raise ValueError(
+                'the command provider needs `command` (e.g. "claude -p") or `preset` '
+                f"(one of {', '.join(PRESETS)})"
+            )
+        if self.provider == "openai" and not (self.base_url and self.model):
+            raise ValueError(
+                'the openai provider needs `base_url` (e.g. "http://localhost:11434/v1") '
+                "and `model`"
+            )
+        if not self.experts:
+            raise ValueError("experts is empty; name at least one expert")
+        return self
+
+    def digest_items(self) -> list[tuple[str, str]]:
+        """What the user confirms about the agent: what runs, and where requests go."""
+        items: list[tuple[str, str]] = [("agent.provider", self.provider)]
+        for name in ("preset", "command", "base_url", "model"):
+            value = getattr(self, name)
+            if value:
+                items.append((f"agent.{name}", str(value)))
+        return items
+
+
 def _relative_path(value: str, what: str) -> str:
     path = PurePosixPath(value)
     if path.is_absolute() or ".." in path.parts or not value.strip():
@@ -89,6 +143,8 @@ class Config(BaseModel):
     timeout: float = Field(default=600, gt=0, description="seconds per command")
     junit: str | None = None
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
+    level: Literal["execution", "read_only"] = "execution"
+    agent: AgentConfig | None = None
     source: str = Field(default="", exclude=True)
 
     @field_validator("junit")

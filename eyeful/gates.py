@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from eyeful.commands import TAIL_CHARS
-from eyeful.findings import Finding, Repro
+from eyeful.findings import Finding, Fix, Repro
 from eyeful.runs import Extra, Refused, Run, Runner
 from eyeful.snapshot import Snapshot
 
@@ -51,6 +51,7 @@ class Verdict(BaseModel):
     runs: list[Run] = Field(default_factory=list)
     refused: str | None = None
     needs_correcting: bool = False
+    corrected: bool = False
     base_passed: bool | None = None
     fix_verified: bool = False
     fix_note: str | None = None
@@ -128,8 +129,45 @@ class GateRunner:
         verdict.runs += runs
         return runs[-1] if runs and runs[-1].name != "setup" else None
 
-    def verify(self, finding: Finding, test_file: str | None) -> Verdict:
-        """Run every gate that can be reached; ``test_file`` is the reproduction's text."""
+    def verify(
+        self,
+        finding: Finding,
+        test_file: str | None,
+        corrector: Callable[[Finding, Verdict], Finding | None] | None = None,
+        fixer: Callable[[Finding], Fix | None] | None = None,
+    ) -> tuple[Verdict, Finding]:
+        """Run every gate that can be reached; return the verdict and the finding as verified.
+
+        ``corrector`` is asked once for a corrected reproduction when the first one fails
+        without its fails text; ``fixer`` for a fix when the problem is reproduced and the
+        finding brought none. Either may answer None (a fault): the finding then stays as it is.
+        """
+        verdict = self._reproduce(finding, test_file)
+        if verdict.needs_correcting and corrector is not None:
+            corrected = corrector(finding, verdict)
+            if corrected is not None and corrected.repro is not None:
+                earlier = verdict.runs
+                finding = corrected
+                verdict = self._reproduce(finding, corrected.repro.code)
+                verdict.runs = [*earlier, *verdict.runs]
+                verdict.corrected = True
+        if not verdict.reproduced:
+            return verdict, finding
+        assert finding.repro is not None
+        if finding.fix is None and fixer is not None:
+            fix = fixer(finding)
+            if fix is not None:
+                finding = finding.model_copy(update={"fix": fix})
+        repro = finding.repro
+        assert repro is not None
+        if finding.fix is not None:
+            self._fix_gates(verdict, finding, self._repro_extra(repro), _test_id(repro))
+        else:
+            verdict.fix_note = "no fix was suggested"
+        return verdict, finding
+
+    def _reproduce(self, finding: Finding, test_file: str | None) -> Verdict:
+        """The first four gates."""
         verdict = Verdict()
         repro = finding.repro
         assert repro is not None
@@ -179,12 +217,7 @@ class GateRunner:
             )
             return verdict
         verdict.set("fails_as_claimed", True, f"fails printing {repro.fails!r}")
-        if not self._introduced(verdict, base, test, extra, repro):
-            return verdict
-        if finding.fix is not None:
-            self._fix_gates(verdict, finding, extra, test)
-        else:
-            verdict.fix_note = "no fix was suggested"
+        self._introduced(verdict, base, test, extra, repro)
         return verdict
 
     def _introduced(

@@ -72,7 +72,14 @@ class ReportedFinding(BaseModel):
     unverified: str | None = Field(
         default=None, description="why the finding could not be verified, when it could not"
     )
-    objection: str | None = None
+    objection: str | None = Field(default=None, description="the judge's reason for rejecting it")
+    judge: str | None = Field(default=None, description="the judge's reason for confirming it")
+    merged: list[str] = Field(
+        default_factory=list, description="ids of findings judged the same problem, folded in"
+    )
+    corrected: bool = Field(
+        default=False, description="the reproduction was rewritten once after failing wrongly"
+    )
 
     @property
     def blocking(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from eyeful import __version__
+from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
 from eyeful.regressions import SUITE, TestFailure
@@ -64,6 +65,10 @@ class Report(BaseModel):
         default_factory=list, description="every finding given, graded; ordered as verified"
     )
     uncertainty: list[Uncertainty] = Field(default_factory=list)
+    experts: list[str] = Field(default_factory=list, description="the experts that were asked")
+    agents: dict[str, RoleUsage] = Field(
+        default_factory=dict, description="calls, tokens, seconds and faults per agent role"
+    )
 
     def note(self, text: str, *, unverified: bool) -> None:
         self.uncertainty.append(Uncertainty(text=text, unverified=unverified))
@@ -175,6 +180,12 @@ def _finding_item(finding: ReportedFinding) -> list[str]:
         out.append(f"  Ran: {_runs_summary(finding.runs)}.")
     if finding.unverified:
         out.append(f"  Not verified: {finding.unverified}.")
+    if finding.merged:
+        out.append(f"  One problem with: {', '.join(f'`{m}`' for m in finding.merged)}.")
+    if finding.corrected:
+        out.append("  The reproduction was corrected once after failing without its fails text.")
+    if finding.judge:
+        out.append(f"  The judge confirmed it: {finding.judge}")
     if finding.objection:
         out.append(f"  Objection: {finding.objection}")
     repro = finding.repro
@@ -241,4 +252,13 @@ def to_markdown(report: Report) -> str:
         out += [f"- [ ] {u.text}" for u in report.uncertainty]
     else:
         out.append("- [x] Everything eyeful set out to check was checked.")
+    used = {role: u for role, u in report.agents.items() if u.calls or u.faults or u.cached}
+    if used:
+        parts = [
+            f"{role} {_plural(u.calls, 'call')}, {u.tokens:,} tokens, {u.seconds:.1f}s"
+            + (f", {_plural(u.faults, 'fault')}" if u.faults else "")
+            + (f", {u.cached} cached" if u.cached else "")
+            for role, u in used.items()
+        ]
+        out += ["", "<sub>Agents: " + "; ".join(parts) + ".</sub>"]
     return "\n".join(out).rstrip() + "\n"

@@ -7,23 +7,37 @@ answer. It never prints and never touches the user's working tree, index, HEAD, 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pygit2
 
+from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
-from eyeful.findings import Finding, corroboration, verification_order
+from eyeful.findings import SEVERITY_RANK, Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
-from eyeful.grading import grade
+from eyeful.grading import ReportedFinding, grade
+from eyeful.merge import merge, near_pairs
 from eyeful.progress import Progress, Silent
 from eyeful.regressions import compare
 from eyeful.report import Report, SideInfo
+from eyeful.roles import (
+    ChangeContext,
+    change_context,
+    judge,
+    run_experts,
+    same_problem,
+    write_fix,
+    write_repro,
+)
 from eyeful.runs import Run, Runner, setup_key
 from eyeful.snapshot import Snapshot, blob_at, open_repository, tree_at
-from eyeful.worktrees import WorktreePool
+from eyeful.worktrees import Worktree, WorktreePool
 
 
 @dataclass
@@ -35,6 +49,12 @@ class ReviewRequest:
     jobs: int = os.cpu_count() or 2
     findings: list[Finding] = field(default_factory=list)
     description: str = ""
+    level: Literal["execution", "read_only"] | None = None
+    """Overrides the configuration's level (``--level``)."""
+
+    @property
+    def effective_level(self) -> Literal["execution", "read_only"]:
+        return self.level or self.config.level
 
 
 def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
@@ -64,14 +84,74 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             unverified=False,
         )
     repo = open_repository(request.paths)
-    runner, change, why_not_run = _regressions(request, repo, report, progress)
-    if request.findings:
-        _findings(request, repo, report, runner, change, why_not_run)
+    state = request.paths.state_dir
+    # One worktree more than the parallel runs: the agents read the change in it.
+    pool = WorktreePool(request.paths, repo, size=max(2, request.jobs) + 1)
+    if request.effective_level == "read_only":
+        why_not_run: str | None = "the level is read_only: no project command runs"
+        report.note(f"{why_not_run}; findings are judged, not tested", unverified=False)
+        runner: Runner | None = None
+        change: Run | None = None
+    else:
+        fresh = Runner(repo, request.config, pool, Cache(state / "cache"), state / "tmp", progress)
+        runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
+    with _agent_worktree(request, repo, pool) as agent_tree:
+        agents = _agents(request, report, agent_tree)
+        _findings(request, repo, report, runner, change, why_not_run, agents, progress)
+        if agents is not None:
+            report.agents = agents.usage
+            for fault in agents.faults:
+                report.note(
+                    f"agent fault ({fault.role}, {fault.subject}): {fault.reason}",
+                    unverified=False,
+                )
+            for skipped in agents.skipped:
+                report.note(f"skipped, budget spent: {skipped}", unverified=False)
     return report.finish()
 
 
+@contextmanager
+def _agent_worktree(
+    request: ReviewRequest, repo: pygit2.Repository, pool: WorktreePool
+) -> Iterator[Worktree | None]:
+    """The change checked out for the agent's command: never the user's tree."""
+    if request.config.agent is None or not request.confirmed:
+        yield None
+        return
+    with pool.acquire() as worktree:
+        worktree.checkout(repo, request.snapshot.head.tree)
+        yield worktree
+
+
+def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -> Agents | None:
+    config = request.config.agent
+    if config is None:
+        report.note(
+            "no experts ran: no agent is configured ([tool.eyeful.agent])", unverified=False
+        )
+        return None
+    if not request.confirmed or worktree is None:
+        report.note("no experts ran: the agent is not confirmed for this repository",
+                    unverified=False)  # fmt: skip
+        return None
+    from eyeful.providers import make_provider
+
+    state = request.paths.state_dir
+    return Agents(
+        config,
+        make_provider(config),
+        cwd=lambda: worktree.path,
+        cache=Cache(state / "cache"),
+        repo_root=request.paths.root,
+    )
+
+
 def _regressions(
-    request: ReviewRequest, repo: pygit2.Repository, report: Report, progress: Progress
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    runner: Runner,
+    progress: Progress,
 ) -> tuple[Runner | None, Run | None, str | None]:
     """Tests on the change, and on the base when they fail; returns why nothing could run."""
     config, snap = request.config, request.snapshot
@@ -83,15 +163,6 @@ def _regressions(
         why = "the project's commands are not confirmed for this repository"
         report.note(f"{why}, so none was run (run `git eyeful confirm`)", unverified=True)
         return None, None, why
-    state = request.paths.state_dir
-    runner = Runner(
-        repo,
-        config,
-        WorktreePool(request.paths, repo, size=max(2, request.jobs)),
-        Cache(state / "cache"),
-        state / "tmp",
-        progress,
-    )
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")
     report.runs += change_runs
@@ -137,12 +208,42 @@ def _findings(
     runner: Runner | None,
     change: Run | None,
     why_not_run: str | None,
+    agents: Agents | None,
+    progress: Progress,
 ) -> None:
-    """Verify what can be run, in order of severity and corroboration, then grade everything."""
+    """Experts, one-problem merging, reproduction and fixes, the gates, grading, the judge."""
     snap, config = request.snapshot, request.config
-    ordered = verification_order(request.findings)
     if why_not_run is None and not config.commands.test_one:
         why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
+    findings = list(request.findings)
+    ctx: ChangeContext | None = None
+    groups: dict[str, list[str]] = {}
+    merged_experts: dict[str, list[str]] = {}
+    if agents is not None:
+        assert config.agent is not None
+        ctx = change_context(repo, snap, _description(request), config.agent.max_file_chars)
+        progress.phase(f"asking {len(config.agent.experts)} experts")
+        found, notes = run_experts(agents, config.agent.experts, ctx, report.regressions)
+        for text in notes:
+            report.note(text, unverified=False)
+        findings += found
+        report.experts = list(config.agent.experts)
+        if near_pairs(findings):
+            progress.phase("asking whether nearby findings are one problem")
+            context = ctx
+            result = merge(findings, lambda a, b: same_problem(agents, a, b, context))
+            if result.failed:
+                report.note(f"nothing was merged: a one-problem request failed "
+                            f"({result.failed})", unverified=False)  # fmt: skip
+            findings, groups = result.findings, result.groups
+            by_id = {f.id: f for f in request.findings + found}
+            for lead, others in groups.items():
+                lead_expert = by_id[lead].expert
+                merged_experts[lead] = sorted({by_id[o].expert for o in others} - {lead_expert})
+    if not findings:
+        return
+    ordered = sorted(verification_order(findings),
+                     key=lambda f: SEVERITY_RANK[f.severity])  # fmt: skip
 
     def read(path: str) -> str | None:
         return read_in_tree(repo, snap.head.tree, path)
@@ -152,62 +253,153 @@ def _findings(
             return None
         return finding.repro.code if finding.repro.code is not None else read(finding.repro.path)
 
-    verdicts: dict[str, Verdict] = {}
+    verdicts: dict[str, tuple[Verdict, Finding]] = {}
+    wants_repro = [
+        f for f in ordered
+        if f.repro is None and f.evidence == "test" and f.severity != "note"
+    ]  # fmt: skip
+    if runner is not None and why_not_run is None and agents is not None and ctx is not None:
+        context = ctx
+        with ThreadPoolExecutor(max_workers=max(1, min(request.jobs, 4))) as pool:
+            written = dict(zip([f.id for f in wants_repro],
+                               pool.map(lambda f: write_repro(agents, f, context), wants_repro),
+                               strict=True))  # fmt: skip
+        ordered = [written.get(f.id) or f for f in ordered]
     runnable = [f for f in ordered if _needs_run(f)]
     if runner is not None and why_not_run is None and runnable:
+        progress.phase(f"verifying {len(runnable)} findings")
         gates = GateRunner(runner, snap, change, request.jobs, lambda p: read(p) is not None)
         with runner.lock_repo():
             skey = setup_key(repo, snap.head.tree, config)
+        corrector, fixer = _agent_hooks(agents, ctx)
 
-        def verify(finding: Finding) -> tuple[str, Verdict]:
-            return finding.id, _verify_cached(runner, gates, finding, test_file(finding), skey)
+        def verify(finding: Finding) -> tuple[str, tuple[Verdict, Finding]]:
+            result = _verify_cached(runner, gates, finding, test_file, skey, corrector, fixer)
+            return finding.id, result
 
         with ThreadPoolExecutor(max_workers=max(1, min(request.jobs, len(runnable)))) as pool:
             verdicts = dict(pool.map(verify, runnable))
+    graded: list[ReportedFinding] = []
     for finding in ordered:
-        verdict = verdicts.get(finding.id)
-        graded = grade(
-            finding,
+        verdict, final = verdicts.get(finding.id, (None, finding))
+        unverified_why = why_not_run if _needs_run(finding) else None
+        if finding in wants_repro and final.repro is None and agents is not None and runner:
+            unverified_why = "the reproduction agent gave no usable test"
+        corroborated = merged_experts.get(finding.id) if groups else None
+        item = grade(
+            final,
             verdict,
             read_file=read,
             description=_description(request),
-            test_file=test_file(finding),
-            corroborated_by=corroboration(finding, request.findings),
-            why_not_run=why_not_run if _needs_run(finding) else None,
+            test_file=test_file(final),
+            corroborated_by=corroborated
+            if corroborated is not None
+            else corroboration(finding, findings),
+            why_not_run=unverified_why,
         )
-        report.findings.append(graded)
-        if graded.unverified and finding.severity != "note":
+        item.merged = groups.get(finding.id, [])
+        if verdict is not None and verdict.corrected:
+            item.corrected = True
+        graded.append(item)
+    if agents is not None and ctx is not None:
+        _judge(agents, ctx, graded, ordered, verdicts, progress)
+    for item in graded:
+        report.findings.append(item)
+        if item.unverified and item.severity != "note" and item.kind != "open":
             report.note(
-                f"finding `{finding.id}` ({finding.title}) could not be verified: "
-                f"{graded.unverified}",
+                f"finding `{item.id}` ({item.title}) could not be verified: {item.unverified}",
                 unverified=False,
             )
-        elif verdict is not None and verdict.needs_correcting:
-            report.note(f"finding `{finding.id}`: the test needs correcting", unverified=False)
+        verdict = verdicts.get(item.id, (None, None))[0]
+        if verdict is not None and verdict.needs_correcting:
+            report.note(f"finding `{item.id}`: the test needs correcting", unverified=False)
+
+
+def _agent_hooks(
+    agents: Agents | None, ctx: ChangeContext | None
+) -> tuple[
+    Callable[[Finding, Verdict], Finding | None] | None, Callable[[Finding], Fix | None] | None
+]:
+    if agents is None or ctx is None:
+        return None, None
+    context = ctx
+
+    def corrector(finding: Finding, verdict: Verdict) -> Finding | None:
+        assert finding.repro is not None
+        previous = {
+            "code": finding.repro.code or "",
+            "fails": finding.repro.fails,
+            "output": verdict.change_tail[-4000:],
+        }
+        return write_repro(agents, finding, context, previous)
+
+    def fixer(finding: Finding) -> Fix | None:
+        return write_fix(agents, finding, context)
+
+    return corrector, fixer
+
+
+def _judge(
+    agents: Agents,
+    ctx: ChangeContext,
+    graded: list[ReportedFinding],
+    findings: list[Finding],
+    verdicts: dict[str, tuple[Verdict, Finding]],
+    progress: Progress,
+) -> None:
+    """The judge reads every finding no test showed; a rejected one becomes `open`."""
+    shown = {
+        fid for fid, (verdict, _) in verdicts.items()
+        if verdict.reproduced or verdict.pre_existing
+    }  # fmt: skip
+    unshown = [f for f in findings if f.id not in shown and f.severity != "note"]
+    if not unshown:
+        return
+    progress.phase(f"the judge reads {len(unshown)} findings")
+    results = judge(agents, unshown, ctx)
+    for item in graded:
+        if item.id not in results or item.kind == "fail":
+            continue
+        valid, reason = results[item.id]
+        if valid:
+            item.judge = reason
+        else:
+            item.kind, item.objection = "open", reason
 
 
 def _verify_cached(
-    runner: Runner, gates: GateRunner, finding: Finding, test_file: str | None, skey: str | None
-) -> Verdict:
+    runner: Runner,
+    gates: GateRunner,
+    finding: Finding,
+    test_file: Callable[[Finding], str | None],
+    skey: str | None,
+    corrector: Callable[[Finding, Verdict], Finding | None] | None,
+    fixer: Callable[[Finding], Fix | None] | None,
+) -> tuple[Verdict, Finding]:
     snap, config = gates.snapshot, runner.config
     key = cache_key(
         kind="verdict",
         head=snap.head.tree,
         base=snap.base.tree,
         finding=finding.model_dump(mode="json"),
-        test_file=test_file,
+        test_file=test_file(finding),
         commands=config.commands.model_dump(),
+        agent=None if config.agent is None else config.agent.model_dump(mode="json"),
         setup=skey,
         junit=config.junit,
         timeout=config.timeout,
     )
     hit = runner.cache.get("verdicts", key)
     if hit is not None:
-        verdict = Verdict.model_validate(hit)
+        verdict = Verdict.model_validate(hit["verdict"])
         for run in verdict.runs:
             run.cached = True
-        return verdict
-    verdict = gates.verify(finding, test_file)
+        return verdict, Finding.model_validate(hit["finding"])
+    verdict, final = gates.verify(finding, test_file(finding), corrector, fixer)
     if not any(r.status == "ERROR" for r in verdict.runs):
-        runner.cache.put("verdicts", key, verdict.model_dump(mode="json"))
-    return verdict
+        value = {
+            "verdict": verdict.model_dump(mode="json"),
+            "finding": final.model_dump(mode="json"),
+        }
+        runner.cache.put("verdicts", key, value)
+    return verdict, final

@@ -23,7 +23,8 @@ def config_home() -> Path:
 def commands_digest(config: Config) -> str:
     """What is confirmed: each command with its name; any change asks again."""
     digest = hashlib.sha256()
-    for name, command in config.commands.items():
+    items = config.commands.items() + (config.agent.digest_items() if config.agent else [])
+    for name, command in items:
         digest.update(name.encode() + b"\0" + command.encode() + b"\0")
     return digest.hexdigest()
 

@@ -92,11 +92,15 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 90.0) -> 
 
 
 @pytest.fixture
-def kill_leftovers():
-    """Kill (by pid, never by name) any process a failing test leaves behind."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
+def kill_leftovers(tmp_path):
+    """After the test, kill (by pid, never by name) what a failing test's commands left running:
+    every pid they wrote to a ``*.pid`` file in the test's directory."""
+    yield
+    for pidfile in tmp_path.glob("*.pid"):
+        try:
+            pid = _read_pid(pidfile)
+        except (ValueError, IndexError):
+            continue
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
 
@@ -147,9 +151,8 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(
-    tmp_path, sig, kill_leftovers
-):
+@pytest.mark.usefixtures("kill_leftovers")
+def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_path, sig):
     hang, marker = tmp_path / "hang", tmp_path / "started"
     shell_pid, child_pid = tmp_path / "shell.pid", tmp_path / "child.pid"
     hang.touch()
@@ -174,7 +177,6 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(
     try:
         _wait_for(marker, proc)
         pids = [_read_pid(shell_pid), _read_pid(child_pid)]
-        kill_leftovers += pids
         assert all(_alive(pid) for pid in pids)
         started = time.monotonic()
         proc.send_signal(sig)
@@ -198,7 +200,8 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(
     assert user_state(repo) == before
 
 
-def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path, kill_leftovers):
+@pytest.mark.usefixtures("kill_leftovers")
+def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     child_pid, stubborn = tmp_path / "child.pid", tmp_path / "stubborn.sh"
     # The background child ignores SIGTERM, so only the SIGKILL that follows can end it.
     stubborn.write_text("trap '' TERM INT HUP\nwhile :; do sleep 1; done\n")
@@ -210,7 +213,6 @@ def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path, kill_l
     proc = eyeful(cwd=repo)
     elapsed = time.monotonic() - started
     pid = _read_pid(child_pid)
-    kill_leftovers.append(pid)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert elapsed < 60
     uncertainty = proc.stdout.split("### Uncertainty")[1]
@@ -267,14 +269,14 @@ def test_a_reused_worktree_drops_untracked_leftovers_and_keeps_ignored_files(tmp
     ["> /dev/null 2>&1", ""],
     ids=["child-closed-the-pipe", "child-holds-the-pipe"],
 )
-def test_a_passing_command_leaves_no_background_child(tmp_path, redirect, kill_leftovers):
+@pytest.mark.usefixtures("kill_leftovers")
+def test_a_passing_command_leaves_no_background_child(tmp_path, redirect):
     child_pid = tmp_path / "child.pid"
     command = f"sleep 300 {redirect} & echo $! > {child_pid}; echo started; exit 0"
     repo = _project(tmp_path, eyeful_config(command))
     _stage(repo, {"calc.py": FIXED_ADD})
     proc = eyeful("--format", "json", cwd=repo, timeout=120)
     pid = _read_pid(child_pid)
-    kill_leftovers.append(pid)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [run] = _json(proc)["runs"]
     assert run["status"] == "PASSED"
@@ -283,14 +285,14 @@ def test_a_passing_command_leaves_no_background_child(tmp_path, redirect, kill_l
     assert _gone(pid), "the background child of a finished command is still running"
 
 
-def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path, kill_leftovers):
+@pytest.mark.usefixtures("kill_leftovers")
+def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
     shell_pid, child_pid = tmp_path / "shell.pid", tmp_path / "child.pid"
     command = f"echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; sleep 300"
     repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
     _stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
     pids = [_read_pid(shell_pid), _read_pid(child_pid)]
-    kill_leftovers += pids
     assert proc.returncode == 3, proc.stdout + proc.stderr
     [run] = _json(proc)["runs"]
     assert (run["status"], run["reason"]) == ("ERROR", "timed out after 2s")

@@ -1,0 +1,147 @@
+"""A scripted agent for end-to-end tests: it plays every role from a JSON script.
+
+Used two ways, both real: as a command-provider executable (prompt on stdin, reply on stdout:
+`python tests/scripted_agent.py SCRIPT`), and behind a local HTTP server that speaks the OpenAI
+chat-completions API (see `serve_openai`). The script says, per role and subject, what to answer;
+special answers produce faults: "garbage" (not JSON, every time), "malformed" (JSON breaking the
+contract, every time), "crash" (exit 1), "hang" (never answers), "http500" (HTTP only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+ROLE_NAMES = {
+    "an expert reviewing a code change": "expert",
+    "deciding whether two findings are one problem": "same_problem",
+    "writing a reproduction test": "repro",
+    "writing a fix": "fix",
+    "judging findings no test could show": "judge",
+}
+
+
+def parse_prompt(prompt: str) -> tuple[str, dict]:
+    first = prompt.splitlines()[0]
+    role = ROLE_NAMES[first.removeprefix("# Role: ").strip()]
+    block = prompt.split("## Input", 1)[1]
+    task = json.loads(re.search(r"```json\n(.*?)\n```", block, flags=re.DOTALL).group(1))
+    return role, task
+
+
+def _log(script: dict, role: str, task: dict) -> None:
+    log = script.get("log")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"role": role, "task": task}) + "\n")
+
+
+def answer(prompt: str, script: dict) -> object:
+    """The reply object, or one of the fault words."""
+    role, task = parse_prompt(prompt)
+    _log(script, role, task)
+    if role == "expert":
+        reply = script.get("expert", {}).get(task["expert"], [])
+        return reply if isinstance(reply, str) else {"findings": reply}
+    if role == "same_problem":
+        pairs = script.get("same_problem", {})
+        first, second = task["first"]["title"], task["second"]["title"]
+        value = pairs.get(f"{first}|{second}", pairs.get(f"{second}|{first}", 0.0))
+        return value if isinstance(value, str) else {"probability": value}
+    if role == "repro":
+        title = task["finding"]["title"]
+        reply = script.get("repro", {}).get(title, "garbage")
+        if isinstance(reply, dict) and "previous_attempt" in task and "corrected" in reply:
+            return reply["corrected"]
+        if isinstance(reply, dict):
+            return {k: v for k, v in reply.items() if k != "corrected"}
+        return reply
+    if role == "fix":
+        return script.get("fix", {}).get(task["problem"], "garbage")
+    if role == "judge":
+        verdicts = []
+        judge = script.get("judge", {})
+        if isinstance(judge, str):
+            return judge
+        for finding in task["findings"]:
+            valid, reason = judge.get(finding["title"], [True, "looks right"])
+            verdicts.append({"id": finding["id"], "valid": valid, "reason": reason})
+        return {"verdicts": verdicts}
+    raise AssertionError(role)
+
+
+def render(reply: object) -> str:
+    if reply == "garbage":
+        return "I think the code is fine, really."
+    if reply == "malformed":
+        return '```json\n{"unexpected": true}\n```'
+    return "Here is my answer.\n\n```json\n" + json.dumps(reply) + "\n```\n"
+
+
+def main() -> int:
+    script = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    reply = answer(sys.stdin.read(), script)
+    if reply == "crash":
+        print("agent crashed", file=sys.stderr)
+        return 1
+    if reply == "hang":
+        time.sleep(3600)
+    sys.stdout.write(render(reply))
+    return 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    script: ClassVar[dict] = {}
+    requests: ClassVar[list[dict]] = []
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.requests.append({"path": self.path, "body": body,
+                              "auth": self.headers.get("Authorization")})  # fmt: skip
+        prompt = body["messages"][-1]["content"]
+        reply = answer(prompt, self.script)
+        if reply in ("http500", "crash"):
+            self._send(500, {"error": {"message": "scripted server error"}})
+            return
+        if reply == "hang":
+            time.sleep(30)
+        content = render(reply)
+        usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        self._send(200, {
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": usage,
+        })  # fmt: skip
+
+    def _send(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def serve_openai(script: dict) -> tuple[ThreadingHTTPServer, list[dict]]:
+    """A local OpenAI-compatible server on 127.0.0.1 (a free port), answering from ``script``."""
+    handler = type("Handler", (_Handler,), {"script": script, "requests": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, handler.requests
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,334 @@
+"""Agents end to end: a scripted agent plays every role, through the command provider (a real
+subprocess) and the openai provider (a real local HTTP server); faults only ever lower trust."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from eyeful.demo import make_demo_repo
+from tests.gitrepo import eyeful
+from tests.scripted_agent import serve_openai
+
+AGENT = Path(__file__).with_name("scripted_agent.py")
+
+BOUNDARY = "A session is still valid at its expiry second"
+BOUNDARY_AGAIN = "The expiry boundary moved by one second"
+NEGATIVE = "remaining returns negative numbers"
+NAIVE = "is_expired compares naive timestamps"
+OVERFLOW = "extend can overflow the expiry"
+
+BOUNDARY_TEST = """from sessions import Session, is_expired
+
+
+def test_expired_at_exact_boundary():
+    session = Session("ada", expires_at=100)
+    assert is_expired(session, now=100), "session still valid at its expiry second"
+"""
+NEGATIVE_TEST = """from sessions import Session, remaining
+
+
+def test_remaining_is_not_negative():
+    left = remaining(Session("ada", expires_at=100), now=130)
+    assert left >= 0, f"negative seconds left: {left}"
+"""
+BOUNDARY_FIX = """--- a/sessions.py
++++ b/sessions.py
+@@ -13,7 +13,7 @@ class Session:
+ 
+ def is_expired(session: Session, now: int) -> bool:
+     \"\"\"A session expires at `expires_at` (see README.md).\"\"\"
+-    return now > session.expires_at
++    return now >= session.expires_at
+ 
+ 
+ def remaining(session: Session, now: int) -> int:
+"""
+NEGATIVE_FIX = """--- a/sessions.py
++++ b/sessions.py
+@@ -18,7 +18,7 @@ def is_expired(session: Session, now: int) -> bool:
+ 
+ def remaining(session: Session, now: int) -> int:
+     \"\"\"Seconds left.\"\"\"
+-    return session.expires_at - now
++    return max(0, session.expires_at - now)
+ 
+ 
+ def extend(session: Session, seconds: int, now: int) -> Session:
+"""
+
+
+def _finding(
+    title: str,
+    line: int,
+    severity: str = "warning",
+    evidence: str = "test",
+    oracle: dict | None = None,
+) -> dict:
+    return {
+        "severity": severity,
+        "evidence": evidence,
+        "path": "sessions.py",
+        "line": line,
+        "title": title,
+        "body": f"{title}.",
+        "oracle": oracle or {"kind": "human"},
+    }
+
+
+def full_script(log: Path) -> dict:
+    """Every outcome at once: blocking with a verified fix, a merged pair, a question, a
+    finding degraded by a fault, a disputed finding, a regression already known."""
+    return {
+        "log": str(log),
+        "expert": {
+            "correctness": [
+                _finding(
+                    BOUNDARY,
+                    16,
+                    "error",
+                    oracle={
+                        "kind": "specified",
+                        "quote": "from that second on",
+                        "source": "README.md",
+                    },
+                ),
+                _finding(OVERFLOW, 28, evidence="analysis"),
+            ],
+            "skeptic": [_finding(BOUNDARY_AGAIN, 16), _finding(NEGATIVE, 21)],
+            "security": [_finding(NAIVE, 14)],
+        },
+        "same_problem": {f"{BOUNDARY}|{BOUNDARY_AGAIN}": 0.9},
+        "repro": {
+            BOUNDARY: {
+                "path": "tests/test_boundary.py",
+                "code": BOUNDARY_TEST,
+                "fails": "session still valid at its expiry second",
+                "oracle": {
+                    "kind": "specified",
+                    "quote": "from that second on, `is_expired` is true",
+                    "source": "README.md",
+                },
+            },
+            NEGATIVE: {
+                "path": "tests/test_negative.py",
+                "code": NEGATIVE_TEST,
+                "fails": "negative seconds left",
+                "oracle": {"kind": "human"},
+            },
+            NAIVE: "garbage",
+        },
+        "fix": {BOUNDARY: {"diff": BOUNDARY_FIX}, NEGATIVE: {"diff": NEGATIVE_FIX}},
+        "judge": {
+            OVERFLOW: [False, "Python integers do not overflow"],
+            NAIVE: [True, "the comparison mixes clocks"],
+        },
+    }
+
+
+def _configure(repo: Path, agent: str) -> None:
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.eyeful.agent]\n" + agent)
+    proc = eyeful("confirm", "--yes", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _command_agent(script: dict, tmp_path: Path, timeout: float = 60) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(AGENT))} {shlex.quote(str(path))}"
+    return f'provider = "command"\ncommand = {json.dumps(command)}\ntimeout = {timeout}\n'
+
+
+def _report(repo: Path, *args: str) -> dict:
+    proc = eyeful("--format", "json", *args, cwd=repo)
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _by_title(report: dict) -> dict[str, dict]:
+    return {f["title"]: f for f in report["findings"]}
+
+
+def _check_full(report: dict) -> None:
+    found = _by_title(report)
+    boundary = found[BOUNDARY]
+    assert (boundary["kind"], boundary["label"]) == ("fail", "issue (blocking)")
+    assert boundary["fix_verified"] is True
+    assert boundary["repro"]["path"] == "tests/test_boundary.py"
+    assert boundary["merged"] == ["skeptic-1"]
+    assert boundary["corroborated_by"] == ["skeptic"]
+    assert BOUNDARY_AGAIN not in found  # one problem, one comment
+    negative = found[NEGATIVE]
+    assert (negative["kind"], negative["label"]) == ("review", "question")
+    assert negative["oracle"]["graded"] == "human"
+    naive = found[NAIVE]
+    assert naive["kind"] == "review"  # degraded by the repro fault, never more trusted
+    assert naive["unverified"] == "the reproduction agent gave no usable test"
+    assert naive["judge"] == "the comparison mixes clocks"
+    overflow = found[OVERFLOW]
+    assert (overflow["kind"], overflow["objection"]) == ("open", "Python integers do not overflow")
+    assert (report["blocking"], report["questions"], report["disputed"]) == (2, 2, 1)
+    assert report["experts"] == ["correctness", "skeptic", "security"]
+    faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
+    assert faults == [
+        "agent fault (repro, security-1): invalid reply twice: the reply has no JSON object"
+    ]
+    usage = report["agents"]
+    assert usage["expert"]["calls"] == 3
+    assert usage["same_problem"]["calls"] == 3  # every pair within two lines of each other
+    assert usage["repro"]["calls"] == 4  # two tests written, two tries for the faulty one
+    assert usage["repro"]["faults"] == 1
+    assert usage["fix"]["calls"] == 2
+    assert usage["judge"]["calls"] == 1
+
+
+def test_command_provider_plays_every_role(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    log = tmp_path / "log.jsonl"
+    _configure(repo, _command_agent(full_script(log), tmp_path))
+    report = _report(repo)
+    _check_full(report)
+    assert report["exit_code"] == 1
+    # The experts were told about the regression eyeful had already found.
+    tasks = [json.loads(line) for line in log.read_text().splitlines()]
+    expert_task = next(t["task"] for t in tasks if t["role"] == "expert")
+    assert [r["test"] for r in expert_task["regressions"]] == [
+        "tests/test_sessions.py::test_remaining_never_negative"
+    ]
+    assert "sessions.py" in expert_task["files"]
+    assert "-    return now >= session.expires_at" in expert_task["diff"]
+    # The fix agent sees the finding and the test, not the expert's reasoning.
+    fix_task = next(t["task"] for t in tasks if t["role"] == "fix")
+    assert "body" not in json.dumps(fix_task)
+    assert fix_task["test"]["code"] in (BOUNDARY_TEST, NEGATIVE_TEST)
+    # The markdown shows the merged pair, the judge's objection folded, and the usage footer.
+    md = eyeful(cwd=repo).stdout
+    assert "One problem with: `skeptic-1`." in md
+    folded = md.split("<details><summary>Disputed (1)</summary>")[1].split("</details>")[0]
+    assert "Objection: Python integers do not overflow" in folded
+    # A rerun asks again only what did not answer: the rest is cached.
+    assert "<sub>Agents: expert 0 calls, 0 tokens, 0.0s, 3 cached;" in md
+    assert "repro 2 calls" in md
+
+
+def test_openai_provider_against_a_local_server(tmp_path, monkeypatch):
+    repo = make_demo_repo(tmp_path)
+    server, requests = serve_openai(full_script(tmp_path / "log.jsonl"))
+    try:
+        monkeypatch.setenv("EYEFUL_TEST_KEY", "sk-test-123")
+        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        _configure(
+            repo,
+            f'provider = "openai"\nbase_url = "{base_url}"\nmodel = "scripted"\n'
+            'api_key_env = "EYEFUL_TEST_KEY"\n',
+        )
+        report = _report(repo)
+    finally:
+        server.shutdown()
+    _check_full(report)
+    assert requests and all(r["body"]["model"] == "scripted" for r in requests)
+    assert all(r["auth"] == "Bearer sk-test-123" for r in requests)
+    assert report["agents"]["expert"]["tokens"] > 0  # usage is recorded
+
+
+def test_no_agent_configured_says_no_experts_ran(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    report = _report(repo)
+    assert any(u["text"].startswith("no experts ran") for u in report["uncertainty"])
+    assert report["experts"] == []
+
+
+def test_read_only_level_runs_no_project_command_and_judges(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    script = full_script(tmp_path / "log.jsonl")
+    _configure(repo, _command_agent(script, tmp_path))
+    report = _report(repo, "--level", "read_only")
+    assert report["runs"] == []
+    found = _by_title(report)
+    assert all(f["kind"] in ("review", "open") for f in found.values())
+    assert found[OVERFLOW]["kind"] == "open"
+    assert found[BOUNDARY]["judge"] == "looks right"
+    assert report["agents"]["repro"]["calls"] == 0
+    assert report["exit_code"] == 0
+
+
+@pytest.mark.parametrize(
+    ("role", "fault"),
+    [
+        ("expert", "malformed"),
+        ("expert", "garbage"),
+        ("repro", "crash"),
+        ("fix", "hang"),
+        ("judge", "crash"),
+        ("same_problem", "garbage"),
+    ],
+)
+def test_every_fault_only_lowers_trust(tmp_path, role, fault):
+    repo = make_demo_repo(tmp_path)
+    script = full_script(tmp_path / "log.jsonl")
+    if role == "expert":
+        script["expert"]["correctness"] = fault
+    elif role == "same_problem":
+        script["same_problem"] = {f"{BOUNDARY}|{BOUNDARY_AGAIN}": fault}
+    elif role == "judge":
+        script["judge"] = fault
+    else:
+        script[role][BOUNDARY] = fault
+    _configure(repo, _command_agent(script, tmp_path, timeout=5))
+    report = _report(repo)
+    found = _by_title(report)
+    faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
+    assert any(f"agent fault ({role}" in text for text in faults), faults
+    boundary = found.get(BOUNDARY)
+    if role == "expert":
+        assert boundary is None and OVERFLOW not in found  # the expert is absent
+    elif role == "repro":
+        assert boundary["kind"] == "review" and not boundary["fix_verified"]
+    elif role == "fix":
+        assert boundary["kind"] == "fail"  # the reproduction shows it; the fix is the fault
+        assert boundary["fix_verified"] is False and boundary["fix"] is None
+    elif role == "judge":
+        assert found[OVERFLOW]["kind"] == "review"  # not disputed without a judge
+    elif role == "same_problem":
+        assert boundary["merged"] == [] and BOUNDARY_AGAIN in found
+        assert any("nothing was merged" in u["text"] for u in report["uncertainty"])
+    assert all(f["kind"] != "fail" or f["title"] in (BOUNDARY,) for f in report["findings"]), (
+        "no faulted path ends blocking"
+    )
+
+
+def test_http_500_is_a_fault(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    script = full_script(tmp_path / "log.jsonl")
+    script["repro"][BOUNDARY] = "http500"
+    server, _ = serve_openai(script)
+    try:
+        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        _configure(repo, f'provider = "openai"\nbase_url = "{base_url}"\nmodel = "m"\n')
+        report = _report(repo)
+    finally:
+        server.shutdown()
+    boundary = _by_title(report)[BOUNDARY]
+    assert boundary["kind"] == "review"
+    assert any(
+        "agent fault (repro" in u["text"] and "500" in u["text"] for u in report["uncertainty"]
+    )
+
+
+def test_budget_runs_out_and_the_rest_is_listed(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    _configure(
+        repo, _command_agent(full_script(tmp_path / "l.jsonl"), tmp_path) + "budget_calls = 4\n"
+    )
+    report = _report(repo)
+    skipped = [u["text"] for u in report["uncertainty"] if u["text"].startswith("skipped, budget")]
+    assert skipped
+    total = sum(u["calls"] for u in report["agents"].values())
+    assert total == 4
+    assert all(f["kind"] != "fail" for f in report["findings"])
