@@ -9,6 +9,7 @@ contract, every time), "crash" (exit 1), "hang" (never answers), "http500" (HTTP
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -35,19 +36,30 @@ def parse_prompt(prompt: str) -> tuple[str, dict]:
     return role, task
 
 
-def _log(script: dict, role: str, task: dict) -> None:
+def _log(script: dict, role: str, task: dict, prompt: str) -> None:
     log = script.get("log")
     if log:
         with open(log, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"role": role, "task": task}) + "\n")
+            handle.write(json.dumps({"role": role, "task": task, "prompt": prompt}) + "\n")
+
+
+def _first_time(script: dict, key: str) -> bool:
+    """True the first time ``key`` is asked for in this script's log (across processes)."""
+    marker = Path(f"{script['log']}.{hashlib.sha256(key.encode()).hexdigest()[:12]}.seen")
+    if marker.exists():
+        return False
+    marker.write_text("seen")
+    return True
 
 
 def answer(prompt: str, script: dict) -> object:
     """The reply object, or one of the fault words."""
     role, task = parse_prompt(prompt)
-    _log(script, role, task)
+    _log(script, role, task, prompt)
     if role == "expert":
         reply = script.get("expert", {}).get(task["expert"], [])
+        if isinstance(reply, dict) and "once" in reply:  # a fault the first time only
+            reply = reply["once"] if _first_time(script, task["expert"]) else reply["then"]
         return reply if isinstance(reply, str) else {"findings": reply}
     if role == "same_problem":
         pairs = script.get("same_problem", {})

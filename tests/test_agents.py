@@ -36,6 +36,10 @@ def test_remaining_is_not_negative():
     left = remaining(Session("ada", expires_at=100), now=130)
     assert left >= 0, f"negative seconds left: {left}"
 """
+# The first attempt fails, but not for the claimed reason: the agent is asked to correct it.
+NEGATIVE_FIRST_TRY = NEGATIVE_TEST.replace(
+    "    assert left >= 0", "    assert left == 0\n    assert left >= 0"
+)
 BOUNDARY_FIX = """--- a/sessions.py
 +++ b/sessions.py
 @@ -13,7 +13,7 @@ class Session:
@@ -100,7 +104,11 @@ def full_script(log: Path) -> dict:
                 _finding(OVERFLOW, 28, evidence="analysis"),
             ],
             "skeptic": [_finding(BOUNDARY_AGAIN, 16), _finding(NEGATIVE, 21)],
-            "security": [_finding(NAIVE, 14)],
+            "security": [
+                _finding(NAIVE, 14),
+                {**_finding("Not in the change", 1), "path": "README.md"},
+                _finding("Past the end of the file", 999),
+            ],
         },
         "same_problem": {f"{BOUNDARY}|{BOUNDARY_AGAIN}": 0.9},
         "repro": {
@@ -116,9 +124,15 @@ def full_script(log: Path) -> dict:
             },
             NEGATIVE: {
                 "path": "tests/test_negative.py",
-                "code": NEGATIVE_TEST,
+                "code": NEGATIVE_FIRST_TRY,
                 "fails": "negative seconds left",
                 "oracle": {"kind": "human"},
+                "corrected": {
+                    "path": "tests/test_negative.py",
+                    "code": NEGATIVE_TEST,
+                    "fails": "negative seconds left",
+                    "oracle": {"kind": "human"},
+                },
             },
             NAIVE: "garbage",
         },
@@ -166,6 +180,20 @@ def _check_full(report: dict) -> None:
     negative = found[NEGATIVE]
     assert (negative["kind"], negative["label"]) == ("review", "question")
     assert negative["oracle"]["graded"] == "human"
+    assert negative["corrected"] is True
+    assert negative["repro"]["code"] == NEGATIVE_TEST
+    assert negative["fix_verified"] is True
+    notes = [u["text"] for u in report["uncertainty"]]
+    assert any(
+        "dropped finding `security-2` (Not in the change): it cites README.md, which the "
+        "change does not touch" in n
+        for n in notes
+    )
+    assert any(
+        "dropped finding `security-3` (Past the end of the file): it cites line 999 of "
+        "sessions.py, which has 28" in n
+        for n in notes
+    )
     naive = found[NAIVE]
     assert naive["kind"] == "review"  # degraded by the repro fault, never more trusted
     assert naive["unverified"] == "the reproduction agent gave no usable test"
@@ -181,7 +209,7 @@ def _check_full(report: dict) -> None:
     usage = report["agents"]
     assert usage["expert"]["calls"] == 3
     assert usage["same_problem"]["calls"] == 3  # every pair within two lines of each other
-    assert usage["repro"]["calls"] == 4  # two tests written, two tries for the faulty one
+    assert usage["repro"]["calls"] == 5  # two tests, one correction, two tries for the faulty one
     assert usage["repro"]["faults"] == 1
     assert usage["fix"]["calls"] == 2
     assert usage["judge"]["calls"] == 1
@@ -203,6 +231,9 @@ def test_command_provider_plays_every_role(tmp_path):
     assert "sessions.py" in expert_task["files"]
     assert "-    return now >= session.expires_at" in expert_task["diff"]
     # The fix agent sees the finding and the test, not the expert's reasoning.
+    repro_task = next(t["task"] for t in tasks if t["role"] == "repro")
+    assert repro_task["example_test"]["path"] == "tests/test_sessions.py"
+    assert "sessions.py" not in repro_task["documentation_and_files"]
     fix_task = next(t["task"] for t in tasks if t["role"] == "fix")
     assert "body" not in json.dumps(fix_task)
     assert fix_task["test"]["code"] in (BOUNDARY_TEST, NEGATIVE_TEST)
@@ -332,3 +363,52 @@ def test_budget_runs_out_and_the_rest_is_listed(tmp_path):
     total = sum(u["calls"] for u in report["agents"].values())
     assert total == 4
     assert all(f["kind"] != "fail" for f in report["findings"])
+
+
+def test_an_invalid_reply_is_asked_again_once_with_the_error_quoted(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    log = tmp_path / "log.jsonl"
+    script = full_script(log)
+    script["expert"]["skeptic"] = {"once": "malformed", "then": script["expert"]["skeptic"]}
+    _configure(repo, _command_agent(script, tmp_path))
+    report = _report(repo)
+    prompts = [json.loads(line) for line in log.read_text().splitlines()]
+    skeptic = [
+        p["prompt"] for p in prompts if p["role"] == "expert" and p["task"]["expert"] == "skeptic"
+    ]
+    assert len(skeptic) == 2
+    assert "## Your previous reply was rejected" not in skeptic[0]
+    assert "## Your previous reply was rejected\n\nfindings: Field required" in skeptic[1]
+    assert NEGATIVE in _by_title(report)  # the second answer counted
+    assert not [u for u in report["uncertainty"] if "agent fault (expert" in u["text"]]
+
+
+def test_prompts_can_be_overridden_from_the_repository(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    log = tmp_path / "log.jsonl"
+    override = repo / ".eyeful" / "prompts" / "judge.md"
+    override.parent.mkdir(parents=True)
+    override.write_text("# Role: judging findings no test could show\n\nHOUSE RULES: be strict.\n")
+    _configure(repo, _command_agent(full_script(log), tmp_path))
+    _report(repo)
+    prompts = [json.loads(line) for line in log.read_text().splitlines()]
+    judge = [p["prompt"] for p in prompts if p["role"] == "judge"]
+    assert judge and all("HOUSE RULES: be strict." in p for p in judge)
+    expert = [p["prompt"] for p in prompts if p["role"] == "expert"]
+    assert expert and all("HOUSE RULES" not in p for p in expert)
+
+
+def test_the_judge_reads_at_most_eight_findings_per_call(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    log = tmp_path / "log.jsonl"
+    script = full_script(log)
+    script["expert"] = {
+        "skeptic": [_finding(f"Guess number {n}", 1 + n * 3, evidence="analysis") for n in range(9)]
+    }
+    _configure(repo, _command_agent(script, tmp_path) + 'experts = ["skeptic"]\n')
+    report = _report(repo)
+    prompts = [json.loads(line) for line in log.read_text().splitlines()]
+    sizes = sorted(len(p["task"]["findings"]) for p in prompts if p["role"] == "judge")
+    assert sizes == [1, 8]
+    assert report["agents"]["judge"]["calls"] == 2
+    assert all(f.get("judge") == "looks right" for f in report["findings"])
