@@ -88,7 +88,7 @@ def compare(
     if change.status != "FAILED":
         return [], notes
     if base is None or base.status == "ERROR":
-        why = base.reason if base is not None and base.reason else "it did not run"
+        why = base.reason if base is not None and base.reason else "setup failed there"
         notes.append(
             f"the tests could not be run on the base ({why}), so failures are unclassified"
         )
@@ -125,6 +125,14 @@ def compare(
         else:
             out.append(_failure(test, "new_test", change, "absent"))
     return out, notes
+
+
+def all_new(change: Run) -> list[TestFailure]:
+    """The change's failures when the base has no files at all: new tests, none blocking."""
+    if change.status != "FAILED":
+        return []
+    tests = sorted(change.failing) if change.names_known else [SUITE]
+    return [_failure(t, "new_test", change, "absent") for t in tests]
 
 
 def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFailure:

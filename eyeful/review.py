@@ -24,7 +24,7 @@ from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
 from eyeful.progress import Progress, Silent
-from eyeful.regressions import compare
+from eyeful.regressions import all_new, compare
 from eyeful.report import Report, SideInfo
 from eyeful.roles import (
     ChangeContext,
@@ -36,7 +36,7 @@ from eyeful.roles import (
     write_repro,
 )
 from eyeful.runs import Run, Runner, setup_key
-from eyeful.snapshot import Snapshot, blob_at, open_repository, tree_at
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
 from eyeful.worktrees import Worktree, WorktreePool
 
 
@@ -177,15 +177,14 @@ def _regressions(
     if change.status == "PASSED":
         return runner, change, None
 
-    progress.phase("the change fails: running the tests on the base")
-    base_runs = runner.suite(snap.base.tree, "base")
-    report.runs += base_runs
-    base = _test_run(base_runs)
-    if base is None:
-        report.note(
-            "setup failed on the base, so the change's failures are unclassified", unverified=True
-        )
-    failures, notes = compare(change, base, repo)
+    if snap.base.tree == EMPTY_TREE:
+        # Nothing to run on an empty base (an unborn branch, a root commit): every test is new.
+        failures, notes = all_new(change), ["the base is empty, so every failing test is new"]
+    else:
+        progress.phase("the change fails: running the tests on the base")
+        base_runs = runner.suite(snap.base.tree, "base")
+        report.runs += base_runs
+        failures, notes = compare(change, _test_run(base_runs), repo)
     for text in notes:
         report.note(text, unverified=any(f.kind == "undetermined" for f in failures))
     report.regressions = [f for f in failures if f.blocking]

@@ -172,13 +172,27 @@ def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
     ]
     assert not [u for u in report["uncertainty"] if u["unverified"]]
     assert [(r["side"], r["status"]) for r in report["runs"]] == [
-        ("change", "FAILED"),
-        ("base", "FAILED"),
+        ("change", "FAILED"),  # nothing runs on an empty base
     ]
     md = eyeful(cwd=repo)
     assert md.returncode == 0
     assert "`tests/test_calc.py::test_add` is new in the change and fails" in md.stdout
     assert user_state(repo) == before
+
+
+def test_an_unborn_branch_with_a_suite_that_names_no_tests_does_not_block(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    check = f"{shlex.quote(sys.executable)} check.py"
+    _stage(repo, {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"})
+    confirm(repo)
+    report = _json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 0
+    assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
+        ("the test suite", "new_test")
+    ]
+    assert [r["side"] for r in report["runs"]] == ["change"]
 
 
 # Names, contents and kinds of files -------------------------------------------------------------
