@@ -79,17 +79,17 @@ def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _kill_group(pgid: int, sig: int) -> None:
+def kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the group, then SIGKILL whatever is left of it."""
-    _kill_group(proc.pid, signal.SIGTERM)
+    kill_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=_TERM_GRACE)
-    _kill_group(proc.pid, signal.SIGKILL)
+    kill_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
 
@@ -174,8 +174,8 @@ def run_command(
     finally:
         selector.close()
         if proc.poll() is None:
-            _stop(proc)
-        _kill_group(proc.pid, signal.SIGKILL)
+            stop_group(proc)
+        kill_group(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
     duration = time.monotonic() - started

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from eyeful.commands import project_env
+from eyeful.commands import kill_group, project_env, stop_group
 from eyeful.config import AgentConfig
 from eyeful.errors import EyefulError
 
@@ -51,7 +51,6 @@ _STDERR_TAIL = 16 * 1024
 _CHUNK = 65536
 _TICK = 0.1  # seconds between checks of the timeouts
 _EXIT_GRACE = 1.0  # seconds to drain output after the command exits
-_TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 _MESSAGE_CHARS = 300  # of a reason quoted in a one-line error
 OPENAI_MAX_RETRIES = 3
 
@@ -242,19 +241,6 @@ _PRESETS: dict[str, _Preset] = {
 # --- the command provider ---------------------------------------------------------------------
 
 
-def _kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the group, then SIGKILL whatever is left of it."""
-    _kill_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_TERM_GRACE)
-    _kill_group(proc.pid, signal.SIGKILL)
-
-
 @dataclass
 class _Outcome:
     code: int | None
@@ -417,8 +403,8 @@ class CommandProvider:
         finally:  # also on KeyboardInterrupt, which then propagates
             selector.close()
             if proc.poll() is None:
-                _stop(proc)
-            _kill_group(proc.pid, signal.SIGKILL)  # whatever it left behind
+                stop_group(proc)
+            kill_group(proc.pid, signal.SIGKILL)  # whatever it left behind
             proc.wait()
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 with contextlib.suppress(OSError):

@@ -70,6 +70,9 @@ def test_mul():
 
 PYTEST_INI = "[pytest]\npythonpath = .\n"
 
+# calc.py with add broken: test_add fails, test_mul passes.
+BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+
 
 def python_project(path: Path, config: str | None = None) -> Path:
     """A small committed Python project whose tests pass."""

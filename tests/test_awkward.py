@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import (
+    BROKEN_ADD,
     PYTEST_INI,
     PYTHON,
     confirm,
@@ -29,7 +30,6 @@ from tests.gitrepo import (
     write,
 )
 
-BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
 
 

@@ -11,9 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.gitrepo import PYTEST, eyeful, eyeful_config, git, python_project, write
-
-BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+from tests.gitrepo import BROKEN_ADD, PYTEST, eyeful, eyeful_config, git, python_project, write
 
 
 def test_dash_h_documents_commands_and_exit_codes(tmp_path):

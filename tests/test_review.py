@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from tests.gitrepo import (
+    BROKEN_ADD,
     CALC_TESTS,
     PYTEST,
     PYTHON,
@@ -18,8 +19,6 @@ from tests.gitrepo import (
     user_state,
     write,
 )
-
-BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 
 def _stage(repo: Path, files: dict[str, str]) -> None:

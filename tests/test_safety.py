@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import (
+    BROKEN_ADD,
     CALC_TESTS,
     PYTEST,
     PYTEST_INI,
@@ -35,7 +36,6 @@ from tests.gitrepo import (
     write,
 )
 
-BROKEN_ADD = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIXED_ADD = "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"
 GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
 INTERRUPTED = "eyeful: error: interrupted; nothing of yours was changed"
