@@ -18,7 +18,7 @@ import pygit2
 from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
-from eyeful.findings import SEVERITY_RANK, Finding, Fix, corroboration, verification_order
+from eyeful.findings import Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
@@ -241,8 +241,7 @@ def _findings(
                 merged_experts[lead] = sorted({by_id[o].expert for o in others} - {lead_expert})
     if not findings:
         return
-    ordered = sorted(verification_order(findings),
-                     key=lambda f: SEVERITY_RANK[f.severity])  # fmt: skip
+    ordered = verification_order(findings)
 
     def read(path: str) -> str | None:
         return read_in_tree(repo, snap.head.tree, path)

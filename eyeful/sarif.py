@@ -437,6 +437,8 @@ def _finding_result(
         "corroboratedBy": list(finding.corroborated_by),
         "repro": repro.model_dump(mode="json") if repro is not None else None,
         "objection": finding.objection,
+        "judge": finding.judge,
+        "merged": list(finding.merged),
         "gates": [gate.model_dump(mode="json") for gate in finding.gates],
         "unverified": finding.unverified,
         "cwe": finding.cwe,

@@ -530,3 +530,18 @@ def test_disputed_findings_are_folded_under_disputed():
     assert "`calc.py:3` Overflow on huge inputs" in folded
     assert "Objection: the judge: Python integers are unbounded" in folded
     assert "Overflow" not in text.split("<details>")[0]
+
+
+def test_description_file_and_its_errors(tmp_path):
+    repo = _project(tmp_path)
+    finding = _finding(oracle={"kind": "specified", "quote": "add must return a plus b"})
+    desc = tmp_path / "pr.md"
+    desc.write_text("Keep the API: add must return a plus b.\n", encoding="utf-8")
+    report = _review(repo, tmp_path, [finding], "--description", str(desc))
+    assert report["findings"][0]["oracle"]["graded"] == "specified"
+    missing = eyeful("--description", str(tmp_path / "nope.md"), cwd=repo)
+    assert missing.returncode == 2
+    assert "--description" in missing.stderr and "nope.md" in missing.stderr
+    both = eyeful("--description", str(desc), "-m", "text", cwd=repo)
+    assert both.returncode == 2
+    assert "not both" in both.stderr
