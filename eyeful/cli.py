@@ -190,11 +190,17 @@ def review_command(
         given = load_findings(findings or [])
         description = _read_description(description_file, message)
         snapshot = take_snapshot(paths, base, head)
+        provider = None
+        if config.agent is not None and not snapshot.empty:
+            from eyeful.providers import make_provider
+
+            provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
         confirmed = snapshot.empty or _ensure_confirmed(paths, config, TrustStore())
         request = ReviewRequest(
             paths, config, snapshot, confirmed, jobs=jobs, findings=given,
             description=description,
             level=None if level is None else _LEVELS[level],
+            provider=provider,
         )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)

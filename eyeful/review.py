@@ -24,6 +24,7 @@ from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
 from eyeful.progress import Progress, Silent
+from eyeful.providers import Provider
 from eyeful.regressions import all_new, compare
 from eyeful.report import Report, SideInfo
 from eyeful.roles import (
@@ -51,6 +52,9 @@ class ReviewRequest:
     description: str = ""
     level: Literal["execution", "read_only"] | None = None
     """Overrides the configuration's level (``--level``)."""
+    provider: Provider | None = None
+    """The agent's transport, built up front by the caller so a bad agent setting stops the run
+    before anything runs; built here when not given."""
 
     @property
     def effective_level(self) -> Literal["execution", "read_only"]:
@@ -139,7 +143,7 @@ def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -
     state = request.paths.state_dir
     return Agents(
         config,
-        make_provider(config),
+        request.provider or make_provider(config),
         cwd=lambda: worktree.path,
         cache=Cache(state / "cache"),
         repo_root=request.paths.root,

@@ -412,3 +412,26 @@ def test_the_judge_reads_at_most_eight_findings_per_call(tmp_path):
     assert sizes == [1, 8]
     assert report["agents"]["judge"]["calls"] == 2
     assert all(f.get("judge") == "looks right" for f in report["findings"])
+
+
+def test_a_bad_agent_setting_is_exit_2_before_anything_runs(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    marker = tmp_path / "ran"
+    (repo / "pyproject.toml").write_text(
+        f'[tool.eyeful.commands]\ntest = "touch {marker}"\n[tool.eyeful.agent]\npreset = "ollama"\n'
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2
+    assert "ollama" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not marker.exists()
+    assert proc.stdout == ""
+
+
+def test_an_unknown_agent_key_names_the_field(tmp_path):
+    repo = make_demo_repo(tmp_path)
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[tool.eyeful.agent]\nprovder = "openai"\n')
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 2
+    assert "unknown key 'agent.provder'" in proc.stderr
