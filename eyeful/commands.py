@@ -14,15 +14,19 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from eyeful.gitutil import clean_env
 
 Status = Literal["PASSED", "FAILED", "ERROR"]
+T = TypeVar("T")
+R = TypeVar("R")
 
 TAIL_CHARS = 8000  # the seed's "last 8,000 characters of output"
 _TAIL_BYTES = 4 * TAIL_CHARS
@@ -79,6 +83,60 @@ def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+class Cancelled(KeyboardInterrupt):
+    """The run was interrupted: running commands are killed and no new one starts."""
+
+
+_live: set[int] = set()
+_live_lock = threading.Lock()
+_cancelled = threading.Event()
+
+
+def check_cancelled() -> None:
+    if _cancelled.is_set():
+        raise Cancelled
+
+
+def is_cancelled() -> bool:
+    return _cancelled.is_set()
+
+
+def track(pgid: int) -> None:
+    """A started process group that :func:`cancel_all` must reach (pair with :func:`untrack`)."""
+    with _live_lock:
+        _live.add(pgid)
+    if _cancelled.is_set():
+        kill_group(pgid, signal.SIGKILL)
+
+
+def untrack(pgid: int) -> None:
+    with _live_lock:
+        _live.discard(pgid)
+
+
+def cancel_all() -> None:
+    """Kill every command's process group, in every thread; later commands refuse to start."""
+    _cancelled.set()
+    with _live_lock:
+        groups = list(_live)
+    for pgid in groups:
+        kill_group(pgid, signal.SIGKILL)
+
+
+def parallel_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R]:
+    """``fn`` over ``items`` in threads, in order. Ctrl-C cancels every command at once instead
+    of waiting for the running ones to end on their own."""
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items)))) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        try:
+            return [future.result() for future in futures]
+        except KeyboardInterrupt:
+            cancel_all()
+            raise
+
+
 def kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
@@ -129,7 +187,11 @@ def run_command(
     env: Mapping[str, str] | None = None,
     on_line: Callable[[str], None] | None = None,
 ) -> CommandResult:
-    """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure."""
+    """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure.
+
+    Raises :class:`Cancelled` when the run was interrupted (before or while it runs).
+    """
+    check_cancelled()
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -151,9 +213,14 @@ def run_command(
     exited_at: float | None = None
     selector = selectors.DefaultSelector()
     selector.register(fd, selectors.EVENT_READ)
+    cancelled = False
+    track(proc.pid)
     try:
         while True:
             now = time.monotonic()
+            if _cancelled.is_set():
+                cancelled = True
+                break
             if now - started >= timeout:
                 timed_out = True
                 break
@@ -178,6 +245,9 @@ def run_command(
         kill_group(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
+        untrack(proc.pid)
+    if cancelled:
+        raise Cancelled
     duration = time.monotonic() - started
     text = bytes(tail).decode("utf-8", errors="replace")[-TAIL_CHARS:]
     code = proc.returncode

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from eyeful.commands import TAIL_CHARS
+from eyeful.commands import TAIL_CHARS, parallel_map
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.runs import Extra, Refused, Run, Runner
 from eyeful.snapshot import Snapshot
@@ -183,11 +182,11 @@ class GateRunner:
         test = _test_id(repro)
         head, base = self.snapshot.head.tree, self.snapshot.base.tree
         try:
-            with ThreadPoolExecutor(max_workers=min(self.jobs, FLAKY_RUNS)) as pool:
-                batches = list(
-                    pool.map(lambda _: self.runner.one(head, "change", test, extra),
-                             range(FLAKY_RUNS))
-                )  # fmt: skip
+            batches = parallel_map(
+                lambda _: self.runner.one(head, "change", test, extra),
+                list(range(FLAKY_RUNS)),
+                self.jobs,
+            )
         except Refused as err:
             verdict.refused = str(err)
             return verdict

@@ -38,7 +38,15 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from eyeful.commands import kill_group, project_env, stop_group
+from eyeful.commands import (
+    check_cancelled,
+    is_cancelled,
+    kill_group,
+    project_env,
+    stop_group,
+    track,
+    untrack,
+)
 from eyeful.config import AgentConfig
 from eyeful.errors import EyefulError
 
@@ -351,8 +359,11 @@ class CommandProvider:
             selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
             selector.register(proc.stderr.fileno(), selectors.EVENT_READ, "err")
             readers = 2
+            track(proc.pid)
             while failure is None:
                 now = time.monotonic()
+                if is_cancelled():
+                    break
                 if now - started >= self.timeout:
                     failure = f"timed out after {self.timeout:g}s"
                     break
@@ -405,10 +416,12 @@ class CommandProvider:
             if proc.poll() is None:
                 stop_group(proc)
             kill_group(proc.pid, signal.SIGKILL)  # whatever it left behind
+            untrack(proc.pid)
             proc.wait()
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 with contextlib.suppress(OSError):
                     pipe.close()
+        check_cancelled()
         return _Outcome(
             code=proc.returncode,
             stdout=bytes(stdout),

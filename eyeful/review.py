@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -17,6 +16,7 @@ import pygit2
 
 from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
+from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.findings import Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
@@ -262,10 +262,8 @@ def _findings(
     ]  # fmt: skip
     if runner is not None and why_not_run is None and agents is not None and ctx is not None:
         context = ctx
-        with ThreadPoolExecutor(max_workers=max(1, min(request.jobs, 4))) as pool:
-            written = dict(zip([f.id for f in wants_repro],
-                               pool.map(lambda f: write_repro(agents, f, context), wants_repro),
-                               strict=True))  # fmt: skip
+        tests = parallel_map(lambda f: write_repro(agents, f, context), wants_repro, 4)
+        written = dict(zip([f.id for f in wants_repro], tests, strict=True))
         ordered = [written.get(f.id) or f for f in ordered]
     runnable = [f for f in ordered if _needs_run(f)]
     if runner is not None and why_not_run is None and runnable:
@@ -279,8 +277,7 @@ def _findings(
             result = _verify_cached(runner, gates, finding, test_file, skey, corrector, fixer)
             return finding.id, result
 
-        with ThreadPoolExecutor(max_workers=max(1, min(request.jobs, len(runnable)))) as pool:
-            verdicts = dict(pool.map(verify, runnable))
+        verdicts = dict(parallel_map(verify, runnable, request.jobs))
     graded: list[ReportedFinding] = []
     for finding in ordered:
         verdict, final = verdicts.get(finding.id, (None, finding))

@@ -7,7 +7,6 @@ leaves things as they were) on a fault: :class:`eyeful.agents.Agents` has record
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from importlib import resources
@@ -23,6 +22,7 @@ from eyeful.agents import (
     ReproReply,
     SameProblemReply,
 )
+from eyeful.commands import parallel_map
 from eyeful.findings import Finding, Fix, Repro, confined
 from eyeful.regressions import TestFailure
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -159,8 +159,7 @@ def run_experts(
             out.append(finding)
         return out
 
-    with ThreadPoolExecutor(max_workers=min(MAX_EXPERTS_AT_ONCE, len(experts))) as pool:
-        batches = list(pool.map(one, experts))
+    batches = parallel_map(one, list(experts), MAX_EXPERTS_AT_ONCE)
     return [f for batch in batches for f in batch], notes
 
 
@@ -244,7 +243,6 @@ def judge(
     out: dict[str, tuple[bool, str]] = {}
     if not batches:
         return out
-    with ThreadPoolExecutor(max_workers=min(JUDGES_AT_ONCE, len(batches))) as pool:
-        for result in pool.map(one, batches):
-            out.update(result)
+    for result in parallel_map(one, batches, JUDGES_AT_ONCE):
+        out.update(result)
     return out

@@ -19,6 +19,7 @@ from typing import IO
 
 import pygit2
 
+from eyeful.commands import check_cancelled
 from eyeful.gitutil import RepoPaths, git
 
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
@@ -150,6 +151,7 @@ class WorktreePool:
             else:
                 # Every worktree is busy (another thread or another eyeful): poll, so that
                 # whichever is released first is taken.
+                check_cancelled()
                 time.sleep(0.05)
         try:
             worktree = self._worktree(index)

@@ -545,3 +545,49 @@ def test_description_file_and_its_errors(tmp_path):
     both = eyeful("--description", str(desc), "-m", "text", cwd=repo)
     assert both.returncode == 2
     assert "not both" in both.stderr
+
+
+def test_ctrl_c_during_parallel_gate_runs_kills_them_all_at_once(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.gitrepo import PYTHON, user_state
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    repo = _project(tmp_path)
+    slow = {
+        "path": "tests/test_slow.py",
+        "code": "import os, pathlib, time\n\n\ndef test_slow():\n"
+        f"    pathlib.Path({str(pids)!r}, str(os.getpid())).write_text('x')\n"
+        "    time.sleep(300)\n    assert False, 'never gets here'\n",
+        "fails": "never gets here",
+    }
+    findings = _write_findings(tmp_path / "f.json", [_finding(repro=slow)])
+    before = user_state(repo)
+    git_eyeful = str(Path(PYTHON).parent / "git-eyeful")
+    proc = subprocess.Popen(
+        [git_eyeful, "--findings", str(findings), "-j", "2"],
+        cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    started = [int(p.name) for p in pids.iterdir()]
+    assert len(started) >= 2, "two reproduction runs in parallel"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)  # not the 300 s the tests would sleep
+    assert proc.returncode == 130, err
+    assert out == ""
+    for pid in started:
+        for _ in range(50):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"test process {pid} outlived the interrupt")
+    assert user_state(repo) == before
