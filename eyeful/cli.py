@@ -249,6 +249,24 @@ def confirm(
     stderr.print(f"Confirmed (recorded in {store.path}).", markup=False, soft_wrap=True)
 
 
+@app.command()
+def clean() -> None:
+    """Remove eyeful's worktrees and cache from this repository (they come back on the next run)."""
+    from eyeful.snapshot import open_repository
+    from eyeful.worktrees import WorktreePool
+
+    try:
+        paths = find_repo(Path.cwd())
+        removed = WorktreePool(paths, open_repository(paths)).remove_all()
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    stderr.print(
+        f"Removed {removed} worktree(s) and eyeful's cache from {paths.state_dir}.",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
 @app.command("install-hook")
 def install_hook_command() -> None:
     """Install eyeful's plain git pre-push hook (for repositories that do not use pre-commit)."""

@@ -20,6 +20,7 @@ from typing import IO
 import pygit2
 
 from eyeful.commands import check_cancelled
+from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, git
 
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
@@ -160,6 +161,44 @@ class WorktreePool:
             yield worktree
         finally:
             handle.close()
+
+    def remove_all(self) -> int:
+        """Remove eyeful's worktrees, their git admin entries and eyeful's whole state dir.
+
+        Refuses while another eyeful holds one of the worktrees. Returns how many were removed.
+        """
+        held: list[IO[bytes]] = []
+        try:
+            names = sorted(p.name for p in self.root.glob("wt-*")) if self.root.is_dir() else []
+            for name in names:
+                handle = self._try_lock(int(name.removeprefix("wt-")), block=False)
+                if handle is None:
+                    raise EyefulError(
+                        "another eyeful is running in this repository; try again when it ends"
+                    )
+                held.append(handle)
+            for name in names:
+                git("worktree", "remove", "--force", "--force", str(self.root / name),
+                    cwd=self.paths.root, check=False)  # fmt: skip
+            self._forget_missing()
+        finally:
+            for handle in held:
+                handle.close()
+        shutil.rmtree(self.paths.state_dir, ignore_errors=True)
+        return len(names)
+
+    def _forget_missing(self) -> None:
+        """Drop git's admin entries for eyeful worktrees whose directory is already gone."""
+        admin = self.paths.common_dir / "worktrees"
+        if not admin.is_dir():
+            return
+        for entry in admin.iterdir():
+            try:
+                target = Path((entry / "gitdir").read_text(encoding="utf-8").strip())
+            except OSError:
+                continue
+            if target.parent.parent == self.root and not target.exists():
+                shutil.rmtree(entry, ignore_errors=True)
 
     @contextlib.contextmanager
     def _pool_lock(self) -> Iterator[None]:

@@ -191,3 +191,27 @@ def test_interactive_run_asks_and_only_yes_confirms(tmp_path, hermetic):
         assert proc.returncode == code, out
         assert marker.exists() is ran
     assert (hermetic / ".config" / "eyeful" / "confirmed").is_file()
+
+
+def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
+    from tests.gitrepo import user_state
+
+    repo = python_project(tmp_path / "repo")
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    assert eyeful(cwd=repo).returncode == 1
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert ".git/eyeful/worktrees/wt-" in listed
+    before = user_state(repo)
+    proc = eyeful("clean", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "Removed 1 worktree(s)" in proc.stderr  # the change and the base shared one
+    assert not (repo / ".git" / "eyeful").exists()
+    assert "eyeful" not in git(repo, "worktree", "list", "--porcelain")
+    assert not (repo / ".git" / "worktrees").exists() or not list(
+        (repo / ".git" / "worktrees").iterdir()
+    )
+    assert user_state(repo) == before
+    # It all comes back on the next run.
+    assert eyeful(cwd=repo).returncode == 1
