@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
-from eyeful.findings import Evidence, Oracle, Repro, Severity
+from eyeful.findings import Claim, Oracle
 from eyeful.providers import Provider, ProviderError
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
@@ -33,21 +33,8 @@ class _Reply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ExpertFinding(_Reply):
-    severity: Severity
-    evidence: Evidence
-    path: str
-    line: int = Field(ge=1)
-    end_line: int | None = Field(default=None, ge=1)
-    title: str = Field(min_length=1)
-    body: str
-    cwe: str | None = None
-    oracle: Oracle
-    repro: Repro | None = None
-
-
 class ExpertReply(_Reply):
-    findings: list[ExpertFinding]
+    findings: list[Claim]
 
 
 class SameProblemReply(_Reply):

@@ -71,9 +71,9 @@ class Fix(_Strict):
     diff: str = Field(min_length=1)
 
 
-class Finding(_Strict):
-    id: str = Field(min_length=1)
-    expert: str = Field(min_length=1)
+class Claim(_Strict):
+    """What an expert claims; a :class:`Finding` adds who claims it and a suggested fix."""
+
     severity: Severity
     evidence: Evidence
     path: str
@@ -84,7 +84,6 @@ class Finding(_Strict):
     cwe: str | None = None
     oracle: Oracle
     repro: Repro | None = None
-    fix: Fix | None = None
 
     @field_validator("path")
     @classmethod
@@ -92,10 +91,16 @@ class Finding(_Strict):
         return confined(value)
 
     @model_validator(mode="after")
-    def _lines_in_order(self) -> Finding:
+    def _lines_in_order(self) -> Claim:
         if self.end_line is not None and self.end_line < self.line:
             raise ValueError("end_line comes before line")
         return self
+
+
+class Finding(Claim):
+    id: str = Field(min_length=1)
+    expert: str = Field(min_length=1)
+    fix: Fix | None = None
 
 
 def _records(text: str, source: str) -> list[object]:

@@ -23,7 +23,7 @@ from eyeful.agents import (
     SameProblemReply,
 )
 from eyeful.commands import parallel_map
-from eyeful.findings import Finding, Fix, Repro, confined
+from eyeful.findings import Finding, Fix, Repro
 from eyeful.regressions import TestFailure
 from eyeful.snapshot import Snapshot, blob_at, tree_at
 
@@ -144,14 +144,7 @@ def run_experts(
             return []
         out: list[Finding] = []
         for number, item in enumerate(reply.findings, 1):
-            try:
-                finding = Finding(
-                    id=f"{expert}-{number}", expert=expert, **item.model_dump(exclude_none=True)
-                )
-                confined(finding.path)
-            except ValueError as err:
-                notes.append(f"dropped {expert}-{number}: {err}")
-                continue
+            finding = Finding(id=f"{expert}-{number}", expert=expert, **item.model_dump())
             problem = _check(finding, ctx)
             if problem is not None:
                 notes.append(f"dropped finding `{finding.id}` ({finding.title}): it {problem}")
