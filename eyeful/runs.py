@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import shlex
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -95,12 +96,13 @@ class Extra:
         digest.update((self.patch or "").encode())
         return digest.hexdigest()
 
-    def patch_paths(self, worktree: Path) -> list[str]:
-        """The paths the patch touches, as git reads them."""
+    def patch_paths(self) -> list[str]:
+        """The paths the patch touches, as git reads them (reading the patch alone)."""
         if self.patch is None:
             return []
-        proc = git("apply", "--numstat", "-z", "-", cwd=worktree, stdin=self.patch.encode(),
-                   check=False)  # fmt: skip
+        with tempfile.TemporaryDirectory(prefix="eyeful-patch-") as scratch:
+            proc = git("apply", "--numstat", "-z", "-", cwd=Path(scratch),
+                       stdin=self.patch.encode(), check=False)  # fmt: skip
         if proc.returncode != 0:
             raise Refused(f"the fix is not a diff git can read: {_last_line(proc.stderr)}")
         paths: list[str] = []
@@ -113,7 +115,7 @@ class Extra:
         return paths
 
     def apply(self, worktree: Path) -> None:
-        touched = [*self.files, *self.patch_paths(worktree)]
+        touched = [*self.files, *self.patch_paths()]
         for rel in touched:
             _inside(worktree, rel)
         ignored = _ignored(worktree, touched)
