@@ -757,3 +757,47 @@ def test_prompt_over_codex_limit_leaves_out_whole_files(tmp_path: Path) -> None:
         )
     assert not seen.exists()  # never sent
     assert agents.faults[-1].reason.startswith("the prompt is over codex's limit")
+
+
+CLAUDE_ANSWER = (
+    "import json, sys; sys.stdin.read(); "
+    "print(json.dumps({'type': 'system', 'subtype': 'init'})); "
+    "print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False, "
+    "'result': 'Thinking about it.\\n```json\\n{\"probability\": 0.25}\\n```', "
+    "'usage': {'input_tokens': 40, 'output_tokens': 2}, 'total_cost_usd': 0.0125, "
+    "'permission_denials': [{'tool_name': 'Bash', 'tool_use_id': 't'}]}))"
+)
+
+
+def test_claude_cost_and_denials_reach_the_report(tmp_path: Path) -> None:
+    """total_cost_usd adds up per role into the JSON `agents` field and the footer; refused
+    tools are a checklist line."""
+    from eyeful.agents import Agents, SameProblemReply
+    from eyeful.report import Report, SideInfo, to_markdown
+
+    config = AgentConfig(
+        preset="claude", command=f"{sys.executable} -c {shlex.quote(CLAUDE_ANSWER)}"
+    )
+    agents = Agents(config, make_provider(config), cwd=lambda: tmp_path, cache=None, repo_root=None)
+    for subject in ("a and b", "c and d"):
+        assert agents.ask("same_problem", subject, {"x": 1}, SameProblemReply).probability == 0.25
+    usage = agents.usage["same_problem"]
+    assert (usage.calls, usage.tokens, usage.cost_usd) == (2, 84, 0.025)
+    assert agents.usage["expert"].cost_usd is None  # nothing reported, nothing claimed
+    assert agents.notes[0] == (
+        "same_problem for a and b: claude was refused 1 tool use(s) (Bash): it runs read-only"
+    )
+    side = SideInfo(tree="t", commit=None, label="the staged change", short="staged")
+    report = Report(base=side, head=side, agents=agents.usage).finish()
+    assert report.model_dump(mode="json")["agents"]["same_problem"]["cost_usd"] == 0.025
+    assert "same_problem 2 calls, 84 tokens, " in to_markdown(report)
+    assert ", $0.0250.</sub>" in to_markdown(report)
+
+
+def test_a_thinking_block_is_no_json() -> None:
+    from eyeful.agents import extract_json
+
+    thinking = 'Thinking...\nThe reply is {"probability": 1} or {maybe}.\n...done thinking.\n\n'
+    assert extract_json(thinking + '{"probability": 0.5}\n') == {"probability": 0.5}
+    assert extract_json('<think>{"a": {</think>\n{"b": 2}') == {"b": 2}
+    assert extract_json('reasoning {"a": 1} }\n</think>\n{"b": 3}') == {"b": 3}
