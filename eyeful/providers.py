@@ -3,14 +3,17 @@
 Two providers, chosen by ``[tool.eyeful.agent] provider``:
 
 ``command`` (:class:`CommandProvider`)
-    A shell command in the directory the caller gives (a worktree of the change, never the user's
-    tree): the prompt on stdin, the answer on stdout, stderr kept (bounded) for the error message.
-    It runs in its own process group with a per-call timeout and a no-output timeout, and the whole
-    group is killed on either, on Ctrl-C, and after the command exits (no orphans). ``preset``
-    names a known CLI: how it is called and where its answer is in its output (see ``_PRESETS``).
-    When ``command`` is set too, it replaces the preset's command line *as is* (no ``--model`` or
-    ``--format json`` is added to it) but the preset's output parsing still applies, so
-    ``preset = "claude"`` plus ``command = "/opt/bin/claude -p --output-format json"`` works.
+    A shell command in the directory the caller gives (an export of the change, eyeful/export.py:
+    never the user's tree nor a worktree sharing its git directory), with the environment
+    eyeful/agentenv.py allows: the prompt on stdin, the answer on stdout, stderr kept (bounded)
+    for the error message. It runs in its own process group with a per-call timeout and a
+    no-output timeout, and the whole group is killed on either, on Ctrl-C, and after the command
+    exits (no orphans). ``preset`` names a known CLI: how it is called with a read-only posture,
+    where its answer is in its output, which of its stream events are kept, its input limit (see
+    ``_PRESETS``). When ``command`` is set too, it replaces the preset's command line *as is* (no
+    ``--model``, posture flag or ``--format json`` is added to it) but the preset's output parsing
+    and input limit still apply, so ``preset = "claude"`` plus
+    ``command = "/opt/bin/claude -p --output-format json"`` works.
 
 ``openai`` (:class:`OpenAIProvider`)
     Chat completions against ``base_url`` (OpenAI, or any compatible server: Ollama, llama.cpp,

@@ -213,8 +213,8 @@ def claude(text: str) -> None:
     if "stream-json" in ARGS:
         event({"type": "system", "subtype": "init", "cwd": os.getcwd()})
         event({"type": "assistant", "message": {"content": [{"type": "text", "text": "..."}]}})
-        if MODE == "tool-echo":  # --verbose echoes every file a tool read: 12 MiB of them
-            for n in range(12):
+        if MODE == "tool-echo":  # --verbose echoes every file a tool read: 9 MiB of them
+            for n in range(9):
                 content = f"file {n}: {{not json}} " + "y" * 2**20
                 echo = {"type": "tool_result", "tool_use_id": f"t{n}", "content": content}
                 event({"type": "user", "message": {"content": [echo]}})
@@ -233,8 +233,8 @@ def codex(text: str) -> None:
     usage = {"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 20}
     event({"type": "turn.completed", "usage": usage})
     event({"type": "turn.started"})
-    if MODE == "tool-echo":  # a command's whole output in item events: 12 MiB of them
-        for n in range(12):
+    if MODE == "tool-echo":  # a command's whole output in item events: 9 MiB of them
+        for n in range(9):
             output = "z" * 2**20
             item = {"id": f"c{n}", "type": "command_execution", "aggregated_output": output}
             event({"type": "item.updated", "item": item})
