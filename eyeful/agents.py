@@ -232,6 +232,9 @@ class Agents:
                 path = next(reversed(files))
                 del files[path]
                 left_out.append(path)
+                told = task.get("truncated_files")
+                if isinstance(told, list):  # the expert is told which files it lacks
+                    task["truncated_files"] = [*told, path]
                 prompt = self.prompt(role, task, contract)
                 limit = self.provider.prompt_fits(prompt)
         if limit is not None:

@@ -741,12 +741,14 @@ def test_prompt_over_codex_limit_leaves_out_whole_files(tmp_path: Path) -> None:
         repo_root=None,
     )
     files = {"first.py": "a" * 400_000, "second.py": "b" * 400_000, "third.py": "c" * 400_000}
-    task: dict[str, object] = {"diff": "d" * 100, "files": files}
+    task: dict[str, object] = {"diff": "d" * 100, "files": files, "truncated_files": []}
     reply = agents.ask("same_problem", "x and y", task, SameProblemReply)
     assert reply.probability == 0.5
     prompt = seen.read_text()
     assert len(prompt) <= 1_048_576
-    assert "first.py" in prompt and "second.py" in prompt and "third.py" not in prompt
+    assert '"first.py": "aaa' in prompt and '"second.py": "bbb' in prompt
+    assert '"third.py": "' not in prompt and "ccc" not in prompt
+    assert '"truncated_files": [\n  "third.py"\n ]' in prompt  # the agent is told
     assert agents.notes == [
         "same_problem for x and y: the prompt was over the agent's input limit; "
         "left out 1 file(s): third.py"
