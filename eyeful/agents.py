@@ -285,6 +285,11 @@ class Agents:
                     f"{prompt}\n\n## Your previous reply was rejected\n\n{problem}\n\n"
                     "Answer again with one JSON object that matches the schema.\n"
                 )
+                limit = self.provider.prompt_fits(attempt_prompt)
+                if limit is not None:  # no room to quote the error: not sent to fail
+                    reason = f"invalid reply: {problem} (asking again would be over {limit})"
+                    self.fault(role, subject, reason)
+                    raise AgentFault(reason) from None
                 continue
             if self.cache is not None:
                 self.cache.put("agents", key, reply.model_dump(mode="json"))

@@ -804,3 +804,25 @@ def test_a_thinking_block_is_no_json() -> None:
     assert extract_json(thinking + '{"probability": 0.5}\n') == {"probability": 0.5}
     assert extract_json('<think>{"a": {</think>\n{"b": 2}') == {"b": 2}
     assert extract_json('reasoning {"a": 1} }\n</think>\n{"b": 3}') == {"b": 3}
+
+
+def test_no_second_try_past_codex_limit(tmp_path: Path) -> None:
+    """A prompt that fits but whose retry (with the error quoted) would not: one call, a fault."""
+    from eyeful.agents import AgentFault, Agents, SameProblemReply
+
+    calls = tmp_path / "calls"
+    answer = (
+        "import json, sys; sys.stdin.read(); open(sys.argv[1], 'a').write('x'); "
+        "print(json.dumps({'type': 'item.completed', 'item': {'type': 'agent_message', "
+        "'text': 'no JSON here'}}))"
+    )
+    config = AgentConfig(
+        preset="codex", command=f"{sys.executable} -c {shlex.quote(answer)} {calls}"
+    )
+    agents = Agents(config, make_provider(config), cwd=lambda: tmp_path, cache=None, repo_root=None)
+    task: dict[str, object] = {"diff": ""}
+    room = 1_048_576 - len(agents.prompt("same_problem", task, SameProblemReply))
+    task["diff"] = "d" * (room - 10)
+    with pytest.raises(AgentFault, match=r"asking again would be over codex's limit"):
+        agents.ask("same_problem", "x", task, SameProblemReply)
+    assert calls.read_text() == "x"
