@@ -16,7 +16,7 @@ import pygit2
 
 from eyeful.commands import parallel_map
 from eyeful.regressions import Evidence, Seen, alone, exists_in_tree, in_run
-from eyeful.runs import Run, Runner, passable, test_one_commands
+from eyeful.runs import Run, Runner, passable, focused_commands
 from eyeful.snapshot import Snapshot
 
 
@@ -46,7 +46,10 @@ def confirm(
     jobs: int,
 ) -> Confirmation:
     """Evidence for each failing test, with the live runs on their own where they can decide."""
-    evidence = [Evidence(t, base_suite=in_run(base_suite, t)) for t in sorted(change.failing)]
+    evidence = [
+        Evidence(t, base_suite=in_run(base_suite, t), change_cached=change.cached)
+        for t in sorted(change.failing)
+    ]
     with runner.lock_repo():
         for ev in evidence:
             if ev.base_suite == "unknown" and not exists_in_tree(repo, snap.base.tree, ev.test):
@@ -80,7 +83,7 @@ def _per_test(runner: Runner, ids: list[str], batch: list[Run]) -> dict[str, See
     assert template is not None
     if not tests:
         return dict.fromkeys(ids, "unknown")
-    if len(test_one_commands(template, ids)) == len(ids) and len(tests) == len(ids):
+    if len(focused_commands(template, ids)) == len(ids) and len(tests) == len(ids):
         return {test: alone(run, test, only=True) for test, run in zip(ids, tests, strict=True)}
     run = tests[-1]
     return {test: alone(run, test, only=len(ids) == 1) for test in ids}

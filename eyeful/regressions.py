@@ -143,6 +143,9 @@ class Evidence:
     base_alone: list[Seen] | None = None
     """None: not run on its own (no `test_one`)."""
     change_alone: list[Seen] | None = None
+    change_cached: bool = False
+    """The change's suite result came from the cache: passing alone then says it is stale or
+    flaky, not that it depends on order."""
 
 
 def _counts(seen: list[Seen]) -> str:
@@ -184,7 +187,7 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if all(s == "failed" for s in change):
         return "regression", "passed"
     if all(s == "passed" for s in change):
-        return "order_dependent", "passed"
+        return ("flaky" if ev.change_cached else "order_dependent"), "passed"
     return "flaky", "passed"
 
 

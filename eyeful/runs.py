@@ -163,7 +163,7 @@ def environment_key(config: Config) -> dict[str, object]:
     }
 
 
-def test_one_commands(template: str, tests: Sequence[str]) -> list[str]:
+def focused_commands(template: str, tests: Sequence[str]) -> list[str]:
     """`test_one` for ``tests``: one command for them all where the runner takes several ids
     (pytest), else one command per id. The only place ids are put into the template."""
     if len(tests) > 1 and results.is_pytest_command(template.replace("{test}", "ids")):
@@ -314,7 +314,7 @@ class Runner:
         needs reruns, and a confirmation must be live."""
         template = self.config.commands.test_one
         assert template is not None, "callers check that test_one is configured"
-        commands = test_one_commands(template, [test] if isinstance(test, str) else test)
+        commands = focused_commands(template, [test] if isinstance(test, str) else test)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey)
