@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from eyeful import runs
 from eyeful.cache import Cache
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import load_config
 from eyeful.gitutil import find_repo
-from eyeful import runs
 from eyeful.runs import Runner
 from eyeful.snapshot import open_repository
 from eyeful.worktrees import WorktreePool
@@ -252,6 +252,36 @@ def test_failing_in_the_suite_but_passing_alone_is_order_dependent(tmp_path):
     assert "test_later" in eyeful(cwd=repo).stdout.split("### Questions")[1].split("###")[0]
 
 
+PARAMS = """import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_p(n):
+    assert add(n, n) == 2 * n
+"""
+
+
+def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_path):
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
+    _stage(repo, {"tests/test_p.py": PARAMS})
+    git(repo, "commit", "-qm", "params")
+    confirm(repo)
+    # The change breaks add and adds a case the base does not have; pytest refuses a command
+    # naming an id it cannot find, so that id is new and the others run again without it.
+    _stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 1, proc.stdout
+    assert _kinds(report) == [
+        ("tests/test_calc.py::test_add", "regression"),
+        ("tests/test_p.py::test_p[1]", "regression"),
+        ("tests/test_p.py::test_p[2]", "regression"),
+        ("tests/test_p.py::test_p[3]", "new_test"),
+    ]
+
+
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
     confirm(repo)
@@ -416,9 +446,7 @@ def test_a_make_rule_rebuilds_what_an_earlier_tree_built_in_the_same_second(tmp_
     )
     one, two = _trees(repo, {"src.txt": "good\n"}, {"src.txt": "bad!\n"})
     runner = _runner(repo)
-    first, second = _same_second(
-        lambda: (runner.suite(one, "base"), runner.suite(two, "change"))
-    )
+    first, second = _same_second(lambda: (runner.suite(one, "base"), runner.suite(two, "change")))
     assert first[-1].status == "PASSED"
     assert second[-1].status == "FAILED", second[-1].tail
     assert "bad!" in second[-1].tail
@@ -482,6 +510,14 @@ def test_a_shallow_clone_head_is_exit_3_with_the_fetch_to_run(shallow):
     proc = eyeful("--base", missing, "--head", "HEAD", cwd=clone)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "git fetch --deepen=1" in proc.stderr
+    # The plain pre-push hook, pushing the clone's only commit where nothing is yet.
+    assert eyeful("install-hook", cwd=clone).returncode == 0
+    bare = clone.parent / "elsewhere.git"
+    run("git", "init", "-q", "--bare", str(bare), cwd=clone.parent)
+    git(clone, "remote", "add", "elsewhere", str(bare))
+    push = run("git", "push", "elsewhere", "HEAD:refs/heads/main", cwd=clone, check=False)
+    assert push.returncode != 0, push.stdout + push.stderr
+    assert "not in this shallow clone" in push.stderr, push.stderr
     # Once fetched, the real regression blocks.
     run("git", "fetch", "-q", "--deepen=1", cwd=clone)
     proc = eyeful("--head", "HEAD", "--format", "json", cwd=clone)
