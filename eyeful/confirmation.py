@@ -16,7 +16,7 @@ import pygit2
 
 from eyeful.commands import parallel_map
 from eyeful.regressions import Evidence, Seen, alone, exists_in_tree, in_run
-from eyeful.runs import Run, Runner, focused_commands, passable
+from eyeful.runs import Run, Runner, passable
 from eyeful.snapshot import Snapshot
 
 
@@ -61,24 +61,17 @@ def confirm(
     reruns = runner.config.reruns
     sides = [("change", snap.head.tree)] * reruns + [("base", snap.base.tree)] * reruns
     batches = parallel_map(lambda side: runner.one(side[1], side[0], ids), sides, jobs)
-    gone = _not_found(
-        ids, [b for (name, _), b in zip(sides, batches, strict=True) if name == "base"]
-    )
-    if gone:
-        # pytest refuses a whole command when one id is not in the tree (a parameter the change
-        # added): those are new; the others run again on the base without them.
-        for ev in live:
-            if ev.test in gone:
-                ev.base_suite = "absent"
-        rest = [t for t in ids if t not in gone]
-        base_sides = [("base", snap.base.tree)] * reruns if rest else []
-        again = parallel_map(lambda side: runner.one(side[1], side[0], rest), base_sides, jobs)
-        sides = [("change", snap.head.tree)] * reruns + base_sides
-        batches = batches[:reruns] + again
-        live = [ev for ev in live if ev.test not in gone]
     runs = [run for batch in batches for run in batch]
+    if _not_found([b for (name, _), b in zip(sides, batches, strict=True) if name == "base"]):
+        # pytest refuses a whole command when one id is not in the tree (a parameter the change
+        # added): the base runs again with one command per id.
+        base = [(name, tree) for name, tree in sides if name == "base"]
+        again = parallel_map(lambda side: runner.one(side[1], "base", ids, each=True), base, jobs)
+        batches = [b for (name, _), b in zip(sides, batches, strict=True) if name == "change"]
+        sides, batches = [s for s in sides if s[0] == "change"] + base, batches + again
+        runs += [run for batch in again for run in batch]
     for (side, _), batch in zip(sides, batches, strict=True):
-        seen = _per_test(runner, [ev.test for ev in live] if side == "base" else ids, batch)
+        seen = _per_test(ids, batch)
         for ev in live:
             if side == "change":
                 ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
@@ -87,25 +80,18 @@ def confirm(
     return Confirmation(evidence, runs)
 
 
-def _not_found(ids: list[str], batches: list[list[Run]]) -> set[str]:
-    """The ids a pytest run said it could not find ("ERROR: not found: /abs/path::id")."""
-    gone: set[str] = set()
-    for run in (r for batch in batches for r in batch if r.name == "test_one"):
-        for line in run.tail.splitlines():
-            if line.startswith("ERROR: not found: "):
-                where = line.removeprefix("ERROR: not found: ").strip()
-                gone |= {t for t in ids if where == t or where.endswith("/" + t)}
-    return gone
+def _not_found(batches: list[list[Run]]) -> bool:
+    """Whether pytest said it could not find an id it was given ("ERROR: not found: ...")."""
+    runs = (r for batch in batches for r in batch if r.name == "test_one")
+    return any("\nERROR: not found: " in "\n" + run.tail for run in runs)
 
 
-def _per_test(runner: Runner, ids: list[str], batch: list[Run]) -> dict[str, Seen]:
+def _per_test(ids: list[str], batch: list[Run]) -> dict[str, Seen]:
     """What one `Runner.one` call said about each id (setup runs first; a failed setup: unknown)."""
     tests = [run for run in batch if run.name == "test_one"]
-    template = runner.config.commands.test_one
-    assert template is not None
     if not tests:
         return dict.fromkeys(ids, "unknown")
-    if len(focused_commands(template, ids)) == len(ids) and len(tests) == len(ids):
+    if len(tests) == len(ids):  # one command per id
         return {test: alone(run, test, only=True) for test, run in zip(ids, tests, strict=True)}
     run = tests[-1]
     return {test: alone(run, test, only=len(ids) == 1) for test in ids}

@@ -125,10 +125,12 @@ def alone(run: Run, test: str, only: bool) -> Seen:
     """What a focused run says about ``test``; ``only``: its command named no other test, so
     its exit status is the test's outcome when the output names none."""
     seen = in_run(run, test)
-    if seen != "unknown" or not only or run.stopped or run.status == "ERROR":
+    if seen != "unknown" or not only or run.stopped:
         return seen
     if run.none_ran:
         return "absent"
+    if run.status == "ERROR":
+        return "unknown"
     if run.tests:  # it named other tests, not this one
         return "unknown"
     return "passed" if run.status == "PASSED" else "failed"

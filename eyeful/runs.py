@@ -307,14 +307,24 @@ class Runner:
         return runs
 
     def one(
-        self, tree: str, side: str, test: str | Sequence[str], extra: Extra | None = None
+        self,
+        tree: str,
+        side: str,
+        test: str | Sequence[str],
+        extra: Extra | None = None,
+        *,
+        each: bool = False,
     ) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
-        the runner takes several, else one each, in one checkout); never cached: flakiness
-        needs reruns, and a confirmation must be live."""
+        the runner takes several, else, or with ``each``, one each, in one checkout); never
+        cached: flakiness needs reruns, and a confirmation must be live."""
         template = self.config.commands.test_one
         assert template is not None, "callers check that test_one is configured"
-        commands = focused_commands(template, [test] if isinstance(test, str) else test)
+        tests = [test] if isinstance(test, str) else list(test)
+        if each:
+            commands = [c for t in tests for c in focused_commands(template, [t])]
+        else:
+            commands = focused_commands(template, tests)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey)
