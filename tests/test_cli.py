@@ -147,7 +147,7 @@ def test_progress_on_a_terminal_goes_to_stderr_and_honours_no_color(tmp_path):
     assert out.startswith("**eyeful**")
     plain = _ANSI.sub("", err)
     assert "FAILED test on the change" in plain
-    assert "PASSED test on the base" in plain
+    assert "PASSED test_one on the base" in plain  # the failing test alone
     assert re.search(r"\x1b\[[0-9;]*3[0-9]m|\x1b\[[0-9;]*38;", err), "colour on a terminal"
 
     git(repo, "add", "-A")
@@ -180,7 +180,8 @@ def test_demo_runs_the_bundled_example_and_leaves_nothing(tmp_path, hermetic):
 
 def test_interactive_run_asks_and_only_yes_confirms(tmp_path, hermetic):
     marker = tmp_path / "ran"
-    repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker} && {PYTEST}"))
+    config = eyeful_config(f"touch {marker} && {PYTEST}", test_one=f"{PYTEST} {{test}}")
+    repo = python_project(tmp_path / "repo", config)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     for answer, code, ran in (("n", 3, False), ("y", 1, True)):
