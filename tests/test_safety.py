@@ -146,7 +146,7 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
     assert user_state(repo) == before
     # Served from the cache the second time: still nothing touched.
     again = _json(eyeful("--format", "json", cwd=repo))
-    assert all(r["cached"] for r in again["runs"])
+    assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
     assert user_state(repo) == before
 
 
@@ -160,7 +160,7 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
         f"if [ -e {hang} ]; then echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; "
         f"touch {marker}; sleep 300; fi; {PYTEST}"
     )
-    repo = _project(tmp_path, eyeful_config(command))
+    repo = _project(tmp_path, eyeful_config(command, test_one=f"{PYTEST} {{test}}"))
     _stage(repo, {"calc.py": BROKEN_ADD})
     write(repo, {"notes.txt": "untracked\n"})
     before = user_state(repo)
@@ -379,7 +379,7 @@ def test_hook_git_variables_reach_neither_the_worktrees_nor_the_commands(tmp_pat
     envfile, toplevel = outside / "env.txt", outside / "toplevel.txt"
     # `git add -A` in the project command would write the hook's index if GIT_* leaked through.
     command = f"env > {envfile}; git rev-parse --show-toplevel > {toplevel}; git add -A; {PYTEST}"
-    repo = _project(tmp_path, eyeful_config(command))
+    repo = _project(tmp_path, eyeful_config(command, test_one=f"{PYTEST} {{test}}"))
     # The change is staged in another index, as `git commit -a` or `git commit <path>` do.
     other_index = outside / "next-index"
     shutil.copyfile(repo / ".git" / "index", other_index)
