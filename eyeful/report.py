@@ -114,9 +114,11 @@ def _failure_item(failure: TestFailure) -> list[str]:
         head = "**issue (blocking):** the test suite fails on the change and passes on the base"
     else:
         head = f"**issue (blocking):** `{failure.test}` fails on the change and passes on the base"
+    confirmed = [f"  Confirmed: {failure.confirmation}."] if failure.confirmation else []
     return [
         f"- {head}",
         "  _regression; oracle: derived (a test already in the repository)_",
+        *confirmed,
         *_fence(failure.excerpt),
     ]
 

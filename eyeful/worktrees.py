@@ -93,7 +93,7 @@ class Worktree:
                 (admin / name).unlink(missing_ok=True)
         # Tracked files something rewrote since the last checkout (a reproduction, a fix, a
         # command) are restored by the checkout, as are the files that differ between the trees.
-        dirty = _names(git("diff", "--name-only", "-z", cwd=self.path, check=False).stdout)
+        dirty = _names(git("diff", "--name-only", "-z", "HEAD", cwd=self.path, check=False).stdout)
         previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
         git("clean", "-ffdxq" if clean_ignored else "-ffdq", cwd=self.path)
