@@ -23,9 +23,12 @@ EXAMPLES = HERE.parent / "eyeful" / "examples"
 PYTEST = "python -m pytest -q -p no:cacheprovider"
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_AUTHOR_NAME": "eyeful corpus", "GIT_AUTHOR_EMAIL": "corpus@eyeful.invalid",
-    "GIT_COMMITTER_NAME": "eyeful corpus", "GIT_COMMITTER_EMAIL": "corpus@eyeful.invalid",
-    "GIT_AUTHOR_DATE": "1700000000 +0000", "GIT_COMMITTER_DATE": "1700000000 +0000",
+    "GIT_AUTHOR_NAME": "eyeful corpus",
+    "GIT_AUTHOR_EMAIL": "corpus@eyeful.invalid",
+    "GIT_COMMITTER_NAME": "eyeful corpus",
+    "GIT_COMMITTER_EMAIL": "corpus@eyeful.invalid",
+    "GIT_AUTHOR_DATE": "1700000000 +0000",
+    "GIT_COMMITTER_DATE": "1700000000 +0000",
     "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
 }
 PYPROJECT = f"""[project]
@@ -45,8 +48,9 @@ test_one = "{PYTEST} {{test}}"
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, text=True,
-                          capture_output=True).stdout.strip()
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=ENV, check=True, text=True, capture_output=True
+    ).stdout.strip()
 
 
 def commit(repo: Path, files: dict[str, str], message: str) -> str:
@@ -63,7 +67,9 @@ def base_files() -> dict[str, str]:
         "pyproject.toml": PYPROJECT,
         "README.md": (EXAMPLES / "sessions" / "README.md").read_text(),
         "sessions.py": (EXAMPLES / "sessions" / "sessions.py").read_text(),
-        "tests/test_sessions.py": (EXAMPLES / "sessions" / "tests" / "test_sessions.py").read_text(),
+        "tests/test_sessions.py": (
+            EXAMPLES / "sessions" / "tests" / "test_sessions.py"
+        ).read_text(),
     }
 
 
@@ -75,12 +81,17 @@ def history(repo: Path) -> None:
     fixed = files["sessions.py"]
     buggy = fixed.replace("return now >= session.expires_at", "return now > session.expires_at")
     commit(repo, {**files, "sessions.py": buggy}, "sessions: expiry and remaining time")
-    test = ("from sessions import Session, is_expired\n\n\n"
-            "def test_expired_at_exact_boundary():\n"
-            "    assert is_expired(Session('ada', expires_at=100), now=100), "
-            "'session still valid at its expiry second'\n")
-    commit(repo, {"sessions.py": fixed, "tests/test_boundary.py": test},
-           "Fix: a session expires at its expiry second")
+    test = (
+        "from sessions import Session, is_expired\n\n\n"
+        "def test_expired_at_exact_boundary():\n"
+        "    assert is_expired(Session('ada', expires_at=100), now=100), "
+        "'session still valid at its expiry second'\n"
+    )
+    commit(
+        repo,
+        {"sessions.py": fixed, "tests/test_boundary.py": test},
+        "Fix: a session expires at its expiry second",
+    )
     refactored = fixed.replace(
         '    """Seconds left, never negative."""\n    return max(0, session.expires_at - now)',
         '    """Seconds left, never negative."""\n    left = session.expires_at - now\n'
@@ -96,8 +107,11 @@ def demo_bundle(where: Path) -> tuple[str, str]:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     base = commit(repo, base_files(), "sessions: expiry and remaining time")
-    change = commit(repo, {"sessions.py": (EXAMPLES / "sessions-change" / "sessions.py").read_text()},
-                    "Simplify expiry and remaining")
+    change = commit(
+        repo,
+        {"sessions.py": (EXAMPLES / "sessions-change" / "sessions.py").read_text()},
+        "Simplify expiry and remaining",
+    )
     git(repo, "bundle", "create", "-q", str(CASES / "demo.bundle"), "main")
     return base, change
 
@@ -123,7 +137,8 @@ DEMO_CASES = {
     "question": (
         "The same reproduced bug with no quote: only the expert says so, so it is a question.",
         [FINDINGS["boundary-unquoted"]],
-        '[[required_findings]]\npath = "sessions.py"\nclaim = "expires_at"\nat_least = "question"\n\n'
+        '[[required_findings]]\npath = "sessions.py"\nclaim = "expires_at"\n'
+        'at_least = "question"\n\n'
         '[[forbidden_findings]]\npath = "sessions.py"\nclaim = ""\nfloor = "blocking"\n',
     ),
     "pre-existing": (
@@ -157,14 +172,22 @@ DEMO_CASES = {
 
 
 BAIT = {
-    "id": "refactor-bait", "expert": "skeptic", "severity": "error", "evidence": "test",
-    "path": "sessions.py", "line": 21, "title": "The refactor lets remaining go negative",
-    "body": "`left` is returned before the guard.", "oracle": {"kind": "human"},
-    "repro": {"path": "tests/test_refactor_bait.py",
-              "code": "from sessions import Session, remaining\n\n\ndef test_bait():\n"
-                      "    assert remaining(Session('ada', 100), now=130) == 0, "
-                      "'remaining went negative'\n",
-              "fails": "remaining went negative"},
+    "id": "refactor-bait",
+    "expert": "skeptic",
+    "severity": "error",
+    "evidence": "test",
+    "path": "sessions.py",
+    "line": 21,
+    "title": "The refactor lets remaining go negative",
+    "body": "`left` is returned before the guard.",
+    "oracle": {"kind": "human"},
+    "repro": {
+        "path": "tests/test_refactor_bait.py",
+        "code": "from sessions import Session, remaining\n\n\ndef test_bait():\n"
+        "    assert remaining(Session('ada', 100), now=130) == 0, "
+        "'remaining went negative'\n",
+        "fails": "remaining went negative",
+    },
 }
 
 
@@ -172,8 +195,12 @@ def write_demo_cases(base: str, change: str) -> None:
     for name, (description, findings, truth) in DEMO_CASES.items():
         case = CASES / name
         case.mkdir()
-        lines = [f"# {description}", 'repository = "../demo.bundle"', f'base = "{base}"',
-                 f'change = "{change}"']
+        lines = [
+            f"# {description}",
+            'repository = "../demo.bundle"',
+            f'base = "{base}"',
+            f'change = "{change}"',
+        ]
         if findings:
             (case / "findings.json").write_text(json.dumps(findings, indent=1) + "\n")
             lines.append('findings = ["findings.json"]')
@@ -185,8 +212,14 @@ def mined_cases(where: Path) -> None:
     history(repo)
     env = {**ENV, "XDG_CONFIG_HOME": str(where / "xdg")}
     mined = where / "mined"
-    proc = subprocess.run([sys.executable, "-m", "eyeful", "eval", "mine", "--yes", str(mined)],
-                          cwd=repo, env=env, text=True, capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", str(mined)],
+        cwd=repo,
+        env=env,
+        text=True,
+        capture_output=True,
+        check=False,
+    )
     print(proc.stdout, proc.stderr, sep="\n")
     proc.check_returncode()
     for case in sorted(mined.iterdir()):

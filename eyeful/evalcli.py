@@ -12,7 +12,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
-
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
@@ -128,16 +127,21 @@ def run_command(
         bool, typer.Option("--yes", "-y", help="Run the cases' commands without asking.")
     ] = False,
 ) -> None:
-    """Run cases (each in a throwaway clone) and judge eyeful's review against their ground truth."""
+    """Run cases, each in a throwaway clone, and judge eyeful's review by their ground truth."""
     from eyeful.evaluate.cases import load_cases
     from eyeful.evaluate.clone import make_clone
-    from eyeful.evaluate.runner import CONDITIONS, Live, Plan, Workspace, missed_thresholds, run_plan
+    from eyeful.evaluate.runner import (
+        CONDITIONS,
+        Live,
+        Plan,
+        Workspace,
+        missed_thresholds,
+        run_plan,
+    )
     from eyeful.evaluate.table import to_json, to_markdown
 
     signal.signal(signal.SIGTERM, _sigterm)
-    conditions = [c for c in CONDITIONS if c in {x.value for x in condition or []}] or [
-        "execution"
-    ]
+    conditions = [c for c in CONDITIONS if c in {x.value for x in condition or []}] or ["execution"]
     workspace = Workspace()
     try:
         try:
@@ -196,9 +200,13 @@ class _EvalProgress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
             self._bar = Progress(
-                "eval", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=stderr, transient=True,
-            )  # fmt: skip
+                "eval",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=stderr,
+                transient=True,
+            )
             self._task = self._bar.add_task("eval", total=total)
 
     def __enter__(self) -> _EvalProgress:
@@ -248,8 +256,9 @@ def mine_command(
         if not store.is_confirmed(paths.root, config):
             _confirm_for_mining(paths.root, config, store, yes)
         with RichProgress(stderr) as progress:
-            report = mine(paths, config, outdir, rev_range=rev_range, limit=limit,
-                          progress=progress)  # fmt: skip
+            report = mine(
+                paths, config, outdir, rev_range=rev_range, limit=limit, progress=progress
+            )
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
     except KeyboardInterrupt:
@@ -260,15 +269,19 @@ def mine_command(
 def _confirm_for_mining(root: Path, config: Any, store: Any, yes: bool) -> None:  # noqa: ANN401
     items = config.commands.items()
     if not config.commands.test_one or not config.commands.test:
-        raise EyefulError("mining runs the project's `test` and `test_one` commands: configure "
-                          "both in [tool.eyeful.commands]")  # fmt: skip
+        raise EyefulError(
+            "mining runs the project's `test` and `test_one` commands: configure "
+            "both in [tool.eyeful.commands]"
+        )
     stderr.print(f"Project commands for {root} ({config.source}):", markup=False)
     for name, command in items:
         stderr.print(f"  {name:14} {command}", markup=False, soft_wrap=True)
     if not yes:
         if not _interactive():
-            raise EyefulError("the project's commands are not confirmed for this repository: "
-                              "run `git eyeful confirm` (or pass --yes)")  # fmt: skip
+            raise EyefulError(
+                "the project's commands are not confirmed for this repository: "
+                "run `git eyeful confirm` (or pass --yes)"
+            )
         from eyeful.terminal import ask_yes_no
 
         if not ask_yes_no("Run these commands for this repository?"):

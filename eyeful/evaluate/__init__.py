@@ -1,1 +1,1 @@
-"""`eyeful eval`: measure a review setup on cases with ground truth (cases, judges, runner, mine)."""
+"""`eyeful eval`: measure a review setup on cases with ground truth, and mine such cases."""

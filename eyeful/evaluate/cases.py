@@ -115,7 +115,9 @@ class CaseFile(_Strict):
     @model_validator(mode="after")
     def _one_change(self) -> CaseFile:
         if self.change is not None and self.patch is not None:
-            raise ValueError("give `change` (a commit) or `patch` (a file), not both")
+            raise ValueError(
+                "change, patch: give `change` (a commit) or `patch` (a file), not both"
+            )
         return self
 
     @property
@@ -150,10 +152,7 @@ def _where(loc: tuple[int | str, ...]) -> str:
 
 def _inside_case(directory: Path, rel: str, key: str, name: str) -> Path:
     path = Path(rel)
-    if path.is_absolute():
-        target = path
-    else:
-        target = (directory / path).resolve()
+    target = path if path.is_absolute() else (directory / path).resolve()
     if not target.exists():
         raise EyefulError(f"{name}: {key}: {rel!r} does not exist (relative to {directory})")
     return target
@@ -175,13 +174,17 @@ def load_case(directory: Path) -> Case:
     try:
         spec = CaseFile.model_validate(raw)
     except ValidationError as err:
-        first = err.errors()[0]
+        errors = err.errors()
+        # A typo'd key is the likeliest cause of the other errors (a missing key): name it first.
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         key = _where(first["loc"])
         if first["type"] == "extra_forbidden":
             raise EyefulError(
                 f"{name}: unknown key {key!r}; the keys are listed in the README's `eyeful eval`"
             ) from None
         message = first["msg"].removeprefix("Value error, ")
+        if not first["loc"]:
+            raise EyefulError(f"{name}: {message}") from None
         raise EyefulError(f"{name}: {key}: {message}") from None
     config = None
     if spec.eyeful is not None:
@@ -192,8 +195,9 @@ def load_case(directory: Path) -> Case:
         patch = _inside_case(directory, spec.patch, "patch", name)
     elif spec.change is None:
         if not (directory / PATCH).is_file():
-            raise EyefulError(f"{name}: change: give `change` (a commit) or `patch`, or put a "
-                              f"{PATCH} in the case")  # fmt: skip
+            raise EyefulError(
+                f"{name}: change: give `change` (a commit) or `patch`, or put a {PATCH} in the case"
+            )
         patch = directory / PATCH
     findings = [
         _inside_case(directory, rel, f"findings.{i}", name) for i, rel in enumerate(spec.findings)

@@ -42,12 +42,17 @@ class Clone:
     config: Config
 
 
-def _git(*args: str, cwd: Path, env: dict[str, str] | None = None,
-         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:  # fmt: skip
+def _git(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        ["git", *args], cwd=cwd, env=env or clean_env(), input=stdin, capture_output=True,
+        ["git", *args],
+        cwd=cwd,
+        env=env or clean_env(),
+        input=stdin,
+        capture_output=True,
         check=False,
-    )  # fmt: skip
+    )
 
 
 def _last(data: bytes) -> str:
@@ -80,7 +85,7 @@ def _commit_patch(root: Path, base: str, patch: Path, name: str) -> str:
     return proc.stdout.decode().strip()
 
 
-def _toml_value(value: Any) -> str:
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -92,7 +97,7 @@ def _toml_value(value: Any) -> str:
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 
-def _is_tables(value: Any) -> bool:
+def _is_tables(value: object) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
 
 
@@ -131,8 +136,9 @@ def make_clone(case: Case, where: Path) -> Clone:
     root = where / "repo"
     proc = _git("clone", "-q", "--no-checkout", str(case.repository), str(root), cwd=where)
     if proc.returncode != 0:
-        raise EyefulError(f"{case.name}: repository: cannot clone {case.repository}: "
-                          f"{_last(proc.stderr)}")  # fmt: skip
+        raise EyefulError(
+            f"{case.name}: repository: cannot clone {case.repository}: {_last(proc.stderr)}"
+        )
     base = _resolve(root, case.spec.base, "base", case.name)
     if case.patch is not None:
         change = _commit_patch(root, base, case.patch, case.name)

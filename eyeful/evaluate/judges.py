@@ -20,8 +20,12 @@ JudgeName = Literal[
     "required_findings", "forbidden_findings", "regressions", "forbidden_regressions", "clean"
 ]
 JUDGES: tuple[JudgeName, ...] = (
-    "required_findings", "forbidden_findings", "regressions", "forbidden_regressions", "clean",
-)  # fmt: skip
+    "required_findings",
+    "forbidden_findings",
+    "regressions",
+    "forbidden_regressions",
+    "clean",
+)
 Status = Literal["pass", "fail", "skipped"]
 
 
@@ -149,8 +153,11 @@ def _required(spec: CaseFile, view: ReportView, semantic: SemanticMatch | None) 
             missed.append(f"{_place(entry)} at least {entry.at_least}: {why}")
     if missed:
         return Verdict(judge="required_findings", status="fail", reason="; ".join(missed))
-    return Verdict(judge="required_findings", status="pass",
-                   reason=f"{len(spec.required_findings)} of {len(spec.required_findings)} found")  # fmt: skip
+    return Verdict(
+        judge="required_findings",
+        status="pass",
+        reason=f"{len(spec.required_findings)} of {len(spec.required_findings)} found",
+    )
 
 
 def _forbidden(spec: CaseFile, view: ReportView) -> Verdict:
@@ -163,8 +170,10 @@ def _forbidden(spec: CaseFile, view: ReportView) -> Verdict:
                 and level_of(finding) >= LEVEL_RANK[entry.floor]
                 and _says(finding, entry.claim)
             ):
-                hits.append(f"{finding.id or finding.title!r} is {finding.label}: forbidden "
-                            f"{_place(entry)} at {entry.floor} or above")  # fmt: skip
+                hits.append(
+                    f"{finding.id or finding.title!r} is {finding.label}: forbidden "
+                    f"{_place(entry)} at {entry.floor} or above"
+                )
     if hits:
         return Verdict(judge="forbidden_findings", status="fail", reason="; ".join(hits))
     return Verdict(judge="forbidden_findings", status="pass", reason="none reported")
@@ -174,8 +183,9 @@ def _regressions(spec: CaseFile, view: ReportView) -> Verdict:
     listed = {r.test for r in view.regressions}
     missing = [t for t in spec.regressions if t not in listed]
     if missing:
-        return Verdict(judge="regressions", status="fail",
-                       reason="not listed: " + ", ".join(missing))  # fmt: skip
+        return Verdict(
+            judge="regressions", status="fail", reason="not listed: " + ", ".join(missing)
+        )
     return Verdict(judge="regressions", status="pass", reason=f"{len(spec.regressions)} listed")
 
 
@@ -183,15 +193,21 @@ def _forbidden_regressions(spec: CaseFile, view: ReportView) -> Verdict:
     listed = {r.test for r in view.regressions}
     wrong = [t for t in spec.forbidden_regressions if t in listed]
     if wrong:
-        return Verdict(judge="forbidden_regressions", status="fail",
-                       reason="listed as regressions: " + ", ".join(wrong))  # fmt: skip
+        return Verdict(
+            judge="forbidden_regressions",
+            status="fail",
+            reason="listed as regressions: " + ", ".join(wrong),
+        )
     return Verdict(judge="forbidden_regressions", status="pass", reason="none listed")
 
 
 def _clean(view: ReportView) -> Verdict:
     if view.exit_code != 0 or view.blocking or view.regressions:
-        return Verdict(judge="clean", status="fail",
-                       reason=f"{view.blocking} blocking (outcome {view.outcome})")  # fmt: skip
+        return Verdict(
+            judge="clean",
+            status="fail",
+            reason=f"{view.blocking} blocking (outcome {view.outcome})",
+        )
     return Verdict(judge="clean", status="pass", reason="nothing blocks")
 
 
@@ -239,8 +255,9 @@ def judge(
         if not wanted[name]:
             out.append(Verdict(judge=name, status="skipped", reason="no ground truth for it"))
         elif why_unverifiable is not None or view is None:
-            out.append(Verdict(judge=name, status="fail",
-                               reason=f"unverifiable: {why_unverifiable}"))  # fmt: skip
+            out.append(
+                Verdict(judge=name, status="fail", reason=f"unverifiable: {why_unverifiable}")
+            )
         elif name == "required_findings":
             out.append(_required(spec, view, semantic))
         elif name == "forbidden_findings":

@@ -33,14 +33,37 @@ from eyeful.evaluate.clone import to_toml
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
 from eyeful.progress import Progress, Silent
 from eyeful.runs import Run, Runner
-from eyeful.snapshot import open_repository
+from eyeful.snapshot import blob_at, open_repository, tree_at
 from eyeful.worktrees import WorktreePool
 
 _CODE = {
-    ".py", ".pyi", ".go", ".js", ".jsx", ".ts", ".tsx", ".c", ".h", ".cc", ".cpp", ".hpp", ".rs",
-    ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".sh", ".pl", ".lua", ".m", ".sql",
+    ".py",
+    ".pyi",
+    ".go",
+    ".js",
+    ".jsx",
+    ".ts",
+    ".tsx",
+    ".c",
+    ".h",
+    ".cc",
+    ".cpp",
+    ".hpp",
+    ".rs",
+    ".java",
+    ".kt",
+    ".rb",
+    ".php",
+    ".cs",
+    ".swift",
+    ".scala",
+    ".sh",
+    ".pl",
+    ".lua",
+    ".m",
+    ".sql",
     ".pyx",
-}  # fmt: skip
+}
 _TEST_DIRS = {"test", "tests", "testing", "__tests__"}
 _SIGNATURE = pygit2.Signature("eyeful eval", "eval@eyeful.invalid", 1700000000, 0)
 
@@ -60,7 +83,9 @@ def is_test_path(path: str) -> bool:
 def is_test_file(path: str) -> bool:
     """A file `test_one` can run: test_*.py, *_test.py and the like."""
     name = PurePosixPath(path).name
-    return name.startswith("test_") or re.search(r"_test\.\w+$|\.(test|spec)\.\w+$", name) is not None
+    return (
+        name.startswith("test_") or re.search(r"_test\.\w+$|\.(test|spec)\.\w+$", name) is not None
+    )
 
 
 def is_source(path: str) -> bool:
@@ -85,8 +110,9 @@ class _Skip(Exception):
     pass
 
 
-def _tree_with(repo: pygit2.Repository, tree: pygit2.Tree, source: pygit2.Tree,
-               paths: list[str]) -> pygit2.Oid:  # fmt: skip
+def _tree_with(
+    repo: pygit2.Repository, tree: pygit2.Tree, source: pygit2.Tree, paths: list[str]
+) -> pygit2.Oid:
     """``tree`` with ``paths`` as they are in ``source`` (absent there: removed)."""
     index = pygit2.Index()
     index.read_tree(tree)
@@ -101,11 +127,14 @@ def _tree_with(repo: pygit2.Repository, tree: pygit2.Tree, source: pygit2.Tree,
     return index.write_tree(repo)
 
 
-def _changes(repo: pygit2.Repository, parent: pygit2.Commit, commit: pygit2.Commit
-             ) -> list[tuple[str, str]]:  # fmt: skip
-    diff = repo.diff(parent, commit)
+def _changes(
+    repo: pygit2.Repository, parent: pygit2.Commit, commit: pygit2.Commit
+) -> list[tuple[str, str]]:
+    diff = parent.tree.diff_to_tree(commit.tree)
     out = []
     for patch in diff:
+        if patch is None:
+            continue
         delta = patch.delta
         status = delta.status_char()
         out.append((status, delta.new_file.path if status != "D" else delta.old_file.path))
@@ -116,10 +145,10 @@ def _changes(repo: pygit2.Repository, parent: pygit2.Commit, commit: pygit2.Comm
 
 def _hunks(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid, path: str) -> list[int]:
     """[first, last] lines of ``path``'s changed hunks on the new side."""
-    diff = repo.diff(repo[old], repo[new], context_lines=0)
+    diff = tree_at(repo, old).diff_to_tree(tree_at(repo, new), context_lines=0)
     lines: list[int] = []
     for patch in diff:
-        if patch.delta.new_file.path != path:
+        if patch is None or patch.delta.new_file.path != path:
             continue
         for hunk in patch.hunks:
             start = max(1, hunk.new_start)
@@ -128,8 +157,8 @@ def _hunks(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid, path: str)
 
 
 def _sized(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid) -> dict[str, int]:
-    diff = repo.diff(repo[old], repo[new])
-    return {p.delta.new_file.path: p.line_stats[1] + p.line_stats[2] for p in diff}
+    diff = tree_at(repo, old).diff_to_tree(tree_at(repo, new))
+    return {p.delta.new_file.path: p.line_stats[1] + p.line_stats[2] for p in diff if p}
 
 
 class Miner:
@@ -139,16 +168,22 @@ class Miner:
         self.progress = progress
         self.where = Path(tempfile.mkdtemp(prefix="eyeful-mine-"))
         root = self.where / "repo"
-        proc = subprocess.run(["git", "clone", "-q", "--no-checkout", str(paths.root), str(root)],
-                              env=clean_env(), capture_output=True, text=True, check=False)  # fmt: skip
+        proc = subprocess.run(
+            ["git", "clone", "-q", "--no-checkout", str(paths.root), str(root)],
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode != 0:
             raise EyefulError(f"cannot clone {paths.root} to mine it: {proc.stderr.strip()}")
         self.paths = find_repo(root, env=clean_env())
         self.repo = open_repository(self.paths)
         state = self.paths.state_dir
         pool = WorktreePool(self.paths, self.repo, size=2)
-        self.runner = Runner(self.repo, config, pool, Cache(state / "cache"), state / "tmp",
-                             progress)  # fmt: skip
+        self.runner = Runner(
+            self.repo, config, pool, Cache(state / "cache"), state / "tmp", progress
+        )
 
     def close(self) -> None:
         shutil.rmtree(self.where, ignore_errors=True)
@@ -171,8 +206,9 @@ class Miner:
 
     def try_commit(self, commit: pygit2.Commit) -> tuple[str, dict[str, Any]]:
         if len(commit.parents) != 1:
-            raise _Skip("a root commit: nothing to compare with" if not commit.parents
-                        else "a merge commit")  # fmt: skip
+            raise _Skip(
+                "a root commit: nothing to compare with" if not commit.parents else "a merge commit"
+            )
         parent = commit.parents[0]
         changes = _changes(self.repo, parent, commit)
         source = sorted({p for _, p in changes if is_source(p)})
@@ -187,7 +223,7 @@ class Miner:
             raise _Skip("its test changes hold no test file test_one can run")
         reverted = _tree_with(self.repo, fixed, before, source)
         base = _tree_with(self.repo, fixed, before, tests)
-        change = _tree_with(self.repo, self.repo[base], before, source)
+        change = _tree_with(self.repo, tree_at(self.repo, base), before, source)
         for test in runnable:
             if self._one(fixed.id, "fix", test).status != "PASSED":
                 raise _Skip(f"its test {test} fails on the fix itself")
@@ -210,10 +246,14 @@ class Miner:
             ],
             "forbidden_regressions": sorted(base_run.failing),
         }
-        meta = {"caught_by": sorted(caught), "reverted": source, "target": target,
-                "lines": lines, "runs": caught}  # fmt: skip
-        return "bug", {"truth": truth, "base": base, "change": change, "meta": meta,
-                       "fixed": fixed}  # fmt: skip
+        meta = {
+            "caught_by": sorted(caught),
+            "reverted": source,
+            "target": target,
+            "lines": lines,
+            "runs": caught,
+        }
+        return "bug", {"truth": truth, "base": base, "change": change, "meta": meta, "fixed": fixed}
 
     def _clean(self, commit: pygit2.Commit, parent: pygit2.Commit) -> tuple[str, dict[str, Any]]:
         for side, tree in (("the commit", commit.tree), ("its parent", parent.tree)):
@@ -221,23 +261,33 @@ class Miner:
             if run.status != "PASSED":
                 raise _Skip(f"changes no test, and the suite fails on {side}")
         truth = {"clean": True}
-        return "clean", {"truth": truth, "base": parent.tree.id, "change": commit.tree.id,
-                         "meta": {}}  # fmt: skip
+        return "clean", {
+            "truth": truth,
+            "base": parent.tree.id,
+            "change": commit.tree.id,
+            "meta": {},
+        }
 
     def write(self, kind: str, commit: pygit2.Commit, found: dict[str, Any]) -> str:
         name = f"{kind}-{str(commit.id)[:10]}"
         case = self.outdir / name
         case.mkdir(parents=True)
         base = self.repo.create_commit(None, _SIGNATURE, _SIGNATURE, "Base\n", found["base"], [])
-        change = self.repo.create_commit(None, _SIGNATURE, _SIGNATURE, "Change under review\n",
-                                         found["change"], [base])  # fmt: skip
+        change = self.repo.create_commit(
+            None, _SIGNATURE, _SIGNATURE, "Change under review\n", found["change"], [base]
+        )
         refs = [f"refs/heads/eval-{name}-base", f"refs/heads/eval-{name}-change"]
         self.repo.references.create(refs[0], base, force=True)
         self.repo.references.create(refs[1], change, force=True)
         try:
-            proc = subprocess.run(["git", "bundle", "create", "-q", str(case / "repo.bundle"),
-                                   *refs], cwd=self.paths.root, env=clean_env(),
-                                  capture_output=True, text=True, check=False)  # fmt: skip
+            proc = subprocess.run(
+                ["git", "bundle", "create", "-q", str(case / "repo.bundle"), *refs],
+                cwd=self.paths.root,
+                env=clean_env(),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         finally:
             for ref in refs:
                 self.repo.references.delete(ref)
@@ -260,9 +310,11 @@ class Miner:
         """The fix's own failing test as the reproduction of a finding on the reverted hunks."""
         meta = found["meta"]
         out = []
-        change_tree = self.repo[found["change"]]
+        change_tree = tree_at(self.repo, found["change"])
         for number, test in enumerate(meta["caught_by"], 1):
-            code = self.repo[found["fixed"][test].id].data.decode("utf-8", errors="replace")
+            code = blob_at(self.repo, found["fixed"][test].id).data.decode(
+                "utf-8", errors="replace"
+            )
             fails = _fails_text(meta["runs"][test].tail, code)
             if fails is None:
                 continue
@@ -270,17 +322,25 @@ class Miner:
             if path in change_tree:
                 pure = PurePosixPath(test)
                 path = str(pure.with_name(f"{pure.stem}_eval_repro{pure.suffix}"))
-            out.append({
-                "id": f"mined-{number}", "expert": "mined", "severity": "error",
-                "evidence": "test", "path": meta["target"], "line": meta["lines"][0],
-                "end_line": meta["lines"][1],
-                "title": f"The change breaks what {test} checks",
-                "body": "Reverting this source change brings back the bug the fix's test catches.",
-                "oracle": {"kind": "human"},
-                "repro": {"path": path, "code": code, "fails": fails},
-            })  # fmt: skip
-        (case / "reference-findings.json").write_text(json.dumps(out, indent=1) + "\n",
-                                                       encoding="utf-8")  # fmt: skip
+            out.append(
+                {
+                    "id": f"mined-{number}",
+                    "expert": "mined",
+                    "severity": "error",
+                    "evidence": "test",
+                    "path": meta["target"],
+                    "line": meta["lines"][0],
+                    "end_line": meta["lines"][1],
+                    "title": f"The change breaks what {test} checks",
+                    "body": "Reverting this source change brings back the bug the fix's test "
+                    "catches.",
+                    "oracle": {"kind": "human"},
+                    "repro": {"path": path, "code": code, "fails": fails},
+                }
+            )
+        (case / "reference-findings.json").write_text(
+            json.dumps(out, indent=1) + "\n", encoding="utf-8"
+        )
 
 
 def _fails_text(tail: str, code: str) -> str | None:
@@ -294,9 +354,14 @@ def _fails_text(tail: str, code: str) -> str | None:
 
 
 def _commits(paths: RepoPaths, rev_range: str | None) -> list[str]:
-    proc = subprocess.run(["git", "rev-list", "--no-merges", rev_range or "HEAD", "--"],
-                          cwd=paths.root, env=clean_env(), capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    proc = subprocess.run(
+        ["git", "rev-list", "--no-merges", rev_range or "HEAD", "--"],
+        cwd=paths.root,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         what = (proc.stderr.strip().splitlines() or ["unknown"])[0]
         raise EyefulError(f"--rev-range {rev_range or 'HEAD'!r}: git cannot list it: {what}")
@@ -314,8 +379,10 @@ def mine(
 ) -> MineReport:
     """Try every non-merge commit of the range, newest first; write a case for each that fits."""
     if not config.commands.test or not config.commands.test_one:
-        raise EyefulError("mining runs the project's `test` and `test_one` commands: configure "
-                          "both in [tool.eyeful.commands]")  # fmt: skip
+        raise EyefulError(
+            "mining runs the project's `test` and `test_one` commands: configure "
+            "both in [tool.eyeful.commands]"
+        )
     if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
         raise EyefulError(f"{outdir}: exists and is not an empty directory; give a new OUTDIR")
     commits = _commits(paths, rev_range)
@@ -327,6 +394,7 @@ def mine(
             if limit is not None and len(report.cases) >= limit:
                 break
             commit = miner.repo[sha]
+            assert isinstance(commit, pygit2.Commit)
             subject = commit.message.strip().splitlines()[0] if commit.message.strip() else ""
             miner.progress.phase(f"mining {sha[:10]} {subject}")
             try:
@@ -343,9 +411,13 @@ def mine(
 
 
 def to_markdown(report: MineReport) -> str:
-    out = [f"Mined {len(report.cases)} case(s) into {report.outdir} from "
-           f"{len(report.tried)} commit(s) tried.", "", "| commit | subject | result |",
-           "|---|---|---|"]  # fmt: skip
+    out = [
+        f"Mined {len(report.cases)} case(s) into {report.outdir} from "
+        f"{len(report.tried)} commit(s) tried.",
+        "",
+        "| commit | subject | result |",
+        "|---|---|---|",
+    ]
     for tried in report.tried:
         subject = tried.subject.replace("|", "\\|")
         out.append(f"| {tried.commit[:10]} | {subject} | {tried.outcome} |")

@@ -124,8 +124,21 @@ class Interrupted(Exception):
 
 def eyeful_argv(clone: Clone, condition: Condition, jobs: int = REVIEW_JOBS) -> list[str]:
     level = "read_only" if condition == "read_only" else "execution"
-    argv = [sys.executable, "-m", "eyeful", "--format", "json", "--base", clone.base,
-            "--head", clone.change, "--level", level, "-j", str(jobs)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "eyeful",
+        "--format",
+        "json",
+        "--base",
+        clone.base,
+        "--head",
+        clone.change,
+        "--level",
+        level,
+        "-j",
+        str(jobs),
+    ]
     for path in clone.case.findings:
         argv += ["--findings", str(path)]
     if clone.case.spec.description:
@@ -215,34 +228,42 @@ def totals(results: list[CaseResult], conditions: Iterable[Condition]) -> list[T
     for condition in conditions:
         rows = [r for r in results if r.condition == condition]
         recall_rows = [r for r in rows if r.required_total]
-        fb_rows = [r for r in rows if any(
-            v.judge in _PRECISION and v.status != "skipped" for v in r.judges)]  # fmt: skip
-        fb_failed = [r for r in fb_rows if any(
-            v.judge in _PRECISION and v.status == "fail" for v in r.judges)]  # fmt: skip
+        fb_rows = [
+            r
+            for r in rows
+            if any(v.judge in _PRECISION and v.status != "skipped" for v in r.judges)
+        ]
+        fb_failed = [
+            r
+            for r in fb_rows
+            if any(v.judge in _PRECISION and v.status == "fail" for v in r.judges)
+        ]
         met = sum(r.required_met for r in recall_rows)
         total = sum(r.required_total for r in recall_rows)
         findings = sum(r.blocking + r.questions + r.other for r in rows)
         questions = sum(r.questions for r in rows)
-        out.append(Totals(
-            condition=condition,
-            cases=len(rows),
-            passed=sum(r.status == "pass" for r in rows),
-            failed=sum(r.status == "fail" for r in rows),
-            unverifiable=sum(r.status == "unverifiable" for r in rows),
-            recall=_rate(met, total),
-            required_met=met,
-            required_total=total,
-            recall_cases=len(recall_rows),
-            false_blocking=_rate(len(fb_failed), len(fb_rows)),
-            false_blocking_cases=len(fb_rows),
-            false_blocked=len(fb_failed),
-            question_rate=_rate(questions, findings),
-            questions=questions,
-            findings=findings,
-            seconds=round(sum(r.seconds for r in rows), 2),
-            tokens=sum(r.tokens for r in rows),
-            calls=sum(r.calls for r in rows),
-        ))  # fmt: skip
+        out.append(
+            Totals(
+                condition=condition,
+                cases=len(rows),
+                passed=sum(r.status == "pass" for r in rows),
+                failed=sum(r.status == "fail" for r in rows),
+                unverifiable=sum(r.status == "unverifiable" for r in rows),
+                recall=_rate(met, total),
+                required_met=met,
+                required_total=total,
+                recall_cases=len(recall_rows),
+                false_blocking=_rate(len(fb_failed), len(fb_rows)),
+                false_blocking_cases=len(fb_rows),
+                false_blocked=len(fb_failed),
+                question_rate=_rate(questions, findings),
+                questions=questions,
+                findings=findings,
+                seconds=round(sum(r.seconds for r in rows), 2),
+                tokens=sum(r.tokens for r in rows),
+                calls=sum(r.calls for r in rows),
+            )
+        )
     return out
 
 
@@ -258,9 +279,13 @@ def missed_thresholds(
         if max_false_blocking is not None and (
             total.false_blocking is None or total.false_blocking > max_false_blocking
         ):
-            shown = "not measured" if total.false_blocking is None else f"{total.false_blocking:.3f}"
-            missed.append(f"{total.condition}: false-blocking {shown} > --max-false-blocking "
-                          f"{max_false_blocking:g}")  # fmt: skip
+            shown = (
+                "not measured" if total.false_blocking is None else f"{total.false_blocking:.3f}"
+            )
+            missed.append(
+                f"{total.condition}: false-blocking {shown} > --max-false-blocking "
+                f"{max_false_blocking:g}"
+            )
     return missed
 
 
@@ -307,8 +332,9 @@ def run_plan(plan: Plan, live: Live) -> EvalResult:
     order = {c.case.name: i for i, c in enumerate(plan.clones)}
     cond = {c: i for i, c in enumerate(plan.conditions)}
     results.sort(key=lambda r: (order[r.case], cond[r.condition]))
-    return EvalResult(results=results, totals=totals(results, plan.conditions),
-                      interrupted=interrupted)  # fmt: skip
+    return EvalResult(
+        results=results, totals=totals(results, plan.conditions), interrupted=interrupted
+    )
 
 
 class Workspace:

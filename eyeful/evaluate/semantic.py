@@ -44,7 +44,7 @@ def agent_matcher(config: AgentConfig, cwd: Path) -> SemanticMatch:
         except (ProviderError, ValueError, ValidationError) as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             return False, f"agent fault: {first}"
-        except Exception as err:  # noqa: BLE001 - any fault of the judge is a failed match
+        except Exception as err:
             return False, f"agent fault: {type(err).__name__}"
         return answer.states_claim, answer.reason
 

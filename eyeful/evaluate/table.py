@@ -1,4 +1,4 @@
-"""The eval's output: one row per case × condition, the reasons of every failed judge, and the
+"""The eval's output: one row per case x condition, the reasons of every failed judge, and the
 totals per condition (every rate with the number of cases it is over)."""
 
 from __future__ import annotations
@@ -13,14 +13,17 @@ _SHORT = {
     "forbidden_regressions": "forbidden regr.",
     "clean": "clean",
 }
-_MARK = {"pass": "pass", "fail": "FAIL", "skipped": "–"}
+_MARK = {"pass": "pass", "fail": "FAIL", "skipped": "-"}
 
 
 def _row(result: CaseResult) -> str:
     marks = {v.judge: _MARK[v.status] for v in result.judges}
-    cells = [result.case, result.condition, result.status.upper() if result.status != "pass"
-             else "pass"]  # fmt: skip
-    cells += [marks.get(name, "–") for name in JUDGES]
+    cells = [
+        result.case,
+        result.condition,
+        result.status.upper() if result.status != "pass" else "pass",
+    ]
+    cells += [marks.get(name, "-") for name in JUDGES]
     cells += [
         f"{result.blocking}/{result.questions}/{result.other}",
         str(result.regressions),
@@ -32,7 +35,7 @@ def _row(result: CaseResult) -> str:
 
 def _rate(value: float | None, numerator: int, denominator: int, unit: str) -> str:
     if value is None:
-        return f"– (no {unit})"
+        return f"- (no {unit})"
     return f"{value:.2f} ({numerator}/{denominator})"
 
 
@@ -45,8 +48,10 @@ def _total_row(total: Totals) -> str:
         str(total.unverifiable),
         _rate(total.recall, total.required_met, total.required_total, "case asserts it")
         + f", {total.recall_cases} cases",
-        _rate(total.false_blocking, total.false_blocked, total.false_blocking_cases,
-              "case asserts it") + f", {total.false_blocking_cases} cases",  # fmt: skip
+        _rate(
+            total.false_blocking, total.false_blocked, total.false_blocking_cases, "case asserts it"
+        )
+        + f", {total.false_blocking_cases} cases",
         _rate(total.question_rate, total.questions, total.findings, "findings"),
         f"{total.seconds:.1f}s",
         f"{total.tokens:,} ({total.calls} calls)",
@@ -55,8 +60,16 @@ def _total_row(total: Totals) -> str:
 
 
 def to_markdown(result: EvalResult) -> str:
-    head = ["case", "condition", "result", *(_SHORT[n] for n in JUDGES),
-            "findings B/Q/R", "regr.", "time", "tokens"]  # fmt: skip
+    head = [
+        "case",
+        "condition",
+        "result",
+        *(_SHORT[n] for n in JUDGES),
+        "findings B/Q/R",
+        "regr.",
+        "time",
+        "tokens",
+    ]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += [_row(r) for r in result.results]
     reasons = [
