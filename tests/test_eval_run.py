@@ -1,0 +1,96 @@
+"""`eyeful eval` mechanics: the semantic judge through a real agent command (any fault is a
+failed match), and Ctrl-C stopping every run with the partial table."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from eyeful.config import AgentConfig
+from eyeful.evaluate.cases import RequiredFinding
+from eyeful.evaluate.judges import FindingView, required_met
+from eyeful.evaluate.semantic import agent_matcher
+from tests.gitrepo import git, make_repo, write
+
+FINDING = FindingView(
+    id="f1",
+    path="app.py",
+    line=3,
+    title="Untrusted name reaches SQL",
+    body="The query is built with an f-string.",
+    kind="fail",
+    label="issue (blocking)",
+)
+ENTRY = RequiredFinding(path="app.py", claim="injection", at_least="question")
+
+AGENTS = {
+    "yes": 'print(\'```json\\n{"states_claim": true, "reason": "the same bug"}\\n```\')',
+    "no": 'print(\'{"states_claim": false, "reason": "another problem"}\')',
+    "crash": "import sys; sys.exit(3)",
+    "garbage": "print('I think so')",
+    "wrong-type": 'print(\'{"states_claim": "yes", "reason": "sure"}\')',
+}
+
+
+@pytest.mark.parametrize(("agent", "met", "why"), [
+    ("yes", True, "agent judge: the same bug"),
+    ("no", False, "another problem"),
+    ("crash", False, "agent fault"),
+    ("garbage", False, "agent fault"),
+    ("wrong-type", False, "agent fault"),
+])  # fmt: skip
+def test_the_agent_judge_only_ever_passes_on_a_clear_yes(tmp_path, agent, met, why):
+    script = tmp_path / "agent.py"
+    script.write_text("import sys\nsys.stdin.read()\n" + AGENTS[agent] + "\n")
+    config = AgentConfig(command=f"{sys.executable} {script}", timeout=30)
+    ok, reason = required_met(ENTRY, [FINDING], agent_matcher(config, tmp_path))
+    assert ok is met
+    assert why in reason
+    # Without the agent, the words alone decide: "injection" is not in the finding.
+    assert required_met(ENTRY, [FINDING])[0] is False
+
+
+def test_ctrl_c_stops_every_run_and_prints_the_partial_table(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"app.py": "x = 2\n"})
+    git(repo, "commit", "-qam", "change")
+    change = git(repo, "rev-parse", "HEAD").strip()
+    pidfile = tmp_path / "slow.pid"
+    cases = tmp_path / "cases"
+    head = f'repository = "{repo}"\nbase = "{base}"\nchange = "{change}"\nclean = true\n'
+    write(cases, {
+        # No test command: eyeful exits 3 at once (an unverifiable run).
+        "a-fast/case.toml": head + "\n[eyeful]\ntimeout = 30\n",
+        "b-slow/case.toml": head + f'\n[eyeful.commands]\ntest = "echo $$ > {pidfile}; '
+                                   'exec sleep 120"\n',
+    })  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not (pidfile.is_file() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    slow = int(pidfile.read_text())
+    lines = []
+    while not any("a-fast" in line for line in lines):
+        line = proc.stderr.readline()
+        assert line, lines
+        lines.append(line)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "| a-fast | execution | UNVERIFIABLE |" in out
+    assert "b-slow" not in out
+    assert "Interrupted: the table holds the runs that finished." in out
+    assert "interrupted; the table holds the runs that finished" in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(slow, 0)
