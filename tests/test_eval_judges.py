@@ -21,18 +21,11 @@ def finding(
     end_line=None,
     title="SQL injection in the query",
     body="The name is put into the SQL string.",
+    **more,
 ):
-    return {
-        "id": f"f-{kind}-{line}",
-        "path": path,
-        "line": line,
-        "end_line": end_line,
-        "title": title,
-        "body": body,
-        "kind": kind,
-        "label": label,
-        "extra": "ignored",
-    }
+    return {"id": f"f-{kind}-{line}", "path": path, "line": line, "end_line": end_line,
+            "title": title, "body": body, "kind": kind, "label": label, "extra": "ignored",
+            **more}  # fmt: skip
 
 
 QUESTION = {"kind": "review", "label": "question"}
@@ -242,6 +235,27 @@ def test_an_unverifiable_run_leaves_judges_without_ground_truth_skipped():
 def test_what_makes_a_run_unverifiable(exit_code, report, agent, why):
     reason = unverifiable(exit_code, report, agent)
     assert reason is not None and why in reason
+
+
+NOT_RUN = {"kind": "review", "label": "question", "repro": {"path": "t.py"}, "gates": [],
+           "unverified": "no test_one command is configured ([tool.eyeful] commands.test_one)"}
+
+
+def test_a_reproduction_nothing_ran_makes_the_run_unverifiable():
+    report = view(finding(**NOT_RUN))
+    assert "was never run: no test_one command" in unverifiable(0, report, agent=False)
+    case = spec(forbidden_findings=[{"path": "app.py", "claim": ""}])
+    why = unverifiable(0, report, agent=False)
+    assert verdicts(case, report, why)["forbidden_findings"][0] == "fail"
+    # ... but not under read_only, where nothing is meant to run,
+    assert unverifiable(0, report, agent=False, executed=False) is None
+    # nor when the finding's own reproduction was refused, or a gate was reached.
+    refused = {**NOT_RUN, "unverified": "refused: tests/x.py exists in the change"}
+    assert unverifiable(0, view(finding(**refused)), agent=False) is None
+    ran = {**NOT_RUN, "gates": [{"name": "runs", "status": "fail"}], "unverified": "runs: ..."}
+    assert unverifiable(0, view(finding(**ran)), agent=False) is None
+    inspected = {**NOT_RUN, "evidence": "inspection", "repro": None}
+    assert unverifiable(0, view(finding(**inspected)), agent=False) is None
 
 
 def test_a_review_that_ran_is_verifiable():

@@ -44,6 +44,20 @@ class FindingView(_View):
     body: str
     kind: str
     label: str
+    severity: str = "error"
+    evidence: str = "test"
+    repro: dict[str, object] | None = None
+    gates: list[dict[str, object]] = Field(default_factory=list)
+    unverified: str | None = None
+
+    @property
+    def never_ran(self) -> bool:
+        """A reproduction eyeful meant to run and did not (no gate reached), for a reason of the
+        run (commands, setup), not of the finding (a refused reproduction)."""
+        runnable = self.severity != "note" and self.evidence == "test" and self.repro is not None
+        reached = any(g.get("status") not in (None, "not_reached") for g in self.gates)
+        refused = (self.unverified or "").startswith("refused")
+        return runnable and not reached and not refused and self.kind != "open"
 
 
 class FailureView(_View):
@@ -221,8 +235,14 @@ def asserted(spec: CaseFile) -> dict[JudgeName, bool]:
     }
 
 
-def unverifiable(exit_code: int | None, view: ReportView | None, agent: bool) -> str | None:
-    """Why a run could not review (so nothing it says is evidence of cleanliness), or None."""
+def unverifiable(
+    exit_code: int | None, view: ReportView | None, agent: bool, executed: bool = True
+) -> str | None:
+    """Why a run could not review (so nothing it says is evidence of cleanliness), or None.
+
+    ``executed``: the condition runs project commands, so a reproduction nothing ran means the
+    review could not check it.
+    """
     if view is None:
         return f"eyeful exited {exit_code} without a report"
     if exit_code not in (0, 1) or view.exit_code not in (0, 1) or view.outcome == "unverified":
@@ -230,6 +250,10 @@ def unverifiable(exit_code: int | None, view: ReportView | None, agent: bool) ->
     for item in view.uncertainty:
         if item.unverified:
             return f"eyeful could not verify: {item.text}"
+    if executed:
+        for finding in view.findings:
+            if finding.never_ran:
+                return f"finding {finding.id!r} was never run: {finding.unverified}"
     if agent:
         for item in view.uncertainty:
             if "not confirmed" in item.text:

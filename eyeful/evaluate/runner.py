@@ -186,7 +186,12 @@ def judge_run(
     clone: Clone, condition: Condition, run: EyefulRun, semantic: SemanticMatch | None
 ) -> CaseResult:
     spec = clone.case.spec
-    why = unverifiable(run.exit_code, run.view, agent=clone.config.agent is not None)
+    why = unverifiable(
+        run.exit_code,
+        run.view,
+        agent=clone.config.agent is not None,
+        executed=condition != "read_only",
+    )
     if why is not None and run.view is None and run.stderr:
         why += f": {run.stderr}"
     verdicts = judge(spec, run.view, why, semantic)
