@@ -3,6 +3,7 @@ failed match), and Ctrl-C stopping every run with the partial table."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -94,3 +95,37 @@ def test_ctrl_c_stops_every_run_and_prints_the_partial_table(tmp_path):
     assert "interrupted; the table holds the runs that finished" in err
     with pytest.raises(ProcessLookupError):
         os.kill(slow, 0)
+
+
+def _patch_case(tmp_path, patch: str):
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    git(repo, "branch", "stable")
+    case = tmp_path / "cases" / "patched"
+    write(case, {
+        "change.patch": patch,
+        "case.toml": f'repository = "{repo}"\nbase = "stable"\nclean = true\n\n'
+                     '[eyeful.commands]\ntest = "grep -q \'x = 1\' app.py"\n',
+    })  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "eyeful", "eval", str(case.parent), "--yes", "--format", "json"],
+        cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+
+
+PATCH = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+
+
+def test_a_change_patch_is_applied_to_the_base_branch(tmp_path):
+    # The suite checks for the base's line: with the patch applied it fails (a regression),
+    # so the clean case fails; unapplied, there would be nothing to review.
+    proc = _patch_case(tmp_path, PATCH)
+    assert proc.returncode == 0, proc.stderr
+    (row,) = json.loads(proc.stdout)["results"]
+    assert (row["status"], row["exit_code"], row["regressions"]) == ("fail", 1, 1), row
+
+
+def test_a_patch_that_does_not_apply_stops_the_eval(tmp_path):
+    proc = _patch_case(tmp_path, PATCH.replace("-x = 1", "-x = 7"))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("eyeful: error: patched: patch: does not apply to the base: ")
+    assert len(proc.stderr.strip().splitlines()) == 1
