@@ -287,3 +287,17 @@ def test_a_bad_case_stops_the_eval_before_anything_runs(mined, tmp_path):
         "eyeful: error: bad: required_findings.0.at_least: Input should be 'blocking', "
         "'question' or 'reported'"
     ]
+
+
+def test_mining_needs_the_commands_confirmed_for_the_repository(mined, tmp_path):
+    env = {**mined["env"], "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    before = user_state(mined["repo"])
+    proc = sh("git", "eyeful", "eval", "mine", str(tmp_path / "out"), cwd=mined["repo"], env=env,
+              check=False)  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().endswith(
+        "the project's commands are not confirmed for this repository: run `git eyeful confirm` "
+        "(or pass --yes)"
+    )
+    assert not (tmp_path / "out").exists() and not (tmp_path / "xdg").exists()
+    assert user_state(mined["repo"]) == before
