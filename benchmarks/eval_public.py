@@ -2,12 +2,13 @@
 
     python benchmarks/eval_public.py --source cachetools=/path/to/cachetools.git \
         --source toolz=/path/to/toolz.git --source itsdangerous=/path/to/itsdangerous.git \
-        [--commits 80] [--limit 6] [--out /tmp/eyeful-eval-public] [--skip-mine]
+        [--bug-commits 300 --bugs 4 --clean-commits 40 --cleans 2] [--out DIR] [--skip-mine]
 
 Each source is a local git repository (a clone or a snapshot; nothing fetched is stored here).
 The script clones it to a temporary directory, writes an `.eyeful.toml` (pytest through the
 running Python, `src/` and the root on PYTHONPATH), confirms it in a temporary XDG directory and
-runs `eyeful eval mine` over the newest --commits commits (stage 1, skipped with --skip-mine).
+runs `eyeful eval mine --only bug` over the newest --bug-commits commits and `--only clean` over
+the newest --clean-commits (stage 1, skipped with --skip-mine).
 Then it writes each case's findings to benchmarks/eval_public/findings/ and points the case at
 them (stage 2): for a bug case, the fix's own test as the reproduction (mine's reference
 findings); for a clean case, a bait: a finding claiming the change breaks an existing test of the
@@ -46,10 +47,14 @@ def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) ->
     if pyproject.is_file() and "[tool.eyeful" in pyproject.read_text():
         raise SystemExit(f"{name}: configures eyeful itself")
     (repo / ".eyeful.toml").write_text(CONFIG)
-    argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--limit", str(args.limit),
-            "--rev-range", f"HEAD~{args.commits}..HEAD", str(args.out / "mined" / name)]
-    proc = run(argv, repo, env)
-    print(f"## {name}\n\n{proc.stdout}{proc.stderr if proc.returncode else ''}", flush=True)
+    for kind, commits, limit in (("bug", args.bug_commits, args.bugs),
+                                 ("clean", args.clean_commits, args.cleans)):
+        argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--only", kind,
+                "--limit", str(limit), "--rev-range", f"HEAD~{commits}..HEAD",
+                str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
+        proc = run(argv, repo, env)
+        print(f"## {name}, {kind} cases\n\n{proc.stdout}{proc.stderr if proc.returncode else ''}",
+              flush=True)  # fmt: skip
 
 
 def _git(bundle: Path, *args: str) -> str:
@@ -98,7 +103,7 @@ def point_at_findings(args: argparse.Namespace) -> Path:
     for case in sorted((args.out / "mined").glob("*/*")):
         if not (case / "case.toml").is_file():
             continue
-        name = f"{case.parent.name}-{case.name}"
+        name = f"{case.parent.name.split('.')[0]}-{case.name}"
         target = cases / name
         shutil.copytree(case, target)
         reference = case / "reference-findings.json"
@@ -119,8 +124,10 @@ def point_at_findings(args: argparse.Namespace) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", action="append", default=[], help="name=path")
-    parser.add_argument("--commits", type=int, default=80)
-    parser.add_argument("--limit", type=int, default=6)
+    parser.add_argument("--bug-commits", type=int, default=300, help="commits searched for bugs")
+    parser.add_argument("--bugs", type=int, default=4, help="bug cases per project")
+    parser.add_argument("--clean-commits", type=int, default=40)
+    parser.add_argument("--cleans", type=int, default=2, help="clean cases per project")
     parser.add_argument("--out", type=Path, default=Path("/tmp/eyeful-eval-public"))
     parser.add_argument("--skip-mine", action="store_true", help="reuse OUT/mined")
     args = parser.parse_args()

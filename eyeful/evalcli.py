@@ -53,6 +53,11 @@ class Format(str, Enum):
     json = "json"
 
 
+class CaseKind(str, Enum):
+    bug = "bug"
+    clean = "clean"
+
+
 class JudgeKind(str, Enum):
     words = "words"
     agent = "agent"
@@ -237,6 +242,9 @@ def mine_command(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Stop after writing N cases.")
     ] = None,
+    only: Annotated[
+        CaseKind | None, typer.Option("--only", help="Write only bug or only clean cases.")
+    ] = None,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Confirm the project's commands without asking.")
     ] = False,
@@ -257,7 +265,13 @@ def mine_command(
             _confirm_for_mining(paths.root, config, store, yes)
         with RichProgress(stderr) as progress:
             report = mine(
-                paths, config, outdir, rev_range=rev_range, limit=limit, progress=progress
+                paths,
+                config,
+                outdir,
+                rev_range=rev_range,
+                limit=limit,
+                progress=progress,
+                only=None if only is None else only.value,
             )
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None

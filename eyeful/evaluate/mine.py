@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import pygit2
 
@@ -162,7 +162,15 @@ def _sized(repo: pygit2.Repository, old: pygit2.Oid, new: pygit2.Oid) -> dict[st
 
 
 class Miner:
-    def __init__(self, paths: RepoPaths, config: Config, outdir: Path, progress: Progress) -> None:
+    def __init__(
+        self,
+        paths: RepoPaths,
+        config: Config,
+        outdir: Path,
+        progress: Progress,
+        only: Literal["bug", "clean"] | None = None,
+    ) -> None:
+        self.only = only
         self.config = config
         self.outdir = outdir
         self.progress = progress
@@ -217,7 +225,11 @@ class Miner:
             raise _Skip("changes no source file")
         fixed, before = commit.tree, parent.tree
         if not tests:
+            if self.only == "bug":
+                raise _Skip("changes no test, and only bug cases are wanted (--only bug)")
             return self._clean(commit, parent)
+        if self.only == "clean":
+            raise _Skip("changes tests, and only clean cases are wanted (--only clean)")
         runnable = [p for s, p in changes if s != "D" and is_test_file(p) and p in tests]
         if not runnable:
             raise _Skip("its test changes hold no test file test_one can run")
@@ -376,6 +388,7 @@ def mine(
     rev_range: str | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    only: Literal["bug", "clean"] | None = None,
 ) -> MineReport:
     """Try every non-merge commit of the range, newest first; write a case for each that fits."""
     if not config.commands.test or not config.commands.test_one:
@@ -388,7 +401,7 @@ def mine(
     commits = _commits(paths, rev_range)
     outdir.mkdir(parents=True, exist_ok=True)
     report = MineReport(outdir=outdir)
-    miner = Miner(paths, config, outdir, progress or Silent())
+    miner = Miner(paths, config, outdir, progress or Silent(), only)
     try:
         for sha in commits:
             if limit is not None and len(report.cases) >= limit:
