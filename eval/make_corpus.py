@@ -166,7 +166,7 @@ DEMO_CASES = {
         "The change breaks an existing test: a regression, listed and blocking.",
         [],
         'regressions = ["tests/test_sessions.py::test_remaining_never_negative"]\n'
-        'forbidden_regressions = ["tests/test_sessions.py::test_expired_after_expiry"]\n',
+        'forbidden_regressions = ["tests/test_sessions.py::test_extend_moves_expiry"]\n',
     ),
 }
 
