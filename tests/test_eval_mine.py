@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from eyeful.evaluate.cases import load_case
 from tests.gitrepo import PYTEST, PYTEST_INI, eyeful_config, user_state
 
@@ -66,9 +64,7 @@ def commit(repo: Path, env: dict[str, str], files: dict[str, str], message: str)
     return sh("git", "rev-parse", "HEAD", cwd=repo, env=env).stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def mined(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("mine")
+def mine_history(root: Path) -> dict:
     home = root / "home"
     home.mkdir()
     env = sealed_env(home)
@@ -106,7 +102,7 @@ def mined(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-def test_mining_finds_exactly_the_fix_commit(mined):
+def _mining_finds_exactly_the_fix_commit(mined):
     cases = sorted(p.name for p in mined["out"].iterdir())
     assert cases == [f"bug-{mined['fix'][:10]}"]
     table = mined["proc"].stdout
@@ -116,7 +112,7 @@ def test_mining_finds_exactly_the_fix_commit(mined):
     assert user_state(mined["repo"]) == mined["before"]
 
 
-def test_the_mined_case_has_the_expected_ground_truth(mined):
+def _the_mined_case_has_the_expected_ground_truth(mined):
     case = load_case(mined["out"] / f"bug-{mined['fix'][:10]}")
     spec = case.spec
     assert [e.model_dump() for e in spec.required_findings] == [
@@ -175,8 +171,7 @@ def _variant(mined: dict, name: str, findings: list[dict] | None, toml: str | No
     return target
 
 
-@pytest.fixture(scope="module")
-def evaluated(mined):
+def evaluate(mined):
     spec = load_case(mined["out"] / f"bug-{mined['fix'][:10]}").spec
     _variant(mined, "matching", [_finding(2)])
     _variant(mined, "wrong", [_finding(5, evidence="analysis")])  # elsewhere, nothing runs
@@ -218,7 +213,7 @@ def _row(evaluated: dict, case: str) -> dict:
     return rows[0]
 
 
-def test_eval_with_a_matching_findings_file_passes(evaluated):
+def _eval_with_a_matching_findings_file_passes(evaluated):
     row = _row(evaluated, "matching")
     judges = {j["judge"]: j["status"] for j in row["judges"]}
     assert row["status"] == "pass", row
@@ -227,7 +222,7 @@ def test_eval_with_a_matching_findings_file_passes(evaluated):
     assert (row["blocking"], row["questions"]) == (0, 1)  # a human oracle: a question
 
 
-def test_eval_with_a_wrong_findings_file_fails(evaluated):
+def _eval_with_a_wrong_findings_file_fails(evaluated):
     row = _row(evaluated, "wrong")
     required = next(j for j in row["judges"] if j["judge"] == "required_findings")
     assert row["status"] == "fail"
@@ -238,14 +233,14 @@ def test_eval_with_a_wrong_findings_file_fails(evaluated):
     }
 
 
-def test_an_unverifiable_run_is_never_clean(evaluated):
+def _an_unverifiable_run_is_never_clean(evaluated):
     row = _row(evaluated, "unverifiable")
     assert row["status"] == "unverifiable" and row["exit_code"] == 3
     clean = next(j for j in row["judges"] if j["judge"] == "clean")
     assert clean["status"] == "fail" and clean["reason"].startswith("unverifiable: ")
 
 
-def test_totals_and_thresholds(evaluated):
+def _totals_and_thresholds(evaluated):
     (total,) = evaluated["result"]["totals"]
     assert (total["required_met"], total["required_total"], total["recall_cases"]) == (1, 2, 2)
     assert (total["false_blocked"], total["false_blocking_cases"]) == (1, 3)
@@ -253,43 +248,26 @@ def test_totals_and_thresholds(evaluated):
     assert "threshold missed: execution: recall 0.500 < --min-recall 1" in evaluated["proc"].stderr
 
 
-def test_eval_leaves_the_users_confirmations_alone(evaluated):
+def _eval_leaves_the_users_confirmations_alone(evaluated):
     assert evaluated["store_after"] == evaluated["store_before"]
 
 
-def test_eval_without_a_terminal_needs_yes(mined):
-    proc = sh(
-        "git",
-        "eyeful",
-        "eval",
-        str(mined["root"] / "variants" / "matching"),
-        cwd=mined["repo"],
-        env=mined["env"],
-        check=False,
-    )
-    assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().endswith("pass --yes to run the cases' commands")
+def test_mine_a_fix_commit_then_evaluate_the_case(tmp_path):
+    """One test, so parallel workers never build the history twice: mine it, check the case,
+    evaluate three variants of it in one `eyeful eval`."""
+    mined = mine_history(tmp_path)
+    _mining_finds_exactly_the_fix_commit(mined)
+    _the_mined_case_has_the_expected_ground_truth(mined)
+    evaluated = evaluate(mined)
+    _eval_with_a_matching_findings_file_passes(evaluated)
+    _eval_with_a_wrong_findings_file_fails(evaluated)
+    _an_unverifiable_run_is_never_clean(evaluated)
+    _totals_and_thresholds(evaluated)
+    _eval_leaves_the_users_confirmations_alone(evaluated)
+    _mining_needs_the_commands_confirmed_for_the_repository(mined, tmp_path / "unconfirmed")
 
 
-def test_a_bad_case_stops_the_eval_before_anything_runs(mined, tmp_path):
-    bad = tmp_path / "bad"
-    bad.mkdir()
-    (bad / "case.toml").write_text(
-        'base = "a"\nchange = "b"\nrepository = "."\n'
-        "[[required_findings]]\npath = 'a.py'\nclaim = 'x'\n"
-        "at_least = 'severe'\n"
-    )
-    proc = sh(
-        "git", "eyeful", "eval", str(bad), "--yes", cwd=mined["repo"], env=mined["env"], check=False
-    )
-    assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip().splitlines() == [
-        "eyeful: error: bad: required_findings.0.at_least: Input should be 'blocking', "
-        "'question' or 'reported'"
-    ]
-
-
-def test_mining_needs_the_commands_confirmed_for_the_repository(mined, tmp_path):
+def _mining_needs_the_commands_confirmed_for_the_repository(mined, tmp_path):
     env = {**mined["env"], "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     before = user_state(mined["repo"])
     proc = sh("git", "eyeful", "eval", "mine", str(tmp_path / "out"), cwd=mined["repo"], env=env,

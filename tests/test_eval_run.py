@@ -129,3 +129,39 @@ def test_a_patch_that_does_not_apply_stops_the_eval(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("eyeful: error: patched: patch: does not apply to the base: ")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _tiny_case(tmp_path, truth: str):
+    repo = make_repo(tmp_path / "repo", {"app.py": "x = 1\n"})
+    write(repo, {"app.py": "x = 2\n"})
+    git(repo, "commit", "-qam", "change")
+    case = tmp_path / "cases" / "tiny"
+    write(case, {"case.toml": f'repository = "{repo}"\nbase = "HEAD~1"\nchange = "HEAD"\n'
+                              f'{truth}\n[eyeful.commands]\ntest = "true"\n'})  # fmt: skip
+    return case
+
+
+def test_eval_without_a_terminal_needs_yes(tmp_path):
+    case = _tiny_case(tmp_path, "clean = true\n")
+    proc = subprocess.run([sys.executable, "-m", "eyeful", "eval", str(case)], cwd=tmp_path,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "    test           true" in proc.stderr
+    assert proc.stderr.strip().endswith("pass --yes to run the cases' commands")
+
+
+def test_a_bad_case_stops_the_eval_before_anything_runs(tmp_path):
+    good = _tiny_case(tmp_path, "clean = true\n")
+    bad = tmp_path / "cases" / "bad"
+    write(bad, {"case.toml": (good / "case.toml").read_text().replace(
+        "clean = true", "[[required_findings]]\npath = 'a.py'\nclaim = 'x'\nat_least = 'severe'"
+    )})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "eyeful", "eval", str(tmp_path / "cases"), "--yes"],
+        cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "eyeful: error: bad: required_findings.0.at_least: Input should be 'blocking', "
+        "'question' or 'reported'"
+    ]
