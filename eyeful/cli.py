@@ -308,6 +308,15 @@ def demo(
         stderr.print(f"The demo repository is at {where}.", markup=False, soft_wrap=True)
 
 
+def _add_eval() -> None:
+    from eyeful.evalcli import eval_app
+
+    app.add_typer(eval_app, name="eval")
+
+
+_add_eval()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point for both `eyeful` and `git-eyeful`."""
     prog = Path(sys.argv[0]).name
