@@ -1,4 +1,4 @@
-"""The environment project commands run in: the user's own, or a virtualenv of eyeful's per worktree.
+"""Where project commands run: the user's own environment, or a virtualenv per worktree.
 
 With ``isolate = "venv"`` (the default when a setup command is configured) every worktree gets a
 virtualenv of its own under ``<common git dir>/eyeful/venvs/wt-N``, made once from the `python3`
