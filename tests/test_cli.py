@@ -226,8 +226,8 @@ def _repro_finding(n: int) -> dict[str, object]:
         "oracle": {"kind": "human"},
         "repro": {
             "path": f"tests/test_repro_{n}.py",
-            "code": f"from calc import add\n\n\ndef test_sum():\n    assert add(2, {n}) == 2 + {n}, "
-            f"{message!r}\n",
+            "code": "from calc import add\n\n\ndef test_sum():\n"
+            f"    assert add(2, {n}) == 2 + {n}, {message!r}\n",
             "fails": message,
         },
     }  # fmt: skip
