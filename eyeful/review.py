@@ -37,7 +37,8 @@ from eyeful.roles import (
     write_repro,
 )
 from eyeful.runs import Run, Runner, setup_key
-from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
+from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import Worktree, WorktreePool
 
 
@@ -62,12 +63,13 @@ class ReviewRequest:
 
 
 def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
-    """A text file of a snapshot, or None when it is not there (or not a file)."""
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.type_str != "blob":
+    """A text file of a snapshot, or None when it is not there (or not a file).
+
+    Symlinks inside the snapshot are followed (`README.rst -> doc/source/index.rst`); one
+    leading out of it (absolute, or `..` past its root) reads as absent.
+    """
+    entry = resolve_in_tree(repo, tree, path)
+    if entry is None or entry.type_str != "blob":
         return None
     return blob_at(repo, entry.id).data.decode("utf-8", errors="replace")
 
