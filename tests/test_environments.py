@@ -128,3 +128,113 @@ def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
     assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
         ("tests/test_calc.py::test_add", "new_test")
     ]
+
+
+# --- project commands run in eyeful's own virtualenv, never the user's ---------------------------
+
+TINY_PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tinypkg"
+version = "0.1"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+"""
+# A src layout: the tests can only import tinypkg through an install, never from the checkout.
+TINY = "def double(x):\n    return 2 * x\n"
+TINY_TESTS = """import tinypkg
+
+
+def test_double():
+    assert tinypkg.double(3) == 6
+
+
+def test_imported_from_the_checkout_under_test():
+    import os
+    assert tinypkg.__file__.startswith(os.getcwd()), tinypkg.__file__
+"""
+
+
+def _readme_config() -> str:
+    """The README's configuration example, as a user copies it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Configuration", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def _fingerprint(venv: Path) -> dict[str, object]:
+    """The user's environment: what pip says of it, and every file in it."""
+    pip = str(venv / "bin" / "pip")
+    files: dict[str, str] = {}
+    for path in sorted(venv.rglob("*")):
+        if "__pycache__" in path.parts or path.is_dir():
+            continue
+        files[str(path.relative_to(venv))] = (
+            "link:" + os.readlink(path) if path.is_symlink() else path.read_bytes().hex()[:64]
+            + str(path.stat().st_size)
+        )
+    freeze = subprocess.run([pip, "freeze"], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        [pip, "list", "-v", "--format", "json"], capture_output=True, text=True, check=True
+    ).stdout
+    return {"freeze": freeze, "list": listed, "files": files}
+
+
+def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": TINY_PYPROJECT + _readme_config(),
+            "src/tinypkg/__init__.py": TINY,
+            "tests/test_tiny.py": TINY_TESTS,
+        },
+    )
+    # The user's own environment: a virtualenv with the project installed editable from the
+    # working tree, the way a developer works, and active on PATH.
+    user = tmp_path / "user-venv"
+    subprocess.run([PYTHON, "-m", "virtualenv", "-q", str(user)], check=True)
+    subprocess.run(
+        [str(user / "bin" / "pip"), "install", "-q", "--no-build-isolation", "-e", str(repo)],
+        check=True,
+        capture_output=True,
+    )
+    env = dict(
+        os.environ,
+        VIRTUAL_ENV=str(user),
+        PATH=f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    )
+    (repo / ".gitignore").write_text("src/*.egg-info/\n")  # what the user's install left
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore")
+    assert eyeful("confirm", "--yes", cwd=repo, env=env).returncode == 0
+    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
+    before = _fingerprint(user)
+
+    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
+    report = _report(proc)
+    assert proc.returncode == 1, proc.stdout
+    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
+        ("change", "setup", "PASSED"),
+        ("change", "test", "FAILED"),
+        ("base", "test", "PASSED"),  # imports the base's code: the same virtualenv, re-checked-out
+    ]
+    # (Named from the configured JUnit report, which pytest writes as xunit2.)
+    assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
+        ("tests.test_tiny::test_double", "regression")
+    ]
+    assert report["other_failures"] == []
+    assert (repo / ".git" / "eyeful" / "venvs" / "wt-0" / "bin" / "python").exists()
+
+    # A second change on the same worktree: its virtualenv is kept and setup is not rerun.
+    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return 2 * x  # same\n"})
+    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
+    report = _report(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
+        ("change", "test", "PASSED")
+    ]
+    assert _fingerprint(user) == before
