@@ -78,9 +78,7 @@ def activated(base: dict[str, str], target: Path) -> dict[str, str]:
     env = dict(base)
     env.pop("PYTHONHOME", None)
     env["VIRTUAL_ENV"] = str(target)
-    env["PATH"] = os.pathsep.join(
-        p for p in (str(target / "bin"), base.get("PATH", "")) if p
-    )
+    env["PATH"] = os.pathsep.join(p for p in (str(target / "bin"), base.get("PATH", "")) if p)
     return env
 
 
@@ -94,7 +92,7 @@ def prepare(state_dir: Path, worktree_name: str, timeout: float) -> Environment:
     python = base_interpreter(base)
     if python is None:
         raise VenvError(
-            'no python3 or python on PATH to make a virtualenv from; put one on PATH or set '
+            "no python3 or python on PATH to make a virtualenv from; put one on PATH or set "
             'isolate = "none"',
             "python3 -m venv",
         )

@@ -23,6 +23,7 @@ from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
+from eyeful.precommit import confirm_command
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
 from eyeful.regressions import all_new, compare
@@ -167,7 +168,7 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        report.note(f"{why}, so none was run (run `git eyeful confirm`)", unverified=True)
+        report.note(f"{why}, so none was run (run `{confirm_command()}`)", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")

@@ -7,6 +7,7 @@ per module and kept few.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -174,8 +175,9 @@ def _fingerprint(venv: Path) -> dict[str, object]:
         if "__pycache__" in path.parts or path.is_dir():
             continue
         files[str(path.relative_to(venv))] = (
-            "link:" + os.readlink(path) if path.is_symlink() else path.read_bytes().hex()[:64]
-            + str(path.stat().st_size)
+            "link:" + os.readlink(path)
+            if path.is_symlink()
+            else hashlib.sha256(path.read_bytes()).hexdigest()
         )
     freeze = subprocess.run([pip, "freeze"], capture_output=True, text=True, check=True).stdout
     listed = subprocess.run(
