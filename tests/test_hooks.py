@@ -285,7 +285,9 @@ def test_pre_commit_user_is_told_how_to_confirm_confirms_and_pushes(
 ):
     # The README's snippet as a user copies it; pre-commit installs eyeful in an environment of
     # its own, so there is no `git eyeful` on this PATH: only the user's python, pytest, pre-commit.
-    tools = tools_dir(tmp_path / "tools", "git", "sh", "bash", "dirname")
+    system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
+    tools = os.pathsep.join(system)
+    assert shutil.which("git-eyeful", path=tools) is None
     user_bin = tmp_path / "user-bin"
     user_bin.mkdir()
     for name in ("python", "pre-commit"):
