@@ -218,6 +218,7 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
 
     proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
     report = _report(proc)
+    assert _fingerprint(user) == before  # setup's `pip install -e .` went elsewhere
     assert proc.returncode == 1, proc.stdout
     assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
         ("change", "setup", "PASSED"),
