@@ -26,6 +26,7 @@ from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
+from eyeful.precommit import confirm_command
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
@@ -41,7 +42,8 @@ from eyeful.roles import (
     write_repro,
 )
 from eyeful.runs import Run, Runner, environment_key, setup_key
-from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
+from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
 
 
@@ -68,12 +70,13 @@ class ReviewRequest:
 
 
 def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
-    """A text file of a snapshot, or None when it is not there (or not a file)."""
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.type_str != "blob":
+    """A text file of a snapshot, or None when it is not there (or not a file).
+
+    Symlinks inside the snapshot are followed (`README.rst -> doc/source/index.rst`); one
+    leading out of it (absolute, or `..` past its root) reads as absent.
+    """
+    entry = resolve_in_tree(repo, tree, path)
+    if entry is None or entry.type_str != "blob":
         return None
     return blob_at(repo, entry.id).data.decode("utf-8", errors="replace")
 
@@ -171,7 +174,7 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        report.note(f"{why}, so none was run (run `git eyeful confirm`)", unverified=True)
+        report.note(f"{why}, so none was run (run `{confirm_command()}`)", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")
