@@ -64,7 +64,10 @@ class Repro(_Strict):
     @field_validator("path")
     @classmethod
     def _path_inside(cls, value: str) -> str:
-        return confined(value, "repro.path")
+        path = confined(value, "repro.path")
+        if path == ".":
+            raise ValueError(f"repro.path {value!r} names the repository root; name a test file")
+        return path
 
 
 class Fix(_Strict):
@@ -103,13 +106,21 @@ class Finding(Claim):
     fix: Fix | None = None
 
 
+def _json(text: str) -> object:
+    """``json.loads``, with nesting too deep for the parser as a JSON error rather than a crash."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
 def _records(text: str, source: str) -> list[object]:
     stripped = text.strip()
     if not stripped:
         return []
     if stripped.startswith("["):
         try:
-            data = json.loads(stripped)
+            data = _json(stripped)
         except json.JSONDecodeError as err:
             raise EyefulError(f"{source}: not valid JSON: {err}") from None
         if not isinstance(data, list):
@@ -119,7 +130,7 @@ def _records(text: str, source: str) -> list[object]:
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append(_json(line))
             except json.JSONDecodeError as err:
                 raise EyefulError(f"{source}: line {number} is not valid JSON: {err.msg}") from None
     return out
