@@ -179,26 +179,45 @@ def load_findings(files: Iterable[Path]) -> list[Finding]:
     return out
 
 
+NEAR_LINES = 2
+"""Findings in the same file at most this many lines apart may be one problem."""
+
+
+class Corroboration:
+    """Which experts reported a problem near each finding, indexed once by (path, line).
+
+    Asking is a handful of dictionary look-ups, so grading and ordering n findings is linear in n
+    rather than comparing every pair.
+    """
+
+    def __init__(self, findings: Iterable[Finding]) -> None:
+        self._experts: dict[tuple[str, int], set[str]] = {}
+        for finding in findings:
+            self._experts.setdefault((finding.path, finding.line), set()).add(finding.expert)
+
+    def of(self, finding: Finding) -> list[str]:
+        """Other experts that reported a problem in the same file within two lines."""
+        out: set[str] = set()
+        for line in range(finding.line - NEAR_LINES, finding.line + NEAR_LINES + 1):
+            out |= self._experts.get((finding.path, line), set())
+        out.discard(finding.expert)
+        return sorted(out)
+
+
 def corroboration(finding: Finding, findings: list[Finding]) -> list[str]:
-    """Other experts that reported a problem in the same file within two lines."""
-    return sorted(
-        {
-            other.expert
-            for other in findings
-            if other.expert != finding.expert
-            and other.path == finding.path
-            and abs(other.line - finding.line) <= 2
-        }
-    )
+    """Other experts that reported a problem in the same file within two lines (one finding; use
+    :class:`Corroboration` for many)."""
+    return Corroboration(findings).of(finding)
 
 
 def verification_order(findings: list[Finding]) -> list[Finding]:
     """By severity, then by how many experts reported the same problem; input order breaks ties."""
+    index = Corroboration(findings)
     indexed = list(enumerate(findings))
     indexed.sort(
         key=lambda pair: (
             SEVERITY_RANK[pair[1].severity],
-            -len(corroboration(pair[1], findings)),
+            -len(index.of(pair[1])),
             pair[0],
         )
     )

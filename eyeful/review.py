@@ -18,7 +18,7 @@ from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
-from eyeful.findings import Finding, Fix, corroboration, verification_order
+from eyeful.findings import Corroboration, Finding, Fix, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
@@ -279,6 +279,7 @@ def _findings(
 
         verdicts = dict(parallel_map(verify, runnable, request.jobs))
     graded: list[ReportedFinding] = []
+    corroboration = Corroboration(findings)
     for finding in ordered:
         verdict, final = verdicts.get(finding.id, (None, finding))
         unverified_why = why_not_run if _needs_run(finding) else None
@@ -293,7 +294,7 @@ def _findings(
             test_file=test_file(final),
             corroborated_by=corroborated
             if corroborated is not None
-            else corroboration(finding, findings),
+            else corroboration.of(finding),
             why_not_run=unverified_why,
         )
         item.merged = groups.get(finding.id, [])
