@@ -23,6 +23,8 @@ def check_output_file(path: Path, option: str) -> None:
     if path.is_dir():
         raise EyefulError(f"{option} {path}: is a directory; give a file name")
     parent = path.absolute().parent
+    if parent.exists() and not parent.is_dir():
+        raise EyefulError(f"{option} {path}: {parent} is not a directory; give a file in one")
     if not parent.is_dir():
         raise EyefulError(f"{option} {path}: its directory {parent} does not exist; create it")
     try:
