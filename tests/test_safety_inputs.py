@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from eyeful.config import load_config
+from eyeful.runs import Extra, Refused
 from eyeful.trust import TrustStore
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -33,6 +34,7 @@ from tests.gitrepo import (
     eyeful,
     eyeful_config,
     git,
+    make_repo,
     python_project,
     user_state,
     write,
@@ -296,6 +298,13 @@ def _write_findings(tmp: Path, findings: object) -> Path:
     return path
 
 
+def _reset(repo: Path) -> None:
+    """Undo what a failed row did to the shared repository: one failure does not fail the rest."""
+    if (repo / ".git" / "eyeful").exists():
+        shutil.rmtree(repo / ".git" / "eyeful")
+        git(repo, "worktree", "prune")
+
+
 def _state(repo: Path) -> dict[str, object] | None:
     return user_state(repo) if (repo / ".git").is_dir() else None
 
@@ -317,6 +326,7 @@ def test_every_bad_input_is_one_line_and_runs_nothing(corpus, tmp_path, monkeypa
             _confirm(repo)  # the copy is a new path: confirmed as the original is
     else:
         _confirm(repo)
+        _reset(repo)
     findings = None if case.findings is None else _write_findings(tmp_path, case.findings)
     args = _fill(case.args, tmp_path, findings)
     if findings is not None and not any("{findings}" in a for a in case.args):
@@ -413,3 +423,41 @@ def test_help_and_readme_document_exit_code_4(tmp_path):
     assert "4 internal error" in text
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     assert re.search(r"^\|\s*`?4`?\s*\|.*internal error", readme, re.MULTILINE)
+
+
+# Refusals say the real reason (point 12) ---------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A checked-out tree as a reproduction or fix finds it: a file, a directory, a symlink out."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = make_repo(tmp_path / "tree", {"calc.py": "x = 1\n", "tests/test_calc.py": "y = 1\n"})
+    (root / "out").symlink_to(outside)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("../outside.txt", "'../outside.txt' leads out of the repository ('..')"),
+        ("/etc/outside.txt", "'/etc/outside.txt' is absolute"),
+        ("out/x.txt", "'out/x.txt' leads out of the repository through a symlink"),
+        (".git/config", "'.git/config' is inside .git"),
+        ("tests", "'tests' is a directory, not a file"),
+        ("calc.py/test_x.py", "'calc.py/test_x.py' goes through 'calc.py', which is a file"),
+    ],
+)
+def test_a_file_put_on_a_tree_is_refused_with_the_real_reason(tree, path, reason):
+    with pytest.raises(Refused) as refused:
+        Extra(files={path: "x = 1\n"}).apply(tree)
+    assert str(refused.value).startswith(reason)
+    assert not (tree.parent / "outside" / "x.txt").exists()
+
+
+def test_a_fix_touching_dotdot_is_refused_as_leaving_not_as_a_symlink(tree):
+    patch = "--- a/../outside.txt\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+x\n"
+    with pytest.raises(Refused) as refused:
+        Extra(patch=patch).apply(tree)
+    assert str(refused.value) == "'../outside.txt' leads out of the repository ('..')"
