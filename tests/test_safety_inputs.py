@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from eyeful.agents import extract_json
 from eyeful.config import load_config
+from eyeful.providers import _json_values, _Unreadable
 from eyeful.runs import Extra, Refused
 from eyeful.trust import TrustStore
 from tests.gitrepo import (
@@ -461,3 +463,11 @@ def test_a_fix_touching_dotdot_is_refused_as_leaving_not_as_a_symlink(tree):
     with pytest.raises(Refused) as refused:
         Extra(patch=patch).apply(tree)
     assert str(refused.value) == "'../outside.txt' leads out of the repository ('..')"
+
+
+def test_an_agent_reply_nested_too_deeply_is_an_invalid_reply_not_a_crash():
+    deep = '{"a":' * 200_000 + "}" * 200_000
+    with pytest.raises(ValueError, match="the reply is not valid JSON"):
+        extract_json(deep)
+    with pytest.raises(_Unreadable, match="output is not JSON"):
+        _json_values(deep)
