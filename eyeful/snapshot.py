@@ -105,13 +105,15 @@ def _empty_side(repo: pygit2.Repository) -> Side:
     return Side(tree=tree, commit=None, label="empty tree")
 
 
+_UNMERGED = "the index has unmerged paths: resolve the conflicts and stage them, then run again"
+_MERGING = "a merge is in progress: commit or abort it (git merge --abort) first"
+
+
 def _check_clean_state(repo: pygit2.Repository, paths: RepoPaths, index: pygit2.Index) -> None:
     if index.conflicts is not None:
-        raise GitError(
-            "the index has unmerged paths: resolve the conflicts and stage them, then run again"
-        )
+        raise GitError(_UNMERGED)
     if (paths.git_dir / "MERGE_HEAD").exists():
-        raise GitError("a merge is in progress: commit or abort it (git merge --abort) first")
+        raise GitError(_MERGING)
 
 
 def _index_path(paths: RepoPaths) -> Path:
@@ -153,13 +155,10 @@ def _tree_by_git(paths: RepoPaths, index_file: Path) -> str:
         env = {**clean_env(), "GIT_DIR": str(paths.git_dir), "GIT_INDEX_FILE": str(copy)}
         # Unsplit and unsparse only the copy: nothing new is written into the git dir.
         flags = ("-c", "core.splitIndex=false", "-c", "index.sparse=false")
-        unmerged = git(*flags, "ls-files", "--unmerged", cwd=paths.root, env=env).stdout
-        if unmerged.strip():
-            raise GitError(
-                "the index has unmerged paths: resolve the conflicts and stage them, then run again"
-            )
+        if git(*flags, "ls-files", "--unmerged", cwd=paths.root, env=env).stdout.strip():
+            raise GitError(_UNMERGED)
         if (paths.git_dir / "MERGE_HEAD").exists():
-            raise GitError("a merge is in progress: commit or abort it (git merge --abort) first")
+            raise GitError(_MERGING)
         proc = git(*flags, "write-tree", cwd=paths.root, env=env)
     return proc.stdout.decode().strip()
 
