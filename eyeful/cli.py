@@ -232,9 +232,11 @@ def confirm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
 ) -> None:
     """Show the project's commands and remember that you allow them for this repository."""
+    store = TrustStore()
     try:
         paths = find_repo(Path.cwd())
         config = load_config(paths.root)
+        store.check_writable()
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
     if not _to_confirm(config):
@@ -242,7 +244,6 @@ def confirm(
             "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
             "(or .eyeful.toml); see the README's Configuration"
         )
-    store = TrustStore()
     _describe_commands(config, paths)
     if store.is_confirmed(paths.root, config):
         stderr.print("Already confirmed.")
@@ -253,7 +254,10 @@ def confirm(
         if not ask_yes_no("Run these commands for this repository?"):
             stderr.print("Not confirmed.")
             raise typer.Exit(1)
-    store.confirm(paths.root, config)
+    try:
+        store.confirm(paths.root, config)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
     stderr.print(f"Confirmed (recorded in {store.path}).", markup=False, soft_wrap=True)
 
 

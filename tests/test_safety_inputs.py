@@ -123,6 +123,10 @@ def _locks_is_a_file(repo: Path) -> None:
     (repo / ".git" / "eyeful" / "locks").write_text("")
 
 
+def _confirmations_dir_is_a_file(repo: Path) -> None:
+    Path(os.environ["XDG_CONFIG_HOME"], "eyeful").write_text("not eyeful's\n")
+
+
 def _bare(repo: Path) -> None:
     shutil.rmtree(repo / ".git")
     for child in repo.iterdir():
@@ -145,6 +149,8 @@ class Bad:
     """Applied to a copy of the repository."""
     cwd: str | None = None
     """Run in this directory under the test's tmp_path instead of the repository."""
+    confirmed: bool = True
+    """Whether the row's repository is confirmed (for rows whose configuration loads)."""
 
     @property
     def copies(self) -> bool:
@@ -275,6 +281,12 @@ BAD_INPUTS: dict[str, Bad] = {
     "bare-repository": Bad("this is a bare repository", prepare=_bare),
     "unmerged-paths": Bad("the index has unmerged paths", prepare=_unmerged),
     "sha256-repository": Bad("uses SHA-256 object names", prepare=_sha256),
+    "confirmations-dir-is-a-file": Bad(
+        "cannot record confirmations in",
+        ("confirm", "--yes"),
+        prepare=_confirmations_dir_is_a_file,
+        confirmed=False,
+    ),
     "state-dir-is-a-file": Bad("/.git/eyeful is not a directory", prepare=_state_dir_is_a_file),
     # eyeful's own state corrupted: not a verdict, exit 4, the traceback saved.
     "internal-error": Bad(
@@ -324,7 +336,7 @@ def test_every_bad_input_is_one_line_and_runs_nothing(corpus, tmp_path, monkeypa
         write(repo, case.files)
         if case.prepare is not None:
             case.prepare(repo)
-        if not case.files and (repo / ".git").is_dir():
+        if not case.files and case.confirmed and (repo / ".git").is_dir():
             _confirm(repo)  # the copy is a new path: confirmed as the original is
     else:
         _confirm(repo)
