@@ -124,7 +124,9 @@ def _locks_is_a_file(repo: Path) -> None:
 
 
 def _confirmations_dir_is_a_file(repo: Path) -> None:
-    Path(os.environ["XDG_CONFIG_HOME"], "eyeful").write_text("not eyeful's\n")
+    config_home = Path(os.environ["XDG_CONFIG_HOME"])
+    config_home.mkdir(parents=True, exist_ok=True)
+    (config_home / "eyeful").write_text("not eyeful's\n")
 
 
 def _bare(repo: Path) -> None:
