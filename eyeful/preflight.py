@@ -57,6 +57,8 @@ def _kind(tree: pygit2.Tree, repo: pygit2.Repository, path: str) -> tuple[str, s
         except KeyError:
             return None
         prefix = "/".join(parts[:depth])
+        if entry.filemode == pygit2.enums.FileMode.LINK:
+            return None  # where a symlink leads is checked on the checked-out tree (runs.py)
         if entry.type_str != "tree":
             return (prefix, "file") if depth < len(parts) else None
         if depth == len(parts):
