@@ -145,6 +145,11 @@ class Config(BaseModel):
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
     level: Literal["execution", "read_only"] = "execution"
     agent: AgentConfig | None = None
+    block_new_failures: bool = Field(
+        default=False,
+        strict=True,
+        description="a new test failing on the change blocks, like a regression",
+    )
     source: str = Field(default="", exclude=True)
 
     @field_validator("junit")

@@ -33,6 +33,10 @@ class TestFailure(BaseModel):
     on_change: str
     on_base: str
     excerpt: str
+    rerun: str | None = None
+    """The command that reruns this test locally (test_one, the id shell-quoted)."""
+    line: int | None = None
+    """The line of the test's definition in its file on the change, when found."""
 
 
 def excerpt(tail: str, test: str) -> str:

@@ -26,7 +26,7 @@ from eyeful.merge import merge, near_pairs
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
 from eyeful.regressions import all_new, compare
-from eyeful.report import Report, SideInfo
+from eyeful.report import Report, SideInfo, add_reruns
 from eyeful.roles import (
     ChangeContext,
     change_context,
@@ -38,6 +38,7 @@ from eyeful.roles import (
 )
 from eyeful.runs import Run, Runner, setup_key
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
+from eyeful.testlines import locate_tests
 from eyeful.worktrees import Worktree, WorktreePool
 
 
@@ -111,6 +112,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 )
             for skipped in agents.skipped:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
+    add_reruns(report, request.config.commands.test, request.config.commands.test_one)
     return report.finish()
 
 
@@ -130,9 +132,7 @@ def _agent_worktree(
 def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -> Agents | None:
     config = request.config.agent
     if config is None:
-        report.note(
-            "no experts ran: no agent is configured ([tool.eyeful.agent])", unverified=False
-        )
+        report.facts.append("No experts ran: no agent is configured ([tool.eyeful.agent])")
         return None
     if not request.confirmed or worktree is None:
         report.note("no experts ran: the agent is not confirmed for this repository",
@@ -191,6 +191,11 @@ def _regressions(
         failures, notes = compare(change, _test_run(base_runs), repo)
     for text in notes:
         report.note(text, unverified=any(f.kind == "undetermined" for f in failures))
+    if config.block_new_failures:
+        for failure in failures:
+            failure.blocking = failure.blocking or failure.kind == "new_test"
+    with runner.lock_repo():
+        locate_tests(repo, snap.head.tree, failures)
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures = [f for f in failures if not f.blocking]
     return runner, change, None

@@ -13,6 +13,7 @@ import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -47,6 +48,10 @@ class Run(BaseModel):
     tests: dict[str, results.Outcome] | None = None
     tests_from: Literal["junit", "output"] | None = None
     cached: bool = False
+    started: str | None = None
+    """When the command started (ISO 8601, UTC); a cached run keeps its original time."""
+    counts: dict[str, int] | None = None
+    """Outcomes counted over every test, set when `tests` keeps only the failing ones."""
 
     @property
     def failing(self) -> set[str]:
@@ -196,6 +201,9 @@ class Runner:
             duration=round(result.duration, 3),
             reason=result.reason,
             tail=result.tail,
+            started=(datetime.now(timezone.utc) - timedelta(seconds=result.duration)).isoformat(
+                timespec="seconds"
+            ),
         )
 
     def _setup(self, worktree: Worktree, side: str, tree: str, key: str | None) -> Run | None:
