@@ -162,7 +162,12 @@ def review_command(
     jobs: Annotated[
         int,
         typer.Option(
-            "-j", "--jobs", min=1, metavar="N", help="Worktrees to run in parallel (N >= 1)."
+            "-j",
+            "--jobs",
+            min=1,
+            metavar="N",
+            show_default=False,
+            help="Worktrees to run in parallel (default: the number of cores).",
         ),
     ] = os.cpu_count() or 2,
     findings: Annotated[
