@@ -228,7 +228,7 @@ def test_definition_line_finds_functions_methods_and_parametrized_tests():
 # -- end to end: one real review of a big suite with many failures from one cause ----------------
 
 
-N_TRIVIAL = 3000
+N_TRIVIAL = 2000
 N_BROKEN = 28
 
 BIG_SUITE = {
