@@ -9,7 +9,7 @@ pipx install whose `bin` directory is on PATH.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 import typer
 
@@ -35,7 +35,11 @@ def _paragraphs(text: str) -> list[str]:
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
 
 
-def _option(param: Any, ctx: Any) -> list[str]:
+class _Param(Protocol):
+    def get_help_record(self, ctx: typer.Context) -> tuple[str, str] | None: ...
+
+
+def _option(param: _Param, ctx: typer.Context) -> list[str]:
     record = param.get_help_record(ctx)
     if record is None:
         return []
