@@ -224,6 +224,9 @@ def review_command(
             "eyeful once (automatic under pre-commit).",
         ),
     ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Run everything: use no cached result.")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """Review the staged change against HEAD (or --base/--head commits)."""
@@ -256,7 +259,7 @@ def review_command(
             paths, config, snapshot, confirmed, jobs=jobs, findings=given,
             description=description,
             level=None if level is None else _LEVELS[level],
-            provider=provider,
+            provider=provider, no_cache=no_cache,
         )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)
@@ -361,6 +364,15 @@ def demo(
     )
     if keep:
         stderr.print(f"The demo repository is at {where}.", markup=False, soft_wrap=True)
+
+
+def _add_eval() -> None:
+    from eyeful.evalcli import eval_app
+
+    app.add_typer(eval_app, name="eval")
+
+
+_add_eval()
 
 
 def main(argv: list[str] | None = None) -> int:

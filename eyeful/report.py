@@ -18,7 +18,7 @@ from eyeful import __version__
 from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
-from eyeful.regressions import SUITE, TestFailure
+from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
 
@@ -87,6 +87,7 @@ class Report(BaseModel):
         """Count and set outcome and exit code from the content."""
         self.blocking = len(self.regressions) + sum(f.kind == "fail" for f in self.findings)
         self.questions = sum(f.label == "question" and f.kind == "review" for f in self.findings)
+        self.questions += sum(f.kind in QUESTION_KINDS for f in self.other_failures)
         self.disputed = sum(f.kind == "open" for f in self.findings)
         if nothing_to_review:
             self.outcome, self.exit_code = "nothing_to_review", EXIT_OK
@@ -273,7 +274,22 @@ _KIND_TEXT = {
     "new_test": "is new in the change and fails (not on the base, so not a regression)",
     "undetermined": "fails on the change; the base could not tell whether it passed there",
 }
+_QUESTION_TEXT = {
+    "flaky": "fails on the change but not every time it runs: flaky, so it does not block",
+    "order_dependent": "fails in the suite on the change but passes on its own: it depends on "
+    "the tests run before it",
+    "unconfirmed": "failed on the change and passed on the base, but could not be re-run on "
+    "its own to confirm it (configure commands.test_one)",
+}
 _SHOWN = 3  # failures shown in full per group of identical failures; the rest are folded
+
+
+def _question_item(failure: TestFailure) -> list[str]:
+    name = "the test suite" if failure.test == SUITE else _code(failure.test)
+    out = [f"- **question:** {name} {_QUESTION_TEXT[failure.kind]}"]
+    if failure.confirmation:
+        out.append(f"  Ran: {_text(failure.confirmation)}.")
+    return out + _rerun_line(failure.rerun)
 
 
 def _rerun_line(command: str | None) -> list[str]:
@@ -288,7 +304,8 @@ def _failure_item(failure: TestFailure) -> list[str]:
     else:
         head = f"**issue (blocking):** {name} fails on the change and passes on the base"
         meta = "  _regression; oracle: derived (a test already in the repository)_"
-    return [f"- {head}", meta, *_rerun_line(failure.rerun), *_fence(failure.excerpt)]
+    confirmed = [f"  Confirmed: {_text(failure.confirmation)}."] if failure.confirmation else []
+    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *_fence(failure.excerpt)]
 
 
 def failure_message(failure: TestFailure) -> str:
@@ -453,8 +470,11 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
         out.append("")
     else:
         empty.append("no blocking issues")
-    if questions:
+    asked = [f for f in report.other_failures if f.kind in QUESTION_KINDS]
+    if questions or asked:
         out += ["### Questions", ""]
+        for failure in asked:
+            out += _question_item(failure)
         for finding in questions:
             out += _finding_item(finding)
         out.append("")
@@ -462,9 +482,11 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
         empty.append("no questions")
     if empty:
         out += [", ".join(empty).capitalize() + ".", ""]
-    if report.other_failures or notes:
+    if any(f.kind not in QUESTION_KINDS for f in report.other_failures) or notes:
         out += ["### Not blocking", ""]
         for failure in report.other_failures:
+            if failure.kind in QUESTION_KINDS:
+                continue
             name = "the test suite" if failure.test == SUITE else _code(failure.test)
             rerun = f" (rerun: {_code(failure.rerun)})" if failure.rerun else ""
             out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}{rerun}")

@@ -18,6 +18,7 @@ from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
+from eyeful.confirmation import can_focus, confirm
 from eyeful.findings import Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
@@ -25,7 +26,8 @@ from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
-from eyeful.regressions import all_new, compare
+from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
+from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
 from eyeful.roles import (
     ChangeContext,
@@ -36,7 +38,7 @@ from eyeful.roles import (
     write_fix,
     write_repro,
 )
-from eyeful.runs import Run, Runner, setup_key
+from eyeful.runs import Run, Runner, environment_key, setup_key
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
 from eyeful.testlines import locate_tests
 from eyeful.worktrees import Worktree, WorktreePool
@@ -53,6 +55,8 @@ class ReviewRequest:
     description: str = ""
     level: Literal["execution", "read_only"] | None = None
     """Overrides the configuration's level (``--level``)."""
+    no_cache: bool = False
+    """`--no-cache`: run everything; nothing is served from the cache."""
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run
     before anything runs; built here when not given."""
@@ -98,7 +102,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         runner: Runner | None = None
         change: Run | None = None
     else:
-        fresh = Runner(repo, request.config, pool, Cache(state / "cache"), state / "tmp", progress)
+        cache = Cache(state / "cache", read=not request.no_cache)
+        fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
         runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
     with _agent_worktree(request, repo, pool) as agent_tree:
         agents = _agents(request, report, agent_tree)
@@ -145,7 +150,7 @@ def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -
         config,
         request.provider or make_provider(config),
         cwd=lambda: worktree.path,
-        cache=Cache(state / "cache"),
+        cache=Cache(state / "cache", read=not request.no_cache),
         repo_root=request.paths.root,
     )
 
@@ -183,14 +188,12 @@ def _regressions(
 
     if snap.base.tree == EMPTY_TREE:
         # Nothing to run on an empty base (an unborn branch, a root commit): every test is new.
-        failures, notes = all_new(change), ["the base is empty, so every failing test is new"]
+        failures, notes = all_new(change), [("the base is empty, so every failing test is new",
+                                             False)]  # fmt: skip
     else:
-        progress.phase("the change fails: running the tests on the base")
-        base_runs = runner.suite(snap.base.tree, "base")
-        report.runs += base_runs
-        failures, notes = compare(change, _test_run(base_runs), repo)
-    for text in notes:
-        report.note(text, unverified=any(f.kind == "undetermined" for f in failures))
+        failures, notes = _against_base(request, repo, report, runner, change, progress)
+    for text, unverified in notes:
+        report.note(text, unverified=unverified)
     if config.block_new_failures:
         for failure in failures:
             failure.blocking = failure.blocking or failure.kind == "new_test"
@@ -199,6 +202,67 @@ def _regressions(
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures = [f for f in failures if not f.blocking]
     return runner, change, None
+
+
+def _against_base(
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    runner: Runner,
+    change: Run,
+    progress: Progress,
+) -> tuple[list[TestFailure], list[tuple[str, bool]]]:
+    """The base's evidence and the live confirmation of every failing test that could block.
+
+    With `test_one`, only the failing tests run on the base (unless its suite run is cached),
+    each alone, `reruns` times on each side; without it, the whole suite runs on the base.
+    """
+    snap, config = request.snapshot, request.config
+    if can_focus(runner, change):
+        base_suite = runner.cached_suite(snap.base.tree, "base")
+        if base_suite is not None:
+            report.runs.append(base_suite)
+        progress.phase(
+            f"the change fails: running {len(change.failing)} failing tests on their own, "
+            f"{config.reruns}x on each side"
+        )
+        done = confirm(runner, repo, snap, change, base_suite, request.jobs)
+        report.runs += done.runs
+        failures = classify(change, done.evidence)
+        notes = []
+    else:
+        progress.phase("the change fails: running the tests on the base")
+        base_runs = runner.suite(snap.base.tree, "base")
+        report.runs += base_runs
+        failures, texts = compare(change, _test_run(base_runs), repo)
+        notes = [(t, any(f.kind == "undetermined" for f in failures)) for t in texts]
+        if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
+            progress.phase("the suite fails on the change and passes on the base: running again")
+            failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
+    return failures, notes + regression_notes(failures, config.reruns)
+
+
+def _confirm_suite(
+    runner: Runner,
+    snap: Snapshot,
+    change: Run,
+    base: Run | None,
+    report: Report,
+    request: ReviewRequest,
+) -> list[TestFailure]:
+    """A suite that names no tests is its own test: it runs live `reruns` times on each side."""
+    reruns = request.config.reruns
+    sides = [
+        *[(snap.head.tree, "change")] * (reruns - (0 if change.cached else 1)),
+        *[(snap.base.tree, "base")] * (reruns - (0 if base is None or base.cached else 1)),
+    ]
+    fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
+    for batch in fresh:
+        report.runs += batch
+    runs = [r for r in [change, base] if r is not None and not r.cached]
+    runs += [r for batch in fresh if (r := _test_run(batch)) is not None]
+    return [suite_failure(change, [r for r in runs if r.side == "change"],
+                          [r for r in runs if r.side == "base"])]  # fmt: skip
 
 
 def _description(request: ReviewRequest) -> str:
@@ -392,6 +456,7 @@ def _verify_cached(
         setup=skey,
         junit=config.junit,
         timeout=config.timeout,
+        environment=environment_key(config),
     )
     hit = runner.cache.get("verdicts", key)
     if hit is not None:
