@@ -213,6 +213,16 @@ def _run_line(run: Run) -> str:
     return f"{what} on the {run.side}: {status} ({how}{extra})"
 
 
+def _ran(runs: list[Run]) -> str:
+    """Setup and suite runs one by one; the runs of single tests alone, counted per side."""
+    parts = [_run_line(r) for r in runs if r.name != "test_one"]
+    alone = Counter(r.side for r in runs if r.name == "test_one")
+    if alone:
+        sides = ", ".join(f"{n} on the {side}" for side, n in alone.items())
+        parts.append(f"{_plural(sum(alone.values()), 'run')} of a failing test alone ({sides})")
+    return "Ran: " + "; ".join(parts) + "."
+
+
 def _side_name(side: SideInfo) -> str:
     if side.commit is None and side.label == "staged":
         return "staged changes"
@@ -457,7 +467,7 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
         return _end([head], report, hook)
     out = [_headline(report), ""]
     if report.runs:
-        out += ["Ran: " + "; ".join(_run_line(r) for r in report.runs) + ".", ""]
+        out += [_ran(report.runs), ""]
     blocking = [f for f in report.findings if f.kind == "fail"]
     questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
     notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]
