@@ -125,7 +125,7 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
     )
     # The Ran: line counts the tests; the rerun command, pasted into a shell, reproduces it.
     assert "Ran: tests on the change: FAILED, 1 passed, 1 failed (" in out
-    assert "tests on the base: PASSED, 2 passed (" in out
+    assert "6 runs of a failing test alone (3 on the change, 3 on the base)." in out
     [rerun] = [line.strip() for line in blocking.splitlines() if line.strip().startswith("Rerun:")]
     command = rerun.removeprefix("Rerun: `").removesuffix("`")
     assert command == f"{PYTEST} tests/test_calc.py::test_add"
