@@ -145,7 +145,7 @@ def test_progress_on_a_terminal_goes_to_stderr_and_honours_no_color(tmp_path):
     env.pop("NO_COLOR", None)
     code, out, err = _run_with_tty_stderr(["git", "eyeful"], repo, env)
     assert code == 1
-    assert out.startswith("**eyeful**")
+    assert out.startswith("**eyeful: blocking**")
     plain = _ANSI.sub("", err)
     assert "FAILED test on the change" in plain
     assert "PASSED test_one on the base" in plain  # the failing test alone
