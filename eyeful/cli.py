@@ -28,10 +28,18 @@ from eyeful.terminal import RichProgress, ask_yes_no
 from eyeful.trust import TrustStore
 
 EPILOG = (
+    "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
+    "suite, commands.test_one runs one test ({test} is its id), commands.setup prepares a "
+    "worktree; `git eyeful confirm` allows them for this repository.\n\n"
+    "Findings: problems claimed by experts (an agent in [tool.eyeful.agent], or --findings "
+    "FILE), each with a reproduction test; one blocks only when its test fails on the change "
+    "and not on the base.\n\n"
     "Exit codes: 0 nothing blocking; 1 blocking issues; 2 bad usage, configuration or input; "
     "3 could not verify (commands unconfirmed, setup failed, tests could not run); "
     "4 internal error (a bug in eyeful; its traceback is saved to a file); "
-    "130 interrupted. Use -h for help: `git eyeful --help` asks git for a man page."
+    "130 interrupted.\n\n"
+    "More: the README (https://pypi.org/project/eyeful/) and `man git-eyeful` "
+    "(what `git eyeful --help` opens)."
 )
 
 app = typer.Typer(
@@ -120,6 +128,13 @@ def _pre_commit_range() -> tuple[str | None, str | None]:
     return base, head
 
 
+def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
+    """pre-commit sets PRE_COMMIT=1 for every hook it runs; the plain hook passes --hook."""
+    if os.environ.get("PRE_COMMIT") == "1":
+        return "pre-commit"
+    return "git" if flag else None
+
+
 def _read_description(path: Path | None, message: str | None) -> str:
     if path is not None and message is not None:
         raise EyefulError("give the description with --description FILE or -m TEXT, not both")
@@ -135,43 +150,84 @@ def _read_description(path: Path | None, message: str | None) -> str:
 def review_command(
     ctx: typer.Context,
     base: Annotated[
-        str | None, typer.Option("--base", help="Base revision (default: HEAD).")
+        str | None,
+        typer.Option("--base", metavar="REV", help="Base revision (default: HEAD)."),
     ] = None,
     head: Annotated[
         str | None,
-        typer.Option("--head", help="Review this commit instead of the staged change."),
+        typer.Option(
+            "--head", metavar="REV", help="Review this commit instead of the staged change."
+        ),
     ] = None,
     output_format: Annotated[
-        Format, typer.Option("--format", help="What to print on stdout.")
+        Format,
+        typer.Option("--format", metavar="FORMAT", help="What to print: markdown or json."),
     ] = Format.markdown,
     jobs: Annotated[
-        int, typer.Option("-j", "--jobs", min=1, help="Worktrees to run in parallel.")
+        int,
+        typer.Option(
+            "-j",
+            "--jobs",
+            min=1,
+            metavar="N",
+            show_default=False,
+            help="Worktrees to run in parallel (default: the number of cores).",
+        ),
     ] = os.cpu_count() or 2,
     findings: Annotated[
         list[Path] | None,
         typer.Option(
             "--findings",
+            metavar="FILE",
             help="Findings to verify: a JSON array or JSON lines (repeatable).",
             dir_okay=False,
         ),
     ] = None,
     description_file: Annotated[
         Path | None,
-        typer.Option("--description", help="File with the change's description.", dir_okay=False),
+        typer.Option(
+            "--description",
+            metavar="FILE",
+            help="File with the change's description.",
+            dir_okay=False,
+        ),
     ] = None,
     message: Annotated[
-        str | None, typer.Option("-m", "--message", help="The change's description, inline.")
+        str | None,
+        typer.Option("-m", "--message", metavar="TEXT", help="The change's description, inline."),
     ] = None,
     level: Annotated[
         Level | None,
-        typer.Option("--level", help="execution (run the gates) or read_only (judge only)."),
+        typer.Option(
+            "--level",
+            metavar="LEVEL",
+            help="execution (run the gates) or read_only (judge only).",
+        ),
     ] = None,
     sarif: Annotated[
         Path | None,
         typer.Option(
-            "--sarif", help="Also write every finding as SARIF 2.1.0 to this file.", dir_okay=False
+            "--sarif",
+            metavar="FILE",
+            help="Also write every finding as SARIF 2.1.0 to this file.",
+            dir_okay=False,
         ),
     ] = None,
+    all_tests: Annotated[
+        bool,
+        typer.Option(
+            "--all-tests",
+            help="JSON: keep every test's outcome (default: failing and flaky tests, and counts).",
+        ),
+    ] = False,
+    hook: Annotated[
+        bool,
+        typer.Option(
+            "--hook",
+            help="Running as a pre-push hook: end with what happened to the push and how to skip "
+            "eyeful once (automatic under pre-commit).",
+        ),
+    ] = False,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Run everything: use no cached result.")
     ] = False,
@@ -225,9 +281,11 @@ def review_command(
     except KeyboardInterrupt:
         raise _fail("interrupted; nothing of yours was changed", EXIT_INTERRUPTED) from None
     if output_format is Format.json:
-        print(report.model_dump_json(indent=2))
+        from eyeful.report import compact
+
+        print((report if all_tests else compact(report)).model_dump_json(indent=2))
     else:
-        print(to_markdown(report), end="")
+        print(to_markdown(report, _hook_mode(hook)), end="")
     raise typer.Exit(report.exit_code)
 
 

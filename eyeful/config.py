@@ -160,6 +160,11 @@ class Config(BaseModel):
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
     level: Literal["execution", "read_only"] = "execution"
     agent: AgentConfig | None = None
+    block_new_failures: bool = Field(
+        default=False,
+        strict=True,
+        description="a new test failing on the change blocks, like a regression",
+    )
     reruns: StrictInt = Field(
         default=3, ge=1, description="live runs of a regression's test on each side to block"
     )

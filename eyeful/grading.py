@@ -84,6 +84,9 @@ class ReportedFinding(BaseModel):
     corrected: bool = Field(
         default=False, description="the reproduction was rewritten once after failing wrongly"
     )
+    rerun: str | None = Field(
+        default=None, description="the command that runs the reproduction locally (test_one)"
+    )
 
     @property
     def blocking(self) -> bool:

@@ -48,6 +48,10 @@ class TestFailure(BaseModel):
     on_change: str
     on_base: str
     excerpt: str
+    rerun: str | None = None
+    """The command that reruns this test locally (test_one, the id shell-quoted)."""
+    line: int | None = None
+    """The line of the test's definition in its file on the change, when found."""
     confirmation: str | None = None
     """The live runs of the test on its own: outcomes on the change and on the base."""
 

@@ -6,6 +6,10 @@ A blocking issue is only ever a test that failed on the change and not on the ba
 
 from __future__ import annotations
 
+import re
+import shlex
+from collections import Counter
+from datetime import datetime, timezone
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -54,7 +58,9 @@ class Report(BaseModel):
     disputed: int = 0
     runs: list[Run] = Field(default_factory=list)
     regressions: list[TestFailure] = Field(
-        default_factory=list, description="tests failing on the change and passing on the base"
+        default_factory=list,
+        description="tests failing on the change and passing on the base (and, with "
+        "block_new_failures, new tests failing on the change): each blocks",
     )
     other_failures: list[TestFailure] = Field(
         default_factory=list,
@@ -65,6 +71,10 @@ class Report(BaseModel):
         default_factory=list, description="every finding given, graded; ordered as verified"
     )
     uncertainty: list[Uncertainty] = Field(default_factory=list)
+    facts: list[str] = Field(
+        default_factory=list,
+        description="facts about the run that are no gap in what was checked (no agent configured)",
+    )
     experts: list[str] = Field(default_factory=list, description="the experts that were asked")
     agents: dict[str, RoleUsage] = Field(
         default_factory=dict,
@@ -95,7 +105,33 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+# Every piece of text that comes from outside eyeful (titles, bodies, quotes, test names, paths,
+# commands, outputs) reaches the markdown through one of these four functions, so that their
+# escaping lives in one place.
+
+
+def _text(text: str) -> str:
+    """Untrusted text on one line (a title, a quote, a reason)."""
+    return " ".join(text.split())
+
+
+def _code(text: str) -> str:
+    """Untrusted text as an inline code span (a test id, a path, a command)."""
+    text = " ".join(text.split())
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _block(text: str) -> list[str]:
+    """Untrusted prose of several lines, indented under a list item."""
+    return [f"  {line}" if line else "" for line in text.strip().splitlines()]
+
+
 def _fence(text: str, lang: str = "text") -> list[str]:
+    """Untrusted text (an output, a test, a diff) as a fenced block under a list item."""
     fence = "```"
     while fence in text:
         fence += "`"
@@ -103,25 +139,145 @@ def _fence(text: str, lang: str = "text") -> list[str]:
     return [f"  {fence}{lang}", *body, f"  {fence}"]
 
 
+def rerun_command(template: str, test: str) -> str:
+    """`test_one` with the test id shell-quoted: a command to paste into a shell."""
+    return template.replace("{test}", shlex.quote(test))
+
+
+def add_reruns(report: Report, test: str | None, test_one: str | None) -> None:
+    """Give every regression and finding the command that reruns it locally."""
+    for failure in [*report.regressions, *report.other_failures]:
+        if failure.test == SUITE:
+            failure.rerun = test
+        elif test_one:
+            failure.rerun = rerun_command(test_one, failure.test)
+    for finding in report.findings:
+        if finding.repro is not None and test_one:
+            finding.rerun = rerun_command(test_one, finding.repro.test or finding.repro.path)
+
+
+def compact(report: Report) -> Report:
+    """The report with per-test outcomes kept only for tests that failed in some run (failing,
+    flaky, regressed), and counts of outcomes for every run: small for huge suites."""
+    out = report.model_copy(deep=True)
+    runs = [*out.runs, *(run for f in out.findings for run in f.runs)]
+    keep = {f.test for f in [*out.regressions, *out.other_failures]}
+    for run in runs:
+        keep |= run.failing
+    for run in runs:
+        if run.tests is not None:
+            run.counts = dict(Counter(run.tests.values()))
+            run.tests = {t: o for t, o in run.tests.items() if t in keep}
+    return out
+
+
+Hook = Literal["pre-commit", "git"]
+
+_OUTCOME_WORDS = {
+    "blocking": "blocking",
+    "clean": "clean",
+    "unverified": "could not verify",
+    "nothing_to_review": "nothing to review",
+}
+_COUNT_WORDS = (("passed", "passed"), ("failed", "failed"), ("skipped", "skipped"))
+
+
+def _counts(run: Run) -> str:
+    counts: dict[str, int] = (
+        run.counts if run.counts is not None else dict(Counter((run.tests or {}).values()))
+    )
+    parts = [f"{counts[key]} {word}" for key, word in _COUNT_WORDS if counts.get(key)]
+    if counts.get("error"):
+        parts.append(_plural(counts["error"], "error"))
+    return ", ".join(parts)
+
+
+def _when(started: str | None) -> str:
+    if not started:
+        return ""
+    try:
+        moment = datetime.fromisoformat(started)
+    except ValueError:
+        return ""
+    return f" ran {moment.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC,"
+
+
 def _run_line(run: Run) -> str:
-    where = f"{run.name} on the {run.side}"
-    how = "cached" if run.cached else f"{run.duration:.1f}s"
-    extra = f", {run.reason}" if run.reason else ""
-    return f"{where}: {run.status} ({how}{extra})"
-
-
-def _failure_item(failure: TestFailure) -> list[str]:
-    if failure.test == SUITE:
-        head = "**issue (blocking):** the test suite fails on the change and passes on the base"
+    what = {"test": "tests", "test_one": "one test"}.get(run.name, run.name)
+    counts = _counts(run) if run.name == "test" else ""
+    status = f"{run.status}, {counts}" if counts else run.status
+    if run.cached:
+        how = f"cached:{_when(run.started)} took {run.duration:.1f}s"
     else:
-        head = f"**issue (blocking):** `{failure.test}` fails on the change and passes on the base"
-    confirmed = [f"  Confirmed: {failure.confirmation}."] if failure.confirmation else []
-    return [
-        f"- {head}",
-        "  _regression; oracle: derived (a test already in the repository)_",
-        *confirmed,
-        *_fence(failure.excerpt),
-    ]
+        how = f"{run.duration:.1f}s"
+    extra = f", {_text(run.reason)}" if run.reason else ""
+    return f"{what} on the {run.side}: {status} ({how}{extra})"
+
+
+def _ran(runs: list[Run]) -> str:
+    """Setup and suite runs one by one; the runs of single tests alone, counted per side."""
+    parts = [_run_line(r) for r in runs if r.name != "test_one"]
+    alone = Counter(r.side for r in runs if r.name == "test_one")
+    if alone:
+        sides = ", ".join(f"{n} on the {side}" for side, n in alone.items())
+        parts.append(f"{_plural(sum(alone.values()), 'run')} of a failing test alone ({sides})")
+    return "Ran: " + "; ".join(parts) + "."
+
+
+def _side_name(side: SideInfo) -> str:
+    if side.commit is None and side.label == "staged":
+        return "staged changes"
+    if side.commit is None or re.fullmatch(r"[0-9a-f]{7,64}", side.label):
+        return side.short
+    return f"{_code(side.label)} ({side.short})"
+
+
+def _subject(report: Report) -> str:
+    base, head = report.base, report.head
+    if head.commit is None and head.label == "staged":
+        return f"staged changes against {_side_name(base)}"
+    labels = [s.label for s in (base, head) if not re.fullmatch(r"[0-9a-f]{7,64}", s.label)]
+    names = f" ({_text(head.label)} against {_text(base.label)})" if len(labels) == 2 else ""
+    return f"{base.short}..{head.short}{names}"
+
+
+def _headline(report: Report) -> str:
+    """The outcome in words, first: blocking, questions only, clean, could not verify."""
+    word = _OUTCOME_WORDS[report.outcome]
+    if report.outcome == "clean" and report.questions:
+        word = "questions only"
+    counts = [_plural(report.questions, "question")] if report.questions else []
+    if report.disputed:
+        counts.append(f"{report.disputed} disputed")
+    if report.outcome == "blocking":
+        what = ", ".join([_plural(report.blocking, "blocking issue"), *counts])
+    elif report.outcome == "unverified":
+        unchecked = sum(u.unverified for u in report.uncertainty)
+        what = "; ".join(
+            [f"nothing shown to block, but {_plural(unchecked, 'check')} could not be made "
+             "(see Uncertainty)", *counts]
+        )  # fmt: skip
+    else:
+        what = "; ".join(["nothing blocks", *counts])
+    return f"**eyeful: {word}** · {_subject(report)}: {what}"
+
+
+_SKIP = {
+    "git": "skip eyeful once with `git push --no-verify`",
+    "pre-commit": "skip eyeful once with `SKIP=eyeful git push` (or `git push --no-verify`, which "
+    "skips every hook)",
+}
+
+
+def _hook_line(report: Report, hook: Hook) -> str:
+    """In a pre-push hook: what happened to the push, and how to skip eyeful once."""
+    if report.exit_code == EXIT_OK:
+        return "**The push goes ahead.**"
+    why = {
+        EXIT_BLOCKING: "of the blocking issues above",
+        EXIT_UNVERIFIED: "eyeful could not verify the change (see Uncertainty)",
+    }.get(report.exit_code, "eyeful did not finish")
+    return f"**The push was stopped** because {why}: fix that, or {_SKIP[hook]}."
 
 
 _KIND_TEXT = {
@@ -136,13 +292,75 @@ _QUESTION_TEXT = {
     "unconfirmed": "failed on the change and passed on the base, but could not be re-run on "
     "its own to confirm it (configure commands.test_one)",
 }
+_SHOWN = 3  # failures shown in full per group of identical failures; the rest are folded
 
 
 def _question_item(failure: TestFailure) -> list[str]:
-    name = "the test suite" if failure.test == SUITE else f"`{failure.test}`"
+    name = "the test suite" if failure.test == SUITE else _code(failure.test)
     out = [f"- **question:** {name} {_QUESTION_TEXT[failure.kind]}"]
     if failure.confirmation:
-        out.append(f"  Ran: {failure.confirmation}.")
+        out.append(f"  Ran: {_text(failure.confirmation)}.")
+    return out + _rerun_line(failure.rerun)
+
+
+def _rerun_line(command: str | None) -> list[str]:
+    return [f"  Rerun: {_code(command)}"] if command else []
+
+
+def _failure_item(failure: TestFailure) -> list[str]:
+    name = "the test suite" if failure.test == SUITE else _code(failure.test)
+    if failure.kind == "new_test":
+        head = f"**issue (blocking):** {name} is new in the change and fails"
+        meta = "  _new failing test; blocking because `block_new_failures = true`_"
+    else:
+        head = f"**issue (blocking):** {name} fails on the change and passes on the base"
+        meta = "  _regression; oracle: derived (a test already in the repository)_"
+    confirmed = [f"  Confirmed: {_text(failure.confirmation)}."] if failure.confirmation else []
+    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *_fence(failure.excerpt)]
+
+
+def failure_message(failure: TestFailure) -> str:
+    """What a failure says, one line: its message, else the last line of its excerpt."""
+    message = getattr(failure, "message", None)
+    if isinstance(message, str) and message.strip():
+        return message.strip()
+    lines = [line for line in failure.excerpt.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def group_failures(failures: list[TestFailure]) -> dict[str, list[list[TestFailure]]]:
+    """Failures by test file, then by identical failure message; first seen first."""
+    by_file: dict[str, dict[str, list[TestFailure]]] = {}
+    for failure in failures:
+        path = failure.test.split("::", 1)[0]
+        by_file.setdefault(path, {}).setdefault(failure_message(failure), []).append(failure)
+    return {path: list(groups.values()) for path, groups in by_file.items()}
+
+
+def _regressions(failures: list[TestFailure]) -> list[str]:
+    """Few failures: each in full. Many: grouped by file and message, the rest folded."""
+    if len(failures) <= _SHOWN:
+        return [line for failure in failures for line in _failure_item(failure)]
+    out: list[str] = []
+    for path, groups in group_failures(failures).items():
+        total = sum(len(g) for g in groups)
+        out += [f"#### {_code(path)}: {_plural(total, 'failing test')}", ""]
+        for group in groups:
+            for failure in group[:_SHOWN]:
+                out += _failure_item(failure)
+            rest = group[_SHOWN:]
+            if rest:
+                out += [
+                    "",
+                    f"<details><summary>{len(rest)} more failing the same way</summary>",
+                    "",
+                    *[f"- {_code(f.test)}" + (f": {_code(f.rerun)}" if f.rerun else "")
+                      for f in rest],
+                    "",
+                    "</details>",
+                    "",
+                ]  # fmt: skip
+        out.append("")
     return out
 
 
@@ -175,10 +393,10 @@ def _oracle_line(finding: ReportedFinding) -> str:
     if oracle.graded != oracle.declared:
         text += f" (declared {oracle.declared})"
     if oracle.quote:
-        where = f" ({oracle.source})" if oracle.source else ""
-        text += f" — “{oracle.quote}”{where}"
+        where = f" ({_text(oracle.source)})" if oracle.source else ""
+        text += f" — “{_text(oracle.quote)}”{where}"
     if oracle.note:
-        text += f"; {oracle.note}"
+        text += f"; {_text(oracle.note)}"
     return text
 
 
@@ -186,11 +404,11 @@ def _finding_item(finding: ReportedFinding) -> list[str]:
     place = f"{finding.path}:{finding.line}"
     if finding.end_line and finding.end_line != finding.line:
         place += f"-{finding.end_line}"
-    out = [f"- **{finding.label}:** `{place}` {finding.title}"]
-    out += [f"  {line}" if line else "" for line in finding.body.strip().splitlines()]
-    meta = f"{finding.expert} · {finding.severity} · evidence: {finding.evidence}"
+    out = [f"- **{finding.label}:** {_code(place)} {_text(finding.title)}"]
+    out += _block(finding.body)
+    meta = f"{_text(finding.expert)} · {finding.severity} · evidence: {finding.evidence}"
     if finding.corroborated_by:
-        meta += " · also reported by " + ", ".join(finding.corroborated_by)
+        meta += " · also reported by " + ", ".join(_text(c) for c in finding.corroborated_by)
     out.append(f"  _{meta} · {_oracle_line(finding)}_")
     if finding.gates and any(g.status != "not_reached" for g in finding.gates):
         marks = ", ".join(f"{g.name} {_GATE_MARK[g.status]}" for g in finding.gates)
@@ -198,84 +416,38 @@ def _finding_item(finding: ReportedFinding) -> list[str]:
     if finding.runs:
         out.append(f"  Ran: {_runs_summary(finding.runs)}.")
     if finding.unverified:
-        out.append(f"  Not verified: {finding.unverified}.")
+        out.append(f"  Not verified: {_text(finding.unverified)}.")
     if finding.merged:
-        out.append(f"  One problem with: {', '.join(f'`{m}`' for m in finding.merged)}.")
+        out.append(f"  One problem with: {', '.join(_code(m) for m in finding.merged)}.")
     if finding.corrected:
         out.append("  The reproduction was corrected once after failing without its fails text.")
     if finding.judge:
-        out.append(f"  The judge confirmed it: {finding.judge}")
+        out.append(f"  The judge confirmed it: {_text(finding.judge)}")
     if finding.objection:
-        out.append(f"  Objection: {finding.objection}")
+        out.append(f"  Objection: {_text(finding.objection)}")
     repro = finding.repro
-    if repro is not None and repro.code is not None and finding.kind != "fail":
-        out.append(f"  Failing test `{repro.path}` (fails with “{repro.fails}”):")
+    if repro is not None and repro.code is not None:
+        out.append(f"  Failing test {_code(repro.path)} (fails with “{_text(repro.fails)}”):")
         out += _fence(repro.code, "python" if repro.path.endswith(".py") else "text")
-    elif repro is not None and finding.kind == "fail":
-        out.append(f"  Reproduction: `{repro.test or repro.path}` fails with “{repro.fails}”.")
+        if finding.rerun:
+            out.append(f"  Rerun: save it as {_code(repro.path)}, then {_code(finding.rerun)}")
+    elif repro is not None:
+        out.append(
+            f"  Reproduction: {_code(repro.test or repro.path)} fails with “{_text(repro.fails)}”."
+        )
+        out += _rerun_line(finding.rerun)
     if finding.fix is not None:
         state = "verified" if finding.fix_verified else "not verified"
-        note = f": {finding.fix_note}" if finding.fix_note and not finding.fix_verified else ""
+        note = (
+            f": {_text(finding.fix_note)}" if finding.fix_note and not finding.fix_verified else ""
+        )
         out.append(f"  Suggested fix ({state}{note}):")
         out += _fence(finding.fix.diff, "diff")
     return out
 
 
-def to_markdown(report: Report) -> str:
-    """The feedback block: summary, blocking issues, questions, disputed (folded), uncertainty."""
-    if report.outcome == "nothing_to_review":
-        return (
-            f"**eyeful** {report.base.short}..{report.head.short}: nothing to review "
-            "(the change is empty)\n"
-        )
-    out = [
-        f"**eyeful** {report.base.short}..{report.head.short} ({report.head.label} against "
-        f"{report.base.label}): {_plural(report.blocking, 'blocking issue')}, "
-        f"{_plural(report.questions, 'question')}, {report.disputed} disputed",
-        "",
-    ]
-    if report.runs:
-        out += ["Ran: " + "; ".join(_run_line(r) for r in report.runs) + ".", ""]
-    blocking = [f for f in report.findings if f.kind == "fail"]
-    questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
-    notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]
-    disputed = [f for f in report.findings if f.kind == "open"]
-    out += ["### Blocking issues", ""]
-    for failure in report.regressions:
-        out += _failure_item(failure)
-    for finding in blocking:
-        out += _finding_item(finding)
-    if not report.regressions and not blocking:
-        out.append("None.")
-    out += ["", "### Questions", ""]
-    asked = [f for f in report.other_failures if f.kind in QUESTION_KINDS]
-    for failure in asked:
-        out += _question_item(failure)
-    for finding in questions:
-        out += _finding_item(finding)
-    if not questions and not asked:
-        out.append("None.")
-    out.append("")
-    if any(f.kind not in QUESTION_KINDS for f in report.other_failures) or notes:
-        out += ["### Not blocking", ""]
-        for failure in report.other_failures:
-            if failure.kind in QUESTION_KINDS:
-                continue
-            name = "the test suite" if failure.test == SUITE else f"`{failure.test}`"
-            out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}")
-        for finding in notes:
-            out += _finding_item(finding)
-        out.append("")
-    out += [f"<details><summary>Disputed ({len(disputed)})</summary>", ""]
-    for finding in disputed:
-        out += _finding_item(finding)
-    if not disputed:
-        out.append("None.")
-    out += ["", "</details>", "", "### Uncertainty", ""]
-    if report.uncertainty:
-        out += [f"- [ ] {u.text}" for u in report.uncertainty]
-    else:
-        out.append("- [x] Everything eyeful set out to check was checked.")
+def _footer(report: Report) -> list[str]:
+    facts = list(report.facts)
     used = {role: u for role, u in report.agents.items() if u.calls or u.faults or u.cached}
     if used:
         parts = [
@@ -285,5 +457,69 @@ def to_markdown(report: Report) -> str:
             + (f", ${u.cost_usd:.4f}" if u.cost_usd is not None else "")
             for role, u in used.items()
         ]
-        out += ["", "<sub>Agents: " + "; ".join(parts) + ".</sub>"]
-    return "\n".join(out).rstrip() + "\n"
+        facts.append("Agents: " + "; ".join(parts))
+    return ["", "<sub>" + ". ".join(f.rstrip(".") for f in facts) + ".</sub>"] if facts else []
+
+
+def to_markdown(report: Report, hook: Hook | None = None) -> str:
+    """The feedback block: the outcome in words, what ran, blocking issues, questions, what does
+    not block, disputed (folded), what could not be checked, facts; in a hook, the push's fate."""
+    if report.outcome == "nothing_to_review":
+        head = f"**eyeful: nothing to review** · {_subject(report)}: the change is empty"
+        return _end([head], report, hook)
+    out = [_headline(report), ""]
+    if report.runs:
+        out += [_ran(report.runs), ""]
+    blocking = [f for f in report.findings if f.kind == "fail"]
+    questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
+    notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]
+    disputed = [f for f in report.findings if f.kind == "open"]
+    empty = []
+    if report.regressions or blocking:
+        out += ["### Blocking issues", "", *_regressions(report.regressions)]
+        for finding in blocking:
+            out += _finding_item(finding)
+        out.append("")
+    else:
+        empty.append("no blocking issues")
+    asked = [f for f in report.other_failures if f.kind in QUESTION_KINDS]
+    if questions or asked:
+        out += ["### Questions", ""]
+        for failure in asked:
+            out += _question_item(failure)
+        for finding in questions:
+            out += _finding_item(finding)
+        out.append("")
+    else:
+        empty.append("no questions")
+    if empty:
+        out += [", ".join(empty).capitalize() + ".", ""]
+    if any(f.kind not in QUESTION_KINDS for f in report.other_failures) or notes:
+        out += ["### Not blocking", ""]
+        for failure in report.other_failures:
+            if failure.kind in QUESTION_KINDS:
+                continue
+            name = "the test suite" if failure.test == SUITE else _code(failure.test)
+            rerun = f" (rerun: {_code(failure.rerun)})" if failure.rerun else ""
+            out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}{rerun}")
+        for finding in notes:
+            out += _finding_item(finding)
+        out.append("")
+    if disputed:
+        out += [f"<details><summary>Disputed ({len(disputed)})</summary>", ""]
+        for finding in disputed:
+            out += _finding_item(finding)
+        out += ["", "</details>", ""]
+    if report.uncertainty:
+        out += ["### Uncertainty", ""]
+        out += [f"- [ ] {_text(u.text)}" for u in report.uncertainty]
+    return _end(out, report, hook)
+
+
+def _end(out: list[str], report: Report, hook: Hook | None) -> str:
+    while out and not out[-1]:
+        out.pop()
+    out += _footer(report)
+    if hook is not None:
+        out += ["", _hook_line(report, hook)]
+    return "\n".join(out) + "\n"

@@ -31,7 +31,7 @@ from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
 from eyeful.regressions import notes as regression_notes
-from eyeful.report import Report, SideInfo
+from eyeful.report import Report, SideInfo, add_reruns
 from eyeful.roles import (
     ChangeContext,
     change_context,
@@ -43,6 +43,7 @@ from eyeful.roles import (
 )
 from eyeful.runs import Run, Runner, environment_key, setup_key
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
+from eyeful.testlines import locate_tests
 from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
 
@@ -122,6 +123,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
             for text in agents.notes:
                 report.note(text, unverified=False)
+    add_reruns(report, request.config.commands.test, request.config.commands.test_one)
     return report.finish()
 
 
@@ -139,9 +141,7 @@ def _agent_files(request: ReviewRequest, repo: pygit2.Repository) -> Iterator[Pa
 def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agents | None:
     config = request.config.agent
     if config is None:
-        report.note(
-            "no experts ran: no agent is configured ([tool.eyeful.agent])", unverified=False
-        )
+        report.facts.append("No experts ran: no agent is configured ([tool.eyeful.agent])")
         return None
     if not request.confirmed or files is None:
         report.note("no experts ran: the agent is not confirmed for this repository",
@@ -198,6 +198,11 @@ def _regressions(
         failures, notes = _against_base(request, repo, report, runner, change, progress)
     for text, unverified in notes:
         report.note(text, unverified=unverified)
+    if config.block_new_failures:
+        for failure in failures:
+            failure.blocking = failure.blocking or failure.kind == "new_test"
+    with runner.lock_repo():
+        locate_tests(repo, snap.head.tree, failures)
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures = [f for f in failures if not f.blocking]
     return runner, change, None

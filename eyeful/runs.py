@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -55,6 +56,10 @@ class Run(BaseModel):
     none_ran: bool = False
     """The run said it ran no test at all (a test id the tree does not have, say)."""
     cached: bool = False
+    started: str | None = None
+    """When the command started (ISO 8601, UTC); a cached run keeps its original time."""
+    counts: dict[str, int] | None = None
+    """Outcomes counted over every test, set when `tests` keeps only the failing ones."""
 
     @property
     def failing(self) -> set[str]:
@@ -254,6 +259,9 @@ class Runner:
             duration=round(result.duration, 3),
             reason=result.reason,
             tail=result.tail,
+            started=(datetime.now(timezone.utc) - timedelta(seconds=result.duration)).isoformat(
+                timespec="seconds"
+            ),
         )
 
     def _environment(

@@ -453,6 +453,8 @@ def _regression_result(
     rule_index = rules.regression()
     if failure.test == SUITE:
         text = "The test suite fails on the change and passes on the base"
+    elif failure.kind == "new_test":
+        text = f"`{failure.test}` is new in the change and fails (block_new_failures)"
     else:
         text = f"`{failure.test}` fails on the change and passes on the base"
     result: dict[str, Any] = {
@@ -465,7 +467,10 @@ def _regression_result(
     }
     path = _regression_path(failure.test)
     if path is not None:
-        result["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(path)}}]
+        location: dict[str, Any] = {"artifactLocation": _artifact(path)}
+        if failure.line is not None:
+            location["region"] = {"startLine": failure.line}
+        result["locations"] = [{"physicalLocation": location}]
     result["partialFingerprints"] = fingerprint("regression", failure.test)
     result["properties"] = {
         "test": failure.test,

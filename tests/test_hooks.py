@@ -251,8 +251,9 @@ def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
     assert "Passed" in out
     # PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF were the range reviewed, and its tests really ran.
     assert f"{base[:7]}..{clean[:7]}" in out, out
-    assert "0 blocking issues" in out, out
-    assert "test on the change: PASSED" in out, out
+    assert "**eyeful: clean**" in out, out
+    assert "tests on the change: PASSED" in out, out
+    assert "**The push goes ahead.**" in out, out  # pre-commit sets PRE_COMMIT=1: hook mode
 
     # (No GIT_DIR/GIT_INDEX_FILE here: try-repo's own git calls would follow them. Their not
     # leaking into eyeful is checked on the real pushes below.)
@@ -262,6 +263,8 @@ def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
     assert f"{clean[:7]}..{broken[:7]}" in out, out
     assert "1 blocking issue" in out, out
     assert REGRESSION in out, out
+    assert "**The push was stopped** because of the blocking issues above" in out, out
+    assert "`SKIP=eyeful git push`" in out, out
     assert local_state(repo, index_bytes=False) == before
 
 
@@ -394,7 +397,7 @@ def test_installed_pre_commit_hook_reviews_the_pushed_range_on_git_push(pre_comm
     proc, out = push(repo, "main", env=env)
     assert proc.returncode == 0, out
     assert f"{base[:7]}..{clean[:7]}" in out, out
-    assert "test on the change: PASSED" in out, out
+    assert "tests on the change: PASSED" in out, out
     assert remote_tip(remote, "main") == clean
 
     commit(repo, {"calc.py": BROKEN_ADD}, "break add")
@@ -532,7 +535,8 @@ def test_plain_hook_refuses_a_push_that_breaks_a_test_and_lets_a_clean_one_throu
     assert proc.returncode == 0, out
     assert "eyeful: reviewing refs/heads/main" in out, out
     assert f"{base[:7]}..{clean[:7]}" in out, out
-    assert "0 blocking issues" in out, out
+    assert "**eyeful: clean**" in out, out
+    assert "**The push goes ahead.**" in out, out  # the plain hook passes --hook
     assert remote_tip(remote, "main") == clean
 
     commit(repo, {"calc.py": BROKEN_ADD}, "break add")
@@ -545,6 +549,7 @@ def test_plain_hook_refuses_a_push_that_breaks_a_test_and_lets_a_clean_one_throu
     assert f"{clean[:7]}..{broken[:7]}" in out, out
     assert "1 blocking issue" in out, out
     assert REGRESSION in out, out
+    assert "skip eyeful once with `git push --no-verify`" in out, out
     assert remote_tip(remote, "main") == clean
     assert local_state(repo) == before
 

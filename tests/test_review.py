@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 from pathlib import Path
 
 from tests.gitrepo import (
@@ -101,21 +102,35 @@ def test_passing_change_exits_0_and_runs_only_the_change(tmp_path):
 
 
 def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
-    repo = _confirmed_project(tmp_path)
+    repo = _confirmed_project(tmp_path, eyeful_config(test_one=f"{PYTEST} {{test}}"))
     head = git(repo, "rev-parse", "--short=7", "HEAD").strip()
     _stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
     proc = eyeful(cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     out = proc.stdout
-    assert out.startswith(f"**eyeful** {head}..")
-    assert "1 blocking issue, 0 questions, 0 disputed" in out
-    blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+    first = out.splitlines()[0]
+    # The outcome in words first; a staged review names no snapshot id nobody can resolve.
+    assert first.startswith("**eyeful: blocking** · staged changes against `HEAD` "), first
+    assert f"({head})" in first and first.endswith(": 1 blocking issue"), first
+    blocking = out.split("### Blocking issues")[1]
     assert "`tests/test_calc.py::test_add` fails on the change and passes on the base" in blocking
     assert "test_mul" not in blocking
     assert "assert -1 == 5" in blocking  # the last lines of its failure
-    assert "<details><summary>Disputed (0)</summary>" in out
-    assert "### Uncertainty" in out
+    # No noise: no empty sections, and no agent is a fact of the footer, not a checklist box.
+    assert "No questions." in out
+    assert "Disputed" not in out and "### Uncertainty" not in out and "[ ]" not in out
+    assert out.rstrip().splitlines()[-1] == (
+        "<sub>No experts ran: no agent is configured ([tool.eyeful.agent]).</sub>"
+    )
+    # The Ran: line counts the tests; the rerun command, pasted into a shell, reproduces it.
+    assert "Ran: tests on the change: FAILED, 1 passed, 1 failed (" in out
+    assert "6 runs of a failing test alone (3 on the change, 3 on the base)." in out
+    [rerun] = [line.strip() for line in blocking.splitlines() if line.strip().startswith("Rerun:")]
+    command = rerun.removeprefix("Rerun: `").removesuffix("`")
+    assert command == f"{PYTEST} tests/test_calc.py::test_add"
+    pasted = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True)
+    assert pasted.returncode == 1 and "1 failed" in pasted.stdout
     assert user_state(repo) == before
 
 

@@ -217,7 +217,7 @@ def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     assert elapsed < 60
     uncertainty = proc.stdout.split("### Uncertainty")[1]
     assert "the tests could not run on the change: timed out after 2s" in uncertainty
-    assert "test on the change: ERROR" in proc.stdout
+    assert "tests on the change: ERROR" in proc.stdout
     assert _gone(pid), "the SIGTERM-proof child of the timed-out command survived"
     assert user_state(repo) == before
 
@@ -360,7 +360,7 @@ def test_a_command_that_cannot_start_is_an_error_with_its_reason_and_not_cached(
     assert "no-such-command-xyz" in run["tail"] and "not found" in run["tail"]
     assert any("could not start" in u["text"] and u["unverified"] for u in report["uncertainty"])
     md = eyeful(cwd=repo).stdout
-    assert "test on the change: ERROR" in md
+    assert "tests on the change: ERROR" in md
     # An error says nothing about the tree, so it is tried again rather than served from cache.
     again = _json(eyeful("--format", "json", cwd=repo))
     assert [r["cached"] for r in again["runs"]] == [False]
