@@ -168,6 +168,9 @@ def review_command(
             "--sarif", help="Also write every finding as SARIF 2.1.0 to this file.", dir_okay=False
         ),
     ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Run everything: use no cached result.")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """Review the staged change against HEAD (or --base/--head commits)."""
@@ -200,7 +203,7 @@ def review_command(
             paths, config, snapshot, confirmed, jobs=jobs, findings=given,
             description=description,
             level=None if level is None else _LEVELS[level],
-            provider=provider,
+            provider=provider, no_cache=no_cache,
         )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)
