@@ -72,17 +72,22 @@ def bait(case: Path, work: Path) -> list[dict]:
         subprocess.run(["git", "clone", "-q", "--bare", str(case / "repo.bundle"), str(clone)],
                        check=True, capture_output=True)
     changed = [p for p in _git(clone, "diff", "--name-only", base, change).split()
-               if p.endswith(".py")]
+               if p.endswith(".py") and not p.startswith(("doc", "tests/"))
+               and "/tests/" not in p]  # fmt: skip
     tests = [p for p in _git(clone, "ls-tree", "-r", "--name-only", change).split()
              if PurePosixPath(p).name.startswith("test_") and p.endswith(".py")]
     if not changed or not tests:
         return []
     target = changed[0]
     stem = PurePosixPath(target).stem.lstrip("_")
-    test = next((t for t in tests if stem in PurePosixPath(t).stem), tests[0])
-    code = _git(clone, "show", f"{change}:{test}")
-    asserts = [line.strip() for line in code.splitlines() if line.strip().startswith("assert ")]
-    if not asserts:
+    ordered = sorted(tests, key=lambda t: stem not in PurePosixPath(t).stem)
+    for test in ordered:  # the first test file of the module that asserts anything
+        code = _git(clone, "show", f"{change}:{test}")
+        asserts = [line.strip() for line in code.splitlines()
+                   if line.strip().startswith(("assert ", "self.assert"))]  # fmt: skip
+        if asserts:
+            break
+    else:
         return []
     return [{
         "id": "bait", "expert": "skeptic", "severity": "error", "evidence": "test",
