@@ -15,8 +15,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from eyeful.failures import not_runtime
 from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
-from eyeful.gates import Gate, Verdict, runtime_failure
+from eyeful.gates import Gate, Verdict
 from eyeful.runs import Run
 
 Kind = Literal["fail", "review", "open"]
@@ -128,9 +129,15 @@ def grade_oracle(
         ok, note = grade_specified(oracle.quote, oracle.source, read_file, description)
         graded = "specified" if ok else "human"
     elif oracle.kind == "implicit":
-        fails = finding.repro.fails if finding.repro else ""
-        why = runtime_failure(fails, test_file)
-        graded, note = ("implicit", "a failure from the runtime") if why is None else ("human", why)
+        # Graded on the failure that happened, never on the claimed text (see eyeful.failures).
+        failure = verdict.failure if verdict is not None else None
+        path = finding.repro.path if finding.repro else ""
+        why = not_runtime(failure, path)
+        if why is None and failure is not None:
+            graded, note = "implicit", f"a failure from the runtime ({failure.kind}"
+            note += f", raised in {failure.raised_in})" if failure.raised_in else ")"
+        else:
+            graded, note = "human", why or "no failure was recorded"
     elif oracle.kind == "derived":
         if existing:
             note = "a test already in the repository"

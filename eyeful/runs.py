@@ -20,6 +20,7 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import failures as failures_
 from eyeful import results
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, run_command
@@ -47,6 +48,12 @@ class Run(BaseModel):
     tests: dict[str, results.Outcome] | None = None
     tests_from: Literal["junit", "output"] | None = None
     cached: bool = False
+    failures: dict[str, failures_.Failure] | None = None
+    """Each failing test's own failure, by test id (from JUnit or its section of the output)."""
+    failure: failures_.Failure | None = None
+    """For a reproduction's run: what its own test's failure was (see eyeful.failures)."""
+    fails_seen: bool | None = None
+    """For a reproduction's run: whether its ``fails`` text is in that failure."""
 
     @property
     def failing(self) -> set[str]:
@@ -287,21 +294,26 @@ class Runner:
         if name == "test" and self.config.junit:
             report = worktree.path / self.config.junit
             report.unlink(missing_ok=True)
-        elif name == "test" and results.is_pytest_command(command):
+        elif results.is_pytest_command(command):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
             report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
             actual = f"{command} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
         scanner = results.OutputScanner()
+        sections = failures_.SectionScanner()
+
+        def feed(line: str) -> None:
+            scanner.feed(line)
+            sections.feed(line)
+
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
-        result = run_command(
-            actual, worktree.path, timeout=self.config.timeout, on_line=scanner.feed
-        )
+        result = run_command(actual, worktree.path, timeout=self.config.timeout, on_line=feed)
         run = self._record(side, name, command, tree, result)
         outcomes: dict[str, results.Outcome] = {}
+        found: dict[str, failures_.Failure] = {}
         if report is not None and report.is_file():
             try:
-                outcomes = results.parse_junit(report)
+                outcomes = results.parse_junit(report, found)
                 run.tests_from = "junit"
             except results.ResultsError:
                 outcomes = {}
@@ -311,6 +323,8 @@ class Runner:
         if run.tests_from is None:
             outcomes = scanner.outcomes
             run.tests_from = "output" if outcomes else None
+            found = failures_.by_test(outcomes, sections.sections)
+        run.failures = found or None
         failing = any(o in ("failed", "error") for o in outcomes.values())
         # pytest exits 5 when it collected no test at all (an empty base, say): every test is
         # then absent there, which is a known answer rather than an unnamed failure.
