@@ -14,11 +14,13 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful.failures import Failure
 from eyeful.runs import Run
 from eyeful.snapshot import blob_at, tree_at
 
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
+_FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
 
 FailureKind = Literal["regression", "pre_existing", "new_test", "undetermined"]
 
@@ -33,14 +35,25 @@ class TestFailure(BaseModel):
     on_change: str
     on_base: str
     excerpt: str
+    message: str = ""
+    """One line: what the test failed with (exception and message), for grouping."""
 
 
-def excerpt(tail: str, test: str) -> str:
-    """The lines of the output that name the test, then the last lines of the output."""
+def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
+    """The test's own failure (JUnit text or its section of the output), never another test's.
+
+    The whole suite (no test named) shows the last lines of the output; a named test whose own
+    failure was not recorded shows only the lines of the output that name it.
+    """
+    if failure is not None and failure.text.strip():
+        lines = [line for line in failure.text.splitlines() if line.strip()]
+        return "\n".join(lines[-_FAILURE_LINES:])
     lines = [line for line in tail.splitlines() if line.strip()]
-    short = test.split("::")[-1] if test != SUITE else ""
-    named = [line for line in lines[:-_EXCERPT_LINES] if short and short in line][-3:]
-    return "\n".join([*named, *lines[-_EXCERPT_LINES:]])
+    if test == SUITE:
+        return "\n".join(lines[-_EXCERPT_LINES:])
+    short = test.split("::")[-1]
+    named = [line for line in lines if short in line][-3:]
+    return "\n".join(named) or f"(the output has no section of its own for {test})"
 
 
 def _blobs(
@@ -137,11 +150,21 @@ def all_new(change: Run) -> list[TestFailure]:
 
 def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFailure:
     on_change = (change.tests or {}).get(test, "failed")
+    failure = (change.failures or {}).get(test)
     return TestFailure(
         test=test,
         kind=kind,
         blocking=kind == "regression",
         on_change=on_change,
         on_base=on_base,
-        excerpt=excerpt(change.tail, test),
+        excerpt=excerpt(change.tail, test, failure),
+        message=_message(failure),
     )
+
+
+def _message(failure: Failure | None) -> str:
+    if failure is None:
+        return ""
+    if failure.type and not failure.message.startswith(failure.type):
+        return f"{failure.type}: {failure.message}"[:200]
+    return failure.message[:200]

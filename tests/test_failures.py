@@ -16,7 +16,7 @@ import pytest
 from eyeful.failures import SectionScanner, describe, not_runtime, scrub
 from eyeful.results import is_pytest_command, parse_junit
 from tests.conftest import seal
-from tests.gitrepo import PYTHON, eyeful, eyeful_config, git, make_repo, write
+from tests.gitrepo import PYTEST, PYTHON, eyeful, eyeful_config, git, make_repo, write
 
 # No -q: pytest prints its header ("plugins: ... timeout-2.4.0 ...") as many projects' do.
 # Behind `env`, as the issue's wrapper case: eyeful must still ask pytest for a JUnit report.
@@ -302,3 +302,45 @@ def test_go_sections_and_panics():
 )
 def test_pytest_is_recognised_behind_wrappers(command, wanted):
     assert is_pytest_command(command) is wanted
+
+
+# --- point 11: each regression shows its own failure -----------------------------------------
+
+MANY_TESTS = (
+    "from calc import add, sub\n\n\ndef test_add():\n    assert add(2, 2) == 4, 'add is off'\n\n\n"
+    "def test_sub():\n"
+    + "".join(f"    print('noise {n}')\n" for n in range(3))
+    + "    assert sub(5, 3) == 2, 'sub is off'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [f"{PYTEST}", f"{PYTEST} 2>&1"],  # a JUnit report, and output only (shell syntax)
+    ids=["junit", "output"],
+)
+def test_each_regression_shows_its_own_failure(tmp_path, command):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(command),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": BASE_CALC,
+            "tests/test_calc.py": MANY_TESTS,
+        },
+    )
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": "def add(a, b):\n    return a * 3\n\n\ndef sub(a, b):\n"
+                            "    return a + b\n"})  # fmt: skip
+    git(repo, "add", "-A")
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    found = {r["test"].split("::")[-1]: r for r in json.loads(proc.stdout)["regressions"]}
+    assert set(found) == {"test_add", "test_sub"}
+    add, sub = found["test_add"], found["test_sub"]
+    # test_sub's failure comes last in the output: it must not stand under test_add's name.
+    assert "add is off" in add["excerpt"] and "sub is off" not in add["excerpt"]
+    assert "sub is off" in sub["excerpt"] and "add is off" not in sub["excerpt"]
+    # What the test printed is not its failure (its source, echoed by pytest, may show).
+    assert "noise 0" not in [line.strip() for line in sub["excerpt"].splitlines()]
+    assert add["message"].startswith("AssertionError: add is off")
