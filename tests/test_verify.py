@@ -489,7 +489,7 @@ def test_specified_quote_rules():
         False,
         "the quote is shorter than three words",
     )
-    assert "file of code" in grade_specified("returns the sum", "calc.py", read, "")[1]
+    assert "not documentation" in grade_specified("returns the sum", "calc.py", read, "")[1]
     assert (
         "not in docs/api.md"
         in grade_specified("the product is returned", "docs/api.md", read, "")[1]
