@@ -22,11 +22,11 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 __all__ = [
     "Failure",
@@ -56,6 +56,8 @@ class Failure(BaseModel):
     """The failure text (the end of it, bounded)."""
     raised_in: str | None = None
     """File of the raising frame, as the runner printed it."""
+    frames: list[str] = Field(default_factory=list)
+    """Files of the traceback's entries, outermost first (at most 30)."""
     kind: FailureKind = "unknown"
     source: Literal["junit", "output"] = "output"
 
@@ -66,7 +68,7 @@ def _bounded(text: str) -> str:
 
 # pytest's long repr ends each traceback entry with "path:line: ExcType" (the last one names
 # the exception), --tb=short with "path:line: in func", --tb=line with "path:line: Exc: msg".
-_PYTEST_LOC = re.compile(r"(\S[^\s:]*?\.\w+):(\d+): (in \S+|[A-Za-z_][\w.]*(?::.*)?)")
+_PYTEST_LOC = re.compile(r"([^\s:]+|<[^>\s]+>):(\d+):(?: (in \S+|[A-Za-z_][\w.]*(?::.*)?))?")
 _PY_FRAME = re.compile(r'\s*File "(.+?)", line (\d+)(?:, in .*)?')
 _PY_EXC = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout))"
                      r"(?:: (.*))?")  # fmt: skip
@@ -98,7 +100,7 @@ def describe(
         loc = _PYTEST_LOC.fullmatch(line)
         if loc:
             raised_in = loc[1]
-            tail = loc[3]
+            tail = loc[3] or "in ?"
             if not tail.startswith("in "):
                 loc_type = tail.split(":", 1)[0]
             break
@@ -106,6 +108,14 @@ def describe(
         if frame:
             raised_in = frame[1]
             break
+    frames: list[str] = []
+    for line in lines:
+        found = (
+            _PYTEST_LOC.fullmatch(line) or _PY_FRAME.fullmatch(line) or _GO_FRAME.fullmatch(line)
+        )
+        path = found[1].replace("\\", "/") if found else None
+        if path and (not frames or frames[-1] != path) and len(frames) < 30:
+            frames.append(path)
     go_type, go_file = _go_failure(lines)
     if raised_in is None:
         raised_in = go_file
@@ -127,6 +137,7 @@ def describe(
         message=first[:500],
         text=_bounded(text.strip("\n")),
         raised_in=raised_in.replace("\\", "/") if raised_in else None,
+        frames=frames,
         kind=kind,
         source=source,
     )
@@ -411,11 +422,16 @@ def from_output(output: str, sections: dict[str, str], test_id: str | None) -> F
     return describe("\n".join(kept))
 
 
-def not_runtime(failure: Failure | None, repro_path: str) -> str | None:
+def not_runtime(
+    failure: Failure | None, repro_path: str, in_repo: Callable[[str], bool] | None = None
+) -> str | None:
     """Why ``failure`` is not a failure from the runtime (the implicit oracle), or None.
 
     A runtime failure is an exception raised outside the reproduction file, a crash signal, a
     sanitizer or race report, or a timeout, whose raising frame is not in the reproduction file.
+    With ``in_repo``, a traceback must also pass through the repository's own code (not only
+    the test and the standard library, nor code the test built with ``exec``): an error the test
+    provokes in ``json.loads`` or in ``exec("{}['x']")`` is its own doing.
     """
     if failure is None:
         return "no failure of the test itself was recorded"
@@ -429,7 +445,24 @@ def not_runtime(failure: Failure | None, repro_path: str) -> str | None:
         return f"the test's own code raised {failure.type or 'the error'} ({repro_path})"
     if failure.raised_in is None and failure.kind == "exception":
         return "the frame that raised the error is not known"
+    if in_repo is not None and failure.frames:
+        others = [f for f in failure.frames if not _same_file(f, repro_path)]
+        if not any(_in_repo(f, in_repo) for f in others):
+            return "the traceback does not pass through the repository's code, only the test's"
     return None
+
+
+def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
+    """Whether a printed frame path (relative, or absolute into some checkout) is a file of the
+    repository: some tail of its parts names one."""
+    parts = PurePosixPath(printed).parts
+    if not parts or printed.startswith("<"):
+        return False
+    for start in range(len(parts)):
+        tail = "/".join(p for p in parts[start:] if p not in ("/", ".."))
+        if tail and in_repo(tail):
+            return True
+    return False
 
 
 def _same_file(printed: str, repro_path: str) -> bool:

@@ -212,6 +212,15 @@ def test_outside():
 def test_printed():
     print('the length is wrong')
     assert 1 == 2
+
+
+def test_exec():
+    exec("if 1 + 1 != 3: {}['sums are wrong']")
+
+
+def test_stdlib():
+    import json
+    json.loads('{' if 1 + 1 != 3 else '{}')
 """
 HELPER = "def boom():\n    raise RuntimeError('boom from the helper')\n"
 
@@ -241,7 +250,16 @@ def test_each_failure_is_read_with_its_raising_frame(sample, source):
         got = {k.split("::")[-1]: v for k, v in sample["junit"].items()}
     else:
         got = {k: describe(v) for k, v in sample["sections"].items()}
-    assert set(got) == {"test_echo", "test_disguised", "test_outside", "test_printed"}
+    assert set(got) == {
+        "test_echo", "test_disguised", "test_outside", "test_printed", "test_exec", "test_stdlib"
+    }  # fmt: skip
+    # Adversarial: an error the test provokes through exec or the standard library is raised
+    # outside the test file, but its traceback never reaches the repository's code.
+    in_repo = {"helper.py", "test_sample.py", "pytest.ini"}.__contains__
+    for name in ("test_exec", "test_stdlib"):
+        assert got[name].raised_in != "test_sample.py"
+        assert "repository's code" in not_runtime(got[name], "test_sample.py", in_repo)
+    assert not_runtime(got["test_outside"], "test_sample.py", in_repo) is None
     assert got["test_echo"].kind == "assertion"
     assert got["test_disguised"].type == "KeyError"
     assert got["test_disguised"].raised_in == "test_sample.py"
