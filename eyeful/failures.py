@@ -287,8 +287,8 @@ class SectionScanner:
         if "\x1b" in line:
             line = _ANSI.sub("", line)
         line = line.rstrip()
-        header = _EQ_HEADER.fullmatch(line)
-        if header and not line.startswith("=== "):
+        header = _EQ_HEADER.fullmatch(line) if line.startswith("==") else None
+        if header:
             title = header[1].strip()
             self._pytest = title if title in ("FAILURES", "ERRORS") else None
             self._current = None
@@ -331,6 +331,10 @@ class SectionScanner:
         return True
 
     def _feed_go(self, line: str) -> None:
+        if not line.startswith(("=== ", " ", "\t", "--- ", "FAIL", "ok", "PASS")):
+            if self._current is not None and line:
+                self._current.add(line)  # a panic's lines, after its test's "--- FAIL"
+            return
         run = _GO_RUN.fullmatch(line)
         if run:
             self._go_current = run[2]

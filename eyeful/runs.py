@@ -303,7 +303,8 @@ class Runner:
 
         def feed(line: str) -> None:
             scanner.feed(line)
-            sections.feed(line)
+            if report is None:  # with a report, each failure is read from it
+                sections.feed(line)
 
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
