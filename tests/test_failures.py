@@ -115,7 +115,8 @@ def _review(root: Path) -> dict:
     ]  # fmt: skip
     path = root / "findings.json"
     path.write_text(json.dumps(findings), encoding="utf-8")
-    proc = eyeful("--findings", str(path), "--format", "json", cwd=repo)
+    # ~60 short pytest runs (five on each side per finding): slow only on a loaded machine.
+    proc = eyeful("--findings", str(path), "--format", "json", cwd=repo, timeout=900)
     assert proc.returncode in (0, 1), proc.stderr
     out = json.loads(proc.stdout)
     return {f["id"]: f for f in out["findings"]}
@@ -334,7 +335,8 @@ MANY_TESTS = (
 
 @pytest.mark.parametrize(
     "command",
-    [f"{PYTEST}", f"{PYTEST} 2>&1"],  # a JUnit report, and output only (shell syntax)
+    # A JUnit report, and output only (shell syntax; -rA names the passes on the base).
+    [f"{PYTEST}", f"{PYTEST} -rA 2>&1"],
     ids=["junit", "output"],
 )
 def test_each_regression_shows_its_own_failure(tmp_path, command):
