@@ -343,7 +343,7 @@ def test_each_regression_shows_its_own_failure(tmp_path, command):
     repo = make_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": eyeful_config(command),
+            "pyproject.toml": eyeful_config(command, test_one=f"{PYTEST} {{test}}"),
             "pytest.ini": "[pytest]\npythonpath = .\n",
             "calc.py": BASE_CALC,
             "tests/test_calc.py": MANY_TESTS,
@@ -354,7 +354,7 @@ def test_each_regression_shows_its_own_failure(tmp_path, command):
                             "    return a + b\n"})  # fmt: skip
     git(repo, "add", "-A")
     proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 1, proc.stdout
     found = {r["test"].split("::")[-1]: r for r in json.loads(proc.stdout)["regressions"]}
     assert set(found) == {"test_add", "test_sub"}
     add, sub = found["test_add"], found["test_sub"]
