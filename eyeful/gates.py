@@ -8,13 +8,13 @@ reads the verdict together with the oracle.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from eyeful.commands import TAIL_CHARS, parallel_map
+from eyeful.failures import Failure, from_output, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.runs import Extra, Refused, Run, Runner
 from eyeful.snapshot import Snapshot
@@ -55,6 +55,8 @@ class Verdict(BaseModel):
     fix_verified: bool = False
     fix_note: str | None = None
     change_tail: str = ""
+    failure: Failure | None = None
+    """What the reproduction's own test failed with on the change (its first run)."""
 
     def gate(self, name: GateName) -> Gate:
         return next(g for g in self.gates if g.name == name)
@@ -96,8 +98,40 @@ def fails_text_problem(finding: Finding, test_file: str | None) -> str | None:
     return None
 
 
-def _has_text(run: Run, text: str) -> bool:
-    return text in run.tail[-TAIL_CHARS:]
+def own_failure(run: Run, test: str, test_file: str | None, fails: str) -> Failure | None:
+    """The failure of the reproduction's own test(s) in ``run``, never other text of the output.
+
+    From the run's per-test failures (JUnit, or the test's section of the output) when it has
+    any for this test (or its file's collection error), else from the output; the lines that
+    repeat a line of the test file are removed. The first failure showing ``fails`` is chosen.
+    """
+    if run.status != "FAILED":
+        return None
+    path = test.split("::", 1)[0]
+    mine = [
+        f for t, f in sorted((run.failures or {}).items())
+        if _same_test(t, test) or t == path
+    ]  # fmt: skip
+    if not mine:
+        found = from_output(run.tail[-TAIL_CHARS:], {}, None)
+        mine = [found] if found is not None else []
+    cleaned = [f.model_copy(update={"text": scrub(f.text, test_file)}) for f in mine]
+    seen = [f for f in cleaned if _shows(f, fails)]
+    chosen = seen or cleaned
+    return chosen[0] if chosen else None
+
+
+def _shows(failure: Failure | None, fails: str) -> bool:
+    return failure is not None and (fails in failure.message or fails in failure.text)
+
+
+def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> bool:
+    """Record on ``run`` what its test's failure was and whether ``fails`` is in it."""
+    if run is None:
+        return False
+    run.failure = own_failure(run, test, test_file, fails)
+    run.fails_seen = _shows(run.failure, fails) if run.status == "FAILED" else None
+    return bool(run.fails_seen)
 
 
 def _test_id(repro: Repro) -> str:
@@ -191,6 +225,8 @@ class GateRunner:
             verdict.refused = str(err)
             return verdict
         finals = [self._last(runs, verdict) for runs in batches]
+        for run in finals:
+            _observe(run, test, test_file, repro.fails)
         first = finals[0]
         if first is None or first.status == "ERROR":
             why = "setup failed" if first is None else (first.reason or "it did not finish")
@@ -198,7 +234,7 @@ class GateRunner:
             return verdict
         verdict.change_tail = first.tail
         verdict.set("runs", True, f"ran on the change: {first.status}")
-        ends = {(r.status, _has_text(r, repro.fails)) if r else ("SETUP", False) for r in finals}
+        ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:
             summary = ", ".join(r.status if r else "setup failed" for r in finals)
             verdict.set("not_flaky", False, f"{FLAKY_RUNS} runs ended differently: {summary}")
@@ -207,32 +243,58 @@ class GateRunner:
         if first.status != "FAILED":
             verdict.set("fails_as_claimed", False, "the test passes on the change")
             return verdict
-        if not _has_text(first, repro.fails):
+        verdict.failure = first.failure
+        if not first.fails_seen:
             verdict.needs_correcting = True
+            got = _said(first.failure)
             verdict.set(
                 "fails_as_claimed",
                 False,
-                f"the test fails without printing {repro.fails!r}: it needs correcting",
+                f"the test's failure ({got}) does not show {repro.fails!r}: it needs correcting",
             )
             return verdict
-        verdict.set("fails_as_claimed", True, f"fails printing {repro.fails!r}")
-        self._introduced(verdict, base, test, extra, repro)
+        verdict.set("fails_as_claimed", True, f"its failure shows {repro.fails!r}")
+        self._introduced(verdict, base, test, extra, repro, test_file)
         return verdict
 
     def _introduced(
-        self, verdict: Verdict, base: str, test: str, extra: Extra, repro: Repro
+        self,
+        verdict: Verdict,
+        base: str,
+        test: str,
+        extra: Extra,
+        repro: Repro,
+        test_file: str | None,
     ) -> bool:
+        """As many runs on the base as on the change; any failure there showing the fails text
+        makes the problem pre-existing."""
         try:
-            on_base = self._last(self.runner.one(base, "base", test, extra), verdict)
+            batches = parallel_map(
+                lambda _: self.runner.one(base, "base", test, extra),
+                list(range(FLAKY_RUNS)),
+                self.jobs,
+            )
         except Refused as err:
             return verdict.set("introduced", False, f"could not put the test on the base: {err}")
-        if on_base is None or on_base.status == "ERROR":
-            why = "setup failed" if on_base is None else on_base.reason
+        finals = [self._last(runs, verdict) for runs in batches]
+        for run in finals:
+            _observe(run, test, test_file, repro.fails)
+        same = sum(1 for r in finals if r is not None and r.fails_seen)
+        if same:
+            verdict.base_passed = False
+            return verdict.set(
+                "introduced",
+                False,
+                f"fails the same way on the base ({same} of {FLAKY_RUNS} runs): pre-existing",
+            )
+        if any(r is None or r.status == "ERROR" for r in finals):
+            broken = next(r for r in finals if r is None or r.status == "ERROR")
+            why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
-        verdict.base_passed = on_base.status == "PASSED"
-        if on_base.status == "FAILED" and _has_text(on_base, repro.fails):
-            return verdict.set("introduced", False, "fails the same way on the base: pre-existing")
-        return verdict.set("introduced", True, f"on the base: {on_base.status}")
+        statuses = sorted({r.status for r in finals if r is not None})
+        verdict.base_passed = statuses == ["PASSED"]
+        return verdict.set("introduced", True, f"on the base, {FLAKY_RUNS} runs: "
+                           f"{', '.join(statuses)}")  # fmt: skip
 
     def _fix_gates(self, verdict: Verdict, finding: Finding, extra: Extra, test: str) -> None:
         assert finding.fix is not None and finding.repro is not None
@@ -274,30 +336,16 @@ class GateRunner:
 
 
 def _same_test(test_id: str, repro_id: str) -> bool:
-    return test_id == repro_id or test_id.startswith(repro_id.rstrip("/") + "::")
+    """Whether ``test_id`` is the reproduction's test (a file, a function, its parameters or
+    Go subtests)."""
+    root = repro_id.rstrip("/")
+    return test_id == repro_id or test_id.startswith((root + "::", root + "[", root + "/"))
 
 
-_RUNTIME = re.compile(
-    r"panic:|Segmentation fault|\bSIG[A-Z]{3,}\b|killed by signal|signal: |DATA RACE"
-    r"|Sanitizer|runtime error:|timed out|[Tt]imeout|fatal error:"
-    r"|\b[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b"
-)
-_NOT_RUNTIME = re.compile(
-    r"AssertionError|ImportError|ModuleNotFoundError|ERROR collecting|collection error"
-    r"|SyntaxError|IndentationError"
-)
-
-
-def runtime_failure(fails: str, test_file: str | None) -> str | None:
-    """Why ``fails`` does not show a failure from the runtime (implicit oracle), or None."""
-    if _NOT_RUNTIME.search(fails):
-        return "an assertion failure or a test that could not be imported is not a runtime failure"
-    if not _RUNTIME.search(fails):
-        return "the failure text is not a panic, signal, sanitizer report, timeout or raised error"
-    if test_file is not None:
-        if fails in test_file:
-            return "the failure text is written by the test file itself"
-        for name in re.findall(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception))\b", fails):
-            if re.search(rf"\braise\s+{name}\b", test_file):
-                return f"the test file raises {name} itself"
-    return None
+def _said(failure: Failure | None) -> str:
+    if failure is None:
+        return "none recorded"
+    said = f"{failure.type}: {failure.message}" if failure.type else failure.message
+    if failure.type and failure.message.startswith(failure.type):
+        said = failure.message
+    return said[:200] or "no message"

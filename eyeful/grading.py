@@ -10,23 +10,53 @@ the repository, ``implicit`` with a failure from the runtime) makes a ``fail`` r
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from eyeful.failures import not_runtime
 from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
-from eyeful.gates import Gate, Verdict, runtime_failure
+from eyeful.gates import Gate, Verdict
 from eyeful.runs import Run
 
 Kind = Literal["fail", "review", "open"]
 Label = Literal["issue (blocking)", "question", "note (pre-existing)", "note"]
 
-_CODE_SUFFIXES = {
-    ".py", ".pyi", ".go", ".js", ".jsx", ".ts", ".tsx", ".c", ".h", ".cc", ".cpp", ".hpp", ".rs",
-    ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".sh", ".pl", ".lua", ".m", ".sql",
+# Documentation is decided by an allow-list: anything else (code, config, build files, notebooks,
+# templates) may hold comments, but a comment is not a specification.
+_DOC_SUFFIXES = {
+    ".md", ".markdown", ".mdown", ".mkd", ".rst", ".rest", ".adoc", ".asciidoc", ".asc", ".txt",
+    ".text", ".man", ".pod",
 }  # fmt: skip
+_MAN_PAGE = re.compile(r".+\.[1-9][a-z]{0,3}")  # ls.1, printf.3p, git-eyeful.1
+_DOC_NAMES = {
+    "README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY", "AUTHORS", "CONTRIBUTORS", "CONTRIBUTING",
+    "RELEASE", "RELEASES", "RELEASE_NOTES", "RELEASE-NOTES", "UPGRADING", "MIGRATING", "SECURITY",
+    "NOTICE", "THANKS", "INSTALL", "USAGE", "FAQ", "COPYING", "LICENSE", "LICENCE",
+}  # fmt: skip
+# Plain-text files that are build input, not prose.
+_NOT_DOC = re.compile(r"(?:CMakeLists|requirements.*|constraints.*|robots|.*\.lock)\.txt",
+                      re.IGNORECASE)  # fmt: skip
+
+
+def is_documentation(path: str) -> bool:
+    """Whether a file is documentation: Markdown, reST, AsciiDoc, plain text, a man page, or a
+    README/CHANGELOG/NEWS/HISTORY/AUTHORS-style name (with no suffix or a documentation one)."""
+    name = PurePosixPath(path).name
+    suffix = PurePosixPath(name).suffix.lower()
+    stem = name.split(".", 1)[0].upper()
+    if _NOT_DOC.fullmatch(name):
+        return False
+    if suffix in _DOC_SUFFIXES:
+        return True
+    if stem in _DOC_NAMES and (suffix == "" or suffix in _DOC_SUFFIXES):
+        return True
+    return bool(_MAN_PAGE.fullmatch(name))
+
+
 _FAIL_ORACLES = {"specified", "derived", "implicit"}
 # Eval-only (`eyeful eval --condition no_oracle_rule`): every reproduced finding may block,
 # whatever its oracle; the ablation that shows what oracle grading buys. Never set it otherwise.
@@ -107,8 +137,11 @@ def grade_specified(
     if not quote or len(quote.split()) < 3:
         return False, "the quote is shorter than three words"
     if source is not None:
-        if PurePosixPath(source).suffix.lower() in _CODE_SUFFIXES:
-            return False, f"the quote comes from a file of code ({source})"
+        if not is_documentation(source):
+            return False, (
+                f"{source} is not documentation (Markdown, reST, AsciiDoc, plain text, "
+                "a man page, a README-style file): a comment is not a specification"
+            )
         text = read_file(source)
         if text is None:
             return False, f"{source} is not in the change"
@@ -135,9 +168,15 @@ def grade_oracle(
         ok, note = grade_specified(oracle.quote, oracle.source, read_file, description)
         graded = "specified" if ok else "human"
     elif oracle.kind == "implicit":
-        fails = finding.repro.fails if finding.repro else ""
-        why = runtime_failure(fails, test_file)
-        graded, note = ("implicit", "a failure from the runtime") if why is None else ("human", why)
+        # Graded on the failure that happened, never on the claimed text (see eyeful.failures).
+        failure = verdict.failure if verdict is not None else None
+        path = finding.repro.path if finding.repro else ""
+        why = not_runtime(failure, path, lambda p: read_file(p) is not None)
+        if why is None and failure is not None:
+            graded, note = "implicit", f"a failure from the runtime ({failure.kind}"
+            note += f", raised in {failure.raised_in})" if failure.raised_in else ")"
+        else:
+            graded, note = "human", why or "no failure was recorded"
     elif oracle.kind == "derived":
         if existing:
             note = "a test already in the repository"

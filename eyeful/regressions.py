@@ -19,11 +19,13 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful.failures import Failure
 from eyeful.runs import Run
 from eyeful.snapshot import blob_at, tree_at
 
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
+_FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
 
 FailureKind = Literal[
     "regression",
@@ -52,16 +54,27 @@ class TestFailure(BaseModel):
     """The command that reruns this test locally (test_one, the id shell-quoted)."""
     line: int | None = None
     """The line of the test's definition in its file on the change, when found."""
+    message: str = ""
+    """One line: what the test failed with (exception and message), for grouping."""
     confirmation: str | None = None
     """The live runs of the test on its own: outcomes on the change and on the base."""
 
 
-def excerpt(tail: str, test: str) -> str:
-    """The lines of the output that name the test, then the last lines of the output."""
+def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
+    """The test's own failure (JUnit text or its section of the output), never another test's.
+
+    The whole suite (no test named) shows the last lines of the output; a named test whose own
+    failure was not recorded shows only the lines of the output that name it.
+    """
+    if failure is not None and failure.text.strip():
+        lines = [line for line in failure.text.splitlines() if line.strip()]
+        return "\n".join(lines[-_FAILURE_LINES:])
     lines = [line for line in tail.splitlines() if line.strip()]
-    short = test.split("::")[-1] if test != SUITE else ""
-    named = [line for line in lines[:-_EXCERPT_LINES] if short and short in line][-3:]
-    return "\n".join([*named, *lines[-_EXCERPT_LINES:]])
+    if test == SUITE:
+        return "\n".join(lines[-_EXCERPT_LINES:])
+    short = test.split("::")[-1]
+    named = [line for line in lines if short in line][-3:]
+    return "\n".join(named) or f"(the output has no section of its own for {test})"
 
 
 def _blobs(
@@ -298,11 +311,21 @@ def all_new(change: Run) -> list[TestFailure]:
 
 def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFailure:
     on_change = (change.tests or {}).get(test, "failed")
+    failure = (change.failures or {}).get(test)
     return TestFailure(
         test=test,
         kind=kind,
         blocking=kind == "regression",
         on_change=on_change,
         on_base=on_base,
-        excerpt=excerpt(change.tail, test),
+        excerpt=excerpt(change.tail, test, failure),
+        message=_message(failure),
     )
+
+
+def _message(failure: Failure | None) -> str:
+    if failure is None:
+        return ""
+    if failure.type and not failure.message.startswith(failure.type):
+        return f"{failure.type}: {failure.message}"[:200]
+    return failure.message[:200]

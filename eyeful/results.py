@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from eyeful.failures import Failure, from_junit
+
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
 __all__ = ["Outcome", "OutputScanner", "ResultsError", "is_pytest_command", "parse_junit"]
@@ -26,6 +28,9 @@ __all__ = ["Outcome", "OutputScanner", "ResultsError", "is_pytest_command", "par
 # Lines longer than this are cut before being looked at: no result line is that
 # long, and it bounds the time and memory one pathological line can cost.
 MAX_LINE = 4096
+
+# Failures kept per run (each bounded): a report of 10,000 failures stays small.
+MAX_FAILURES = 1000
 
 _RANK: dict[Outcome, int] = {"skipped": 0, "passed": 1, "failed": 2, "error": 3}
 
@@ -266,8 +271,21 @@ def _junit_id(file: str | None, classname: str, name: str) -> str:
     return "::".join([path, *parts[first_class:], name])
 
 
-def parse_junit(path: Path) -> dict[str, Outcome]:
-    """Outcomes by test id from a JUnit XML file; streamed so large reports stay cheap."""
+def _record_failure(failures: dict[str, Failure], test_id: str, testcase: ET.Element) -> None:
+    failure = from_junit(testcase)
+    if failure is None or (test_id not in failures and len(failures) >= MAX_FAILURES):
+        return
+    old = failures.get(test_id)
+    if old is not None:  # one id reported twice (a teardown error after a failure): keep both
+        failure = failure.model_copy(update={"text": f"{old.text}\n\n{failure.text}"[-4000:]})
+    failures[test_id] = failure
+
+
+def parse_junit(path: Path, failures: dict[str, Failure] | None = None) -> dict[str, Outcome]:
+    """Outcomes by test id from a JUnit XML file; streamed so large reports stay cheap.
+
+    When ``failures`` is given, each failing test's failure is put there by test id.
+    """
     outcomes: dict[str, Outcome] = {}
     try:
         with path.open("rb") as source:
@@ -290,6 +308,8 @@ def parse_junit(path: Path) -> dict[str, Outcome]:
                     raise ResultsError(f"{path}: a <testcase> has no name attribute")
                 test_id = _junit_id(element.get("file"), element.get("classname", ""), name)
                 _record(outcomes, test_id, _junit_outcome(element))
+                if failures is not None:
+                    _record_failure(failures, test_id, element)
                 if stack:
                     stack[-1].remove(element)
     except FileNotFoundError:
@@ -374,7 +394,8 @@ def is_pytest_command(command: str) -> bool:
     True for one plain pytest invocation: `pytest ...`, `py.test ...`,
     `[path/]pythonX.Y [-flags] -m pytest ...`, optionally after `VAR=value`
     assignments or behind `uv run` / `poetry run` / `pdm run` / `pipenv run`
-    (with no options of the runner's own, whose arity we cannot know).  False
+    (with no options of the runner's own, whose arity we cannot know), behind
+    `env [-i] [-u NAME] [VAR=value]...`, and `tox ... -- ARGS` (posargs).  False
     for anything the appended options might miss or break: shell operators,
     an existing --junitxml, `-p no:junitxml`, a `--` after which options are
     read as paths, and any other program (make, tox, go, ...).
@@ -385,16 +406,48 @@ def is_pytest_command(command: str) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    while words and _ASSIGNMENT.fullmatch(words[0]):
-        words = words[1:]
-    if len(words) >= 2 and words[0] in _RUNNERS and words[1] == "run":
-        words = words[2:]
-    if not words:
+    unwrapped = _unwrap(words)
+    if unwrapped is None:
         return False
+    words = unwrapped
+    if words[0] == "tox":
+        # tox hands what follows `--` to its commands' {posargs}; where they do not use it, no
+        # report is written and the output is read instead.
+        if "--" not in words:
+            return False
+        return not any(_blocks_junit(arg) for arg in words[words.index("--") + 1 :])
     args = _pytest_args(words)
     if args is None:
         return False
-    for arg in args:
-        if arg == "--" or arg.startswith(("--junitx", "--junit-x")) or arg.endswith("no:junitxml"):
-            return False
-    return True
+    return not any(arg == "--" or _blocks_junit(arg) for arg in args)
+
+
+def _blocks_junit(arg: str) -> bool:
+    return arg.startswith(("--junitx", "--junit-x")) or arg.endswith("no:junitxml")
+
+
+# `env`'s own options that take no value, and those that take the next word.
+_ENV_FLAGS = frozenset({"-i", "--ignore-environment", "-", "-0", "--null"})
+_ENV_VALUED = frozenset({"-u", "--unset", "-C", "--chdir"})
+
+
+def _unwrap(words: list[str]) -> list[str] | None:
+    """The command behind `VAR=value` assignments, `env [options] [VAR=value]...` and
+    `uv run`/`poetry run`/...; None when nothing is left or a wrapper's options are unknown."""
+    while words:
+        if _ASSIGNMENT.fullmatch(words[0]):
+            words = words[1:]
+        elif PurePosixPath(words[0]).name == "env":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                if words[0] in _ENV_FLAGS or words[0].startswith(("--unset=", "--chdir=")):
+                    words = words[1:]
+                elif words[0] in _ENV_VALUED:
+                    words = words[2:]
+                else:
+                    return None
+        elif len(words) >= 2 and words[0] in _RUNNERS and words[1] == "run":
+            words = words[2:]
+        else:
+            return words
+    return None

@@ -21,7 +21,7 @@ from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.export import exported_tree
-from eyeful.findings import Corroboration, Finding, Fix, verification_order
+from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
@@ -292,9 +292,11 @@ def _findings(
     if why_not_run is None and not config.commands.test_one:
         why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
     findings = list(request.findings)
+    attempts: dict[str, Repro] = {}
     ctx: ChangeContext | None = None
     groups: dict[str, list[str]] = {}
     merged_experts: dict[str, list[str]] = {}
+    members: dict[str, list[Finding]] = {}  # a merged group's lead -> the others, in order
     if agents is not None:
         assert config.agent is not None
         ctx = change_context(repo, snap, _description(request), config.agent.max_file_chars)
@@ -302,6 +304,7 @@ def _findings(
         found, notes = run_experts(agents, config.agent.experts, ctx, report.regressions)
         for text in notes:
             report.note(text, unverified=False)
+        found, attempts = _claimants_tests_aside(found)
         findings += found
         report.experts = list(config.agent.experts)
         if near_pairs(findings):
@@ -316,6 +319,7 @@ def _findings(
             for lead, others in groups.items():
                 lead_expert = by_id[lead].expert
                 merged_experts[lead] = sorted({by_id[o].expert for o in others} - {lead_expert})
+                members[lead] = [by_id[o] for o in others]
     if not findings:
         return
     ordered = verification_order(findings)
@@ -335,10 +339,14 @@ def _findings(
     ]  # fmt: skip
     if runner is not None and why_not_run is None and agents is not None and ctx is not None:
         context = ctx
-        tests = parallel_map(lambda f: write_repro(agents, f, context), wants_repro, 4)
+        tests = parallel_map(
+            lambda f: write_repro(agents, f, context, attempt=attempts.get(f.id)), wants_repro, 4
+        )
         written = dict(zip([f.id for f in wants_repro], tests, strict=True))
         ordered = [written.get(f.id) or f for f in ordered]
-    runnable = [f for f in ordered if _needs_run(f)]
+    runnable = [
+        f for f in ordered if _needs_run(f) or any(_needs_run(m) for m in members.get(f.id, []))
+    ]  # fmt: skip
     if runner is not None and why_not_run is None and runnable:
         progress.phase(f"verifying {len(runnable)} findings")
         gates = GateRunner(runner, snap, change, request.jobs, lambda p: read(p) is not None)
@@ -347,7 +355,18 @@ def _findings(
         corrector, fixer = _agent_hooks(agents, ctx)
 
         def verify(finding: Finding) -> tuple[str, tuple[Verdict, Finding]]:
-            result = _verify_cached(runner, gates, finding, test_file, skey, corrector, fixer)
+            # One problem, one proof: when the lead's reproduction does not hold, the others'
+            # are tried in turn; the comment takes its words from the one that held.
+            candidates = [f for f in [finding, *members.get(finding.id, [])] if _needs_run(f)]
+            result: tuple[Verdict, Finding] | None = None
+            for candidate in candidates:
+                fixes = corrector if candidate is finding else None
+                tried = _verify_cached(runner, gates, candidate, test_file, skey, fixes, fixer)
+                if result is None or tried[0].reproduced:
+                    result = tried
+                if tried[0].reproduced:
+                    break
+            assert result is not None
             return finding.id, result
 
         verdicts = dict(parallel_map(verify, runnable, request.jobs))
@@ -371,11 +390,20 @@ def _findings(
             why_not_run=unverified_why,
         )
         item.merged = groups.get(finding.id, [])
+        if final.id != finding.id:  # the words of the member whose reproduction held
+            item.merged = [finding.id, *(i for i in item.merged if i != final.id)]
+            rest = [finding, *(m for m in members.get(finding.id, []) if m.id != final.id)]
+            item.corroborated_by = sorted({m.expert for m in rest} - {final.expert})
         if verdict is not None and verdict.corrected:
             item.corrected = True
         graded.append(item)
     if agents is not None and ctx is not None:
-        _judge(agents, ctx, graded, ordered, verdicts, progress)
+        for item in _judge(agents, ctx, graded, ordered, verdicts, progress):
+            report.note(
+                f"finding `{item.id}` ({item.title}) was not judged: the judge gave no verdict "
+                "for it",
+                unverified=False,
+            )
     for item in graded:
         report.findings.append(item)
         if item.unverified and item.severity != "note" and item.kind != "open":
@@ -386,6 +414,20 @@ def _findings(
         verdict = verdicts.get(item.id, (None, None))[0]
         if verdict is not None and verdict.needs_correcting:
             report.note(f"finding `{item.id}`: the test needs correcting", unverified=False)
+
+
+def _claimants_tests_aside(found: list[Finding]) -> tuple[list[Finding], dict[str, Repro]]:
+    """The claimant does not write the proof: a test an expert wrote for its own finding is set
+    aside (shown to the reproduction agent, which writes the test). An existing test the expert
+    names (no code) stays: the repository's authors wrote it. `--findings` files keep theirs."""
+    out: list[Finding] = []
+    attempts: dict[str, Repro] = {}
+    for finding in found:
+        if finding.repro is not None and finding.repro.code is not None:
+            attempts[finding.id] = finding.repro
+            finding = finding.model_copy(update={"repro": None})
+        out.append(finding)
+    return out, attempts
 
 
 def _agent_hooks(
@@ -419,18 +461,24 @@ def _judge(
     findings: list[Finding],
     verdicts: dict[str, tuple[Verdict, Finding]],
     progress: Progress,
-) -> None:
-    """The judge reads every finding no test showed; a rejected one becomes `open`."""
+) -> list[ReportedFinding]:
+    """The judge reads every finding no test showed; a rejected one becomes `open`.
+
+    Returns the findings it was asked about and gave no verdict for (not judged)."""
     shown = {
         fid for fid, (verdict, _) in verdicts.items()
         if verdict.reproduced or verdict.pre_existing
     }  # fmt: skip
     unshown = [f for f in findings if f.id not in shown and f.severity != "note"]
     if not unshown:
-        return
+        return []
     progress.phase(f"the judge reads {len(unshown)} findings")
     results = judge(agents, unshown, ctx)
+    asked = {f.id for f in unshown}
+    not_judged: list[ReportedFinding] = []
     for item in graded:
+        if item.id in asked and item.id not in results:
+            not_judged.append(item)
         if item.id not in results or item.kind == "fail":
             continue
         valid, reason = results[item.id]
@@ -438,6 +486,7 @@ def _judge(
             item.judge = reason
         else:
             item.kind, item.objection = "open", reason
+    return not_judged
 
 
 def _verify_cached(

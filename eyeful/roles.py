@@ -167,9 +167,16 @@ def same_problem(agents: Agents, a: Finding, b: Finding, ctx: ChangeContext) -> 
 
 
 def write_repro(
-    agents: Agents, finding: Finding, ctx: ChangeContext, previous: dict[str, str] | None = None
+    agents: Agents,
+    finding: Finding,
+    ctx: ChangeContext,
+    previous: dict[str, str] | None = None,
+    attempt: Repro | None = None,
 ) -> Finding | None:
-    """The finding with a reproduction (and the oracle that goes with it), or None on a fault."""
+    """The finding with a reproduction (and the oracle that goes with it), or None on a fault.
+
+    ``attempt`` is the test the finding's own expert attached: shown, never used as the proof.
+    """
     task: dict[str, object] = {
         "finding": finding.model_dump(
             include={"path", "line", "end_line", "title", "body", "severity", "oracle"}
@@ -182,6 +189,8 @@ def write_repro(
         task["example_test"] = {"path": ctx.example_test[0], "code": ctx.example_test[1]}
     if previous is not None:
         task["previous_attempt"] = previous
+    if attempt is not None:
+        task["expert_attempt"] = attempt.model_dump(include={"path", "code", "fails", "test"})
     try:
         reply = agents.ask("repro", finding.id, task, ReproReply)
         repro = Repro(path=reply.path, code=reply.code, fails=reply.fails, test=reply.test)
@@ -216,11 +225,15 @@ def judge(
     batches = [findings[i : i + JUDGE_BATCH] for i in range(0, len(findings), JUDGE_BATCH)]
 
     def one(batch: list[Finding]) -> dict[str, tuple[bool, str]]:
+        # The judge sees numbered items, and its verdicts are mapped back by those numbers: an
+        # id it echoes that is not one of the numbers (a finding's own id, another batch's) is
+        # ignored, and findings that share an id stay apart.
         ids = {f.id for f in batch}
+        ours = {str(n): f.id for n, f in enumerate(batch, 1)}
         task: dict[str, object] = {
             "findings": [
-                f.model_dump(include={"id", "path", "line", "end_line", "title", "body"})
-                for f in batch
+                {**f.model_dump(include={"path", "line", "end_line", "title", "body"}), "id": n}
+                for n, f in zip(ours, batch, strict=True)
             ],
             "diff": ctx.diff,
             "files": {p: ctx.files[p] for p in {f.path for f in batch} if p in ctx.files},
@@ -231,7 +244,7 @@ def judge(
             reply = agents.ask("judge", subject, task, JudgeReply)
         except AgentFault:
             return {}
-        return {v.id: (v.valid, v.reason) for v in reply.verdicts if v.id in ids}
+        return {ours[v.id]: (v.valid, v.reason) for v in reply.verdicts if v.id in ours}
 
     out: dict[str, tuple[bool, str]] = {}
     if not batches:

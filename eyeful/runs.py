@@ -24,6 +24,7 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import failures as failures_
 from eyeful import isolation, results, unrunnable
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, project_env, run_command
@@ -60,6 +61,12 @@ class Run(BaseModel):
     """When the command started (ISO 8601, UTC); a cached run keeps its original time."""
     counts: dict[str, int] | None = None
     """Outcomes counted over every test, set when `tests` keeps only the failing ones."""
+    failures: dict[str, failures_.Failure] | None = None
+    """Each failing test's own failure, by test id (from JUnit or its section of the output)."""
+    failure: failures_.Failure | None = None
+    """For a reproduction's run: what its own test's failure was (see eyeful.failures)."""
+    fails_seen: bool | None = None
+    """For a reproduction's run: whether its ``fails`` text is in that failure."""
 
     @property
     def failing(self) -> set[str]:
@@ -428,10 +435,13 @@ class Runner:
             actual = f"{command} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
         scanner = results.OutputScanner()
         coverage = CompletenessScanner()
+        sections = failures_.SectionScanner()
 
         def feed(line: str) -> None:
             scanner.feed(line)
             coverage.feed(line)
+            if report is None:  # with a report, each failure is read from it
+                sections.feed(line)
 
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
@@ -442,13 +452,14 @@ class Runner:
         run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
         run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
         outcomes: dict[str, results.Outcome] = {}
+        found: dict[str, failures_.Failure] = {}
         junit_missing = (
             self.config.junit if report is not None and self.config.junit and not report.is_file()
             else None
         )  # fmt: skip
         if report is not None and report.is_file():
             try:
-                outcomes = results.parse_junit(report)
+                outcomes = results.parse_junit(report, found)
                 run.tests_from = "junit"
             except results.ResultsError:
                 outcomes = {}
@@ -458,6 +469,8 @@ class Runner:
         if run.tests_from is None:
             outcomes = scanner.outcomes
             run.tests_from = "output" if outcomes else None
+            found = failures_.by_test(outcomes, sections.sections)
+        run.failures = found or None
         failing = any(o in ("failed", "error") for o in outcomes.values())
         why = unrunnable.why_not_run(
             unrunnable.Attempt(

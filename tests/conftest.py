@@ -17,6 +17,11 @@ from tests.gitrepo import PYTHON
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return seal(tmp_path_factory, monkeypatch)
+
+
+def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The sealed environment; also for module-scoped fixtures (with a MonkeyPatch.context())."""
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
         if name.startswith(("GIT_", "PRE_COMMIT")) or name in ("NO_COLOR", "VIRTUAL_ENV"):

@@ -3,7 +3,8 @@
 Used two ways, both real: as a command-provider executable (prompt on stdin, reply on stdout:
 `python tests/scripted_agent.py SCRIPT`), and behind a local HTTP server that speaks the OpenAI
 chat-completions API (see `serve_openai`). The script says, per role and subject, what to answer;
-special answers produce faults: "garbage" (not JSON, every time), "malformed" (JSON breaking the
+a judge's answer may be "omit" (no verdict) or a whole verdict under a made-up id; special
+answers produce faults: "garbage" (not JSON, every time), "malformed" (JSON breaking the
 contract, every time), "crash" (exit 1), "hang" (never answers), "http500" (HTTP only).
 
 With ``"mischief": FILE`` in the script, the command agent first does what an agent with a shell
@@ -87,7 +88,13 @@ def answer(prompt: str, script: dict) -> object:
         if isinstance(judge, str):
             return judge
         for finding in task["findings"]:
-            valid, reason = judge.get(finding["title"], [True, "looks right"])
+            answer_ = judge.get(finding["title"], [True, "looks right"])
+            if answer_ == "omit":  # no verdict for this finding
+                continue
+            if isinstance(answer_, dict):  # a verdict under an id the judge made up
+                verdicts.append(answer_)
+                continue
+            valid, reason = answer_
             verdicts.append({"id": finding["id"], "valid": valid, "reason": reason})
         return {"verdicts": verdicts}
     raise AssertionError(role)

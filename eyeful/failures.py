@@ -1,0 +1,477 @@
+"""What a test's failure actually was: its type, message, text and the frame that raised it.
+
+A verdict must rest on the failure that happened, never on text that merely appears somewhere in
+the output (pytest's echo of the test's own source, its header, a summary line, what the test
+printed). So each failing test's own failure is read, in this order of trust:
+
+1. its JUnit ``<failure>``/``<error>`` element (message and text), when the run wrote a report;
+2. its own section of the output: pytest's ``____ test_x ____`` block under FAILURES/ERRORS
+   (without the "Captured ..." output), or go test's lines for that test;
+3. for a run that names nothing: the last Python traceback of the output, else the whole output.
+
+Before a reproduction's failure is searched for its ``fails`` text, every line that repeats a
+line of the test file is removed (:func:`scrub`): a message the test merely *contains* is not a
+message it *printed*. The raising frame is the last traceback entry (pytest ends each entry with
+``path:line: ExcType``), the last ``File "..."`` line of a Python traceback, or the first frame of
+a Go panic outside the Go runtime and ``testing`` package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections import deque
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "Failure",
+    "SectionScanner",
+    "describe",
+    "from_junit",
+    "not_runtime",
+    "scrub",
+    "section_title",
+]
+
+TEXT_CHARS = 4000  # of each failure's text, its end kept (the raising frame is last)
+MAX_SECTIONS = 1000  # per run: bounds memory however many tests fail
+_MAX_LINE = 4096
+
+FailureKind = Literal["assertion", "exception", "collection", "crash", "timeout", "unknown"]
+
+
+class Failure(BaseModel):
+    """One test's failure as it happened."""
+
+    type: str | None = None
+    """Exception type (``TypeError``), ``panic``, a signal name, or None when not known."""
+    message: str = ""
+    """One line: the exception's message, pytest's reprcrash message, go's first log line."""
+    text: str = ""
+    """The failure text (the end of it, bounded)."""
+    raised_in: str | None = None
+    """File of the raising frame, as the runner printed it."""
+    frames: list[str] = Field(default_factory=list)
+    """Files of the traceback's entries, outermost first (at most 30)."""
+    kind: FailureKind = "unknown"
+    source: Literal["junit", "output"] = "output"
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= TEXT_CHARS else text[-TEXT_CHARS:]
+
+
+# pytest's long repr ends each traceback entry with "path:line: ExcType" (the last one names
+# the exception), --tb=short with "path:line: in func", --tb=line with "path:line: Exc: msg".
+_PYTEST_LOC = re.compile(r"([^\s:]+|<[^>\s]+>):(\d+):(?: (in \S+|[A-Za-z_][\w.]*(?::.*)?))?")
+_PY_FRAME = re.compile(r'\s*File "(.+?)", line (\d+)(?:, in .*)?')
+_PY_EXC = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failed|Timeout))"
+                     r"(?:: (.*))?")  # fmt: skip
+_E_LINE = re.compile(r"E\s+(.*)")
+_GO_FRAME = re.compile(r"\t(\S+\.go):\d+(?: \+0x[0-9a-f]+)?")
+_GO_LOG = re.compile(r"\s+(\S+\.go):\d+: (.*)")
+_SIGNAL = re.compile(r"\b(SIG[A-Z]{3,})\b|Segmentation fault|killed by signal|signal: \w+")
+_SANITIZER = re.compile(r"(?:Address|Thread|Memory|UndefinedBehavior|Leak)Sanitizer|DATA RACE")
+_COLLECTION = ("ImportError", "ModuleNotFoundError", "SyntaxError", "IndentationError")
+
+
+def _short_type(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def describe(
+    text: str,
+    *,
+    message: str | None = None,
+    type_: str | None = None,
+    source: Literal["junit", "output"] = "output",
+    collection: bool = False,
+) -> Failure:
+    """A Failure read from a failure's text (and a runner's message and type, when given)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    raised_in: str | None = None
+    loc_type: str | None = None
+    for line in reversed(lines):
+        loc = _PYTEST_LOC.fullmatch(line)
+        if loc:
+            raised_in = loc[1]
+            tail = loc[3] or "in ?"
+            if not tail.startswith("in "):
+                loc_type = tail.split(":", 1)[0]
+            break
+        frame = _PY_FRAME.fullmatch(line)
+        if frame:
+            raised_in = frame[1]
+            break
+    frames: list[str] = []
+    for line in lines:
+        found = (
+            _PYTEST_LOC.fullmatch(line) or _PY_FRAME.fullmatch(line) or _GO_FRAME.fullmatch(line)
+        )
+        path = found[1].replace("\\", "/") if found else None
+        if path and (not frames or frames[-1] != path) and len(frames) < 30:
+            frames.append(path)
+    go_type, go_file = _go_failure(lines)
+    if raised_in is None:
+        raised_in = go_file
+    exc_type = type_ or loc_type or go_type
+    first = message.strip().splitlines()[0] if message and message.strip() else ""
+    if not first:
+        first = _message_from_lines(lines)
+    if exc_type is None and first:
+        exc = _PY_EXC.fullmatch(first)
+        if exc:
+            exc_type = exc[1]
+        elif first.startswith("assert "):
+            exc_type = "AssertionError"
+    if exc_type is not None:
+        exc_type = _short_type(exc_type)
+    kind = _kind(exc_type, first, text, collection)
+    return Failure(
+        type=exc_type,
+        message=first[:500],
+        text=_bounded(text.strip("\n")),
+        raised_in=raised_in.replace("\\", "/") if raised_in else None,
+        frames=frames,
+        kind=kind,
+        source=source,
+    )
+
+
+def _message_from_lines(lines: list[str]) -> str:
+    for line in lines:
+        e_line = _E_LINE.fullmatch(line)
+        if e_line:
+            return e_line[1].strip()
+    for line in reversed(lines):
+        exc = _PY_EXC.fullmatch(line.strip())
+        if exc:
+            return line.strip()
+    for line in lines:
+        if line.startswith("panic: "):
+            return line.strip()
+        log = _GO_LOG.fullmatch(line)
+        if log:
+            return log[2].strip()
+    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+
+
+def _go_failure(lines: list[str]) -> tuple[str | None, str | None]:
+    """("panic", first frame outside the runtime) for a Go panic; ("FAIL", file) for t.Error."""
+    for i, line in enumerate(lines):
+        if line.startswith("panic: "):
+            for frame_line in lines[i + 1 :]:
+                frame = _GO_FRAME.fullmatch(frame_line)
+                if frame and not re.search(r"/(?:runtime|testing)/[^/]+\.go$", frame[1]):
+                    return "panic", frame[1]
+            return "panic", None
+    for line in lines:
+        log = _GO_LOG.fullmatch(line)
+        if log and log[1].endswith("_test.go"):
+            return None, log[1]
+    return None, None
+
+
+def _kind(exc_type: str | None, message: str, text: str, collection: bool) -> FailureKind:
+    if collection or exc_type in _COLLECTION:
+        return "collection"
+    if exc_type == "AssertionError" or message.startswith("assert "):
+        return "assertion"
+    if (exc_type in ("Failed", "Timeout", "TimeoutError") and "Timeout" in message) or (
+        exc_type is None and re.search(r"\btimed out\b|panic: test timed out", text)
+    ):
+        return "timeout"
+    if _SIGNAL.search(text) or _SANITIZER.search(text) or exc_type == "panic":
+        return "crash" if exc_type in (None, "panic") else "exception"
+    if exc_type in ("Failed", "FAIL"):
+        return "assertion"  # pytest.fail(), t.Error: the test's own verdict
+    if exc_type is not None:
+        return "exception"
+    return "unknown"
+
+
+# --- JUnit ---------------------------------------------------------------------------------
+
+
+def from_junit(testcase: ET.Element) -> Failure | None:
+    """The failure of one ``<testcase>``, or None when it passed or was skipped."""
+    found: ET.Element | None = None
+    for child in testcase:
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "error" or (tag == "failure" and found is None):
+            found = child
+    if found is None:
+        return None
+    message = found.get("message") or ""
+    collection = message in ("collection failure", 'failed on setup with "ImportError"') or (
+        found.tag.endswith("error") and message.startswith("collection failure")
+    )
+    return describe(
+        found.text or "",
+        message=message,
+        type_=found.get("type") or None,
+        source="junit",
+        collection=collection,
+    )
+
+
+# --- the output ----------------------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_EQ_HEADER = re.compile(r"=+ (.*?) =+")
+_US_HEADER = re.compile(r"_{3,} (.+?) _{3,}")
+_CAPTURED = re.compile(r"-+ Captured .* -+")
+_GO_RUN = re.compile(r"=== (RUN|CONT|PAUSE|NAME)\s+(\S+)")
+_GO_END = re.compile(r"\s*--- (PASS|FAIL|SKIP): (\S+) \([0-9.]+s\)")
+_GO_PACKAGE_END = re.compile(r"(?:FAIL|ok|PASS)(?:\s|$).*")
+
+
+def section_title(test_id: str) -> str:
+    """The title pytest gives a test's section (``TestC.test_m[1]``); a Go id is its own."""
+    if "::" not in test_id:
+        return test_id
+    return ".".join(test_id.split("::")[1:])
+
+
+class _Section:
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque()
+        self.chars = 0
+        self.open = True
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        self.chars += len(line) + 1
+        while self.chars > TEXT_CHARS and len(self.lines) > 1:
+            self.chars -= len(self.lines.popleft()) + 1
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class SectionScanner:
+    """Fed a run's output line by line; keeps each failing test's own section (bounded).
+
+    pytest: the ``____ title ____`` blocks under FAILURES and ERRORS, without the captured
+    output. go test: a test's lines between ``=== RUN`` and its ``--- FAIL`` (-v), the indented
+    lines after ``--- FAIL`` (plain), a panic that follows it, and ``-json`` Output events.
+    """
+
+    def __init__(self) -> None:
+        self._sections: dict[str, _Section] = {}
+        self._pytest: str | None = None  # the pytest report section being read
+        self._current: _Section | None = None
+        self._go_current: str | None = None
+
+    @property
+    def sections(self) -> dict[str, str]:
+        return {title: s.text() for title, s in self._sections.items()}
+
+    def _open(self, title: str) -> _Section | None:
+        section = self._sections.get(title)
+        if section is None:
+            if len(self._sections) >= MAX_SECTIONS:
+                return None
+            section = self._sections[title] = _Section()
+        return section
+
+    def feed(self, line: str) -> None:
+        line = line[:_MAX_LINE].rstrip("\r\n")
+        if "\r" in line:
+            line = line.rsplit("\r", 1)[1]
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        line = line.rstrip()
+        header = _EQ_HEADER.fullmatch(line) if line.startswith("==") else None
+        if header:
+            title = header[1].strip()
+            self._pytest = title if title in ("FAILURES", "ERRORS") else None
+            self._current = None
+            return
+        if self._pytest is not None:
+            self._feed_pytest(line)
+            return
+        if line.startswith("{") and self._feed_go_json(line):
+            return
+        self._feed_go(line)
+
+    def _feed_pytest(self, line: str) -> None:
+        title = _US_HEADER.fullmatch(line)
+        if title:
+            name = title[1].strip()
+            for prefix in ("ERROR at setup of ", "ERROR at teardown of ", "ERROR collecting "):
+                name = name.removeprefix(prefix)
+            self._current = self._open(name)
+            return
+        if _CAPTURED.fullmatch(line):
+            self._current = None  # what the test printed is not its failure
+            return
+        if self._current is not None:
+            self._current.add(line)
+
+    def _feed_go_json(self, line: str) -> bool:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(event, dict) or "Action" not in event:
+            return False
+        test, output = event.get("Test"), event.get("Output")
+        if isinstance(test, str) and test and isinstance(output, str):
+            text = output.rstrip("\n")
+            if not _GO_RUN.fullmatch(text) and not _GO_END.fullmatch(text):
+                section = self._open(test)
+                if section is not None:
+                    section.add(text)
+        return True
+
+    def _feed_go(self, line: str) -> None:
+        if not line.startswith(("=== ", " ", "\t", "--- ", "FAIL", "ok", "PASS")):
+            if self._current is not None and line:
+                self._current.add(line)  # a panic's lines, after its test's "--- FAIL"
+            return
+        run = _GO_RUN.fullmatch(line)
+        if run:
+            self._go_current = run[2]
+            self._current = self._open(run[2]) if run[1] != "PAUSE" else None
+            return
+        end = _GO_END.fullmatch(line)
+        if end:
+            if end[1] == "FAIL":
+                self._go_current = end[2]
+                self._current = self._open(end[2])
+            else:
+                self._sections.pop(end[2], None)
+                self._current = None
+            return
+        if _GO_PACKAGE_END.fullmatch(line) and not line.startswith((" ", "\t")):
+            self._current = None
+            return
+        if self._current is not None and line:
+            self._current.add(line)
+
+
+def by_test(outcomes: Mapping[str, str], sections: dict[str, str]) -> dict[str, Failure]:
+    """Each failing test's failure from its section of the output, where it has one."""
+    out: dict[str, Failure] = {}
+    for test_id, outcome in outcomes.items():
+        if outcome not in ("failed", "error"):
+            continue
+        text = sections.get(section_title(test_id))
+        if text is None and "::" in test_id:
+            text = sections.get(test_id.split("::", 1)[0])  # "ERROR collecting path"
+        if text is not None:
+            out[test_id] = describe(
+                text,
+                collection=text.lstrip().startswith(
+                    ("ImportError while importing", "collection failure")
+                ),
+            )
+    return out
+
+
+# --- reading a reproduction's failure ------------------------------------------------------
+
+
+def _norm(line: str) -> str:
+    return " ".join(line.split())
+
+
+def scrub(text: str, test_file: str | None) -> str:
+    """``text`` without the lines that repeat a line of the test file (pytest's ``>`` echo)."""
+    if not test_file:
+        return text
+    source = {_norm(line) for line in test_file.splitlines()}
+    source.discard("")
+    kept = []
+    for line in text.splitlines():
+        bare = _norm(line.lstrip().removeprefix(">"))
+        if bare and bare in source:
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+_PYTEST_NOISE = re.compile(
+    r"(?:platform |rootdir: |configfile: |cachedir: |plugins: |collected \d+ items?|collecting"
+    r"|timeout(?: method| func_only)?: |cov(?:erage)?: |=+ |(?:FAILED|ERROR|PASSED) \S+::"
+    r"|\S+\.py [.FEsxX]+\s*(?:\[\s*\d+%\])?$|[.FEsxX]+\s*\[\s*\d+%\]$).*"
+)
+
+
+def from_output(output: str, sections: dict[str, str], test_id: str | None) -> Failure | None:
+    """A test's failure read from the output when there is no report for it."""
+    if test_id is not None:
+        key = section_title(test_id)
+        texts = [t for title, t in sections.items() if title == key or title.startswith(key + "[")
+                 or title.startswith(key + "/") or title.startswith(key + ".")]  # fmt: skip
+        if not texts and "::" not in test_id:
+            # A file or package given as the test: every section of the run is its own.
+            texts = list(sections.values())
+        if texts:
+            return describe("\n".join(texts))
+    if not output.strip():
+        return None
+    lines = output.splitlines()
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")),
+                default=None)  # fmt: skip
+    if start is not None:
+        lines = lines[start:]
+    kept = [line for line in lines if not _PYTEST_NOISE.fullmatch(line.strip())]
+    return describe("\n".join(kept))
+
+
+def not_runtime(
+    failure: Failure | None, repro_path: str, in_repo: Callable[[str], bool] | None = None
+) -> str | None:
+    """Why ``failure`` is not a failure from the runtime (the implicit oracle), or None.
+
+    A runtime failure is an exception raised outside the reproduction file, a crash signal, a
+    sanitizer or race report, or a timeout, whose raising frame is not in the reproduction file.
+    With ``in_repo``, a traceback must also pass through the repository's own code (not only
+    the test and the standard library, nor code the test built with ``exec``): an error the test
+    provokes in ``json.loads`` or in ``exec("{}['x']")`` is its own doing.
+    """
+    if failure is None:
+        return "no failure of the test itself was recorded"
+    if failure.kind == "collection":
+        return f"the test could not be collected or imported ({failure.type or 'error'})"
+    if failure.kind == "assertion":
+        return "the test failed an assertion of its own"
+    if failure.kind == "unknown":
+        return "the failure is not a raised error, crash, sanitizer report or timeout"
+    if failure.raised_in is not None and _same_file(failure.raised_in, repro_path):
+        return f"the test's own code raised {failure.type or 'the error'} ({repro_path})"
+    if failure.raised_in is None and failure.kind == "exception":
+        return "the frame that raised the error is not known"
+    if in_repo is not None and failure.frames:
+        others = [f for f in failure.frames if not _same_file(f, repro_path)]
+        if not any(_in_repo(f, in_repo) for f in others):
+            return "the traceback does not pass through the repository's code, only the test's"
+    return None
+
+
+def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
+    """Whether a printed frame path (relative, or absolute into some checkout) is a file of the
+    repository: some tail of its parts names one."""
+    parts = PurePosixPath(printed).parts
+    if not parts or printed.startswith("<"):
+        return False
+    for start in range(len(parts)):
+        tail = "/".join(p for p in parts[start:] if p not in ("/", ".."))
+        if tail and in_repo(tail):
+            return True
+    return False
+
+
+def _same_file(printed: str, repro_path: str) -> bool:
+    """Whether a printed path (absolute, relative to rootdir, or a bare name) is the file."""
+    printed_parts = PurePosixPath(printed.replace("\\", "/")).parts
+    repro_parts = PurePosixPath(repro_path).parts
+    n = min(len(printed_parts), len(repro_parts))
+    return n > 0 and printed_parts[-n:] == repro_parts[-n:]
