@@ -21,6 +21,7 @@ from eyeful import __version__
 from eyeful.config import Config, load_config
 from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
+from eyeful.precommit import confirm_command
 from eyeful.terminal import RichProgress, ask_yes_no
 from eyeful.trust import TrustStore
 
@@ -90,7 +91,7 @@ def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bo
     if not _interactive():
         stderr.print(
             "eyeful: the project's commands are not confirmed for this repository; "
-            "running none (run `git eyeful confirm`)",
+            f"running none (run `{confirm_command()}`)",
             markup=False,
         )
         return False

@@ -158,7 +158,17 @@ class Config(BaseModel):
     """Names of environment variables the results depend on: their values join the cache key."""
     clean_ignored: StrictBool = False
     """Remove ignored files too (`git clean -ffdx`) at every checkout: a pristine tree."""
+    isolate: Literal["venv", "none"] | None = None
+    """Where project commands run; unset: "venv" when a setup command is configured."""
     source: str = Field(default="", exclude=True)
+
+    @property
+    def effective_isolate(self) -> Literal["venv", "none"]:
+        """A setup command installs things: by default into eyeful's virtualenv, never the
+        user's environment. Without one nothing is installed, and the user's tools are used."""
+        if self.isolate is not None:
+            return self.isolate
+        return "venv" if self.commands.setup else "none"
 
     @field_validator("junit")
     @classmethod

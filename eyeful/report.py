@@ -67,7 +67,8 @@ class Report(BaseModel):
     uncertainty: list[Uncertainty] = Field(default_factory=list)
     experts: list[str] = Field(default_factory=list, description="the experts that were asked")
     agents: dict[str, RoleUsage] = Field(
-        default_factory=dict, description="calls, tokens, seconds and faults per agent role"
+        default_factory=dict,
+        description="calls, tokens, seconds, faults, cached and cost_usd per agent role",
     )
 
     def note(self, text: str, *, unverified: bool) -> None:
@@ -281,6 +282,7 @@ def to_markdown(report: Report) -> str:
             f"{role} {_plural(u.calls, 'call')}, {u.tokens:,} tokens, {u.seconds:.1f}s"
             + (f", {_plural(u.faults, 'fault')}" if u.faults else "")
             + (f", {u.cached} cached" if u.cached else "")
+            + (f", ${u.cost_usd:.4f}" if u.cost_usd is not None else "")
             for role, u in used.items()
         ]
         out += ["", "<sub>Agents: " + "; ".join(parts) + ".</sub>"]

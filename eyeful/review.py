@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import pygit2
@@ -19,11 +20,13 @@ from eyeful.cache import Cache, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
+from eyeful.export import exported_tree
 from eyeful.findings import Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
+from eyeful.precommit import confirm_command
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
@@ -39,8 +42,9 @@ from eyeful.roles import (
     write_repro,
 )
 from eyeful.runs import Run, Runner, environment_key, setup_key
-from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
-from eyeful.worktrees import Worktree, WorktreePool
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
+from eyeful.treelinks import resolve_in_tree
+from eyeful.worktrees import WorktreePool
 
 
 @dataclass
@@ -66,12 +70,13 @@ class ReviewRequest:
 
 
 def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
-    """A text file of a snapshot, or None when it is not there (or not a file)."""
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.type_str != "blob":
+    """A text file of a snapshot, or None when it is not there (or not a file).
+
+    Symlinks inside the snapshot are followed (`README.rst -> doc/source/index.rst`); one
+    leading out of it (absolute, or `..` past its root) reads as absent.
+    """
+    entry = resolve_in_tree(repo, tree, path)
+    if entry is None or entry.type_str != "blob":
         return None
     return blob_at(repo, entry.id).data.decode("utf-8", errors="replace")
 
@@ -93,8 +98,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         )
     repo = open_repository(request.paths)
     state = request.paths.state_dir
-    # One worktree more than the parallel runs: the agents read the change in it.
-    pool = WorktreePool(request.paths, repo, size=max(2, request.jobs) + 1)
+    pool = WorktreePool(request.paths, repo, size=max(2, request.jobs))
     if request.effective_level == "read_only":
         why_not_run: str | None = "the level is read_only: no project command runs"
         report.note(f"{why_not_run}; findings are judged, not tested", unverified=False)
@@ -104,7 +108,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         cache = Cache(state / "cache", read=not request.no_cache)
         fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
         runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
-    with _agent_worktree(request, repo, pool) as agent_tree:
+    with _agent_files(request, repo) as agent_tree:
         agents = _agents(request, report, agent_tree)
         _findings(request, repo, report, runner, change, why_not_run, agents, progress)
         if agents is not None:
@@ -116,30 +120,30 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 )
             for skipped in agents.skipped:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
+            for text in agents.notes:
+                report.note(text, unverified=False)
     return report.finish()
 
 
 @contextmanager
-def _agent_worktree(
-    request: ReviewRequest, repo: pygit2.Repository, pool: WorktreePool
-) -> Iterator[Worktree | None]:
-    """The change checked out for the agent's command: never the user's tree."""
+def _agent_files(request: ReviewRequest, repo: pygit2.Repository) -> Iterator[Path | None]:
+    """The change's files for the agent's command: an export with no link to any repository
+    (eyeful/export.py), never the user's tree nor one of eyeful's worktrees."""
     if request.config.agent is None or not request.confirmed:
         yield None
         return
-    with pool.acquire() as worktree:
-        worktree.checkout(repo, request.snapshot.head.tree)
-        yield worktree
+    with exported_tree(repo, request.snapshot.head.tree) as path:
+        yield path
 
 
-def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -> Agents | None:
+def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agents | None:
     config = request.config.agent
     if config is None:
         report.note(
             "no experts ran: no agent is configured ([tool.eyeful.agent])", unverified=False
         )
         return None
-    if not request.confirmed or worktree is None:
+    if not request.confirmed or files is None:
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
@@ -149,7 +153,7 @@ def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -
     return Agents(
         config,
         request.provider or make_provider(config),
-        cwd=lambda: worktree.path,
+        cwd=lambda: files,
         cache=Cache(state / "cache", read=not request.no_cache),
         repo_root=request.paths.root,
     )
@@ -170,7 +174,7 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        report.note(f"{why}, so none was run (run `git eyeful confirm`)", unverified=True)
+        report.note(f"{why}, so none was run (run `{confirm_command()}`)", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")

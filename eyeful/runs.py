@@ -23,7 +23,7 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import results
+from eyeful import isolation, results, unrunnable
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, project_env, run_command
 from eyeful.completeness import CompletenessScanner
@@ -179,8 +179,10 @@ def passable(test: str) -> bool:
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
     """What setup depends on: its command and the blobs of its input files in ``tree_id``."""
     setup = config.commands.setup
+    venv = config.effective_isolate == "venv"
     if not setup:
-        return None
+        # An empty virtualenv is not the user's environment: results differ, so keys do too.
+        return cache_key(setup=None, isolate="venv") if venv else None
     tree = tree_at(repo, tree_id)
     inputs: dict[str, str] = {}
     by_dir: dict[str, list[str]] = {}
@@ -199,6 +201,8 @@ def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | No
             name = entry.name or ""
             if entry.type_str == "blob" and any(fnmatchcase(name, n) for n in names):
                 inputs[f"{directory}/{name}" if directory else name] = str(entry.id)
+    if venv:
+        return cache_key(setup=setup, inputs=inputs, isolate="venv")
     return cache_key(setup=setup, inputs=inputs)
 
 
@@ -237,13 +241,39 @@ class Runner:
             tail=result.tail,
         )
 
-    def _setup(self, worktree: Worktree, side: str, tree: str, key: str | None) -> Run | None:
+    def _environment(
+        self, worktree: Worktree, side: str, tree: str
+    ) -> tuple[dict[str, str] | None, Run | None]:
+        """The variables project commands get in ``worktree``; a failed run when there are none.
+
+        With ``isolate = "venv"`` that is the worktree's own virtualenv, made on first use; a new
+        one has nothing installed, so setup runs again.
+        """
+        if self.config.effective_isolate == "none":
+            return None, None
+        try:
+            made = isolation.prepare(self.pool.paths.state_dir, worktree.name, self.config.timeout)
+        except isolation.VenvError as err:
+            failed = CommandResult("ERROR", None, 0.0, "", reason=str(err))
+            return None, self._record(side, "setup", err.command, tree, failed)
+        if made.fresh:
+            worktree.write_setup_key(None)
+        return made.env, None
+
+    def _setup(
+        self,
+        worktree: Worktree,
+        side: str,
+        tree: str,
+        key: str | None,
+        env: dict[str, str] | None = None,
+    ) -> Run | None:
         setup = self.config.commands.setup
         if setup is None or key is None or worktree.read_setup_key() == key:
             return None
         self.progress.started(f"setup on the {side}", setup)
         worktree.write_setup_key(None)
-        result = run_command(setup, worktree.path, timeout=self.config.timeout)
+        result = run_command(setup, worktree.path, timeout=self.config.timeout, env=env)
         run = self._record(side, "setup", setup, tree, result)
         self.progress.finished(run)
         if run.status == "PASSED":
@@ -342,17 +372,27 @@ class Runner:
         with self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
-            setup_run = self._setup(worktree, side, tree, skey)
+            env, failed = self._environment(worktree, side, tree)
+            if failed is not None:
+                self.progress.finished(failed)
+                return [failed]
+            setup_run = self._setup(worktree, side, tree, skey, env)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
             for command in commands:
-                out.append(self._run_tests(worktree, side, tree, command, name))
+                out.append(self._run_tests(worktree, side, tree, command, name, env))
         return out
 
     def _run_tests(
-        self, worktree: Worktree, side: str, tree: str, command: str, name: RunName
+        self,
+        worktree: Worktree,
+        side: str,
+        tree: str,
+        command: str,
+        name: RunName,
+        env: dict[str, str] | None = None,
     ) -> Run:
         report: Path | None = None
         actual = command
@@ -372,10 +412,17 @@ class Runner:
 
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
-        result = run_command(actual, worktree.path, timeout=self.config.timeout, on_line=feed)
+        result = run_command(
+            actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env
+        )
         run = self._record(side, name, command, tree, result)
         run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
+        run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
         outcomes: dict[str, results.Outcome] = {}
+        junit_missing = (
+            self.config.junit if report is not None and self.config.junit and not report.is_file()
+            else None
+        )  # fmt: skip
         if report is not None and report.is_file():
             try:
                 outcomes = results.parse_junit(report)
@@ -389,6 +436,15 @@ class Runner:
             outcomes = scanner.outcomes
             run.tests_from = "output" if outcomes else None
         failing = any(o in ("failed", "error") for o in outcomes.values())
+        why = unrunnable.why_not_run(
+            unrunnable.Attempt(
+                command=command, side=side, name=name, status=run.status,
+                exit_code=run.exit_code, tail=run.tail, failing_read=failing,
+                isolated=env is not None, junit_missing=junit_missing,
+            )
+        )  # fmt: skip
+        if why is not None:
+            run.status, run.reason = "ERROR", why
         # pytest exits 5 when it collected no test at all (an empty base, say): every test is
         # then absent there, which is a known answer rather than an unnamed failure.
         no_tests = run.exit_code == 5 and not outcomes and "no tests ran" in run.tail

@@ -227,3 +227,41 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     assert user_state(repo) == before
     # It all comes back on the next run.
     assert eyeful(cwd=repo).returncode == 1
+
+
+
+def _repro_finding(n: int) -> dict[str, object]:
+    message = f"add does not return the sum ({n})"
+    return {
+        "id": f"sum-{n}", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": "calc.py", "line": 2, "title": f"add subtracts ({n})", "body": "add returns a - b.",
+        "oracle": {"kind": "human"},
+        "repro": {
+            "path": f"tests/test_repro_{n}.py",
+            "code": "from calc import add\n\n\ndef test_sum():\n"
+            f"    assert add(2, {n}) == 2 + {n}, {message!r}\n",
+            "fails": message,
+        },
+    }  # fmt: skip
+
+
+def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tmp_path):
+    # Findings are verified in worker threads (-j 2, five not_flaky runs each at once), and every
+    # run reports to the display on the terminal: a race there crashed the run (KeyError, exit 1,
+    # stdout empty). The display may not change the exit code or lose the report.
+    repo = python_project(tmp_path / "repo", eyeful_config(PYTEST, test_one=PYTEST + " {test}"))
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_repro_finding(n) for n in (3, 4, 5)]))
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
+    code, out, err = _run_with_tty_stderr(
+        ["git", "eyeful", "-j", "2", "--findings", str(findings), "--format", "json"], repo, env
+    )
+    assert "Traceback" not in err and "KeyError" not in err, err[-3000:]
+    assert code == 1, err[-3000:]
+    report = json.loads(out)
+    assert report["exit_code"] == 1
+    assert [f["label"] for f in report["findings"]] == ["question"] * 3
+    assert "test_one on the change" in _ANSI.sub("", err), _ANSI.sub("", err).replace("\r", "\n")
