@@ -41,6 +41,7 @@ MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 
 # What a user writes: `python` is whatever the user's PATH says, never eyeful's own interpreter.
 USER_PYTEST = "python -m pytest -q -p no:cacheprovider"
+USER_PYTEST_ONE = f"{USER_PYTEST} {{test}}"
 
 EMPTY_TREE = "4b825dc"
 WITH_SUB = CALC + "\n\ndef sub(a, b):\n    return a - b\n"
@@ -236,7 +237,7 @@ def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
     assert (BIN / "python").exists()
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
-    repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST))
+    repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST, test_one=USER_PYTEST_ONE))
     base = git(repo, "rev-parse", "HEAD").strip()
     clean = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
     commit(repo, {"calc.py": BROKEN_ADD}, "break add")
@@ -359,7 +360,7 @@ def pre_commit_project(tmp_path, pre_commit_home):
     repo = make_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": eyeful_config(USER_PYTEST),
+            "pyproject.toml": eyeful_config(USER_PYTEST, test_one=USER_PYTEST_ONE),
             "pytest.ini": "[pytest]\npythonpath = .\n",
             "calc.py": WITH_SUB,
             "tests/test_calc.py": CALC_TESTS,
