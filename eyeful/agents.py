@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
-from eyeful.findings import Claim, Oracle
+from eyeful.findings import Claim, Oracle, ReproPath, TestId
 from eyeful.providers import Provider, ProviderError
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
@@ -42,10 +42,10 @@ class SameProblemReply(_Reply):
 
 
 class ReproReply(_Reply):
-    path: str
+    path: ReproPath
     code: str = Field(min_length=1)
     fails: str = Field(min_length=1)
-    test: str | None = None
+    test: TestId | None = None
     oracle: Oracle
 
 

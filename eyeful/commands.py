@@ -186,8 +186,11 @@ def run_command(
     timeout: float,
     env: Mapping[str, str] | None = None,
     on_line: Callable[[str], None] | None = None,
+    args: Sequence[str] = (),
 ) -> CommandResult:
     """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure.
+
+    ``args`` are the shell's positional arguments (``"$@"`` in ``command``): data, never parsed.
 
     Raises :class:`Cancelled` when the run was interrupted (before or while it runs).
     """
@@ -195,7 +198,7 @@ def run_command(
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command],
+            ["/bin/sh", "-c", command, "eyeful", *args],
             cwd=cwd,
             env=dict(project_env() if env is None else env),
             stdin=subprocess.DEVNULL,

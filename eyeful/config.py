@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from eyeful.errors import EyefulError
+from eyeful.testids import check_template
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,12 +68,7 @@ class Commands(BaseModel):
     @field_validator("test_one")
     @classmethod
     def _has_placeholder(cls, value: str | None) -> str | None:
-        if value is not None and "{test}" not in value:
-            raise ValueError(
-                "must contain {test}, where eyeful puts the test file or id "
-                '(e.g. "python -m pytest -q {test}")'
-            )
-        return value
+        return None if value is None else check_template(value)
 
     def items(self) -> list[tuple[str, str]]:
         """The configured commands in the order they run."""

@@ -27,6 +27,7 @@ from eyeful.config import Config
 from eyeful.gitutil import git
 from eyeful.progress import Progress, Silent
 from eyeful.snapshot import tree_at
+from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 from eyeful.worktrees import Worktree, WorktreePool
 
 RunName = Literal["setup", "test", "test_one"]
@@ -251,12 +252,21 @@ class Runner:
 
     def one(self, tree: str, side: str, test: str, extra: Extra | None = None) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test``; not cached: flakiness needs reruns."""
-        template = self.config.commands.test_one
-        assert template is not None, "callers check that test_one is configured"
-        command = template.replace("{test}", shlex.quote(test))
+        command = self._test_one([test])
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
-        return self._execute(tree, side, "test_one", command, extra, skey)
+        return self._execute(tree, side, "test_one", command.shown, extra, skey, command)
+
+    def _test_one(self, ids: list[str]) -> IdCommand:
+        """`test_one` for ``ids``, which travel as arguments, never as shell text."""
+        template = self.config.commands.test_one
+        assert template is not None, "callers check that test_one is configured"
+        try:
+            for test_id in ids:
+                check_test_id(test_id, "the test id")
+            return with_ids(template, ids)
+        except ValueError as err:
+            raise Refused(str(err)) from None
 
     def _execute(
         self,
@@ -266,21 +276,30 @@ class Runner:
         command: str,
         extra: Extra | None,
         skey: str | None,
+        test_one: IdCommand | None = None,
     ) -> list[Run]:
         out: list[Run] = []
         with self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
+            for test_id in test_one.args if test_one else ():
+                _inside(worktree.path, id_path(test_id))
             setup_run = self._setup(worktree, side, tree, skey)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
-            out.append(self._run_tests(worktree, side, tree, command, name))
+            out.append(self._run_tests(worktree, side, tree, command, name, test_one))
         return out
 
     def _run_tests(
-        self, worktree: Worktree, side: str, tree: str, command: str, name: RunName
+        self,
+        worktree: Worktree,
+        side: str,
+        tree: str,
+        command: str,
+        name: RunName,
+        test_one: IdCommand | None = None,
     ) -> Run:
         report: Path | None = None
         actual = command
@@ -294,8 +313,14 @@ class Runner:
         scanner = results.OutputScanner()
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
+        if test_one is not None:
+            actual = test_one.script
         result = run_command(
-            actual, worktree.path, timeout=self.config.timeout, on_line=scanner.feed
+            actual,
+            worktree.path,
+            timeout=self.config.timeout,
+            on_line=scanner.feed,
+            args=() if test_one is None else test_one.args,
         )
         run = self._record(side, name, command, tree, result)
         outcomes: dict[str, results.Outcome] = {}

@@ -1,0 +1,292 @@
+"""Nothing a finding, an agent or a config value carries can run, delete or hide anything.
+
+Issue 8 points 1-6, each with the hostile input as it was found: a test id pasted into
+`test_one`, paths that lead out of the worktree through a symlink the change adds, control
+characters in commands, a confirmation that did not cover everything, markdown injection in the
+feedback, and processes that outlived eyeful.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from eyeful.commands import run_command
+from eyeful.demo import make_demo_repo
+from eyeful.testids import check_template, check_test_id, with_ids
+from tests.gitrepo import (
+    BROKEN_ADD,
+    PYTEST,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    python_project,
+    write,
+)
+from tests.test_agents import BOUNDARY, BOUNDARY_TEST
+from tests.test_agents import _finding as agent_finding
+
+AGENT = Path(__file__).with_name("scripted_agent.py")
+README_TEST_ONE = f"{PYTEST} {{test}}"  # the README's `python -m pytest -q {test}`
+
+
+def _one_line_error(proc) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("eyeful: error: "), proc.stderr
+    return lines[0]
+
+
+class Outside:
+    """A directory and a file outside the repository, and a marker no command may create."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.dir = tmp_path / "outside"
+        self.dir.mkdir()
+        (self.dir / "keep.txt").write_text("precious\n")
+        self.file = tmp_path / "outside.xml"
+        self.file.write_text("precious\n")
+        self.marker = tmp_path / "marker"
+
+    def untouched(self) -> bool:
+        return (
+            sorted(p.name for p in self.dir.iterdir()) == ["keep.txt"]
+            and (self.dir / "keep.txt").read_text() == "precious\n"
+            and self.file.read_text() == "precious\n"
+            and not self.marker.exists()
+        )
+
+
+def hostile_ids(outside: Outside) -> list[str]:
+    """The issue's ids, exactly, aimed at ``outside``."""
+    return [
+        f"--basetemp={outside.dir}",
+        f"--junitxml={outside.file}",
+        f"$(touch {outside.marker})",
+        f"x; touch {outside.marker}; #",
+    ]
+
+
+def _finding(test_id: str | None = None, **repro: object) -> dict:
+    base_repro: dict[str, object] = {
+        "path": "tests/test_repro.py",
+        "code": "from calc import add\n\n\ndef test_sum():\n"
+        "    assert add(2, 3) == 5, 'add does not return the sum'\n",
+        "fails": "add does not return the sum",
+    }
+    if test_id is not None:
+        base_repro["test"] = test_id
+    base_repro.update(repro)
+    return {
+        "id": "f1",
+        "expert": "correctness",
+        "severity": "error",
+        "evidence": "test",
+        "path": "calc.py",
+        "line": 2,
+        "title": "add subtracts",
+        "body": "add returns a - b.",
+        "oracle": {"kind": "human"},
+        "repro": base_repro,
+    }
+
+
+# 1. A finding's test id is data -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def calc_repo(tmp_path_factory) -> Path:
+    """A confirmed project with the README's test_one and a staged change (read only)."""
+    root = tmp_path_factory.mktemp("calc")
+    repo = python_project(root / "repo", eyeful_config(test_one=README_TEST_ONE))
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    return repo
+
+
+@pytest.mark.parametrize("index", range(4), ids=["basetemp", "junitxml", "subshell", "semicolon"])
+def test_a_hostile_test_id_in_a_findings_file_is_exit_2_and_runs_nothing(
+    calc_repo, tmp_path, index
+):
+    confirm(calc_repo)
+    outside = Outside(tmp_path)
+    test_id = hostile_ids(outside)[index]
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_finding(test_id)]))
+    proc = eyeful("--findings", str(findings), cwd=calc_repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = _one_line_error(proc)
+    assert "repro.test" in line and "finding 'f1'" in line
+    assert proc.stdout == ""
+    assert outside.untouched()
+    assert not (calc_repo / ".git" / "eyeful").exists(), "nothing may have run"
+
+
+def test_a_hostile_repro_path_is_exit_2_as_well(calc_repo, tmp_path):
+    confirm(calc_repo)
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_finding(None, path="--basetemp=x")]))
+    proc = eyeful("--findings", str(findings), cwd=calc_repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "repro.path" in _one_line_error(proc)
+
+
+@pytest.mark.parametrize("quoted", ["'{test}'", '"{test}"'])
+def test_a_template_that_quotes_test_is_a_config_error(tmp_path, quoted):
+    repo = python_project(tmp_path / "repo", eyeful_config(test_one=f"{PYTEST} {quoted}"))
+    outside = Outside(tmp_path)
+    for args in (("confirm", "--yes"), ()):
+        proc = eyeful(*args, cwd=repo)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        line = _one_line_error(proc)
+        assert "commands.test_one" in line and "write it bare" in line
+    assert outside.untouched()
+
+
+@pytest.mark.parametrize(
+    ("template", "ok"),
+    [
+        ("pytest {test}", True),
+        ("cd sub && pytest -q {test} -x", True),
+        ("pytest \\\\{test}", True),  # an escaped backslash, then {test} bare
+        ("echo 'a' \"b\" {test}", True),
+        ("pytest '{test}'", False),
+        ('pytest "{test}"', False),
+        ("pytest \\{test}", False),
+        ("sh -c 'pytest {test}'", False),
+        ('bash -c "pytest {test}"', False),
+        ("go test -run '^{test}$' ./...", False),
+        ("pytest -q", False),
+    ],
+)
+def test_only_a_bare_test_placeholder_is_accepted(template, ok):
+    if ok:
+        assert check_template(template) == template
+    else:
+        with pytest.raises(ValueError):
+            check_template(template)
+
+
+def test_ids_reach_the_command_as_arguments_whatever_they_contain(tmp_path):
+    """The mechanism alone, without validation: no id becomes shell text."""
+    outside = Outside(tmp_path)
+    ids = [*hostile_ids(outside), "a b", "'", '"', "\\", "`touch x`"]
+    out = tmp_path / "args.txt"
+    command = with_ids(f"printf '%s\\n' {{test}} > {shlex.quote(str(out))}", ids)
+    result = run_command(command.script, tmp_path, timeout=30, args=command.args)
+    assert result.status == "PASSED", result.tail
+    assert out.read_text().splitlines() == ids
+    assert outside.untouched()
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "tests/test_a.py",
+        "tests/test_a.py::TestB::test_c",
+        "tests/test_a.py::test_c[x-1.5/y]",
+        "tests/test_a.py::test_c[a=b,c+d@e%f:g]",
+        "TestGoName",
+        "pkg/mod_test.go",
+    ],
+)
+def test_safe_test_ids_are_accepted(good):
+    assert check_test_id(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "-k",
+        "--basetemp=/x",
+        "tests/test_a.py::-k",
+        "tests/test_a.py::test[a b]",
+        "/abs/test.py",
+        "../up/test.py",
+        ".git/hooks/test.py",
+        "tests/test_a.py::test[$(id)]",
+        "tests/test_a.py::test`id`",
+        "tests/test_a.py::",
+        "a\nb",
+        "",
+    ],
+)
+def test_unsafe_test_ids_are_refused(bad):
+    with pytest.raises(ValueError):
+        check_test_id(bad)
+
+
+def _demo_agent_repo(tmp_path: Path, test_id: str, experts: str = '["correctness"]') -> Path:
+    """The demo repository with a scripted agent whose reproduction carries ``test_id``."""
+    log = tmp_path / "log.jsonl"
+    script = {
+        "log": str(log),
+        "expert": {"correctness": [agent_finding(BOUNDARY, 16, "error")]},
+        "repro": {
+            BOUNDARY: {
+                "path": "tests/test_boundary.py",
+                "code": BOUNDARY_TEST,
+                "fails": "session still valid at its expiry second",
+                "test": test_id,
+                "oracle": {"kind": "human"},
+            }
+        },
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    repo = make_demo_repo(tmp_path)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(AGENT))} {shlex.quote(str(path))}"
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text()
+        + f"\n[tool.eyeful.agent]\ncommand = {json.dumps(command)}\nexperts = {experts}\n"
+    )
+    confirm(repo)
+    return repo
+
+
+def test_a_hostile_test_id_from_an_agent_is_an_invalid_reply_and_never_runs(tmp_path):
+    outside = Outside(tmp_path)
+    repo = _demo_agent_repo(tmp_path, f"x; touch {outside.marker}; #")
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode in (1, 3), proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["agents"]["repro"]["calls"] == 2  # asked once more
+    assert report["agents"]["repro"]["faults"] == 1
+    faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
+    assert len(faults) == 1 and "test" in faults[0], faults
+    [finding] = report["findings"]
+    assert finding["kind"] == "review"
+    assert not [r for r in finding["runs"] if r["name"] == "test_one"]
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    retry = [entry["prompt"] for entry in log if entry["role"] == "repro"][1]
+    assert "Your previous reply was rejected" in retry and "test" in retry
+    assert outside.untouched()
+
+
+def test_a_test_id_leading_out_through_a_symlink_is_refused(tmp_path):
+    outside = Outside(tmp_path)
+    (outside.dir / "check_out.py").write_text(
+        f"from pathlib import Path\n\n\ndef test_x():\n    Path({str(outside.marker)!r}).touch()\n"
+    )
+    repo = python_project(tmp_path / "repo", eyeful_config(test_one=README_TEST_ONE))
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD})
+    (repo / "link").symlink_to(outside.dir)
+    git(repo, "add", "-A")
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_finding("link/check_out.py::test_x")]))
+    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
+    assert proc.returncode in (1, 3), proc.stderr
+    [finding] = json.loads(proc.stdout)["findings"]
+    assert finding["kind"] == "review"
+    assert "leads out of the repository" in json.dumps(finding)
+    assert not outside.marker.exists()
+    (outside.dir / "check_out.py").unlink()
+    assert outside.untouched()
