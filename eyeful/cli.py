@@ -22,7 +22,8 @@ from eyeful.config import Config, load_config
 from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
 from eyeful.terminal import RichProgress, ask_yes_no
-from eyeful.trust import TrustStore
+from eyeful.textsafe import visible
+from eyeful.trust import TrustStore, shown_settings
 
 EPILOG = (
     "Exit codes: 0 nothing blocking; 1 blocking issues; 2 bad usage, configuration or input; "
@@ -78,9 +79,11 @@ def _to_confirm(config: Config) -> list[tuple[str, str]]:
 
 
 def _describe_commands(config: Config, paths: RepoPaths) -> None:
-    stderr.print(f"Project commands for {paths.root} ({config.source}):", markup=False)
-    for name, command in _to_confirm(config):
-        stderr.print(f"  {name:14} {command}", markup=False, soft_wrap=True)
+    """Everything the confirmation covers, escaped: no control character reaches the terminal."""
+    stderr.print(f"Project commands for {visible(str(paths.root))} ({config.source}):",
+                 markup=False)  # fmt: skip
+    for name, value in shown_settings(config, paths.root):
+        stderr.print(f"  {visible(name):14} {visible(value)}", markup=False, soft_wrap=True)
 
 
 def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bool:
