@@ -113,7 +113,8 @@ def load_prompt(role: str, repo_root: Path | None) -> str:
     """A role's instructions: `.eyeful/prompts/<role>.md` in the repository, else eyeful's."""
     if repo_root is not None:
         override = repo_root / ".eyeful" / "prompts" / f"{role}.md"
-        if override.is_file():
+        # An override is read only inside the repository (never through a symlink out of it).
+        if override.is_file() and override.resolve().is_relative_to(repo_root.resolve()):
             return override.read_text(encoding="utf-8")
     return (resources.files("eyeful") / "prompts" / f"{role}.md").read_text(encoding="utf-8")
 

@@ -7,6 +7,7 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shlex
 import tempfile
@@ -72,6 +73,11 @@ def _inside(worktree: Path, rel: str) -> Path:
     if ".git" in target.relative_to(root).parts[:1]:
         raise Refused(f"{rel!r} is inside .git")
     return target
+
+
+def _project_report(worktree: Worktree, junit: str) -> Path:
+    """The configured JUnit report in ``worktree``, confined like every path eyeful touches."""
+    return _inside(worktree.path, junit)
 
 
 def _ignored(worktree: Path, paths: list[str]) -> list[str]:
@@ -292,6 +298,11 @@ class Runner:
             out.append(self._run_tests(worktree, side, tree, command, name, test_one))
         return out
 
+    def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
+        run = self._record(side, name, command, tree, CommandResult("ERROR", None, 0.0, "", reason))
+        self.progress.finished(run)
+        return run
+
     def _run_tests(
         self,
         worktree: Worktree,
@@ -304,8 +315,12 @@ class Runner:
         report: Path | None = None
         actual = command
         if name == "test" and self.config.junit:
-            report = worktree.path / self.config.junit
-            report.unlink(missing_ok=True)
+            try:
+                report = _project_report(worktree, self.config.junit)
+            except Refused as err:  # never remove a file outside the worktree
+                return self._not_run(side, name, command, tree, f"junit {err}")
+            if not report.is_dir():
+                report.unlink(missing_ok=True)
         elif name == "test" and results.is_pytest_command(command):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
             report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
@@ -324,6 +339,11 @@ class Runner:
         )
         run = self._record(side, name, command, tree, result)
         outcomes: dict[str, results.Outcome] = {}
+        if report is not None and self.config.junit and name == "test":
+            # The tests ran in the worktree: whatever they left must still lead to a file in it.
+            with contextlib.suppress(Refused):
+                report = None
+                report = _project_report(worktree, self.config.junit)
         if report is not None and report.is_file():
             try:
                 outcomes = results.parse_junit(report)

@@ -47,14 +47,21 @@ def confirmed_settings(config: Config) -> dict[str, object]:
     return data
 
 
+OUTSIDE = "not used: it leads out of the repository"
+
+
 def prompt_overrides(root: Path) -> dict[str, str]:
-    """`.eyeful/prompts/*.md` in the working tree: name -> SHA-256 of the content."""
+    """`.eyeful/prompts/*.md` in the working tree: name -> SHA-256 of the content (or why it
+    is not used: an override leading out of the repository through a symlink is not read)."""
     folder = root / PROMPTS_DIR
     out: dict[str, str] = {}
     if not folder.is_dir():
         return out
     for path in sorted(folder.iterdir()):
         if path.suffix != ".md":
+            continue
+        if not path.resolve().is_relative_to(root.resolve()):
+            out[path.name] = OUTSIDE
             continue
         try:
             content = path.read_bytes()
@@ -93,7 +100,8 @@ def shown_settings(config: Config, root: Path) -> list[tuple[str, str]]:
         items.append((key.removeprefix("commands."), text))
     items.sort(key=lambda item: "." in item[0])  # commands, then the other settings
     for name, digest in prompt_overrides(root).items():
-        items.append((f"prompt {name}", f"{PROMPTS_DIR / name} (sha256 {digest[:12]})"))
+        about = digest if digest == OUTSIDE else f"sha256 {digest[:12]}"
+        items.append((f"prompt {name}", f"{PROMPTS_DIR / name} ({about})"))
     return items
 
 

@@ -440,3 +440,71 @@ def test_a_changed_prompt_override_needs_confirming_again(tmp_path):
     assert not store.is_confirmed(tmp_path, config)
     prompt.unlink()
     assert not store.is_confirmed(tmp_path, config)
+
+
+# 2. Every path eyeful writes, reads or removes in a worktree is confined ------------------------
+
+FORGED_JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="1" failures="1">
+<testcase classname="tests.test_calc" name="test_forged" file="tests/test_calc.py">
+<failure message="forged">forged</failure></testcase></testsuite></testsuites>
+"""
+
+
+def test_junit_through_a_symlink_the_change_adds_is_neither_removed_nor_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "junit.xml").write_text(FORGED_JUNIT)
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="junit = 'out/junit.xml'"))
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD})
+    (repo / "out").symlink_to(outside)
+    git(repo, "add", "-A")
+    proc = eyeful("--format", "json", cwd=repo)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert (outside / "junit.xml").read_text() == FORGED_JUNIT
+    change = [r for r in report["runs"] if r["side"] == "change"]
+    assert [(r["status"], r["reason"]) for r in change] == [
+        ("ERROR", "junit 'out/junit.xml' leads out of the repository (through a symlink)")
+    ]
+    assert "test_forged" not in proc.stdout
+
+
+def test_reproductions_and_fixes_through_a_symlink_the_change_adds_are_refused(tmp_path):
+    outside = Outside(tmp_path)
+    repo = python_project(tmp_path / "repo", eyeful_config(test_one=README_TEST_ONE))
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD})
+    (repo / "link").symlink_to(outside.dir)
+    git(repo, "add", "-A")
+    through_link = _finding(None, path="link/test_evil.py")
+    through_link["id"] = "repro-through-link"
+    fix_through_link = _finding(None)
+    fix_through_link["fix"] = {
+        "diff": "--- a/link/keep.txt\n+++ b/link/keep.txt\n@@ -1 +1 @@\n-precious\n+gone\n"
+    }
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([through_link, fix_through_link]))
+    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
+    assert proc.returncode in (1, 3), proc.stderr
+    found = {f["id"]: f for f in json.loads(proc.stdout)["findings"]}
+    assert "leads out of the repository" in json.dumps(found["repro-through-link"])
+    assert found["f1"]["fix_verified"] is False
+    assert outside.untouched()
+
+
+def test_a_prompt_override_leading_out_of_the_repository_is_not_read(tmp_path):
+    from eyeful.agents import load_prompt
+
+    secret = tmp_path / "secret.md"
+    secret.write_text("the secret\n")
+    repo = python_project(tmp_path / "repo")
+    (repo / ".eyeful" / "prompts").mkdir(parents=True)
+    (repo / ".eyeful" / "prompts" / "expert.md").symlink_to(secret)
+    assert "the secret" not in load_prompt("expert", repo)
+    (repo / "pyproject.toml").write_text(
+        eyeful_config() + '[tool.eyeful.agent]\ncommand = "true"\n'
+    )
+    proc = eyeful("confirm", "--yes", cwd=repo)
+    assert "expert.md (not used: it leads out of the repository)" in proc.stderr
