@@ -7,17 +7,15 @@ Exit codes: 0 nothing blocking, 1 blocking issues, 2 bad usage/config/input, 3 c
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from enum import Enum
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 
-from eyeful import __version__
+from eyeful import __version__, reaper
 from eyeful.config import Config, load_config
 from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
@@ -63,10 +61,6 @@ class Format(str, Enum):
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     stderr.print(f"eyeful: error: {message}", markup=False, soft_wrap=True)
     return typer.Exit(code)
-
-
-def _sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def _interactive() -> bool:
@@ -184,7 +178,8 @@ def review_command(
     from eyeful.review import ReviewRequest, review
     from eyeful.snapshot import take_snapshot
 
-    signal.signal(signal.SIGTERM, _sigterm)
+    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
+    reaper.become_subreaper()
     try:
         paths = find_repo(Path.cwd())
         config = load_config(paths.root)
@@ -291,7 +286,8 @@ def demo(
     """Review a broken change in a throwaway copy of the bundled example project."""
     from eyeful.demo import run_demo
 
-    signal.signal(signal.SIGTERM, _sigterm)
+    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
+    reaper.become_subreaper()
     try:
         with RichProgress(stderr) as progress:
             text, code, where = run_demo(progress, keep=keep)
@@ -316,4 +312,6 @@ def main(argv: list[str] | None = None) -> int:
         app(args=argv, prog_name=name)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        reaper.sweep_all()  # nothing eyeful started outlives it
     return 0

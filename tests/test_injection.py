@@ -8,9 +8,14 @@ feedback, and processes that outlived eyeful.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,7 @@ from eyeful.demo import make_demo_repo
 from eyeful.testids import check_template, check_test_id, with_ids
 from tests.gitrepo import (
     BROKEN_ADD,
+    CALC,
     PYTEST,
     confirm,
     eyeful,
@@ -32,7 +38,10 @@ from tests.test_agents import BOUNDARY, BOUNDARY_TEST
 from tests.test_agents import _finding as agent_finding
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
-README_TEST_ONE = f"{PYTEST} {{test}}"  # the README's `python -m pytest -q {test}`
+README_TEST_ONE = f"{PYTEST} {{test}}"
+GIT_EYEFUL = str(
+    Path(sys.executable).parent / "git-eyeful"
+)  # the README's `python -m pytest -q {test}`
 
 
 def _one_line_error(proc) -> str:
@@ -508,3 +517,106 @@ def test_a_prompt_override_leading_out_of_the_repository_is_not_read(tmp_path):
     )
     proc = eyeful("confirm", "--yes", cwd=repo)
     assert "expert.md (not used: it leads out of the repository)" in proc.stderr
+
+
+# 6. No process eyeful started outlives it ---------------------------------------------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def pids(tmp_path):
+    """Pid files the test's commands write; whatever a failing test left is killed by pid."""
+    files: list[Path] = []
+    yield files
+    for path in files:
+        with contextlib.suppress(ValueError, OSError):
+            for pid in map(int, path.read_text().split()):
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _read_pids(files: list[Path]) -> list[int]:
+    return [int(path.read_text().split()[0]) for path in files]
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 90.0) -> None:
+    deadline = time.monotonic() + within
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["git-forwards-its-own", "two-sigints"])
+def test_two_sigints_leave_no_process_behind(tmp_path, pids, how):
+    shell, child, escaped = (tmp_path / f"{name}.pid" for name in ("shell", "child", "escaped"))
+    pids += [shell, child, escaped]
+    started = tmp_path / "started"
+    # Everything ignores SIGTERM; the setsid child is in its own session, out of the group.
+    command = (
+        f"trap '' TERM; echo $$ > {shell}; setsid sleep 300 & echo $! > {escaped}; "
+        f"sleep 300 & echo $! > {child}; touch {started}; wait; {PYTEST}"
+    )
+    repo = python_project(tmp_path / "repo", eyeful_config(command))
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "calc.py")
+    argv = ["git", "eyeful"] if how == "git-forwards-its-own" else [GIT_EYEFUL]
+    proc = subprocess.Popen(
+        argv, cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for(started, proc)
+        assert all(_alive(pid) for pid in _read_pids(pids))
+        if how == "git-forwards-its-own":
+            os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        else:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.5)  # the second one lands during the TERM -> KILL wait
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "interrupted" in err
+    for pid in _read_pids(pids):
+        assert _gone(pid), f"process {pid} outlived eyeful"
+
+
+def test_processes_a_command_moved_out_of_its_group_do_not_outlive_it(tmp_path, pids):
+    kept, bare = tmp_path / "kept.pid", tmp_path / "bare.pid"
+    pids += [kept, bare]
+    # One escapes the group but keeps eyeful's token; one also empties its environment.
+    command = (
+        f"setsid sleep 300 & echo $! >> {kept}; "
+        f"env -i setsid sleep 301 & echo $! >> {bare}; {PYTEST}"
+    )
+    repo = python_project(tmp_path / "repo", eyeful_config(command))
+    confirm(repo)
+    write(repo, {"calc.py": CALC + "# a comment\n"})
+    git(repo, "add", "calc.py")
+    proc = eyeful(cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    escaped = [int(pid) for path in pids for pid in path.read_text().split()]
+    assert len(escaped) >= 2
+    for pid in escaped:
+        assert _gone(pid), f"process {pid} outlived eyeful"
