@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from eyeful import __version__
+from eyeful import mdsafe as md
 from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
@@ -94,17 +95,13 @@ def _plural(n: int, word: str) -> str:
 
 
 def _fence(text: str, lang: str = "text") -> list[str]:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    body = [f"  {line}" if line else "" for line in text.rstrip().splitlines()]
-    return [f"  {fence}{lang}", *body, f"  {fence}"]
+    return md.fence(text, lang)
 
 
 def _run_line(run: Run) -> str:
     where = f"{run.name} on the {run.side}"
     how = "cached" if run.cached else f"{run.duration:.1f}s"
-    extra = f", {run.reason}" if run.reason else ""
+    extra = f", {md.line(run.reason)}" if run.reason else ""
     return f"{where}: {run.status} ({how}{extra})"
 
 
@@ -112,7 +109,8 @@ def _failure_item(failure: TestFailure) -> list[str]:
     if failure.test == SUITE:
         head = "**issue (blocking):** the test suite fails on the change and passes on the base"
     else:
-        head = f"**issue (blocking):** `{failure.test}` fails on the change and passes on the base"
+        test = md.code(failure.test)
+        head = f"**issue (blocking):** {test} fails on the change and passes on the base"
     return [
         f"- {head}",
         "  _regression; oracle: derived (a test already in the repository)_",
@@ -156,10 +154,10 @@ def _oracle_line(finding: ReportedFinding) -> str:
     if oracle.graded != oracle.declared:
         text += f" (declared {oracle.declared})"
     if oracle.quote:
-        where = f" ({oracle.source})" if oracle.source else ""
-        text += f" — “{oracle.quote}”{where}"
+        where = f" ({md.line(oracle.source)})" if oracle.source else ""
+        text += f" — “{md.line(oracle.quote)}”{where}"
     if oracle.note:
-        text += f"; {oracle.note}"
+        text += f"; {md.line(oracle.note)}"
     return text
 
 
@@ -167,11 +165,11 @@ def _finding_item(finding: ReportedFinding) -> list[str]:
     place = f"{finding.path}:{finding.line}"
     if finding.end_line and finding.end_line != finding.line:
         place += f"-{finding.end_line}"
-    out = [f"- **{finding.label}:** `{place}` {finding.title}"]
-    out += [f"  {line}" if line else "" for line in finding.body.strip().splitlines()]
-    meta = f"{finding.expert} · {finding.severity} · evidence: {finding.evidence}"
+    out = [f"- **{finding.label}:** {md.code(place)} {md.line(finding.title)}"]
+    out += md.block(finding.body)
+    meta = f"{md.line(finding.expert)} · {finding.severity} · evidence: {finding.evidence}"
     if finding.corroborated_by:
-        meta += " · also reported by " + ", ".join(finding.corroborated_by)
+        meta += " · also reported by " + md.line(", ".join(finding.corroborated_by))
     out.append(f"  _{meta} · {_oracle_line(finding)}_")
     if finding.gates and any(g.status != "not_reached" for g in finding.gates):
         marks = ", ".join(f"{g.name} {_GATE_MARK[g.status]}" for g in finding.gates)
@@ -179,24 +177,29 @@ def _finding_item(finding: ReportedFinding) -> list[str]:
     if finding.runs:
         out.append(f"  Ran: {_runs_summary(finding.runs)}.")
     if finding.unverified:
-        out.append(f"  Not verified: {finding.unverified}.")
+        out.append(f"  Not verified: {md.line(finding.unverified)}.")
     if finding.merged:
-        out.append(f"  One problem with: {', '.join(f'`{m}`' for m in finding.merged)}.")
+        out.append(f"  One problem with: {', '.join(md.code(m) for m in finding.merged)}.")
     if finding.corrected:
         out.append("  The reproduction was corrected once after failing without its fails text.")
     if finding.judge:
-        out.append(f"  The judge confirmed it: {finding.judge}")
+        out.append(f"  The judge confirmed it: {md.line(finding.judge)}")
     if finding.objection:
-        out.append(f"  Objection: {finding.objection}")
+        out.append(f"  Objection: {md.line(finding.objection)}")
     repro = finding.repro
     if repro is not None and repro.code is not None and finding.kind != "fail":
-        out.append(f"  Failing test `{repro.path}` (fails with “{repro.fails}”):")
+        out.append(f"  Failing test {md.code(repro.path)} (fails with “{md.line(repro.fails)}”):")
         out += _fence(repro.code, "python" if repro.path.endswith(".py") else "text")
     elif repro is not None and finding.kind == "fail":
-        out.append(f"  Reproduction: `{repro.test or repro.path}` fails with “{repro.fails}”.")
+        test = md.code(repro.test or repro.path)
+        out.append(f"  Reproduction: {test} fails with “{md.line(repro.fails)}”.")
     if finding.fix is not None:
         state = "verified" if finding.fix_verified else "not verified"
-        note = f": {finding.fix_note}" if finding.fix_note and not finding.fix_verified else ""
+        note = (
+            f": {md.line(finding.fix_note)}"
+            if finding.fix_note and not finding.fix_verified
+            else ""
+        )
         out.append(f"  Suggested fix ({state}{note}):")
         out += _fence(finding.fix.diff, "diff")
     return out
@@ -237,7 +240,7 @@ def to_markdown(report: Report) -> str:
     if report.other_failures or notes:
         out += ["### Not blocking", ""]
         for failure in report.other_failures:
-            name = "the test suite" if failure.test == SUITE else f"`{failure.test}`"
+            name = "the test suite" if failure.test == SUITE else md.code(failure.test)
             out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}")
         for finding in notes:
             out += _finding_item(finding)
@@ -249,7 +252,7 @@ def to_markdown(report: Report) -> str:
         out.append("None.")
     out += ["", "</details>", "", "### Uncertainty", ""]
     if report.uncertainty:
-        out += [f"- [ ] {u.text}" for u in report.uncertainty]
+        out += [f"- [ ] {md.line(u.text)}" for u in report.uncertainty]
     else:
         out.append("- [x] Everything eyeful set out to check was checked.")
     used = {role: u for role, u in report.agents.items() if u.calls or u.faults or u.cached}

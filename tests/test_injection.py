@@ -620,3 +620,62 @@ def test_processes_a_command_moved_out_of_its_group_do_not_outlive_it(tmp_path, 
     assert len(escaped) >= 2
     for pid in escaped:
         assert _gone(pid), f"process {pid} outlived eyeful"
+
+
+# 5. Markdown injection --------------------------------------------------------------------------
+
+FORGED_TITLE = "naming\n\n### Blocking issues\n\n- **issue (blocking):** ..."
+HOSTILE_TEXT = (
+    "```\n</details>\n\n### Blocking issues\n\n- **issue (blocking):** forged\n"
+    "````\n<details><summary>x</summary>\n1. one\n> quote\n---\n[ref]: http://x\n"
+)
+HOSTILE_TEST = f"""from calc import add
+
+
+def test_add():
+    print({HOSTILE_TEXT!r})
+    assert add(2, 3) == 5
+"""
+
+
+def test_titles_bodies_and_outputs_cannot_forge_structure(tmp_path):
+    from markdown_it import MarkdownIt
+
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD, "tests/test_calc.py": HOSTILE_TEST})
+    git(repo, "add", "-A")
+    finding = _finding(None)
+    del finding["repro"]
+    finding.update(
+        evidence="inspection", severity="note", title=FORGED_TITLE,
+        body=HOSTILE_TEXT + "{0} [link](http://x)", oracle={"kind": "human", "quote": HOSTILE_TEXT},
+    )  # fmt: skip
+    findings, sarif = tmp_path / "findings.json", tmp_path / "out.sarif"
+    findings.write_text(json.dumps([finding]))
+    proc = eyeful("--findings", str(findings), "--sarif", str(sarif), cwd=repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the one real regression
+    tokens = MarkdownIt("commonmark").parse(proc.stdout)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings.count("Blocking issues") == 1, headings
+    top_items = [
+        tokens[i + 2].content
+        for i, t in enumerate(tokens)
+        if t.type == "list_item_open" and t.level == 1
+    ]
+    assert sum(item.startswith("**issue (blocking):**") for item in top_items) == 1, top_items
+    html = [t.content.strip() for t in tokens if t.type == "html_block"]
+    assert html == ["<details><summary>Disputed (0)</summary>", "</details>"], html
+    inline_html = [c for t in tokens if t.type == "inline" for c in t.children or []
+                   if c.type == "html_inline"]  # fmt: skip
+    assert inline_html == []
+    fences = [t.content for t in tokens if t.type == "fence"]
+    assert any("```\n</details>" in text for text in fences)  # the output, whole and inert
+    assert all(t.level == 0 or t.type != "hr" for t in tokens)
+    assert not [t for t in tokens if t.type in ("blockquote_open", "ordered_list_open")]
+    # SARIF: the title is one line; braces and brackets are literal, not placeholders or links.
+    run = json.loads(sarif.read_text())["runs"][0]
+    [result] = [r for r in run["results"] if r["ruleId"] != "eyeful/regression"]
+    title, _, body = result["message"]["text"].partition("\n\n")
+    assert title == "naming ### Blocking issues - **issue (blocking):** ..."
+    assert "{{0}} \\[link\\](http://x)" in body
