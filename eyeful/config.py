@@ -5,6 +5,7 @@ Read from the user's working tree. Every mistake is one line naming the file and
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -112,6 +113,11 @@ class AgentConfig(BaseModel):
             )
         if not self.experts:
             raise ValueError("experts is empty; name at least one expert")
+        for expert in self.experts:  # a name, never a path (it names a prompt file)
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", expert):
+                raise ValueError(
+                    f"experts: {expert!r} is not a name (letters, digits, '_' and '-')"
+                )
         return self
 
     def digest_items(self) -> list[tuple[str, str]]:

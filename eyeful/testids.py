@@ -5,7 +5,8 @@ optionally followed by ``::name`` parts (``tests/test_a.py::TestB::test_c[x-1]``
 made of safe characters only, :data:`PATH_CHARS` and :data:`NAME_CHARS`: no space, quote, ``$``,
 backtick, ``;``, ``&``, ``|``, ``<``, ``>``, ``(``, ``)``, ``*``, ``?``, ``~``, ``#``, ``!``,
 backslash or control character, so an id means the same to every shell that might re-read it,
-and it never starts with ``-``, so no test runner reads it as an option.
+and it starts with a letter, digit, ``_`` or ``.`` (never ``-`` or ``@``), so no test runner reads
+it as an option or as a file of arguments (pytest's ``@file``).
 
 The ids never become shell text: `{test}` in the template is replaced by ``"$@"`` and the ids are
 the shell's positional arguments (``sh -c TEMPLATE eyeful ID...``). A template that puts `{test}`
@@ -25,6 +26,7 @@ PLACEHOLDER = "{test}"
 PATH_CHARS = "A-Z a-z 0-9 _ . - / + @ % , ="
 NAME_CHARS = PATH_CHARS + " [ ] :"
 _PATH_PART = re.compile(r"[A-Za-z0-9_./+@%,=-]+")
+_FIRST = re.compile(r"[A-Za-z0-9_.]")
 _NAME_PART = re.compile(r"[A-Za-z0-9_./+@%,=:\[\]-]+")
 _MAX_CHARS = 1000
 
@@ -37,8 +39,12 @@ def check_test_path(value: str, what: str = "the path") -> str:
             f"{what} {value!r} has characters a test path may not have "
             f"(allowed: {PATH_CHARS.replace(' ', '')})"
         )
-    if value.startswith("-"):
-        raise ValueError(f"{what} {value!r} starts with '-' (a test runner would read an option)")
+    if not _FIRST.match(value):
+        # `-x` is an option; pytest (8.2+) reads `@file` as a file of arguments.
+        raise ValueError(
+            f"{what} {value!r} must start with a letter, digit, '_' or '.' "
+            "(a test runner could read it as an option or an argument file)"
+        )
     if path.is_absolute() or ".." in path.parts:
         raise ValueError(f"{what} {value!r} must be a path inside the repository")
     if path.parts and path.parts[0] == ".git":

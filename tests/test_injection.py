@@ -222,6 +222,8 @@ def test_safe_test_ids_are_accepted(good):
         "tests/test_a.py::test[$(id)]",
         "tests/test_a.py::test`id`",
         "tests/test_a.py::",
+        "@args.txt",
+        "+x",
         "a\nb",
         "",
     ],
@@ -679,3 +681,12 @@ def test_titles_bodies_and_outputs_cannot_forge_structure(tmp_path):
     title, _, body = result["message"]["text"].partition("\n\n")
     assert title == "naming ### Blocking issues - **issue (blocking):** ..."
     assert "{{0}} \\[link\\](http://x)" in body
+
+
+def test_an_expert_name_cannot_be_a_path():
+    from eyeful.config import parse_config
+    from eyeful.errors import EyefulError
+
+    table = {"agent": {"command": "true", "experts": ["../../../../home/user/notes"]}}
+    with pytest.raises(EyefulError, match=r"agent: experts: '\.\./.*' is not a name"):
+        parse_config(table, "pyproject.toml [tool.eyeful]")
