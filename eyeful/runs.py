@@ -67,7 +67,10 @@ class Refused(Exception):
 
 def _inside(worktree: Path, rel: str) -> Path:
     root = worktree.resolve()
-    target = (root / rel).resolve()
+    try:
+        target = (root / rel).resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise Refused(f"{rel!r} cannot be resolved (a symlink loop)") from None
     if not target.is_relative_to(root) or target == root:
         raise Refused(f"{rel!r} leads out of the repository (through a symlink)")
     if ".git" in target.relative_to(root).parts[:1]:

@@ -60,7 +60,12 @@ def prompt_overrides(root: Path) -> dict[str, str]:
     for path in sorted(folder.iterdir()):
         if path.suffix != ".md":
             continue
-        if not path.resolve().is_relative_to(root.resolve()):
+        try:
+            inside = path.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError):  # a symlink loop
+            out[path.name] = "not used: it cannot be resolved (a symlink loop)"
+            continue
+        if not inside:
             out[path.name] = OUTSIDE
             continue
         try:
@@ -100,7 +105,7 @@ def shown_settings(config: Config, root: Path) -> list[tuple[str, str]]:
         items.append((key.removeprefix("commands."), text))
     items.sort(key=lambda item: "." in item[0])  # commands, then the other settings
     for name, digest in prompt_overrides(root).items():
-        about = digest if digest == OUTSIDE else f"sha256 {digest[:12]}"
+        about = digest if digest.startswith("not used") else f"sha256 {digest[:12]}"
         items.append((f"prompt {name}", f"{PROMPTS_DIR / name} ({about})"))
     return items
 

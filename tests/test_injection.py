@@ -690,3 +690,18 @@ def test_an_expert_name_cannot_be_a_path():
     table = {"agent": {"command": "true", "experts": ["../../../../home/user/notes"]}}
     with pytest.raises(EyefulError, match=r"agent: experts: '\.\./.*' is not a name"):
         parse_config(table, "pyproject.toml [tool.eyeful]")
+
+
+def test_a_symlink_loop_is_refused_not_a_crash(tmp_path):
+    from eyeful.runs import Refused, _inside
+    from eyeful.trust import prompt_overrides
+
+    (tmp_path / "loop").symlink_to("loop")
+    with pytest.raises(Refused, match="symlink loop"):
+        _inside(tmp_path, "loop/test_x.py")
+    prompts = tmp_path / ".eyeful" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "expert.md").symlink_to("expert.md")
+    assert prompt_overrides(tmp_path) == {
+        "expert.md": "not used: it cannot be resolved (a symlink loop)"
+    }
