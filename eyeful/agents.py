@@ -22,11 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
 from eyeful.findings import Claim, Oracle, ReproPath, TestId
-from eyeful.providers import Provider, ProviderError
+from eyeful.providers import Provider, ProviderError, strip_thinking
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
 ROLES: tuple[Role, ...] = ("expert", "same_problem", "repro", "fix", "judge")
 T = TypeVar("T", bound=BaseModel)
+# The task keys holding whole files (path → text), which a prompt over the limit leaves out.
+_FILE_KEYS = ("files", "documentation_and_files")
 
 
 class _Reply(BaseModel):
@@ -69,6 +71,9 @@ class RoleUsage(BaseModel):
     seconds: float = 0.0
     faults: int = 0
     cached: int = Field(default=0, description="answers served from the cache (no call)")
+    cost_usd: float | None = Field(
+        default=None, description="what the calls cost, as the CLI reported it (claude); else null"
+    )
 
 
 class Fault(BaseModel):
@@ -86,7 +91,9 @@ class BudgetExhausted(AgentFault):
 
 
 def extract_json(text: str) -> object:
-    """The reply's JSON object: the last ```json fence, else the outermost braces."""
+    """The reply's JSON object: the last ```json fence, else the outermost braces; a thinking
+    block at the start (``Thinking... ...done thinking.``, ``<think>…</think>``) is ignored."""
+    text = strip_thinking(text)
     fences = re.findall(r"```(?:json)?\s*\n(.*?)```", text, flags=re.DOTALL)
     candidates = [*reversed(fences)]
     start, end = text.find("{"), text.rfind("}")
@@ -139,6 +146,8 @@ class Agents:
         self.usage: dict[str, RoleUsage] = {role: RoleUsage() for role in ROLES}
         self.faults: list[Fault] = []
         self.skipped: list[str] = []
+        self.notes: list[str] = []
+        """Checklist lines about calls that answered: tools refused, files left out."""
         self._lock = threading.Lock()
         self._tokens = 0
         self._calls = 0
@@ -153,13 +162,19 @@ class Agents:
                 )
             self._calls += 1
 
-    def _account(self, role: Role, tokens: int, seconds: float) -> None:
+    def _account(self, role: Role, tokens: int, seconds: float, cost: float | None = None) -> None:
         with self._lock:
             self._tokens += tokens
             usage = self.usage[role]
             usage.calls += 1
             usage.tokens += tokens
             usage.seconds = round(usage.seconds + seconds, 3)
+            if cost is not None:
+                usage.cost_usd = round((usage.cost_usd or 0.0) + cost, 6)
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.notes.append(text)
 
     def fault(self, role: Role, subject: str, reason: str) -> None:
         with self._lock:
@@ -182,7 +197,7 @@ class Agents:
             f"Schema, and nothing after it:\n\n```json\n{schema}\n```\n"
         )
 
-    def _call(self, role: Role, prompt: str) -> str:
+    def _call(self, role: Role, subject: str, prompt: str) -> str:
         self._reserve()
         started = time.monotonic()
         try:
@@ -191,12 +206,51 @@ class Agents:
             self._account(role, 0, time.monotonic() - started)
             raise
         tokens = (completion.usage.tokens_in or 0) + (completion.usage.tokens_out or 0)
-        self._account(role, tokens, completion.seconds)
+        self._account(role, tokens, completion.seconds, completion.usage.cost_usd)
+        for text in completion.notes:
+            self.note(f"{role} for {subject}: {text}")
         return completion.text
+
+    def _fitted(
+        self, role: Role, subject: str, task: dict[str, object], contract: type[BaseModel]
+    ) -> str:
+        """The prompt, within the provider's input limit: whole files are left out, the last
+        first (as ``max_file_chars`` cuts them), and the checklist says which. A prompt over
+        the limit even without files is a fault, never sent to fail."""
+        prompt = self.prompt(role, task, contract)
+        limit = self.provider.prompt_fits(prompt)
+        if limit is None:
+            return prompt
+        task = dict(task)
+        left_out: list[str] = []
+        for key in _FILE_KEYS:
+            original = task.get(key)
+            if not isinstance(original, dict):
+                continue
+            files = dict(original)
+            task[key] = files
+            while files and limit is not None:
+                path = next(reversed(files))
+                del files[path]
+                left_out.append(path)
+                told = task.get("truncated_files")
+                if isinstance(told, list):  # the expert is told which files it lacks
+                    task["truncated_files"] = [*told, path]
+                prompt = self.prompt(role, task, contract)
+                limit = self.provider.prompt_fits(prompt)
+        if limit is not None:
+            reason = f"the prompt is over {limit} even without the changed files"
+            self.fault(role, subject, reason)
+            raise AgentFault(reason)
+        self.note(
+            f"{role} for {subject}: the prompt was over the agent's input limit; "
+            f"left out {len(left_out)} file(s): {', '.join(left_out)}"
+        )
+        return prompt
 
     def ask(self, role: Role, subject: str, task: dict[str, object], contract: type[T]) -> T:
         """One validated reply, or :class:`AgentFault` (recorded) when there is none."""
-        prompt = self.prompt(role, task, contract)
+        prompt = self._fitted(role, subject, task, contract)
         key = cache_key(
             kind="agent",
             provider=self.provider.name,
@@ -213,7 +267,7 @@ class Agents:
         attempt_prompt = prompt
         for attempt in (1, 2):
             try:
-                text = self._call(role, attempt_prompt)
+                text = self._call(role, subject, attempt_prompt)
             except BudgetExhausted as err:
                 self.skip(f"{role} for {subject}: {err}")
                 raise
@@ -232,6 +286,11 @@ class Agents:
                     f"{prompt}\n\n## Your previous reply was rejected\n\n{problem}\n\n"
                     "Answer again with one JSON object that matches the schema.\n"
                 )
+                limit = self.provider.prompt_fits(attempt_prompt)
+                if limit is not None:  # no room to quote the error: not sent to fail
+                    reason = f"invalid reply: {problem} (asking again would be over {limit})"
+                    self.fault(role, subject, reason)
+                    raise AgentFault(reason) from None
                 continue
             if self.cache is not None:
                 self.cache.put("agents", key, reply.model_dump(mode="json"))

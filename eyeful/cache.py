@@ -23,13 +23,17 @@ def cache_key(**parts: object) -> str:
 
 
 class Cache:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, read: bool = True) -> None:
         self.root = root
+        self.read = read
+        """False for `--no-cache`: nothing is served from the cache (fresh results still go in)."""
 
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        if not self.read:
+            return None
         try:
             data = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):

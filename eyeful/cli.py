@@ -19,6 +19,7 @@ from eyeful import __version__, reaper
 from eyeful.config import Config, load_config
 from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
+from eyeful.precommit import confirm_command
 from eyeful.terminal import RichProgress, ask_yes_no
 from eyeful.textsafe import visible
 from eyeful.trust import TrustStore, shown_settings
@@ -87,7 +88,7 @@ def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bo
     if not _interactive():
         stderr.print(
             "eyeful: the project's commands are not confirmed for this repository; "
-            "running none (run `git eyeful confirm`)",
+            f"running none (run `{confirm_command()}`)",
             markup=False,
         )
         return False
@@ -165,6 +166,9 @@ def review_command(
             "--sarif", help="Also write every finding as SARIF 2.1.0 to this file.", dir_okay=False
         ),
     ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Run everything: use no cached result.")
+    ] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """Review the staged change against HEAD (or --base/--head commits)."""
@@ -198,7 +202,7 @@ def review_command(
             paths, config, snapshot, confirmed, jobs=jobs, findings=given,
             description=description,
             level=None if level is None else _LEVELS[level],
-            provider=provider,
+            provider=provider, no_cache=no_cache,
         )  # fmt: skip
         with RichProgress(stderr) as progress:
             report = review(request, progress)
@@ -302,6 +306,15 @@ def demo(
     )
     if keep:
         stderr.print(f"The demo repository is at {where}.", markup=False, soft_wrap=True)
+
+
+def _add_eval() -> None:
+    from eyeful.evalcli import eval_app
+
+    app.add_typer(eval_app, name="eval")
+
+
+_add_eval()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,6 +14,8 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
     ValidationError,
     field_validator,
     model_validator,
@@ -130,6 +132,9 @@ class AgentConfig(BaseModel):
         return items
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _relative_path(value: str, what: str) -> str:
     path = PurePosixPath(value)
     if path.is_absolute() or ".." in path.parts or not value.strip():
@@ -148,12 +153,39 @@ class Config(BaseModel):
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
     level: Literal["execution", "read_only"] = "execution"
     agent: AgentConfig | None = None
+    reruns: StrictInt = Field(
+        default=3, ge=1, description="live runs of a regression's test on each side to block"
+    )
+    env: tuple[str, ...] = ()
+    """Names of environment variables the results depend on: their values join the cache key."""
+    clean_ignored: StrictBool = False
+    """Remove ignored files too (`git clean -ffdx`) at every checkout: a pristine tree."""
+    isolate: Literal["venv", "none"] | None = None
+    """Where project commands run; unset: "venv" when a setup command is configured."""
     source: str = Field(default="", exclude=True)
+
+    @property
+    def effective_isolate(self) -> Literal["venv", "none"]:
+        """A setup command installs things: by default into eyeful's virtualenv, never the
+        user's environment. Without one nothing is installed, and the user's tools are used."""
+        if self.isolate is not None:
+            return self.isolate
+        return "venv" if self.commands.setup else "none"
 
     @field_validator("junit")
     @classmethod
     def _junit_inside(cls, value: str | None) -> str | None:
         return None if value is None else _relative_path(value, "junit")
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not _ENV_NAME.fullmatch(name):
+                raise ValueError(
+                    f"{name!r} is not an environment variable name (letters, digits, _)"
+                )
+        return value
 
     @field_validator("setup_inputs")
     @classmethod

@@ -18,3 +18,10 @@ class EyefulError(Exception):
 
 class GitError(EyefulError):
     """A git call failed in a way the user has to fix (not a repository, unmerged paths, ...)."""
+
+
+class MissingBase(GitError):
+    """The base commit is not in the repository (a shallow clone, an unfetched ref): the change
+    cannot be compared, so it could not be verified (exit 3), never compared with nothing."""
+
+    exit_code = EXIT_UNVERIFIED

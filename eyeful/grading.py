@@ -9,6 +9,7 @@ the repository, ``implicit`` with a failure from the runtime) makes a ``fail`` r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Literal
@@ -27,6 +28,9 @@ _CODE_SUFFIXES = {
     ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".sh", ".pl", ".lua", ".m", ".sql",
 }  # fmt: skip
 _FAIL_ORACLES = {"specified", "derived", "implicit"}
+# Eval-only (`eyeful eval --condition no_oracle_rule`): every reproduced finding may block,
+# whatever its oracle; the ablation that shows what oracle grading buys. Never set it otherwise.
+NO_ORACLE_RULE_ENV = "EYEFUL_EVAL_NO_ORACLE_RULE"
 
 
 class GradedOracle(BaseModel):
@@ -192,7 +196,7 @@ def grade(
         label, baseline = "note (pre-existing)", "unchanged"
     elif verdict is not None and verdict.reproduced and unverified is None:
         baseline = "new"
-        if oracle.blocks:
+        if oracle.blocks or os.environ.get(NO_ORACLE_RULE_ENV) == "1":
             kind, label = "fail", "issue (blocking)"
     return ReportedFinding(
         id=finding.id,

@@ -3,14 +3,17 @@
 Two providers, chosen by ``[tool.eyeful.agent] provider``:
 
 ``command`` (:class:`CommandProvider`)
-    A shell command in the directory the caller gives (a worktree of the change, never the user's
-    tree): the prompt on stdin, the answer on stdout, stderr kept (bounded) for the error message.
-    It runs in its own process group with a per-call timeout and a no-output timeout, and the whole
-    group is killed on either, on Ctrl-C, and after the command exits (no orphans). ``preset``
-    names a known CLI: how it is called and where its answer is in its output (see ``_PRESETS``).
-    When ``command`` is set too, it replaces the preset's command line *as is* (no ``--model`` or
-    ``--format json`` is added to it) but the preset's output parsing still applies, so
-    ``preset = "claude"`` plus ``command = "/opt/bin/claude -p --output-format json"`` works.
+    A shell command in the directory the caller gives (an export of the change, eyeful/export.py:
+    never the user's tree nor a worktree sharing its git directory), with the environment
+    eyeful/agentenv.py allows: the prompt on stdin, the answer on stdout, stderr kept (bounded)
+    for the error message. It runs in its own process group with a per-call timeout and a
+    no-output timeout, and the whole group is killed on either, on Ctrl-C, and after the command
+    exits (no orphans). ``preset`` names a known CLI: how it is called with a read-only posture,
+    where its answer is in its output, which of its stream events are kept, its input limit (see
+    ``_PRESETS``). When ``command`` is set too, it replaces the preset's command line *as is* (no
+    ``--model``, posture flag or ``--format json`` is added to it) but the preset's output parsing
+    and input limit still apply, so ``preset = "claude"`` plus
+    ``command = "/opt/bin/claude -p --output-format json"`` works.
 
 ``openai`` (:class:`OpenAIProvider`)
     Chat completions against ``base_url`` (OpenAI, or any compatible server: Ollama, llama.cpp,
@@ -32,17 +35,17 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
+from eyeful.agentenv import agent_env
 from eyeful.commands import (
     check_cancelled,
     is_cancelled,
     kill_group,
-    project_env,
     stop_group,
     track,
     untrack,
@@ -64,10 +67,11 @@ OPENAI_MAX_RETRIES = 3
 
 
 class Usage(BaseModel):
-    """Tokens one call used; None when the provider reports none."""
+    """Tokens (and money) one call used; None when the provider reports none."""
 
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cost_usd: float | None = None
 
 
 @dataclass
@@ -75,6 +79,8 @@ class Completion:
     text: str
     usage: Usage
     seconds: float
+    notes: list[str] = field(default_factory=list)
+    """What the checklist should say about the call (e.g. tools the CLI refused)."""
 
 
 class ProviderError(Exception):
@@ -84,6 +90,10 @@ class ProviderError(Exception):
 
 class Provider(Protocol):
     name: str
+
+    def prompt_fits(self, prompt: str) -> str | None:
+        """None when ``prompt`` is within the provider's input limit, else that limit in words."""
+        ...
 
     def complete(self, prompt: str, *, cwd: Path, want_json: bool = True) -> Completion: ...
 
@@ -107,7 +117,7 @@ def _last_line(text: str) -> str:
 
 # --- output formats of the presets ------------------------------------------------------------
 
-Parsed = tuple[str, Usage]
+Parsed = tuple[str, Usage, list[str]]  # the answer, its usage, notes for the checklist
 
 
 class _Unreadable(Exception):
@@ -139,16 +149,50 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _float(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
 def _sum(values: list[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
 
 
+def _claude_failure(final: dict[str, Any]) -> str:
+    """Why a claude result is an error: its subtype and its ``errors[]``, else its result."""
+    subtype = final.get("subtype")
+    errors = final.get("errors")
+    words = [str(e) for e in errors if str(e).strip()] if isinstance(errors, list) else []
+    if not words and isinstance(final.get("result"), str) and final["result"].strip():
+        words = [final["result"]]
+    detail = "; ".join(words)
+    if isinstance(subtype, str) and subtype.startswith("error"):
+        return f"{subtype}: {detail}" if detail else subtype
+    return detail or (str(subtype) if subtype else "no detail")
+
+
+def _claude_denials(final: dict[str, Any]) -> list[str]:
+    """The tools claude refused during the call (``permission_denials``), one line."""
+    denials = final.get("permission_denials")
+    if not isinstance(denials, list) or not denials:
+        return []
+    names = sorted(
+        {str(d.get("tool_name") or "a tool") if isinstance(d, dict) else "a tool" for d in denials}
+    )
+    tools = ", ".join(names)
+    return [f"claude was refused {len(denials)} tool use(s) ({tools}): it runs read-only"]
+
+
 def _parse_claude(text: str) -> Parsed:
     """``claude -p --output-format stream-json`` (JSON lines) or ``json`` (one object).
 
-    The answer is the ``result`` of the last ``result`` event; tokens in = input + cache creation
-    + cache read tokens, tokens out = output tokens.
+    The answer is the ``result`` of the last ``result`` event. An error result (``is_error``, or a
+    subtype ``error_max_turns``, ``error_during_execution``, ``error_max_budget_usd``) is reported
+    with its subtype and ``errors[]``. Tokens in = input + cache creation + cache read tokens,
+    tokens out = output tokens; ``total_cost_usd`` is the cost; ``permission_denials`` become
+    notes.
     """
     events = [e for e in _json_values(text) if isinstance(e, dict)]
     results = [e for e in events if e.get("type") == "result"] or [
@@ -157,9 +201,9 @@ def _parse_claude(text: str) -> Parsed:
     if not results:
         raise _Unreadable("no result in its output")
     final = results[-1]
-    if final.get("is_error"):
-        detail = final.get("result") or final.get("subtype") or "no detail"
-        raise _Unreadable(f"reported an error: {_one_line(str(detail))}")
+    subtype = final.get("subtype")
+    if final.get("is_error") or (isinstance(subtype, str) and subtype.startswith("error")):
+        raise _Unreadable(f"reported an error: {_one_line(_claude_failure(final))}")
     answer = final.get("result")
     if not isinstance(answer, str):
         raise _Unreadable("its result is not text")
@@ -171,16 +215,25 @@ def _parse_claude(text: str) -> Parsed:
             for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         ]
     )
-    return answer, Usage(tokens_in=tokens_in, tokens_out=_int(usage.get("output_tokens")))
+    return (
+        answer,
+        Usage(
+            tokens_in=tokens_in,
+            tokens_out=_int(usage.get("output_tokens")),
+            cost_usd=_float(final.get("total_cost_usd")),
+        ),
+        _claude_denials(final),
+    )
 
 
 def _parse_codex(text: str) -> Parsed:
     """``codex exec --json``: JSON lines; the answer is the text of the last ``agent_message``
-    item; usage is summed over ``turn.completed`` events (older releases' ``msg`` events too)."""
+    item (or of an older release's ``msg`` event of type ``agent_message``). Usage is that of the
+    last ``turn.completed`` event: codex reports the thread's running total there, so summing
+    the events would count earlier turns twice."""
     answer: str | None = None
     failure: str | None = None
-    tokens_in: list[int | None] = []
-    tokens_out: list[int | None] = []
+    usage: dict[str, Any] = {}
     for event in _json_values(text):
         if not isinstance(event, dict):
             continue
@@ -194,8 +247,7 @@ def _parse_codex(text: str) -> Parsed:
             if isinstance(legacy.get("message"), str):
                 answer = legacy["message"]
         elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-            tokens_in.append(_int(event["usage"].get("input_tokens")))
-            tokens_out.append(_int(event["usage"].get("output_tokens")))
+            usage = event["usage"]
         elif kind == "turn.failed" and isinstance(event.get("error"), dict):
             failure = str(event["error"].get("message") or "turn failed")
         elif kind == "error":
@@ -204,11 +256,12 @@ def _parse_codex(text: str) -> Parsed:
         if failure:
             raise _Unreadable(f"reported an error: {_one_line(failure)}")
         raise _Unreadable("no agent_message in its output")
-    return answer, Usage(tokens_in=_sum(tokens_in), tokens_out=_sum(tokens_out))
+    tokens_in, tokens_out = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+    return answer, Usage(tokens_in=tokens_in, tokens_out=tokens_out), []
 
 
 def _parse_text(text: str) -> Parsed:
-    return text, Usage()
+    return text, Usage(), []
 
 
 # CSI (colours, cursor moves, ?25l), OSC (titles), other two-byte escapes; braille spinner frames.
@@ -216,10 +269,69 @@ _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\u2800-\u28ff]"
 )
 
+# What a thinking model prints before its answer: ollama's "Thinking... / ...done thinking."
+# block, a <think>…</think> block, or (templates that lose the opening tag) text up to </think>.
+THINKING = re.compile(
+    r"\A\s*(?:Thinking\.\.\..*?\.\.\.done thinking\."
+    r"|<think>.*?</think>|(?:(?!<think>).)*?</think>)",
+    re.DOTALL,
+)
+
+
+def strip_thinking(text: str) -> str:
+    """``text`` without a thinking block at its start."""
+    return THINKING.sub("", text, count=1)
+
 
 def _parse_ollama(text: str) -> Parsed:
-    """``ollama run``: all of stdout without the terminal escape codes and spinner frames."""
-    return _ANSI.sub("", text).replace("\r", ""), Usage()
+    """``ollama run``: all of stdout without the terminal escape codes, spinner frames and a
+    thinking block (``--hidethinking`` hides it; older releases and some templates still print
+    it)."""
+    return strip_thinking(_ANSI.sub("", text).replace("\r", "")), Usage(), []
+
+
+def _keep_event(line: bytes, drop: frozenset[str]) -> bool:
+    """Whether a line of a JSON-lines stream is kept: one whose ``type`` is in ``drop`` is not.
+
+    Claude's stream-json with ``--verbose`` echoes every tool result (whole files); the parser
+    needs only the ``result`` event, so the echoes are dropped as they arrive and a long review
+    stays far below ``MAX_REPLY_BYTES``.
+    """
+    if not line.lstrip().startswith(b"{"):
+        return True
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return True
+    if not isinstance(event, dict):
+        return True
+    kind = event.get("type")
+    if kind == "item.completed" and "item.completed" in drop:  # codex: keep the messages
+        item = event.get("item")
+        return isinstance(item, dict) and item.get("type") == "agent_message"
+    return not (isinstance(kind, str) and kind in drop)
+
+
+# Claude Code caps piped stdin at 10 MB (v2.1.128); newer codex rejects text input over
+# 1,048,576 characters (MAX_USER_INPUT_TEXT_CHARS).
+CLAUDE_STDIN_BYTES = 10_000_000
+CODEX_INPUT_CHARS = 1_048_576
+
+
+def _claude_fits(prompt: str) -> str | None:
+    if len(prompt.encode("utf-8")) <= CLAUDE_STDIN_BYTES:
+        return None
+    return "claude's 10 MB stdin limit"
+
+
+def _codex_fits(prompt: str) -> str | None:
+    if len(prompt) <= CODEX_INPUT_CHARS:
+        return None
+    return f"codex's limit of {CODEX_INPUT_CHARS:,} characters"
+
+
+def _fits(prompt: str) -> str | None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -230,18 +342,44 @@ class _Preset:
     json_flag: str = ""  # added for want_json
     parse: Callable[[str], Parsed] = _parse_text
     needs_model: bool = False
+    drop: frozenset[str] = frozenset()  # stream event types not kept in memory
+    fits: Callable[[str], str | None] = _fits
 
+
+# The posture flags (README "What an agent can do"): each CLI reads, and nothing else.
+CLAUDE_POSTURE = (
+    "--permission-mode dontAsk --tools Read,Grep,Glob --setting-sources user "
+    "--strict-mcp-config --no-session-persistence"
+)
+CODEX_POSTURE = "--sandbox read-only --ephemeral"
 
 _PRESETS: dict[str, _Preset] = {
     # stream-json rather than json: the plain json format prints nothing until the end, so a
     # long review would trip the no-output timeout; stream-json prints an event per step.
     "claude": _Preset(
-        "claude -p --output-format stream-json --verbose", "--model", parse=_parse_claude
+        f"claude -p --output-format stream-json --verbose {CLAUDE_POSTURE}",
+        "--model",
+        parse=_parse_claude,
+        drop=frozenset({"assistant", "user", "stream_event"}),
+        fits=_claude_fits,
     ),
-    "codex": _Preset("codex exec --json --skip-git-repo-check", "-m", "-", parse=_parse_codex),
-    "llm": _Preset("llm", "-m"),
+    "codex": _Preset(
+        f"codex exec --json --skip-git-repo-check {CODEX_POSTURE}",
+        "-m",
+        "-",
+        parse=_parse_codex,
+        drop=frozenset({"item.started", "item.updated", "item.completed"}),
+        fits=_codex_fits,
+    ),
+    "llm": _Preset("llm -n", "-m"),  # -n: not logged to the user's logs.db
+    # No tools: never the experimental agent loop; thinking hidden (ollama 0.9.0 and later).
     "ollama": _Preset(
-        "ollama run", None, json_flag="--format json", parse=_parse_ollama, needs_model=True
+        "ollama run",
+        None,
+        tail="--hidethinking",
+        json_flag="--format json",
+        parse=_parse_ollama,
+        needs_model=True,
     ),
 }
 
@@ -266,6 +404,9 @@ class CommandProvider:
         self.timeout = config.timeout
         self.idle_timeout = config.idle_timeout
         self._parse = preset.parse if preset else _parse_text
+        self._drop = preset.drop if preset else frozenset()
+        self._fits = preset.fits if preset else _fits
+        self._env = agent_env(config)
         self._json_flag = ""
         if config.command:
             self.command = config.command
@@ -286,6 +427,9 @@ class CommandProvider:
         else:  # AgentConfig refuses this; kept for callers that build one by hand
             raise EyefulError("the command provider needs agent.command or agent.preset")
 
+    def prompt_fits(self, prompt: str) -> str | None:
+        return self._fits(prompt)
+
     def command_line(self, *, want_json: bool = True) -> str:
         """The shell command one call runs."""
         if want_json and self._json_flag:
@@ -303,12 +447,12 @@ class CommandProvider:
         if code:
             raise ProviderError(f"{self.name}: {self._exit_reason(code, outcome.stderr, text)}")
         try:
-            answer, usage = self._parse(text)
+            answer, usage, notes = self._parse(text)
         except _Unreadable as err:
             raise ProviderError(f"{self.name}: {err}") from None
         if not answer.strip():
             raise ProviderError(f"{self.name}: empty reply")
-        return Completion(text=answer, usage=usage, seconds=seconds)
+        return Completion(text=answer, usage=usage, seconds=seconds, notes=notes)
 
     def _exit_reason(self, code: int, stderr: str, stdout: str) -> str:
         if code < 0:
@@ -326,6 +470,22 @@ class CommandProvider:
             detail = detail or _last_line(stdout)
         return f"{reason}: {detail}" if detail else reason
 
+    def _kept(self, partial: bytearray, data: bytes) -> bytes:
+        """The complete lines of ``data`` (after ``partial``) that the parser needs."""
+        if not self._drop:
+            return data
+        partial += data
+        cut = partial.rfind(b"\n") + 1
+        if not cut:
+            if len(partial) > MAX_REPLY_BYTES:  # one endless line: let the size check see it
+                kept = bytes(partial)
+                partial.clear()
+                return kept
+            return b""
+        lines = bytes(partial[:cut]).splitlines(keepends=True)
+        del partial[:cut]
+        return b"".join(line for line in lines if _keep_event(line, self._drop))
+
     def _run(self, command: str, prompt: str, cwd: Path) -> _Outcome:
         """Run ``command`` in its own process group; the group is gone when this returns."""
         started = time.monotonic()
@@ -333,7 +493,7 @@ class CommandProvider:
             proc = subprocess.Popen(
                 ["/bin/sh", "-c", command],
                 cwd=cwd,
-                env=project_env(),
+                env=self._env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -343,6 +503,7 @@ class CommandProvider:
             raise ProviderError(f"{self.name}: could not start: {err.strerror}") from None
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdout = bytearray()
+        partial = bytearray()  # an incomplete last line, while events are filtered
         stderr = bytearray()
         pending = memoryview(prompt.encode("utf-8"))
         failure: str | None = None
@@ -398,7 +559,7 @@ class CommandProvider:
                         continue
                     last_output = time.monotonic()
                     if key.data == "out":
-                        stdout += data
+                        stdout += self._kept(partial, data)
                         if len(stdout) > MAX_REPLY_BYTES:
                             failure = f"reply too large (over {MAX_REPLY_BYTES // 2**20} MiB)"
                             break
@@ -422,6 +583,8 @@ class CommandProvider:
                 with contextlib.suppress(OSError):
                     pipe.close()
         check_cancelled()
+        if partial and _keep_event(bytes(partial), self._drop):
+            stdout += partial
         return _Outcome(
             code=proc.returncode,
             stdout=bytes(stdout),
@@ -503,6 +666,10 @@ class OpenAIProvider:
         )
         bounded = {k: left if v is None else min(float(v), left) for k, v in current.items()}
         request.extensions = {**request.extensions, "timeout": bounded}
+
+    def prompt_fits(self, prompt: str) -> str | None:
+        """The server's context window is its own to refuse (an HTTP error, a fault)."""
+        return None
 
     def complete(self, prompt: str, *, cwd: Path, want_json: bool = True) -> Completion:
         """``cwd`` is not used: the server sees only the prompt."""

@@ -1,14 +1,19 @@
-"""Tests the change breaks: failing on the change, passing on the base.
+"""Tests the change breaks: failing on the change, passing on the base, confirmed live.
 
-Only a test that demonstrably passed on the base can block (a `derived` oracle: the repository's
-own test). A test failing on both sides is pre-existing, a test the base does not have is new;
-neither blocks. When a side names no tests, the suite is compared as a whole.
+Only positive evidence counts. A test is `regression` (blocking, a `derived` oracle: the
+repository's own test) only when a run on the base named it as passed or a run of it alone there
+passed, and then every one of its live runs on its own failed on the change and passed on the
+base. Mixed live runs: `flaky`; passing alone on the change: `order_dependent`; passing on the
+base once with no way to run it alone: `unconfirmed` (questions, never blocking). A test failing
+on both sides is pre-existing, one the base does not have is new; nothing the runs do not name
+(a run that stopped early, output listing failures only) is read as a pass.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Literal
 
 import pygit2
@@ -20,7 +25,17 @@ from eyeful.snapshot import blob_at, tree_at
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
 
-FailureKind = Literal["regression", "pre_existing", "new_test", "undetermined"]
+FailureKind = Literal[
+    "regression",
+    "pre_existing",
+    "new_test",
+    "undetermined",
+    "flaky",
+    "order_dependent",
+    "unconfirmed",
+]
+QUESTION_KINDS: tuple[FailureKind, ...] = ("flaky", "order_dependent", "unconfirmed")
+"""Kinds the report asks about: seen to regress once, not shown to every time."""
 
 
 class TestFailure(BaseModel):
@@ -33,6 +48,8 @@ class TestFailure(BaseModel):
     on_change: str
     on_base: str
     excerpt: str
+    confirmation: str | None = None
+    """The live runs of the test on its own: outcomes on the change and on the base."""
 
 
 def excerpt(tail: str, test: str) -> str:
@@ -80,10 +97,164 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     )
 
 
+Seen = Literal["passed", "failed", "absent", "unknown"]
+
+
+def in_run(run: Run | None, test: str) -> Seen:
+    """What one run says about ``test``: only a named outcome is an outcome.
+
+    A test the run does not name is ``absent`` only when the run covered everything it collected
+    and lists its passes (JUnit, verbose output); a run that stopped early, or one that lists only
+    failures, says nothing about it (``unknown``), and never that it passed.
+    """
+    if run is None or run.status == "ERROR" or run.tests is None:
+        return "unknown"
+    outcome = run.tests.get(test)
+    if outcome in ("failed", "error"):
+        return "failed"
+    if outcome == "passed":
+        return "passed"
+    if outcome == "skipped" or run.stopped:
+        return "unknown"
+    if run.none_ran or run.tests_from == "junit" or "passed" in run.tests.values():
+        return "absent"
+    return "unknown"
+
+
+def alone(run: Run, test: str, only: bool) -> Seen:
+    """What a focused run says about ``test``; ``only``: its command named no other test, so
+    its exit status is the test's outcome when the output names none."""
+    seen = in_run(run, test)
+    if seen != "unknown" or not only or run.stopped:
+        return seen
+    if run.none_ran:
+        return "absent"
+    if run.status == "ERROR":
+        return "unknown"
+    if run.tests:  # it named other tests, not this one
+        return "unknown"
+    return "passed" if run.status == "PASSED" else "failed"
+
+
+@dataclass
+class Evidence:
+    """What is known of one failing test: the base's suite run and the live runs on its own."""
+
+    test: str
+    base_suite: Seen = "unknown"
+    base_alone: list[Seen] | None = None
+    """None: not run on its own (no `test_one`)."""
+    change_alone: list[Seen] | None = None
+    change_cached: bool = False
+    """The change's suite result came from the cache: passing alone then says it is stale or
+    flaky, not that it depends on order."""
+
+
+def _counts(seen: list[Seen]) -> str:
+    parts = [f"{word} {seen.count(word)}/{len(seen)}" for word in dict.fromkeys(seen)]
+    return ", ".join(parts)
+
+
+def _confirmation(ev: Evidence, how: str = ", alone") -> str | None:
+    if ev.base_alone is None and ev.change_alone is None:
+        return None
+    out = []
+    if ev.change_alone is not None:
+        out.append(f"on the change{how}: {_counts(ev.change_alone)}")
+    if ev.base_alone is not None:
+        out.append(f"on the base{how}: {_counts(ev.base_alone)}")
+    return "; ".join(out)
+
+
+def decide(ev: Evidence) -> tuple[FailureKind, str]:
+    """The kind of one failing test, and what the base said (``on_base``)."""
+    if ev.base_alone is None:
+        kinds: dict[Seen, FailureKind] = {
+            "failed": "pre_existing", "absent": "new_test",
+            "passed": "unconfirmed", "unknown": "undetermined",
+        }  # fmt: skip
+        return kinds[ev.base_suite], ev.base_suite
+    if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
+        return "new_test", "absent"
+    base = [s for s in [ev.base_suite] if s in ("passed", "failed")] + ev.base_alone
+    if not ev.base_alone or any(s in ("unknown", "absent") for s in base):
+        return "undetermined", "unknown"
+    if all(s == "failed" for s in base):
+        return "pre_existing", "failed"
+    if not all(s == "passed" for s in base):
+        return "flaky", "mixed"
+    change = ev.change_alone or []
+    if not change or any(s in ("unknown", "absent") for s in change):
+        return "undetermined", "passed"
+    if all(s == "failed" for s in change):
+        return "regression", "passed"
+    if all(s == "passed" for s in change):
+        return ("flaky" if ev.change_cached else "order_dependent"), "passed"
+    return "flaky", "passed"
+
+
+def classify(change: Run, evidence: list[Evidence]) -> list[TestFailure]:
+    """The change's failing tests, each judged on its evidence."""
+    out = []
+    for ev in evidence:
+        kind, on_base = decide(ev)
+        failure = _failure(ev.test, kind, change, on_base)
+        failure.confirmation = _confirmation(ev)
+        out.append(failure)
+    return out
+
+
+def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> TestFailure:
+    """A suite that names no tests, judged as one test on its live runs on each side."""
+
+    def seen(run: Run) -> Seen:
+        return {"PASSED": "passed", "FAILED": "failed"}.get(run.status, "unknown")  # type: ignore[return-value]
+
+    ev = Evidence(SUITE, change_alone=[seen(r) for r in on_change],
+                  base_alone=[seen(r) for r in on_base])  # fmt: skip
+    kind, on_base_word = decide(ev)
+    failure = _failure(SUITE, "flaky" if kind == "order_dependent" else kind, change, on_base_word)
+    failure.confirmation = _confirmation(ev, " (live runs)")
+    return failure
+
+
+def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
+    """Checklist lines for what did not come out as a plain answer, and whether each means the
+    change could not be verified (exit 3)."""
+    out: list[tuple[str, bool]] = []
+    unconfirmed = [f.test for f in failures if f.kind == "unconfirmed"]
+    if unconfirmed:
+        out.append((
+            f"{_names(unconfirmed)} failed on the change and passed on the base once, but "
+            "could not be re-run on their own to confirm it, so they do not block (configure "
+            "commands.test_one)", True,
+        ))  # fmt: skip
+    undetermined = [f.test for f in failures if f.kind == "undetermined"]
+    if undetermined:
+        out.append((
+            f"could not tell whether {_names(undetermined)} passed on the base: no run named "
+            "them as passed there", True,
+        ))  # fmt: skip
+    for failure in failures:
+        if failure.kind == "flaky":
+            out.append((f"`{failure.test}` is flaky ({failure.confirmation}; {reruns} runs "
+                        "on each side): it does not block", False))  # fmt: skip
+        elif failure.kind == "order_dependent":
+            out.append((f"`{failure.test}` fails in the suite on the change but passes on its "
+                        "own: it depends on the tests run before it", False))  # fmt: skip
+    return out
+
+
+def _names(tests: list[str]) -> str:
+    shown = ", ".join(f"`{t}`" for t in tests[:5])
+    return shown + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
+
+
 def compare(
     change: Run, base: Run | None, repo: pygit2.Repository
 ) -> tuple[list[TestFailure], list[str]]:
-    """Classify the change's failures against the base; also say what could not be told apart."""
+    """The change's failures against one base suite run, without live runs: what that run names
+    (a test it names as passed is at most `unconfirmed`)."""
     notes: list[str] = []
     if change.status != "FAILED":
         return [], notes
@@ -94,37 +265,23 @@ def compare(
         )
         failures = sorted(change.failing) if change.names_known else [SUITE]
         return [_failure(t, "undetermined", change, "unknown") for t in failures], notes
+    if base.stopped:
+        notes.append(f"the base's test run did not cover every test: {base.stopped}")
     if not change.names_known:
         notes.append("the test output names no failing tests: the suite was compared as a whole")
         if base.status == "PASSED":
-            return [_failure(SUITE, "regression", change, "passed")], notes
+            return [_failure(SUITE, "unconfirmed", change, "passed")], notes
         return [_failure(SUITE, "pre_existing", change, "failed")], notes
     if not base.names_known:
         notes.append(
             "the base failed without naming its failing tests, so the change's failures "
             "could not be compared test by test"
         )
-        return [
-            _failure(t, "undetermined", change, "unknown") for t in sorted(change.failing)
-        ], notes
-    out: list[TestFailure] = []
-    base_tests = base.tests or {}
-    for test in sorted(change.failing):
-        outcome = base_tests.get(test)
-        if outcome in ("failed", "error"):
-            out.append(_failure(test, "pre_existing", change, outcome))
-        elif outcome == "passed":
-            out.append(_failure(test, "regression", change, "passed"))
-        elif outcome == "skipped":
-            out.append(_failure(test, "undetermined", change, "skipped"))
-        elif base.tests_from == "junit":
-            out.append(_failure(test, "new_test", change, "absent"))
-        elif exists_in_tree(repo, base.tree, test):
-            # Output lists failures only: a test the base has and did not fail passed there.
-            out.append(_failure(test, "regression", change, "passed"))
-        else:
-            out.append(_failure(test, "new_test", change, "absent"))
-    return out, notes
+    evidence = [Evidence(t, base_suite=in_run(base, t)) for t in sorted(change.failing)]
+    for ev in evidence:
+        if ev.base_suite == "unknown" and not exists_in_tree(repo, base.tree, ev.test):
+            ev.base_suite = "absent"  # the base does not have it: new, whatever the run said
+    return classify(change, evidence), notes
 
 
 def all_new(change: Run) -> list[TestFailure]:

@@ -15,7 +15,7 @@ from eyeful import mdsafe as md
 from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
-from eyeful.regressions import SUITE, TestFailure
+from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
 
@@ -68,7 +68,8 @@ class Report(BaseModel):
     uncertainty: list[Uncertainty] = Field(default_factory=list)
     experts: list[str] = Field(default_factory=list, description="the experts that were asked")
     agents: dict[str, RoleUsage] = Field(
-        default_factory=dict, description="calls, tokens, seconds and faults per agent role"
+        default_factory=dict,
+        description="calls, tokens, seconds, faults, cached and cost_usd per agent role",
     )
 
     def note(self, text: str, *, unverified: bool) -> None:
@@ -78,6 +79,7 @@ class Report(BaseModel):
         """Count and set outcome and exit code from the content."""
         self.blocking = len(self.regressions) + sum(f.kind == "fail" for f in self.findings)
         self.questions = sum(f.label == "question" and f.kind == "review" for f in self.findings)
+        self.questions += sum(f.kind in QUESTION_KINDS for f in self.other_failures)
         self.disputed = sum(f.kind == "open" for f in self.findings)
         if nothing_to_review:
             self.outcome, self.exit_code = "nothing_to_review", EXIT_OK
@@ -111,9 +113,11 @@ def _failure_item(failure: TestFailure) -> list[str]:
     else:
         test = md.code(failure.test)
         head = f"**issue (blocking):** {test} fails on the change and passes on the base"
+    confirmed = [f"  Confirmed: {md.line(failure.confirmation)}."] if failure.confirmation else []
     return [
         f"- {head}",
         "  _regression; oracle: derived (a test already in the repository)_",
+        *confirmed,
         *_fence(failure.excerpt),
     ]
 
@@ -123,6 +127,21 @@ _KIND_TEXT = {
     "new_test": "is new in the change and fails (not on the base, so not a regression)",
     "undetermined": "fails on the change; the base could not tell whether it passed there",
 }
+_QUESTION_TEXT = {
+    "flaky": "fails on the change but not every time it runs: flaky, so it does not block",
+    "order_dependent": "fails in the suite on the change but passes on its own: it depends on "
+    "the tests run before it",
+    "unconfirmed": "failed on the change and passed on the base, but could not be re-run on "
+    "its own to confirm it (configure commands.test_one)",
+}
+
+
+def _question_item(failure: TestFailure) -> list[str]:
+    name = "the test suite" if failure.test == SUITE else md.code(failure.test)
+    out = [f"- **question:** {name} {_QUESTION_TEXT[failure.kind]}"]
+    if failure.confirmation:
+        out.append(f"  Ran: {md.line(failure.confirmation)}.")
+    return out
 
 
 _GATE_MARK = {"pass": "pass", "fail": "FAIL", "not_reached": "not reached"}
@@ -232,14 +251,19 @@ def to_markdown(report: Report) -> str:
     if not report.regressions and not blocking:
         out.append("None.")
     out += ["", "### Questions", ""]
+    asked = [f for f in report.other_failures if f.kind in QUESTION_KINDS]
+    for failure in asked:
+        out += _question_item(failure)
     for finding in questions:
         out += _finding_item(finding)
-    if not questions:
+    if not questions and not asked:
         out.append("None.")
     out.append("")
-    if report.other_failures or notes:
+    if any(f.kind not in QUESTION_KINDS for f in report.other_failures) or notes:
         out += ["### Not blocking", ""]
         for failure in report.other_failures:
+            if failure.kind in QUESTION_KINDS:
+                continue
             name = "the test suite" if failure.test == SUITE else md.code(failure.test)
             out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}")
         for finding in notes:
@@ -261,6 +285,7 @@ def to_markdown(report: Report) -> str:
             f"{role} {_plural(u.calls, 'call')}, {u.tokens:,} tokens, {u.seconds:.1f}s"
             + (f", {_plural(u.faults, 'fault')}" if u.faults else "")
             + (f", {u.cached} cached" if u.cached else "")
+            + (f", ${u.cost_usd:.4f}" if u.cost_usd is not None else "")
             for role, u in used.items()
         ]
         out += ["", "<sub>Agents: " + "; ".join(parts) + ".</sub>"]

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import pygit2
@@ -18,14 +19,18 @@ from eyeful.agents import Agents
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
+from eyeful.confirmation import can_focus, confirm
+from eyeful.export import exported_tree
 from eyeful.findings import Finding, Fix, corroboration, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
 from eyeful.merge import merge, near_pairs
+from eyeful.precommit import confirm_command
 from eyeful.progress import Progress, Silent
 from eyeful.providers import Provider
-from eyeful.regressions import all_new, compare
+from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
+from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo
 from eyeful.roles import (
     ChangeContext,
@@ -36,9 +41,10 @@ from eyeful.roles import (
     write_fix,
     write_repro,
 )
-from eyeful.runs import Run, Runner, setup_key
-from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository, tree_at
-from eyeful.worktrees import Worktree, WorktreePool
+from eyeful.runs import Run, Runner, environment_key, setup_key
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
+from eyeful.treelinks import resolve_in_tree
+from eyeful.worktrees import WorktreePool
 
 
 @dataclass
@@ -52,6 +58,8 @@ class ReviewRequest:
     description: str = ""
     level: Literal["execution", "read_only"] | None = None
     """Overrides the configuration's level (``--level``)."""
+    no_cache: bool = False
+    """`--no-cache`: run everything; nothing is served from the cache."""
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run
     before anything runs; built here when not given."""
@@ -62,12 +70,13 @@ class ReviewRequest:
 
 
 def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
-    """A text file of a snapshot, or None when it is not there (or not a file)."""
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.type_str != "blob":
+    """A text file of a snapshot, or None when it is not there (or not a file).
+
+    Symlinks inside the snapshot are followed (`README.rst -> doc/source/index.rst`); one
+    leading out of it (absolute, or `..` past its root) reads as absent.
+    """
+    entry = resolve_in_tree(repo, tree, path)
+    if entry is None or entry.type_str != "blob":
         return None
     return blob_at(repo, entry.id).data.decode("utf-8", errors="replace")
 
@@ -89,17 +98,17 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         )
     repo = open_repository(request.paths)
     state = request.paths.state_dir
-    # One worktree more than the parallel runs: the agents read the change in it.
-    pool = WorktreePool(request.paths, repo, size=max(2, request.jobs) + 1)
+    pool = WorktreePool(request.paths, repo, size=max(2, request.jobs))
     if request.effective_level == "read_only":
         why_not_run: str | None = "the level is read_only: no project command runs"
         report.note(f"{why_not_run}; findings are judged, not tested", unverified=False)
         runner: Runner | None = None
         change: Run | None = None
     else:
-        fresh = Runner(repo, request.config, pool, Cache(state / "cache"), state / "tmp", progress)
+        cache = Cache(state / "cache", read=not request.no_cache)
+        fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
         runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
-    with _agent_worktree(request, repo, pool) as agent_tree:
+    with _agent_files(request, repo) as agent_tree:
         agents = _agents(request, report, agent_tree)
         _findings(request, repo, report, runner, change, why_not_run, agents, progress)
         if agents is not None:
@@ -111,30 +120,30 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 )
             for skipped in agents.skipped:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
+            for text in agents.notes:
+                report.note(text, unverified=False)
     return report.finish()
 
 
 @contextmanager
-def _agent_worktree(
-    request: ReviewRequest, repo: pygit2.Repository, pool: WorktreePool
-) -> Iterator[Worktree | None]:
-    """The change checked out for the agent's command: never the user's tree."""
+def _agent_files(request: ReviewRequest, repo: pygit2.Repository) -> Iterator[Path | None]:
+    """The change's files for the agent's command: an export with no link to any repository
+    (eyeful/export.py), never the user's tree nor one of eyeful's worktrees."""
     if request.config.agent is None or not request.confirmed:
         yield None
         return
-    with pool.acquire() as worktree:
-        worktree.checkout(repo, request.snapshot.head.tree)
-        yield worktree
+    with exported_tree(repo, request.snapshot.head.tree) as path:
+        yield path
 
 
-def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -> Agents | None:
+def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agents | None:
     config = request.config.agent
     if config is None:
         report.note(
             "no experts ran: no agent is configured ([tool.eyeful.agent])", unverified=False
         )
         return None
-    if not request.confirmed or worktree is None:
+    if not request.confirmed or files is None:
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
@@ -144,8 +153,8 @@ def _agents(request: ReviewRequest, report: Report, worktree: Worktree | None) -
     return Agents(
         config,
         request.provider or make_provider(config),
-        cwd=lambda: worktree.path,
-        cache=Cache(state / "cache"),
+        cwd=lambda: files,
+        cache=Cache(state / "cache", read=not request.no_cache),
         repo_root=request.paths.root,
     )
 
@@ -165,7 +174,7 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        report.note(f"{why}, so none was run (run `git eyeful confirm`)", unverified=True)
+        report.note(f"{why}, so none was run (run `{confirm_command()}`)", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")
@@ -183,17 +192,76 @@ def _regressions(
 
     if snap.base.tree == EMPTY_TREE:
         # Nothing to run on an empty base (an unborn branch, a root commit): every test is new.
-        failures, notes = all_new(change), ["the base is empty, so every failing test is new"]
+        failures, notes = all_new(change), [("the base is empty, so every failing test is new",
+                                             False)]  # fmt: skip
+    else:
+        failures, notes = _against_base(request, repo, report, runner, change, progress)
+    for text, unverified in notes:
+        report.note(text, unverified=unverified)
+    report.regressions = [f for f in failures if f.blocking]
+    report.other_failures = [f for f in failures if not f.blocking]
+    return runner, change, None
+
+
+def _against_base(
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    runner: Runner,
+    change: Run,
+    progress: Progress,
+) -> tuple[list[TestFailure], list[tuple[str, bool]]]:
+    """The base's evidence and the live confirmation of every failing test that could block.
+
+    With `test_one`, only the failing tests run on the base (unless its suite run is cached),
+    each alone, `reruns` times on each side; without it, the whole suite runs on the base.
+    """
+    snap, config = request.snapshot, request.config
+    if can_focus(runner, change):
+        base_suite = runner.cached_suite(snap.base.tree, "base")
+        if base_suite is not None:
+            report.runs.append(base_suite)
+        progress.phase(
+            f"the change fails: running {len(change.failing)} failing tests on their own, "
+            f"{config.reruns}x on each side"
+        )
+        done = confirm(runner, repo, snap, change, base_suite, request.jobs)
+        report.runs += done.runs
+        failures = classify(change, done.evidence)
+        notes = []
     else:
         progress.phase("the change fails: running the tests on the base")
         base_runs = runner.suite(snap.base.tree, "base")
         report.runs += base_runs
-        failures, notes = compare(change, _test_run(base_runs), repo)
-    for text in notes:
-        report.note(text, unverified=any(f.kind == "undetermined" for f in failures))
-    report.regressions = [f for f in failures if f.blocking]
-    report.other_failures = [f for f in failures if not f.blocking]
-    return runner, change, None
+        failures, texts = compare(change, _test_run(base_runs), repo)
+        notes = [(t, any(f.kind == "undetermined" for f in failures)) for t in texts]
+        if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
+            progress.phase("the suite fails on the change and passes on the base: running again")
+            failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
+    return failures, notes + regression_notes(failures, config.reruns)
+
+
+def _confirm_suite(
+    runner: Runner,
+    snap: Snapshot,
+    change: Run,
+    base: Run | None,
+    report: Report,
+    request: ReviewRequest,
+) -> list[TestFailure]:
+    """A suite that names no tests is its own test: it runs live `reruns` times on each side."""
+    reruns = request.config.reruns
+    sides = [
+        *[(snap.head.tree, "change")] * (reruns - (0 if change.cached else 1)),
+        *[(snap.base.tree, "base")] * (reruns - (0 if base is None or base.cached else 1)),
+    ]
+    fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
+    for batch in fresh:
+        report.runs += batch
+    runs = [r for r in [change, base] if r is not None and not r.cached]
+    runs += [r for batch in fresh if (r := _test_run(batch)) is not None]
+    return [suite_failure(change, [r for r in runs if r.side == "change"],
+                          [r for r in runs if r.side == "base"])]  # fmt: skip
 
 
 def _description(request: ReviewRequest) -> str:
@@ -387,6 +455,7 @@ def _verify_cached(
         setup=skey,
         junit=config.junit,
         timeout=config.timeout,
+        environment=environment_key(config),
     )
     hit = runner.cache.get("verdicts", key)
     if hit is not None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shlex
+import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -21,9 +24,10 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import results
+from eyeful import isolation, results, unrunnable
 from eyeful.cache import Cache, cache_key
-from eyeful.commands import CommandResult, Status, run_command
+from eyeful.commands import CommandResult, Status, project_env, run_command
+from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
 from eyeful.gitutil import git
 from eyeful.progress import Progress, Silent
@@ -48,6 +52,10 @@ class Run(BaseModel):
     tail: str = ""
     tests: dict[str, results.Outcome] | None = None
     tests_from: Literal["junit", "output"] | None = None
+    stopped: str | None = None
+    """Why the run did not cover all its tests (-x, interrupted, ...): its silence says nothing."""
+    none_ran: bool = False
+    """The run said it ran no test at all (a test id the tree does not have, say)."""
     cached: bool = False
 
     @property
@@ -124,7 +132,8 @@ class Extra:
                 paths.append(text)
         return paths
 
-    def apply(self, worktree: Path) -> None:
+    def apply(self, worktree: Path) -> list[str]:
+        """Put the files and the patch on ``worktree``; returns the paths touched."""
         touched = [*self.files, *self.patch_paths()]
         for rel in touched:
             _inside(worktree, rel)
@@ -140,6 +149,7 @@ class Extra:
                        stdin=self.patch.encode(), check=False)  # fmt: skip
             if proc.returncode != 0:
                 raise Refused(f"the fix does not apply: {_last_line(proc.stderr)}")
+        return touched
 
 
 def _last_line(data: bytes) -> str:
@@ -147,11 +157,52 @@ def _last_line(data: bytes) -> str:
     return lines[-1] if lines else "no message"
 
 
+def environment_key(config: Config) -> dict[str, object]:
+    """What results depend on besides the tree: PATH, the interpreter it resolves to, and the
+    values of the variables the project names in `[tool.eyeful] env`."""
+    env = project_env()
+    path = env.get("PATH", "")
+    pythons = {}
+    for name in ("python", "python3"):
+        found = shutil.which(name, path=path)
+        pythons[name] = None if found is None else [found, os.path.realpath(found)]
+    return {
+        "PATH": path,
+        "python": pythons,
+        "env": {name: env.get(name) for name in config.env},
+    }
+
+
+def focused_commands(template: str, tests: Sequence[str]) -> list[IdCommand]:
+    """`test_one` for ``tests``: one command for them all where the runner takes several ids
+    (pytest), else one command per id. The ids travel as arguments, never as shell text
+    (eyeful/testids.py); raises :class:`Refused` for an id that is not safe data."""
+    try:
+        for test in tests:
+            check_test_id(test, "the test id")
+        if len(tests) > 1 and results.is_pytest_command(template.replace("{test}", "ids")):
+            return [with_ids(template, tests)]
+        return [with_ids(template, [t]) for t in tests]
+    except ValueError as err:
+        raise Refused(str(err)) from None
+
+
+def passable(test: str) -> bool:
+    """Whether an id can be given to `test_one` (safe data: eyeful/testids.py)."""
+    try:
+        check_test_id(test)
+    except ValueError:
+        return False
+    return True
+
+
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
     """What setup depends on: its command and the blobs of its input files in ``tree_id``."""
     setup = config.commands.setup
+    venv = config.effective_isolate == "venv"
     if not setup:
-        return None
+        # An empty virtualenv is not the user's environment: results differ, so keys do too.
+        return cache_key(setup=None, isolate="venv") if venv else None
     tree = tree_at(repo, tree_id)
     inputs: dict[str, str] = {}
     by_dir: dict[str, list[str]] = {}
@@ -170,6 +221,8 @@ def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | No
             name = entry.name or ""
             if entry.type_str == "blob" and any(fnmatchcase(name, n) for n in names):
                 inputs[f"{directory}/{name}" if directory else name] = str(entry.id)
+    if venv:
+        return cache_key(setup=setup, inputs=inputs, isolate="venv")
     return cache_key(setup=setup, inputs=inputs)
 
 
@@ -208,13 +261,39 @@ class Runner:
             tail=result.tail,
         )
 
-    def _setup(self, worktree: Worktree, side: str, tree: str, key: str | None) -> Run | None:
+    def _environment(
+        self, worktree: Worktree, side: str, tree: str
+    ) -> tuple[dict[str, str] | None, Run | None]:
+        """The variables project commands get in ``worktree``; a failed run when there are none.
+
+        With ``isolate = "venv"`` that is the worktree's own virtualenv, made on first use; a new
+        one has nothing installed, so setup runs again.
+        """
+        if self.config.effective_isolate == "none":
+            return None, None
+        try:
+            made = isolation.prepare(self.pool.paths.state_dir, worktree.name, self.config.timeout)
+        except isolation.VenvError as err:
+            failed = CommandResult("ERROR", None, 0.0, "", reason=str(err))
+            return None, self._record(side, "setup", err.command, tree, failed)
+        if made.fresh:
+            worktree.write_setup_key(None)
+        return made.env, None
+
+    def _setup(
+        self,
+        worktree: Worktree,
+        side: str,
+        tree: str,
+        key: str | None,
+        env: dict[str, str] | None = None,
+    ) -> Run | None:
         setup = self.config.commands.setup
         if setup is None or key is None or worktree.read_setup_key() == key:
             return None
         self.progress.started(f"setup on the {side}", setup)
         worktree.write_setup_key(None)
-        result = run_command(setup, worktree.path, timeout=self.config.timeout)
+        result = run_command(setup, worktree.path, timeout=self.config.timeout, env=env)
         run = self._record(side, "setup", setup, tree, result)
         self.progress.finished(run)
         if run.status == "PASSED":
@@ -226,79 +305,107 @@ class Runner:
         return self._repo_lock
 
     def prepare(self, worktree: Worktree, tree: str, extra: Extra | None) -> None:
+        clean = self.config.clean_ignored
+        if clean:
+            worktree.write_setup_key(None)  # what setup installed among ignored files is gone
         with self._repo_lock:
-            worktree.checkout(self.repo, tree)
+            worktree.checkout(self.repo, tree, clean_ignored=clean)
         if extra is not None:
-            extra.apply(worktree.path)
+            worktree.stamp(extra.apply(worktree.path))
 
-    def suite(self, tree: str, side: str, extra: Extra | None = None) -> list[Run]:
+    def suite_key(self, tree: str, extra: Extra | None = None) -> str:
+        """The cache key of the test command's run on ``tree`` (with ``extra``)."""
+        with self._repo_lock:
+            skey = setup_key(self.repo, tree, self.config)
+        return cache_key(
+            tree=tree,
+            test=self.config.commands.test,
+            setup=skey,
+            junit=self.config.junit,
+            timeout=self.config.timeout,
+            extra=None if extra is None else extra.key(),
+            environment=environment_key(self.config),
+        )
+
+    def cached_suite(self, tree: str, side: str) -> Run | None:
+        """The test command's cached run on ``tree``, without running anything."""
+        hit = self.cache.get("runs", self.suite_key(tree))
+        return None if hit is None else Run.model_validate({**hit, "side": side, "cached": True})
+
+    def suite(
+        self, tree: str, side: str, extra: Extra | None = None, *, live: bool = False
+    ) -> list[Run]:
         """Setup (when needed) and the test command on ``tree``; the test run comes last.
 
-        Cached by tree, commands, setup inputs and ``extra``; an ERROR is never cached.
+        Cached by tree, commands, setup inputs, environment and ``extra``; an ERROR is never
+        cached; ``live`` runs it even when cached (a confirmation).
         Raises :class:`Refused` when ``extra`` cannot be put on the tree.
         """
         command = self.config.commands.test
         assert command is not None, "callers check that a test command is configured"
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
-        key = cache_key(
-            tree=tree,
-            test=command,
-            setup=skey,
-            junit=self.config.junit,
-            timeout=self.config.timeout,
-            extra=None if extra is None else extra.key(),
-        )
-        hit = self.cache.get("runs", key)
+        key = self.suite_key(tree, extra)
+        hit = None if live else self.cache.get("runs", key)
         if hit is not None:
             run = Run.model_validate({**hit, "side": side, "cached": True})
             self.progress.finished(run)
             return [run]
-        runs = self._execute(tree, side, "test", command, extra, skey)
+        runs = self._execute(tree, side, "test", [command], extra, skey)
         if runs[-1].name == "test" and runs[-1].status != "ERROR":
             self.cache.put("runs", key, runs[-1].model_dump(exclude={"side", "cached"}))
         return runs
 
-    def one(self, tree: str, side: str, test: str, extra: Extra | None = None) -> list[Run]:
-        """Setup (when needed) and `test_one` for ``test``; not cached: flakiness needs reruns."""
-        command = self._test_one([test])
-        with self._repo_lock:
-            skey = setup_key(self.repo, tree, self.config)
-        return self._execute(tree, side, "test_one", command.shown, extra, skey, command)
-
-    def _test_one(self, ids: list[str]) -> IdCommand:
-        """`test_one` for ``ids``, which travel as arguments, never as shell text."""
+    def one(
+        self,
+        tree: str,
+        side: str,
+        test: str | Sequence[str],
+        extra: Extra | None = None,
+        *,
+        each: bool = False,
+    ) -> list[Run]:
+        """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
+        the runner takes several, else, or with ``each``, one each, in one checkout); never
+        cached: flakiness needs reruns, and a confirmation must be live."""
         template = self.config.commands.test_one
         assert template is not None, "callers check that test_one is configured"
-        try:
-            for test_id in ids:
-                check_test_id(test_id, "the test id")
-            return with_ids(template, ids)
-        except ValueError as err:
-            raise Refused(str(err)) from None
+        tests = [test] if isinstance(test, str) else list(test)
+        if each:
+            commands = [c for t in tests for c in focused_commands(template, [t])]
+        else:
+            commands = focused_commands(template, tests)
+        with self._repo_lock:
+            skey = setup_key(self.repo, tree, self.config)
+        return self._execute(tree, side, "test_one", commands, extra, skey)
 
     def _execute(
         self,
         tree: str,
         side: str,
         name: RunName,
-        command: str,
+        commands: Sequence[str | IdCommand],
         extra: Extra | None,
         skey: str | None,
-        test_one: IdCommand | None = None,
     ) -> list[Run]:
         out: list[Run] = []
         with self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
-            for test_id in test_one.args if test_one else ():
-                _inside(worktree.path, id_path(test_id))
-            setup_run = self._setup(worktree, side, tree, skey)
+            for command in commands:
+                for test_id in command.args if isinstance(command, IdCommand) else ():
+                    _inside(worktree.path, id_path(test_id))
+            env, failed = self._environment(worktree, side, tree)
+            if failed is not None:
+                self.progress.finished(failed)
+                return [failed]
+            setup_run = self._setup(worktree, side, tree, skey, env)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
-            out.append(self._run_tests(worktree, side, tree, command, name, test_one))
+            for command in commands:
+                out.append(self._run_tests(worktree, side, tree, command, name, env))
         return out
 
     def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
@@ -311,12 +418,14 @@ class Runner:
         worktree: Worktree,
         side: str,
         tree: str,
-        command: str,
+        given: str | IdCommand,
         name: RunName,
-        test_one: IdCommand | None = None,
+        env: dict[str, str] | None = None,
     ) -> Run:
         report: Path | None = None
-        actual = command
+        command = given.shown if isinstance(given, IdCommand) else given
+        actual = given.script if isinstance(given, IdCommand) else given
+        args = given.args if isinstance(given, IdCommand) else ()
         if name == "test" and self.config.junit:
             try:
                 report = _project_report(worktree, self.config.junit)
@@ -324,29 +433,35 @@ class Runner:
                 return self._not_run(side, name, command, tree, f"junit {err}")
             if not report.is_dir():
                 report.unlink(missing_ok=True)
-        elif name == "test" and results.is_pytest_command(command):
+        elif results.is_pytest_command(command):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
             report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
-            actual = f"{command} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
+            actual = f"{actual} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
         scanner = results.OutputScanner()
+        coverage = CompletenessScanner()
+
+        def feed(line: str) -> None:
+            scanner.feed(line)
+            coverage.feed(line)
+
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
-        if test_one is not None:
-            actual = test_one.script
         result = run_command(
-            actual,
-            worktree.path,
-            timeout=self.config.timeout,
-            on_line=scanner.feed,
-            args=() if test_one is None else test_one.args,
+            actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env, args=args
         )
         run = self._record(side, name, command, tree, result)
+        run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
+        run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
         outcomes: dict[str, results.Outcome] = {}
         if report is not None and self.config.junit and name == "test":
             # The tests ran in the worktree: whatever they left must still lead to a file in it.
             with contextlib.suppress(Refused):
                 report = None
                 report = _project_report(worktree, self.config.junit)
+        junit_missing = (
+            self.config.junit if report is not None and self.config.junit and not report.is_file()
+            else None
+        )  # fmt: skip
         if report is not None and report.is_file():
             try:
                 outcomes = results.parse_junit(report)
@@ -360,6 +475,15 @@ class Runner:
             outcomes = scanner.outcomes
             run.tests_from = "output" if outcomes else None
         failing = any(o in ("failed", "error") for o in outcomes.values())
+        why = unrunnable.why_not_run(
+            unrunnable.Attempt(
+                command=command, side=side, name=name, status=run.status,
+                exit_code=run.exit_code, tail=run.tail, failing_read=failing,
+                isolated=env is not None, junit_missing=junit_missing,
+            )
+        )  # fmt: skip
+        if why is not None:
+            run.status, run.reason = "ERROR", why
         # pytest exits 5 when it collected no test at all (an empty base, say): every test is
         # then absent there, which is a known answer rather than an unnamed failure.
         no_tests = run.exit_code == 5 and not outcomes and "no tests ran" in run.tail

@@ -476,6 +476,7 @@ def _regression_result(
         "oracle": failure.oracle,
         "onChange": failure.on_change,
         "onBase": failure.on_base,
+        "confirmation": failure.confirmation,
         "excerpt": failure.excerpt,
     }
     return result

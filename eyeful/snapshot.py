@@ -9,13 +9,14 @@ Objects may be added to the object database; nothing else of the user's is writt
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
-from eyeful.errors import GitError
+from eyeful.errors import GitError, MissingBase
 from eyeful.gitutil import RepoPaths
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -74,11 +75,40 @@ def _peel_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     return commit
 
 
-def _side_for_rev(repo: pygit2.Repository, rev: str) -> Side:
+_HEX_ID = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_DEEPEN = "`git fetch --deepen=1` (or `git fetch --unshallow` for the whole history)"
+
+
+def _shallow_commits(paths: RepoPaths) -> frozenset[str]:
+    """The commits whose parents a shallow clone does not have (git's `shallow` file)."""
+    try:
+        text = (paths.common_dir / "shallow").read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _side_for_rev(repo: pygit2.Repository, rev: str, shallow: frozenset[str] | None = None) -> Side:
+    """A commit to compare with; with ``shallow`` given, it is the base, which must be here."""
     if rev.strip("0") == "" or rev == EMPTY_TREE:
         # pre-push passes all zeros for a ref the remote does not have yet.
         return _empty_side(repo)
-    commit = _peel_commit(repo, rev)
+    try:
+        commit = _peel_commit(repo, rev)
+    except GitError:
+        if shallow is None:
+            raise
+        if shallow:
+            raise MissingBase(
+                f"the base {rev!r} is not in this shallow clone: fetch more history with "
+                f"{_DEEPEN}, then run again"
+            ) from None
+        if _HEX_ID.fullmatch(rev):
+            raise MissingBase(
+                f"the base commit {rev[:12]} is not in this repository (a ref not fetched yet): "
+                "`git fetch` it, then run again"
+            ) from None
+        raise
     return Side(tree=str(commit.tree_id), commit=str(commit.id), label=rev)
 
 
@@ -156,17 +186,24 @@ def take_snapshot(
 ) -> Snapshot:
     """Resolve what to compare; see the module docstring for the rules."""
     repo = open_repository(paths)
+    shallow = _shallow_commits(paths)
     if base_rev is None and head_rev is None:
         base, head = _head_side(repo), _staged_side(repo, paths)
     elif head_rev is None:
         assert base_rev is not None
         if repo.head_is_unborn:
             raise GitError("--base needs a commit to compare with, and HEAD has none yet")
-        base, head = _side_for_rev(repo, base_rev), _head_side(repo)
+        base, head = _side_for_rev(repo, base_rev, shallow), _head_side(repo)
     else:
         head = _side_for_rev(repo, head_rev)
         if base_rev is None:
             assert head.commit is not None
+            if head.commit in shallow:
+                # A shallow clone's boundary commit looks like a root commit; its parent exists.
+                raise MissingBase(
+                    f"the base ({head_rev}^) is not in this shallow clone: fetch it with "
+                    f"{_DEEPEN}, then run again"
+                )
             parents = _peel_commit(repo, head.commit).parents
             base = (
                 Side(str(parents[0].tree_id), str(parents[0].id), f"{head_rev}^")
@@ -174,7 +211,7 @@ def take_snapshot(
                 else _empty_side(repo)
             )
         else:
-            base = _side_for_rev(repo, base_rev)
+            base = _side_for_rev(repo, base_rev, shallow)
             if base.commit and head.commit:
                 fork = repo.merge_base(base.commit, head.commit)
                 if fork is not None and str(fork) != base.commit:

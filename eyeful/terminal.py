@@ -1,11 +1,16 @@
 """Progress on stderr with rich: phase, running command, elapsed time.
 
 Quiet when stderr is not a terminal (hooks, CI, pipes); rich itself honours NO_COLOR.
+The core reports from worker threads: every update holds one lock, and a display that fails
+turns itself off rather than change the exit code or lose the report.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -27,6 +32,7 @@ class RichProgress:
         self.enabled = console.is_terminal
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._lock = threading.Lock()
         if self.enabled:  # hooks, CI and pipes never show progress: skip the import there
             from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -38,9 +44,22 @@ class RichProgress:
                 transient=True,
             )
 
+    def _safely(self, update: Callable[[Progress], None]) -> None:
+        """Run one display update under the lock; a failing display is switched off."""
+        with self._lock:
+            bar = self._bar
+            if bar is None:
+                return
+            try:
+                update(bar)
+            except Exception:
+                # Progress is a courtesy: the review goes on, silently.
+                self._bar = None
+                with contextlib.suppress(Exception):
+                    bar.stop()
+
     def __enter__(self) -> RichProgress:
-        if self._bar is not None:
-            self._bar.start()
+        self._safely(lambda bar: bar.start())
         return self
 
     def __exit__(
@@ -49,15 +68,16 @@ class RichProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+        self._safely(lambda bar: bar.stop())
 
     def _show(self, text: str) -> None:
-        if self._bar is None:
-            return
-        if self._task is not None:
-            self._bar.remove_task(self._task)
-        self._task = self._bar.add_task(text, total=None)
+        def update(bar: Progress) -> None:
+            if self._task is not None:
+                bar.remove_task(self._task)
+                self._task = None
+            self._task = bar.add_task(text, total=None)
+
+        self._safely(update)
 
     def phase(self, text: str) -> None:
         self._show(text)
@@ -66,12 +86,12 @@ class RichProgress:
         self._show(f"{label}: {command}")
 
     def finished(self, run: Run) -> None:
-        if self._bar is None:
-            return
         how = "cached" if run.cached else f"{run.duration:.1f}s"
         style = _STYLE.get(run.status, "")
-        self._bar.console.print(
-            f"[{style}]{run.status}[/] {run.name} on the {run.side} ({how})", highlight=False
+        self._safely(
+            lambda bar: bar.console.print(
+                f"[{style}]{run.status}[/] {run.name} on the {run.side} ({how})", highlight=False
+            )
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -71,8 +72,17 @@ class Worktree:
     def setup_stamp(self) -> Path:
         return self.state_dir / "setup" / self.name
 
-    def checkout(self, repo: pygit2.Repository, tree: str) -> None:
-        """Make the files exactly ``tree``, keeping ignored files."""
+    @property
+    def clock(self) -> Path:
+        """The last modification time :meth:`stamp` gave (whole seconds)."""
+        return self.state_dir / "clock" / self.name
+
+    def checkout(self, repo: pygit2.Repository, tree: str, *, clean_ignored: bool = False) -> None:
+        """Make the files exactly ``tree``, keeping ignored files unless ``clean_ignored``.
+
+        Every file the checkout changed is then :meth:`stamp`-ed, so build state an earlier tree
+        left among the ignored files (bytecode, make targets) is older than this tree's sources.
+        """
         commit = snapshot_commit(repo, tree)
         admin = linked_git_dir(self.path)
         if admin is not None:
@@ -81,8 +91,41 @@ class Worktree:
             # waits for), and it would fail every later checkout.
             for name in ("index.lock", "HEAD.lock"):
                 (admin / name).unlink(missing_ok=True)
+        # Tracked files something rewrote since the last checkout (a reproduction, a fix, a
+        # command) are restored by the checkout, as are the files that differ between the trees.
+        dirty = _names(git("diff", "--name-only", "-z", "HEAD", cwd=self.path, check=False).stdout)
+        previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
-        git("clean", "-ffdq", cwd=self.path)
+        git("clean", "-ffdxq" if clean_ignored else "-ffdq", cwd=self.path)
+        old = previous.stdout.decode().strip() if previous.returncode == 0 else None
+        if old is None:
+            changed = git("ls-files", "-z", cwd=self.path).stdout
+        else:
+            changed = git("diff", "--name-only", "--no-renames", "-z", old, commit,
+                          cwd=self.path).stdout  # fmt: skip
+        self.stamp(sorted(set(_names(changed)) | set(dirty)))
+
+    def stamp(self, paths: list[str]) -> None:
+        """Give ``paths`` a modification time later than anything built in this worktree before.
+
+        Python's bytecode (and pytest's rewritten tests) is reused when the source's size and
+        whole-second mtime match; make-style rules rebuild only what is older than its sources.
+        A file written in the same second as an earlier tree's build would fool both. The time
+        given is a whole second after both the clock and the last time given here, so it never
+        equals a time an earlier tree's file had (it may run up to a second ahead of the clock).
+        """
+        if not paths:
+            return
+        try:
+            last = int(self.clock.read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            last = 0
+        when = max(int(time.time()) + 1, last + 1)
+        self.clock.parent.mkdir(parents=True, exist_ok=True)
+        self.clock.write_text(f"{when}\n", encoding="ascii")
+        for rel in paths:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                os.utime(self.path / rel, (when, when), follow_symlinks=False)
 
     def read_setup_key(self) -> str | None:
         try:
@@ -96,6 +139,10 @@ class Worktree:
             self.setup_stamp.unlink(missing_ok=True)
         else:
             self.setup_stamp.write_text(key + "\n", encoding="ascii")
+
+
+def _names(data: bytes) -> list[str]:
+    return [name.decode(errors="surrogateescape") for name in data.split(b"\0") if name]
 
 
 class WorktreePool:

@@ -35,6 +35,9 @@ def write(repo: Path, files: dict[str, str | bytes]) -> None:
 
 
 def eyeful_config(test: str = PYTEST, *, extra: str = "", **commands: str) -> str:
+    if test == PYTEST and "test_one" not in commands:
+        # Regressions block only once confirmed by running the test alone (`test_one`).
+        commands["test_one"] = f"{PYTEST} {{test}}"
     lines = ["[tool.eyeful]", extra, "[tool.eyeful.commands]", f"test = {test!r}"]
     lines += [f"{k} = {v!r}" for k, v in commands.items()]
     return "\n".join(lines) + "\n"

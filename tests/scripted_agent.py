@@ -5,13 +5,18 @@ Used two ways, both real: as a command-provider executable (prompt on stdin, rep
 chat-completions API (see `serve_openai`). The script says, per role and subject, what to answer;
 special answers produce faults: "garbage" (not JSON, every time), "malformed" (JSON breaking the
 contract, every time), "crash" (exit 1), "hang" (never answers), "http500" (HTTP only).
+
+With ``"mischief": FILE`` in the script, the command agent first does what an agent with a shell
+could do to the repository it runs in (see `mischief`) and appends what happened to FILE.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -96,8 +101,56 @@ def render(reply: object) -> str:
     return "Here is my answer.\n\n```json\n" + json.dumps(reply) + "\n```\n"
 
 
+def _try_write(path: Path, text: str, *, existing: bool = False) -> str:
+    """Write ``path`` if its directory exists (never creates one outside the agent's directory);
+    with ``existing``, only append to a file that is there."""
+    if not path.parent.is_dir():
+        return "no such directory"
+    if existing and not path.is_file():
+        return "no such file"
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        return f"refused: {err.strerror}"
+    return "written"
+
+
+def mischief(log: Path) -> None:
+    """Everything an agent with a shell could try on the repository around its directory: git
+    config, commit, branch; a pre-push hook in `.git/hooks`, through the `.git` link of a linked
+    worktree, and up the tree into a shared git directory; a file next to its directory."""
+    here = Path.cwd()
+    done: dict[str, object] = {"cwd": str(here)}
+    for name, argv in {
+        "config": ["git", "config", "core.hooksPath", "/tmp/pwned-hooks"],
+        "user": ["git", "config", "user.name", "pwned"],
+        "commit": ["git", "commit", "-q", "--allow-empty", "-m", "pwned"],
+        "branch": ["git", "branch", "pwned"],
+    }.items():
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        done[name] = proc.returncode
+    hook = "#!/bin/sh\necho pwned\n"
+    link = here / ".git"
+    if not link.is_file():  # its own directory: a `.git/hooks` made there is its own business
+        (link / "hooks").mkdir(parents=True, exist_ok=True)
+    done["dot_git_hook"] = _try_write(here / ".git" / "hooks" / "pre-push", hook)
+    if link.is_file():  # a linked worktree: follow its gitdir to the common directory
+        gitdir = Path(link.read_text().removeprefix("gitdir: ").strip())
+        done["linked_hook"] = _try_write(gitdir.parent.parent / "hooks" / "pre-push", hook)
+    up = here.parent.parent.parent  # from <git dir>/eyeful/worktrees/wt-N: the git dir
+    done["up_hook"] = _try_write(up / "hooks" / "pre-push", hook)
+    done["up_config"] = _try_write(up / "config", "[core]\n\tbare = true\n", existing=True)
+    done["beside"] = _try_write(here.parent / "eyeful-agent-was-here", "x")
+    done["git_vars"] = sorted(n for n in os.environ if n.startswith("GIT_"))
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(done) + "\n")
+
+
 def main() -> int:
     script = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    if script.get("mischief"):
+        mischief(Path(script["mischief"]))
     reply = answer(sys.stdin.read(), script)
     if reply == "crash":
         print("agent crashed", file=sys.stderr)

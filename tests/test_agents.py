@@ -3,6 +3,7 @@ subprocess) and the openai provider (a real local HTTP server); faults only ever
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from eyeful.demo import make_demo_repo
-from tests.gitrepo import eyeful
+from tests.gitrepo import eyeful, git, user_state
 from tests.scripted_agent import serve_openai
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
@@ -435,3 +436,50 @@ def test_an_unknown_agent_key_names_the_field(tmp_path):
     proc = eyeful(cwd=repo)
     assert proc.returncode == 2
     assert "unknown key 'agent.provder'" in proc.stderr
+
+
+def _git_dir_state(repo: Path) -> dict[str, object]:
+    """The user's repository as a git command would change it: config, hooks, refs, index,
+    HEAD and the working tree (user_state), byte for byte."""
+    gitdir = repo / ".git"
+
+    def tree(path: Path) -> dict[str, str]:
+        return {
+            str(p.relative_to(gitdir)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*"))
+            if p.is_file()
+        }
+
+    return {
+        **user_state(repo),
+        "config": (gitdir / "config").read_bytes(),
+        "hooks": tree(gitdir / "hooks"),
+        "info": tree(gitdir / "info"),
+        "refs": tree(gitdir / "refs"),
+        "top": sorted(p.name for p in gitdir.iterdir() if p.name not in ("eyeful", "worktrees")),
+    }
+
+
+def test_an_agent_with_a_shell_cannot_reach_the_users_repository(tmp_path):
+    """The agent's directory is an export with no .git: git config, commit and branch find no
+    repository, and hooks written in, through or above its directory reach nothing of the
+    user's. (In one of eyeful's linked worktrees every one of these reached the user.)"""
+    repo = make_demo_repo(tmp_path)
+    done = tmp_path / "mischief.jsonl"
+    script = {"log": str(tmp_path / "log.jsonl"), "mischief": str(done), "expert": {}}
+    _configure(repo, _command_agent(script, tmp_path) + 'experts = ["correctness"]\n')
+    before = _git_dir_state(repo)
+    report = _report(repo, "--level", "read_only")  # the agents, and no project command
+    assert report["agents"]["expert"]["calls"] == 1
+    assert _git_dir_state(repo) == before
+    [attempt] = [json.loads(line) for line in done.read_text().splitlines()]
+    cwd = Path(attempt["cwd"])
+    assert not cwd.exists()  # the export is gone with the review
+    assert not str(cwd).startswith(str(repo))
+    assert (attempt["config"], attempt["commit"], attempt["branch"]) == (128, 128, 128)
+    assert "linked_hook" not in attempt  # no .git link to follow
+    assert attempt["up_hook"] == "no such directory"
+    assert attempt["up_config"] in ("no such directory", "no such file")
+    assert attempt["git_vars"] == []
+    assert "pwned" not in git(repo, "branch", "--list")
+    assert not (repo / ".git" / "hooks" / "pre-push").exists()

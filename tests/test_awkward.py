@@ -235,12 +235,11 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     assert [r["test"] for r in report["regressions"]] == [
         "tests ü/test_dätä.py::test_reads_the_data_file"
     ]
-    change, base = report["runs"]
+    change = report["runs"][0]
+    base = next(r for r in report["runs"] if r["side"] == "base")
     assert change["tests"]["tests ü/test_dätä.py::test_sees_every_awkward_name"] == "passed"
-    assert base["tests"] == {
-        "tests ü/test_dätä.py::test_reads_the_data_file": "passed",
-        "tests ü/test_dätä.py::test_sees_every_awkward_name": "passed",
-    }
+    # The failing test alone on the base, its awkward id passed to test_one as it is.
+    assert base["tests"] == {"tests ü/test_dätä.py::test_reads_the_data_file": "passed"}
     md = eyeful(cwd=repo).stdout
     assert "`tests ü/test_dätä.py::test_reads_the_data_file` fails on the change" in md
     assert user_state(repo) == before
@@ -287,7 +286,8 @@ def test_binary_files_in_the_change(tmp_path):
         "tests/test_files.py::test_binary_file_is_intact"
     ]
     # Both sides' files arrived byte for byte: CRLF untouched, and the base's binary intact.
-    change, base = report["runs"]
+    change = report["runs"][0]
+    base = next(r for r in report["runs"] if r["side"] == "base")
     assert change["tests"]["tests/test_files.py::test_line_endings_are_kept"] == "passed"
     assert base["status"] == "PASSED"
     assert user_state(repo) == before
@@ -529,7 +529,7 @@ def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, 
     repo = make_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} spam.py"),
+            "pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} spam.py", extra="reruns = 1"),
             "spam.py": SPAM.format(one_line=one_line),
             "mode.txt": "quiet\n",
         },
@@ -551,9 +551,9 @@ def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, 
     assert regression["test"] == "the test suite"
     assert regression["excerpt"].endswith("AssertionError: the end of the output")
     assert len(regression["excerpt"]) <= 8000
-    # Served from the cache, the same review runs no command: eyeful's own baseline.
-    code_cached, baseline_kb = _measured(repo, tmp_path / "cached.json", "--format", "json")
-    assert code_cached == 1
+    # A review that runs no command: eyeful's own baseline.
+    code_idle, baseline_kb = _measured(repo, tmp_path / "idle.json", "--level", "read_only")
+    assert code_idle == 0
     assert peak_kb < 200 * 1024, f"peak RSS {peak_kb} KiB"
     # Flat: the output costs next to nothing over eyeful's own footprint (~50 MiB).
     assert peak_kb - baseline_kb < 16 * 1024, f"peak {peak_kb} KiB, baseline {baseline_kb} KiB"

@@ -87,6 +87,10 @@ def test_no_configuration_is_empty(tmp_path):
             "[tool.eyeful]\njunit = '/tmp/out.xml'\n",
             "pyproject.toml [tool.eyeful]: junit: junit must be a path inside the repository",
         ),
+        (
+            "[tool.eyeful]\nisolate = 'docker'\n",
+            "pyproject.toml [tool.eyeful]: isolate: Input should be 'venv' or 'none'",
+        ),
         ("[tool.eyeful]\nsource = 'x'\n", "unknown key 'source'"),
         ("[tool.eyeful\n", "pyproject.toml: not valid TOML"),
         ("[tool]\neyeful = 3\n", "must be a table"),
@@ -137,3 +141,17 @@ def test_cli_in_a_bare_repository_is_exit_2(tmp_path):
     proc = eyeful(cwd=bare)
     assert proc.returncode == 2
     assert "bare repository" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "isolate"),
+    [
+        ("[commands]\ntest = 'pytest'\n", "none"),  # nothing installs: the user's tools
+        ("[commands]\nsetup = 'pip install -e .'\ntest = 'pytest'\n", "venv"),
+        ("isolate = 'none'\n[commands]\nsetup = 'pip install -e .'\n", "none"),
+        ("isolate = 'venv'\n[commands]\ntest = 'pytest'\n", "venv"),
+    ],
+)
+def test_isolate_defaults_to_a_virtualenv_when_setup_installs_things(tmp_path, text, isolate):
+    config = _load(tmp_path, ".eyeful.toml", text)
+    assert config.effective_isolate == isolate

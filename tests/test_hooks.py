@@ -9,6 +9,7 @@ an installed pre-commit pre-push hook runs on a real `git push`. The plain hook 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,6 +162,10 @@ def test_manifest_declares_the_eyeful_pre_push_hook():
     assert hook["pass_filenames"] is False
     assert hook["always_run"] is True
     assert hook["require_serial"] is True
+    confirm_hook = hooks["eyeful-confirm"]
+    assert confirm_hook["entry"] == "git-eyeful confirm --yes"
+    assert confirm_hook["stages"] == ["manual"]  # only when the user runs it
+    assert confirm_hook["always_run"] is True and confirm_hook["pass_filenames"] is False
 
 
 # --- pre-commit try-repo ------------------------------------------------------------------------
@@ -258,6 +263,76 @@ def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
     assert "1 blocking issue" in out, out
     assert REGRESSION in out, out
     assert local_state(repo, index_bytes=False) == before
+
+
+def _readme_pre_commit_config(hook_repo: Path) -> str:
+    """The README's pre-commit snippet, with its URL and `rev` filled in as the README says."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    snippet = text.split("## Hooks", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    config = yaml.safe_load(snippet)
+    (entry,) = config["repos"]
+    assert [hook["id"] for hook in entry["hooks"]] == ["eyeful", "eyeful-confirm"]
+    # "`git ls-remote <URL> HEAD` prints the newest"
+    listed = run("git", "ls-remote", str(hook_repo), "HEAD", cwd=hook_repo).stdout
+    rev = listed.split()[0]
+    assert re.fullmatch(r"[0-9a-f]{40}", entry["rev"]), "the README shows a full commit id"
+    snippet = snippet.replace(entry["repo"], str(hook_repo)).replace(entry["rev"], rev)
+    return snippet
+
+
+def test_pre_commit_user_is_told_how_to_confirm_confirms_and_pushes(
+    tmp_path, hook_repo, pre_commit_home
+):
+    # The README's snippet as a user copies it; pre-commit installs eyeful in an environment of
+    # its own, so there is no `git eyeful` on this PATH: only the user's python, pytest, pre-commit.
+    system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
+    tools = os.pathsep.join(system)
+    assert shutil.which("git-eyeful", path=tools) is None
+    user_bin = tmp_path / "user-bin"
+    user_bin.mkdir()
+    for name in ("python", "pre-commit"):
+        (user_bin / name).write_text(f'#!/bin/sh\nexec "{BIN / name}" "$@"\n')
+        (user_bin / name).chmod(0o755)
+    env = dict(
+        _no_git_env(),
+        PATH=f"{user_bin}{os.pathsep}{tools}",
+        PRE_COMMIT_HOME=str(pre_commit_home),
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(USER_PYTEST),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": WITH_SUB,
+            "tests/test_calc.py": CALC_TESTS,
+            ".pre-commit-config.yaml": _readme_pre_commit_config(hook_repo),
+        },
+    )
+    remote = add_remote(repo)
+    proc = subprocess.run(
+        ["pre-commit", "install", "--hook-type", "pre-push"],
+        cwd=repo, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    proc, out = push(repo, "main", env=env)
+    assert proc.returncode != 0, out
+    assert remote_tip(remote, "main") == ""
+    assert "git eyeful confirm" not in out, out
+    told = re.findall(r"run `([^`]+)`", out)
+    assert told and set(told) == {"pre-commit run --hook-stage manual eyeful-confirm"}, out
+
+    proc = subprocess.run(
+        told[0], shell=True, cwd=repo, env=env, capture_output=True, text=True, check=False
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Passed" in out and USER_PYTEST in out, out  # the commands it confirmed are shown
+
+    proc, out = push(repo, "main", env=env)
+    assert proc.returncode == 0, out
+    assert "test on the change: PASSED" in out, out
+    assert remote_tip(remote, "main") == git(repo, "rev-parse", "HEAD").strip()
 
 
 # --- pre-commit installed as the pre-push hook, on a real `git push` -----------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -65,7 +66,8 @@ class Agents:
     monkeypatch: pytest.MonkeyPatch
 
     def mode(self, mode: str) -> None:
-        self.monkeypatch.setenv("FAKE_AGENT_MODE", mode)
+        # A file, not a variable: the agent's environment is eyeful's allow-list only.
+        self.log.with_name("mode").write_text(mode, encoding="utf-8")
 
     def record(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.log.read_text(encoding="utf-8"))
@@ -87,14 +89,16 @@ def agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Agents:
             f"#!{sys.executable}\n"
             "import os, runpy\n"
             f"os.environ['FAKE_AGENT_NAME'] = {name!r}\n"
+            f"os.environ['FAKE_AGENT_LOG'] = {str(tmp_path / 'agent.json')!r}\n"
+            f"mode = {str(tmp_path / 'mode')!r}\n"
+            "if os.path.exists(mode):\n"
+            "    os.environ['FAKE_AGENT_MODE'] = open(mode).read()\n"
             f"runpy.run_path({str(FAKE_AGENT)!r}, run_name='__main__')\n",
             encoding="utf-8",
         )
         launcher.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     log = tmp_path / "agent.json"
-    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    monkeypatch.delenv("FAKE_AGENT_MODE", raising=False)
     worktree = tmp_path / "worktree"
     worktree.mkdir()
     return Agents(log, worktree.resolve(), monkeypatch)
@@ -107,25 +111,89 @@ def expected(agents: Agents, prompt: str = PROMPT) -> str:
 # --- presets: how each CLI is called, where its answer is ------------------------------------
 
 
+CLAUDE_ARGV = [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-mode",
+    "dontAsk",
+    "--tools",
+    "Read,Grep,Glob",
+    "--setting-sources",
+    "user",
+    "--strict-mcp-config",
+    "--no-session-persistence",
+]
+
+
 def test_claude_preset(agents: Agents) -> None:
     provider = agents.provider(preset="claude", model="sonnet; touch pwned")
     reply = provider.complete(PROMPT, cwd=agents.worktree)
     assert reply.text == expected(agents)
-    assert reply.usage == Usage(tokens_in=10 + 5 + 3, tokens_out=7)
+    assert reply.usage == Usage(tokens_in=10 + 5 + 3, tokens_out=7, cost_usd=0.0123)
+    assert reply.notes == []
     assert reply.seconds > 0
     seen = agents.record()
     assert seen["prompt"] == PROMPT
     assert Path(seen["cwd"]) == agents.worktree
-    assert seen["argv"] == [
-        "-p",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--model",
-        "sonnet; touch pwned",
-    ]
+    assert seen["argv"] == [*CLAUDE_ARGV, "--model", "sonnet; touch pwned"]
+    # The fake parses them as claude 2.1.83's --help lists them: the posture is in force.
+    assert seen["options"] == {
+        "p": True,
+        "output-format": "stream-json",
+        "verbose": True,
+        "permission-mode": "dontAsk",
+        "tools": "Read,Grep,Glob",
+        "setting-sources": "user",
+        "strict-mcp-config": True,
+        "no-session-persistence": True,
+        "model": "sonnet; touch pwned",
+    }
     assert not (agents.worktree / "pwned").exists()
     assert provider.name == "claude"
+
+
+def test_fake_claude_refuses_stream_json_without_verbose(agents: Agents) -> None:
+    """The fake is strict as the real one is: the posture test above would catch a lost flag."""
+    provider = agents.provider(preset="claude", command="claude -p --output-format stream-json")
+    with pytest.raises(ProviderError) as err:
+        provider.complete("hi", cwd=agents.worktree)
+    assert str(err.value) == (
+        "claude: exited with code 1: Error: When using --print, --output-format=stream-json "
+        "requires --verbose"
+    )
+    provider = agents.provider(preset="claude", command="claude -p --permission-mode ask")
+    with pytest.raises(ProviderError, match=r"argument 'ask' is invalid"):
+        provider.complete("hi", cwd=agents.worktree)
+
+
+def test_claude_error_subtype_reports_its_errors(agents: Agents) -> None:
+    agents.mode("error-max-turns")
+    with pytest.raises(ProviderError) as err:
+        agents.provider(preset="claude").complete("hi", cwd=agents.worktree)
+    assert str(err.value) == (
+        "claude: reported an error: error_max_turns: Reached maximum number of turns (3)"
+    )
+
+
+def test_claude_permission_denials_become_notes(agents: Agents) -> None:
+    agents.mode("denied")
+    reply = agents.provider(preset="claude").complete("hi", cwd=agents.worktree)
+    assert reply.text == expected(agents, "hi")
+    assert reply.notes == ["claude was refused 2 tool use(s) (Bash, Write): it runs read-only"]
+
+
+@pytest.mark.parametrize("preset", ["claude", "codex"])
+def test_tool_echoes_are_not_kept(agents: Agents, preset: str) -> None:
+    """9 MiB of echoed tool results is not an answer too large: only needed events are kept."""
+    agents.mode("tool-echo")
+    reply = agents.provider(preset=preset).complete("hi", cwd=agents.worktree)
+    assert reply.text == expected(agents, "hi")
+    if preset == "claude":  # 12.5 MiB of lines that are not events: still too large
+        agents.mode("huge")
+        with pytest.raises(ProviderError, match=r"reply too large"):
+            agents.provider(preset=preset).complete("hi", cwd=agents.worktree)
 
 
 def test_claude_single_object_output_with_command_override(agents: Agents) -> None:
@@ -133,17 +201,21 @@ def test_claude_single_object_output_with_command_override(agents: Agents) -> No
     provider = agents.provider(preset="claude", command="claude -p --output-format json", model="x")
     reply = provider.complete("hi", cwd=agents.worktree)
     assert reply.text == expected(agents, "hi")
-    assert reply.usage == Usage(tokens_in=18, tokens_out=7)
+    assert reply.usage == Usage(tokens_in=18, tokens_out=7, cost_usd=0.0123)
     assert agents.record()["argv"] == ["-p", "--output-format", "json"]
 
 
 @pytest.mark.parametrize(
     ("mode", "message"),
     [
-        ("is-error", "claude: reported an error: API Error: 529 overloaded"),
+        (
+            "is-error",
+            "claude: reported an error: error_during_execution: API Error: 529 overloaded",
+        ),
         (
             "is-error-exit",
-            "claude: exited with code 1: reported an error: API Error: 529 overloaded",
+            "claude: exited with code 1: reported an error: error_during_execution: "
+            "API Error: 529 overloaded",
         ),
     ],
 )
@@ -159,10 +231,25 @@ def test_codex_preset_last_agent_message_wins(agents: Agents) -> None:
     provider = agents.provider(preset="codex", model="gpt-5")
     reply = provider.complete(PROMPT, cwd=agents.worktree)
     assert reply.text == expected(agents)
+    # The last turn.completed is the thread's running total (summing would say 230 and 45).
     assert reply.usage == Usage(tokens_in=130, tokens_out=25)
     seen = agents.record()
-    assert seen["argv"] == ["exec", "--json", "--skip-git-repo-check", "-m", "gpt-5", "-"]
+    assert seen["argv"] == [
+        "exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral",
+        "-m", "gpt-5", "-",
+    ]  # fmt: skip
+    assert seen["options"]["sandbox"] == "read-only"
+    assert seen["options"]["ephemeral"] is True
     assert seen["prompt"] == PROMPT
+
+
+def test_fake_codex_refuses_an_unknown_argument(agents: Agents) -> None:
+    provider = agents.provider(preset="codex", command="codex exec --json --sandboxed -")
+    with pytest.raises(ProviderError) as err:
+        provider.complete("hi", cwd=agents.worktree)
+    assert str(err.value) == (
+        "codex: exited with code 2: error: unexpected argument '--sandboxed' found"
+    )
 
 
 def test_codex_output_without_json(agents: Agents) -> None:
@@ -175,9 +262,10 @@ def test_llm_preset(agents: Agents) -> None:
     reply = agents.provider(preset="llm", model="gpt-4o-mini").complete(PROMPT, cwd=agents.worktree)
     assert reply.text == expected(agents)
     assert reply.usage == Usage()
-    assert agents.record()["argv"] == ["-m", "gpt-4o-mini"]
+    assert agents.record()["argv"] == ["-n", "-m", "gpt-4o-mini"]
+    assert agents.record()["options"] == {"no_log": True, "model": "gpt-4o-mini"}
     agents.provider(preset="llm").complete(PROMPT, cwd=agents.worktree)
-    assert agents.record()["argv"] == []
+    assert agents.record()["argv"] == ["-n"]
 
 
 def test_ollama_needs_a_model(agents: Agents) -> None:
@@ -192,11 +280,23 @@ def test_ollama_preset_strips_escape_codes(agents: Agents) -> None:
     assert "\x1b" not in reply.text
     assert reply.text.strip() == expected(agents).strip()
     assert reply.usage == Usage()
-    assert agents.record()["argv"] == ["run", "qwen2.5-coder:7b"]
+    assert agents.record()["argv"] == ["run", "qwen2.5-coder:7b", "--hidethinking"]
 
     reply = provider.complete(PROMPT, cwd=agents.worktree)  # want_json
-    assert agents.record()["argv"] == ["run", "qwen2.5-coder:7b", "--format", "json"]
+    argv = agents.record()["argv"]
+    assert argv == ["run", "qwen2.5-coder:7b", "--hidethinking", "--format", "json"]
+    assert "--experimental" not in argv and "--yolo" not in argv  # no tools, ever
     assert json.loads(reply.text) == {"cwd": str(agents.worktree), "prompt": PROMPT}
+
+
+def test_ollama_thinking_block_is_ignored(agents: Agents) -> None:
+    """An ollama that prints its thinking anyway (no --hidethinking): its braces are no answer."""
+    agents.mode("thinking")
+    provider = agents.provider(preset="ollama", model="qwen3", command="ollama run qwen3")
+    reply = provider.complete(PROMPT, cwd=agents.worktree, want_json=False)
+    assert "Thinking" not in reply.text
+    assert reply.text.strip() == expected(agents).strip()
+    assert agents.record()["argv"] == ["run", "qwen3"]
 
 
 def test_plain_command(agents: Agents) -> None:
@@ -586,3 +686,143 @@ def test_openai_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     config = AgentConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m")
     with pytest.raises(EyefulError, match=r"pip install 'eyeful\[openai\]'"):
         make_provider(config)
+
+
+# --- what an agent gets: its environment, a prompt within its CLI's limit ----------------------
+
+
+def test_agent_environment_is_an_allow_list(
+    agents: Agents, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FOO_TOKEN", "secret-foo")
+    monkeypatch.setenv("MY_AGENT_KEY", "sk-mine")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
+    monkeypatch.setenv("GIT_DIR", str(agents.worktree / ".git"))
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("no_proxy", "localhost")
+    agents.provider(preset="claude", api_key_env="MY_AGENT_KEY").complete("hi", cwd=agents.worktree)
+    env = agents.record()["env"]
+    assert "FOO_TOKEN" not in env
+    assert not [name for name in env if name.startswith("GIT_")]
+    assert env["MY_AGENT_KEY"] == "sk-mine"
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant"  # claude's own credential
+    assert env["PATH"] == os.environ["PATH"] and env["HOME"] == os.environ["HOME"]
+    assert (env["LANG"], env["LC_ALL"]) == ("C.UTF-8", "C.UTF-8")
+    assert env["HTTPS_PROXY"] == "http://proxy.invalid:3128" and env["no_proxy"] == "localhost"
+    # Another CLI does not get claude's credential; a plain command gets only the basics.
+    agents.provider(preset="llm").complete("hi", cwd=agents.worktree)
+    env = agents.record()["env"]
+    assert "ANTHROPIC_API_KEY" not in env and "MY_AGENT_KEY" not in env
+    assert "FOO_TOKEN" not in env
+
+
+CODEX_ANSWER = (
+    "import json, sys; p = sys.stdin.read(); open(sys.argv[1], 'w').write(p); "
+    "print(json.dumps({'type': 'item.completed', 'item': {'type': 'agent_message', "
+    "'text': json.dumps({'probability': 0.5})}}))"
+)
+
+
+def test_prompt_over_codex_limit_leaves_out_whole_files(tmp_path: Path) -> None:
+    """Over codex's 1,048,576 characters: the last files go whole, the checklist says so, and
+    a prompt over the limit even without files is never sent."""
+    from eyeful.agents import AgentFault, Agents, SameProblemReply
+
+    seen = tmp_path / "prompt.txt"
+    command = f"{sys.executable} -c {shlex.quote(CODEX_ANSWER)} {seen}"
+    provider = make_provider(AgentConfig(preset="codex", command=command))
+    agents = Agents(
+        AgentConfig(preset="codex", command=command),
+        provider,
+        cwd=lambda: tmp_path,
+        cache=None,
+        repo_root=None,
+    )
+    files = {"first.py": "a" * 400_000, "second.py": "b" * 400_000, "third.py": "c" * 400_000}
+    task: dict[str, object] = {"diff": "d" * 100, "files": files, "truncated_files": []}
+    reply = agents.ask("same_problem", "x and y", task, SameProblemReply)
+    assert reply.probability == 0.5
+    prompt = seen.read_text()
+    assert len(prompt) <= 1_048_576
+    assert '"first.py": "aaa' in prompt and '"second.py": "bbb' in prompt
+    assert '"third.py": "' not in prompt and "ccc" not in prompt
+    assert '"truncated_files": [\n  "third.py"\n ]' in prompt  # the agent is told
+    assert agents.notes == [
+        "same_problem for x and y: the prompt was over the agent's input limit; "
+        "left out 1 file(s): third.py"
+    ]
+    seen.unlink()
+    with pytest.raises(AgentFault, match="over codex's limit of 1,048,576 characters even"):
+        agents.ask(
+            "same_problem", "big", {"diff": "d" * 1_100_000, "files": files}, SameProblemReply
+        )
+    assert not seen.exists()  # never sent
+    assert agents.faults[-1].reason.startswith("the prompt is over codex's limit")
+
+
+CLAUDE_ANSWER = (
+    "import json, sys; sys.stdin.read(); "
+    "print(json.dumps({'type': 'system', 'subtype': 'init'})); "
+    "print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False, "
+    "'result': 'Thinking about it.\\n```json\\n{\"probability\": 0.25}\\n```', "
+    "'usage': {'input_tokens': 40, 'output_tokens': 2}, 'total_cost_usd': 0.0125, "
+    "'permission_denials': [{'tool_name': 'Bash', 'tool_use_id': 't'}]}))"
+)
+
+
+def test_claude_cost_and_denials_reach_the_report(tmp_path: Path) -> None:
+    """total_cost_usd adds up per role into the JSON `agents` field and the footer; refused
+    tools are a checklist line."""
+    from eyeful.agents import Agents, SameProblemReply
+    from eyeful.report import Report, SideInfo, to_markdown
+
+    config = AgentConfig(
+        preset="claude", command=f"{sys.executable} -c {shlex.quote(CLAUDE_ANSWER)}"
+    )
+    agents = Agents(config, make_provider(config), cwd=lambda: tmp_path, cache=None, repo_root=None)
+    for subject in ("a and b", "c and d"):
+        assert agents.ask("same_problem", subject, {"x": 1}, SameProblemReply).probability == 0.25
+    usage = agents.usage["same_problem"]
+    assert (usage.calls, usage.tokens, usage.cost_usd) == (2, 84, 0.025)
+    assert agents.usage["expert"].cost_usd is None  # nothing reported, nothing claimed
+    assert agents.notes[0] == (
+        "same_problem for a and b: claude was refused 1 tool use(s) (Bash): it runs read-only"
+    )
+    side = SideInfo(tree="t", commit=None, label="the staged change", short="staged")
+    report = Report(base=side, head=side, agents=agents.usage).finish()
+    assert report.model_dump(mode="json")["agents"]["same_problem"]["cost_usd"] == 0.025
+    assert "same_problem 2 calls, 84 tokens, " in to_markdown(report)
+    assert ", $0.0250.</sub>" in to_markdown(report)
+
+
+def test_a_thinking_block_is_no_json() -> None:
+    from eyeful.agents import extract_json
+
+    thinking = 'Thinking...\nThe reply is {"probability": 1} or {maybe}.\n...done thinking.\n\n'
+    assert extract_json(thinking + '{"probability": 0.5}\n') == {"probability": 0.5}
+    assert extract_json('<think>{"a": {</think>\n{"b": 2}') == {"b": 2}
+    assert extract_json('reasoning {"a": 1} }\n</think>\n{"b": 3}') == {"b": 3}
+
+
+def test_no_second_try_past_codex_limit(tmp_path: Path) -> None:
+    """A prompt that fits but whose retry (with the error quoted) would not: one call, a fault."""
+    from eyeful.agents import AgentFault, Agents, SameProblemReply
+
+    calls = tmp_path / "calls"
+    answer = (
+        "import json, sys; sys.stdin.read(); open(sys.argv[1], 'a').write('x'); "
+        "print(json.dumps({'type': 'item.completed', 'item': {'type': 'agent_message', "
+        "'text': 'no JSON here'}}))"
+    )
+    config = AgentConfig(
+        preset="codex", command=f"{sys.executable} -c {shlex.quote(answer)} {calls}"
+    )
+    agents = Agents(config, make_provider(config), cwd=lambda: tmp_path, cache=None, repo_root=None)
+    task: dict[str, object] = {"diff": ""}
+    room = 1_048_576 - len(agents.prompt("same_problem", task, SameProblemReply))
+    task["diff"] = "d" * (room - 10)
+    with pytest.raises(AgentFault, match=r"asking again would be over codex's limit"):
+        agents.ask("same_problem", "x", task, SameProblemReply)
+    assert calls.read_text() == "x"

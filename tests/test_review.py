@@ -134,9 +134,17 @@ def test_json_report_fields(tmp_path):
     assert regression["kind"] == "regression"
     assert regression["oracle"] == "derived"
     assert (regression["on_change"], regression["on_base"]) == ("failed", "passed")
-    sides = [(r["side"], r["status"]) for r in report["runs"]]
-    assert sides == [("change", "FAILED"), ("base", "PASSED")]
+    sides = [(r["side"], r["name"], r["status"]) for r in report["runs"]]
+    # The suite on the change; then the failing test alone, 3 times on each side (no base suite).
+    assert sides[0] == ("change", "test", "FAILED")
+    assert (
+        sorted(sides[1:])
+        == [("base", "test_one", "PASSED")] * 3 + [("change", "test_one", "FAILED")] * 3
+    )
     assert report["runs"][0]["tests_from"] == "junit"
+    assert regression["confirmation"] == (
+        "on the change, alone: failed 3/3; on the base, alone: passed 3/3"
+    )
 
 
 def test_pre_existing_and_new_failures_do_not_block(tmp_path):
@@ -167,7 +175,8 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
 
 def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
     # A shell pipeline: eyeful cannot add --junitxml, so it reads pytest's FAILED lines.
-    repo = _confirmed_project(tmp_path, eyeful_config(f"true && {PYTEST}"))
+    config = eyeful_config(f"true && {PYTEST}", test_one=f"true && {PYTEST} {{test}}")
+    repo = _confirmed_project(tmp_path, config)
     _stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 1, proc.stdout

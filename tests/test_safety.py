@@ -146,7 +146,7 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
     assert user_state(repo) == before
     # Served from the cache the second time: still nothing touched.
     again = _json(eyeful("--format", "json", cwd=repo))
-    assert all(r["cached"] for r in again["runs"])
+    assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
     assert user_state(repo) == before
 
 
@@ -160,7 +160,7 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
         f"if [ -e {hang} ]; then echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; "
         f"touch {marker}; sleep 300; fi; {PYTEST}"
     )
-    repo = _project(tmp_path, eyeful_config(command))
+    repo = _project(tmp_path, eyeful_config(command, test_one=f"{PYTEST} {{test}}"))
     _stage(repo, {"calc.py": BROKEN_ADD})
     write(repo, {"notes.txt": "untracked\n"})
     before = user_state(repo)
@@ -313,7 +313,11 @@ def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
     command = f"{shlex.quote(PYTHON)} check.py"
     repo = make_repo(
         tmp_path / "repo",
-        {"pyproject.toml": eyeful_config(command), "check.py": script, "mode.txt": "pass\n"},
+        {
+            "pyproject.toml": eyeful_config(command, extra="reruns = 1"),
+            "check.py": script,
+            "mode.txt": "pass\n",
+        },
     )
     confirm(repo)
     _stage(repo, {"mode.txt": "fail\n"})
@@ -375,7 +379,7 @@ def test_hook_git_variables_reach_neither_the_worktrees_nor_the_commands(tmp_pat
     envfile, toplevel = outside / "env.txt", outside / "toplevel.txt"
     # `git add -A` in the project command would write the hook's index if GIT_* leaked through.
     command = f"env > {envfile}; git rev-parse --show-toplevel > {toplevel}; git add -A; {PYTEST}"
-    repo = _project(tmp_path, eyeful_config(command))
+    repo = _project(tmp_path, eyeful_config(command, test_one=f"{PYTEST} {{test}}"))
     # The change is staged in another index, as `git commit -a` or `git commit <path>` do.
     other_index = outside / "next-index"
     shutil.copyfile(repo / ".git" / "index", other_index)
@@ -475,7 +479,7 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
     repo = make_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": eyeful_config(),
+            "pyproject.toml": eyeful_config(extra="reruns = 1"),
             "pytest.ini": PYTEST_INI,
             "calc.py": "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n",
             "tests/test_calc.py": CALC_TESTS,
@@ -517,9 +521,12 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
         assert isinstance(json.loads(entry.read_text()), dict)
     assert not [p for p in cache.rglob(".tmp-*")]
     third = _json(eyeful("--format", "json", cwd=repo))
-    assert third["runs"] and all(r["cached"] for r in third["runs"])
+    # The suite comes from the cache; a regression's confirmation is always live.
+    assert [(r["name"], r["cached"]) for r in third["runs"]] == [
+        ("test", True), ("test_one", False), ("test_one", False)
+    ]  # fmt: skip
     assert _summary(third) == _summary(reports[0])
-    assert len(_sessions(log)) == len(sessions)  # the third run started no test session
+    assert len(_sessions(log)) == len(sessions) + 2  # the two confirmation runs
     assert user_state(repo) == before
 
 

@@ -1,0 +1,154 @@
+"""Mine eval cases from small public Python projects and evaluate eyeful on them.
+
+    python benchmarks/eval_public.py --source cachetools=/path/to/cachetools.git \
+        --source toolz=/path/to/toolz.git --source itsdangerous=/path/to/itsdangerous.git \
+        [--bug-commits 300 --bugs 4 --clean-commits 40 --cleans 2] [--out DIR] [--skip-mine]
+
+Each source is a local git repository (a clone or a snapshot; nothing fetched is stored here).
+The script clones it to a temporary directory, writes an `.eyeful.toml` (pytest through the
+running Python, `src/` and the root on PYTHONPATH), confirms it in a temporary XDG directory and
+runs `eyeful eval mine --only bug` over the newest --bug-commits commits and `--only clean` over
+the newest --clean-commits (stage 1, skipped with --skip-mine).
+Then it writes each case's findings to benchmarks/eval_public/findings/ and points the case at
+them (stage 2): for a bug case, the fix's own test as the reproduction (mine's reference
+findings); for a clean case, a bait: a finding claiming the change breaks an existing test of the
+repository (the strongest oracle, `derived` from an existing test), with one of that test's own
+assert lines as the fails text. Stage 3 runs `eyeful eval` on every case under `execution` and
+`no_oracle_rule` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+
+HERE = Path(__file__).resolve().parent
+FINDINGS = HERE / "eval_public" / "findings"
+PYTEST = "PYTHONPATH=src:. python -m pytest -q -p no:cacheprovider -x -o addopts=''"
+CONFIG = f'timeout = 300\n\n[commands]\ntest = "{PYTEST}"\ntest_one = "{PYTEST} {{test}}"\n'
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, text=True, capture_output=True, check=False)
+
+
+def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) -> None:
+    repo = args.out / "repos" / name
+    proc = run(["git", "clone", "-q", path, str(repo)], args.out, env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name}: cannot clone: {proc.stderr}")
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file() and "[tool.eyeful" in pyproject.read_text():
+        raise SystemExit(f"{name}: configures eyeful itself")
+    (repo / ".eyeful.toml").write_text(CONFIG)
+    for kind, commits, limit in (("bug", args.bug_commits, args.bugs),
+                                 ("clean", args.clean_commits, args.cleans)):
+        argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--only", kind,
+                "--limit", str(limit), "--rev-range", f"HEAD~{commits}..HEAD",
+                str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
+        proc = run(argv, repo, env)
+        print(f"## {name}, {kind} cases\n\n{proc.stdout}{proc.stderr if proc.returncode else ''}",
+              flush=True)  # fmt: skip
+
+
+def _git(bundle: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(bundle), *args], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def bait(case: Path, work: Path) -> list[dict]:
+    """A false claim for a clean case: an existing test of the changed module now fails."""
+    text = (case / "case.toml").read_text()
+    base = re.search(r'^base = "(\w+)"', text, re.M).group(1)
+    change = re.search(r'^change = "(\w+)"', text, re.M).group(1)
+    clone = work / f"bait-{case.name}.git"
+    if not clone.exists():
+        subprocess.run(["git", "clone", "-q", "--bare", str(case / "repo.bundle"), str(clone)],
+                       check=True, capture_output=True)
+    changed = [p for p in _git(clone, "diff", "--name-only", base, change).split()
+               if p.endswith(".py")]
+    tests = [p for p in _git(clone, "ls-tree", "-r", "--name-only", change).split()
+             if PurePosixPath(p).name.startswith("test_") and p.endswith(".py")]
+    if not changed or not tests:
+        return []
+    target = changed[0]
+    stem = PurePosixPath(target).stem.lstrip("_")
+    test = next((t for t in tests if stem in PurePosixPath(t).stem), tests[0])
+    code = _git(clone, "show", f"{change}:{test}")
+    asserts = [line.strip() for line in code.splitlines() if line.strip().startswith("assert ")]
+    if not asserts:
+        return []
+    return [{
+        "id": "bait", "expert": "skeptic", "severity": "error", "evidence": "test",
+        "path": target, "line": 1, "title": f"The change breaks {test}",
+        "body": "The edited code no longer does what the existing test expects.",
+        "oracle": {"kind": "derived"},
+        "repro": {"path": test, "fails": asserts[0]},
+    }]  # fmt: skip
+
+
+def point_at_findings(args: argparse.Namespace) -> Path:
+    """Copy every mined case into one flat directory, each with its findings file."""
+    cases = args.out / "cases"
+    if cases.exists():
+        shutil.rmtree(cases)
+    cases.mkdir()
+    FINDINGS.mkdir(parents=True, exist_ok=True)
+    for case in sorted((args.out / "mined").glob("*/*")):
+        if not (case / "case.toml").is_file():
+            continue
+        name = f"{case.parent.name.split('.')[0]}-{case.name}"
+        target = cases / name
+        shutil.copytree(case, target)
+        reference = case / "reference-findings.json"
+        if reference.is_file():
+            findings = json.loads(reference.read_text())
+        else:
+            findings = bait(case, args.out)
+        if not findings:
+            continue
+        stored = FINDINGS / f"{name}.json"
+        stored.write_text(json.dumps(findings, indent=1) + "\n")
+        text = re.sub(r"^findings = .*\n", "", (target / "case.toml").read_text(), flags=re.M)
+        line = f"findings = [{json.dumps(str(stored))}]\n"
+        (target / "case.toml").write_text(text.replace("\nbase = ", f"\n{line}base = ", 1))
+    return cases
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", action="append", default=[], help="name=path")
+    parser.add_argument("--bug-commits", type=int, default=300, help="commits searched for bugs")
+    parser.add_argument("--bugs", type=int, default=4, help="bug cases per project")
+    parser.add_argument("--clean-commits", type=int, default=40)
+    parser.add_argument("--cleans", type=int, default=2, help="clean cases per project")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/eyeful-eval-public"))
+    parser.add_argument("--skip-mine", action="store_true", help="reuse OUT/mined")
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["XDG_CONFIG_HOME"] = str(args.out / "xdg")
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    if not args.skip_mine:
+        if args.out.exists():
+            shutil.rmtree(args.out)
+        args.out.mkdir(parents=True)
+        for source in args.source:
+            name, path = source.split("=", 1)
+            mine(name, path, args, env)
+    cases = point_at_findings(args)
+    argv = [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2",
+            "--condition", "execution", "--condition", "no_oracle_rule"]  # fmt: skip
+    proc = run(argv, args.out, env)
+    print(proc.stdout)
+    print(proc.stderr[-3000:], file=sys.stderr)
+    return proc.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

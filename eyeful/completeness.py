@@ -1,0 +1,49 @@
+"""Whether a test run covered the tests it set out to run.
+
+A run that stopped early (`-x`, `--maxfail`, an interruption, a file that could not be collected,
+a Go package that did not build or panicked) lists only some tests: its silence about a test
+says nothing. Only a complete run that lists its passes (JUnit, verbose output) can say a test is
+not there, and no run's silence ever says a test passed.
+"""
+
+from __future__ import annotations
+
+import re
+
+_STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"!+ stopping after \d+ failures? !+"),
+     "it stopped after its first failures (-x or --maxfail)"),
+    (re.compile(r"!+ Interrupted: (.+?) !+"), "it was interrupted ({0})"),
+    (re.compile(r"!+ KeyboardInterrupt !+"), "it was interrupted"),
+    (re.compile(r"_+ ERROR collecting (\S+) _+"), "{0} could not be collected"),
+    (re.compile(r"\[gw\d+\] node down: .*"), "a pytest-xdist worker crashed"),
+    (re.compile(r"(?:FAIL|ok)\s+(\S+)\s+\[build failed\]"), "Go package {0} did not build"),
+    (re.compile(r"FAIL\s+(\S+)\s+\[setup failed\]"), "Go package {0} could not be set up"),
+    (re.compile(r"panic: .*"), "a Go test panicked, so the tests after it did not run"),
+)  # fmt: skip
+_NONE_RAN = re.compile(
+    r"(?:=+ )?no tests ran in .*|.*\[no tests to run\]|testing: warning: no tests to run"
+)
+
+
+class CompletenessScanner:
+    """Fed a run's output line by line: whether the run stopped early, and whether it ran none."""
+
+    def __init__(self) -> None:
+        self.stopped: str | None = None
+        self.none_ran = False
+
+    def feed(self, line: str) -> None:
+        line = line[:4096].strip()
+        if not line:
+            return
+        if _NONE_RAN.fullmatch(line):
+            self.none_ran = True
+            return
+        if self.stopped is not None:
+            return
+        for pattern, why in _STOPS:
+            match = pattern.fullmatch(line)
+            if match:
+                self.stopped = why.format(*match.groups())
+                return

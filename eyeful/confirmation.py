@@ -1,0 +1,97 @@
+"""The live runs behind a regression: the change's failing tests run on their own, on each side.
+
+When the change fails, the base's evidence comes from its cached suite run if there is one,
+otherwise from `test_one` runs of just the failing tests on the base (a focused run costs a
+fraction of the suite). Every test that could still be a regression is then run alone `reruns`
+times on the change and on the base, in parallel worktrees and never from the cache, so a cached
+or stale result can save time but never block on its own. Several ids go in one command where the
+runner takes several (pytest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pygit2
+
+from eyeful.commands import parallel_map
+from eyeful.regressions import Evidence, Seen, alone, exists_in_tree, in_run
+from eyeful.runs import Run, Runner, passable
+from eyeful.snapshot import Snapshot
+
+
+@dataclass
+class Confirmation:
+    evidence: list[Evidence]
+    runs: list[Run] = field(default_factory=list)
+
+
+def can_focus(runner: Runner, change: Run) -> bool:
+    """Whether the change's failing tests can be run on their own: `test_one` is configured and
+    the run named them with ids that can be passed to it."""
+    return (
+        runner.config.commands.test_one is not None
+        and change.names_known
+        and bool(change.failing)
+        and all(passable(t) for t in change.failing)
+    )
+
+
+def confirm(
+    runner: Runner,
+    repo: pygit2.Repository,
+    snap: Snapshot,
+    change: Run,
+    base_suite: Run | None,
+    jobs: int,
+) -> Confirmation:
+    """Evidence for each failing test, with the live runs on their own where they can decide."""
+    evidence = [
+        Evidence(t, base_suite=in_run(base_suite, t), change_cached=change.cached)
+        for t in sorted(change.failing)
+    ]
+    with runner.lock_repo():
+        for ev in evidence:
+            if ev.base_suite == "unknown" and not exists_in_tree(repo, snap.base.tree, ev.test):
+                ev.base_suite = "absent"
+    live = [ev for ev in evidence if ev.base_suite in ("passed", "unknown")]
+    if not live:
+        return Confirmation(evidence)
+    ids = [ev.test for ev in live]
+    reruns = runner.config.reruns
+    sides = [("change", snap.head.tree)] * reruns + [("base", snap.base.tree)] * reruns
+    batches = parallel_map(lambda side: runner.one(side[1], side[0], ids), sides, jobs)
+    runs = [run for batch in batches for run in batch]
+    if _not_found([b for (name, _), b in zip(sides, batches, strict=True) if name == "base"]):
+        # pytest refuses a whole command when one id is not in the tree (a parameter the change
+        # added): the base runs again with one command per id.
+        base = [(name, tree) for name, tree in sides if name == "base"]
+        again = parallel_map(lambda side: runner.one(side[1], "base", ids, each=True), base, jobs)
+        batches = [b for (name, _), b in zip(sides, batches, strict=True) if name == "change"]
+        sides, batches = [s for s in sides if s[0] == "change"] + base, batches + again
+        runs += [run for batch in again for run in batch]
+    for (side, _), batch in zip(sides, batches, strict=True):
+        seen = _per_test(ids, batch)
+        for ev in live:
+            if side == "change":
+                ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
+            else:
+                ev.base_alone = [*(ev.base_alone or []), seen[ev.test]]
+    return Confirmation(evidence, runs)
+
+
+def _not_found(batches: list[list[Run]]) -> bool:
+    """Whether pytest said it could not find an id it was given ("ERROR: not found: ...")."""
+    runs = (r for batch in batches for r in batch if r.name == "test_one")
+    return any("\nERROR: not found: " in "\n" + run.tail for run in runs)
+
+
+def _per_test(ids: list[str], batch: list[Run]) -> dict[str, Seen]:
+    """What one `Runner.one` call said about each id (setup runs first; a failed setup: unknown)."""
+    tests = [run for run in batch if run.name == "test_one"]
+    if not tests:
+        return dict.fromkeys(ids, "unknown")
+    if len(tests) == len(ids):  # one command per id
+        return {test: alone(run, test, only=True) for test, run in zip(ids, tests, strict=True)}
+    run = tests[-1]
+    return {test: alone(run, test, only=len(ids) == 1) for test in ids}

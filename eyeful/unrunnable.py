@@ -1,0 +1,116 @@
+"""Telling a test runner that could not run from one that ran and failed.
+
+A run that never got as far as running the tests says nothing about the change: it is `ERROR`
+(exit 3, "could not verify"), never `FAILED`, whose failures would be compared with the base and
+could come out as pre-existing. The signs: the shell could not find or execute the command (exit
+126/127), `python` has no pytest, pytest itself stopped before it ran the tests (exit 2 without a
+test result, 3, 4, and 5 where there must be tests), and a JUnit report that was asked for and not
+written. Each reason says what to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from eyeful import results
+
+# dash: "/bin/sh: 1: pytst: not found"; bash: "sh: line 1: pytst: command not found".
+_SHELL_MISSING = re.compile(
+    r"^(?:/bin/)?sh: (?:line )?(?:\d+: )?(?P<name>.+?): "
+    r"(?P<what>not found|command not found|Permission denied|Is a directory)$",
+    re.MULTILINE,
+)
+# `python -m pytest` with an interpreter that has no pytest.
+_NO_PYTEST = re.compile(r"^(?P<python>\S*?): No module named pytest$", re.MULTILINE)
+
+_PYTEST_CODES = {
+    2: "pytest was interrupted before it reported any test (exit 2)",
+    3: "pytest stopped with an internal error (exit 3)",
+    4: "pytest rejected its command line or configuration (exit 4, usage error)",
+    5: "pytest collected no tests (exit 5)",
+}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What is known of one finished test run."""
+
+    command: str
+    side: str
+    name: str
+    status: str
+    exit_code: int | None
+    tail: str
+    failing_read: bool
+    """Whether per-test failures (or errors) were read from its output or report."""
+    isolated: bool = False
+    """Whether the command ran in eyeful's own virtualenv (``isolate = "venv"``)."""
+    junit_missing: str | None = None
+    """The configured JUnit report the command did not write, if any."""
+
+
+def _last_line(tail: str) -> str:
+    lines = [line.strip() for line in tail.strip().splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def missing_command(exit_code: int | None, tail: str) -> str | None:
+    """The reason for exit 126/127, naming the command the shell could not run."""
+    if exit_code not in (126, 127):
+        return None
+    found = _SHELL_MISSING.search(tail)
+    if found is None:
+        return f"could not start (exit {exit_code}: command not found or not executable)"
+    name, what = found["name"], found["what"]
+    if what in ("not found", "command not found"):
+        return f"could not start: `{name}` was not found on PATH (exit {exit_code})"
+    return f"could not start: `{name}` is not executable (exit {exit_code}: {what.lower()})"
+
+
+def _no_pytest(attempt: Attempt) -> str | None:
+    found = _NO_PYTEST.search(attempt.tail)
+    if found is None:
+        return None
+    where = (
+        "eyeful's virtualenv for this worktree has no pytest: install it in setup "
+        '(e.g. setup = "pip install -e . pytest"), or set isolate = "none"'
+        if attempt.isolated
+        else "install pytest for that interpreter, or fix commands in [tool.eyeful]"
+    )
+    return f"`{found['python']}` has no pytest (No module named pytest); {where}"
+
+
+def why_not_run(attempt: Attempt) -> str | None:
+    """Why the run could not run the tests, with what to fix; None when it ran them."""
+    if attempt.status == "ERROR":
+        return None  # timed out or could not start: commands.py already said why
+    if attempt.junit_missing is not None:
+        return (
+            f"the test command did not write the JUnit report {attempt.junit_missing} "
+            "that `junit` names: make the command write it there, or remove `junit`"
+        )
+    if attempt.status == "PASSED":
+        return None
+    code = attempt.exit_code
+    pytest = code in _PYTEST_CODES and results.is_pytest_command(attempt.command)
+    if pytest and code in (3, 4):
+        # Whatever was read then (pytest reports an internal error as a test "pytest::internal")
+        # is no test's result.
+        return f"{_PYTEST_CODES[code]}: {_last_line(attempt.tail)}".rstrip(": ")
+    if attempt.failing_read:
+        return None
+    no_pytest = _no_pytest(attempt)
+    if no_pytest is not None:
+        return no_pytest
+    if not pytest:
+        return None
+    assert code is not None
+    if code in (2, 4, 5) and attempt.name == "test_one":
+        # One test on the base: a test the change adds is not there (4, 5) or cannot be
+        # imported (2). That is the base's answer, which the gates read.
+        return None
+    if code == 5 and attempt.side == "base":
+        return None  # the base has no tests yet: every test is absent there, a known answer
+    last = _last_line(attempt.tail)
+    return f"{_PYTEST_CODES[code]}" + (f": {last}" if last else "")

@@ -1,0 +1,243 @@
+"""Where project commands run, and a runner that could not run.
+
+Real virtualenvs made here stand for the user's environment; eyeful's own per-worktree
+virtualenvs are made by eyeful, for real. Creating a virtualenv costs seconds: they are shared
+per module and kept few.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import (
+    BROKEN_ADD,
+    PYTEST,
+    PYTHON,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    write,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+USER_PYTEST = "python -m pytest -q -p no:cacheprovider"
+
+
+def _stage(repo: Path, files: dict[str, str]) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def _report(proc: subprocess.CompletedProcess[str]) -> dict:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+# --- a runner that could not run is ERROR (exit 3), never FAILED --------------------------------
+
+
+@pytest.fixture(scope="module")
+def python_without_pytest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin directory of a real virtualenv whose `python` has no pytest."""
+    venv = tmp_path_factory.mktemp("no-pytest") / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return venv / "bin"
+
+
+def test_a_python_without_pytest_is_could_not_verify_not_pre_existing(
+    tmp_path, python_without_pytest
+):
+    repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST))
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    env = dict(os.environ, PATH=f"{python_without_pytest}{os.pathsep}{os.environ['PATH']}")
+    proc = eyeful("--format", "json", cwd=repo, env=env)
+    report = _report(proc)
+    assert proc.returncode == 3, proc.stdout
+    assert report["outcome"] == "unverified"
+    (run,) = report["runs"]  # nothing ran on the base: there is nothing to compare
+    assert (run["side"], run["status"]) == ("change", "ERROR")
+    assert "has no pytest (No module named pytest)" in run["reason"]
+    assert report["other_failures"] == [] and report["regressions"] == []
+    checklist = [u["text"] for u in report["uncertainty"] if u["unverified"]]
+    assert any("No module named pytest" in line and "install pytest" in line for line in checklist)
+
+    markdown = eyeful(cwd=repo, env=env)
+    assert markdown.returncode == 3
+    assert "No module named pytest" in markdown.stdout
+
+
+INTERNAL_ERROR = "def pytest_collection_finish(session):\n    raise RuntimeError('plugin bug')\n"
+INTERRUPT = "def pytest_collection_finish(session):\n    raise KeyboardInterrupt\n"
+
+
+@pytest.mark.parametrize(
+    ("test", "extra", "staged", "reason"),
+    [
+        ("pytst -q", "", {}, "could not start: `pytst` was not found on PATH (exit 127)"),
+        (f"{PYTEST} --no-such-option", "", {}, "exit 4, usage error"),
+        (f"{PYTEST} -k no_such_test", "", {}, "pytest collected no tests (exit 5)"),
+        (PYTEST, "", {"conftest.py": INTERNAL_ERROR}, "internal error (exit 3)"),
+        (PYTEST, "", {"conftest.py": INTERRUPT}, "interrupted before it reported any test"),
+        (
+            PYTEST,
+            'junit = "build/junit.xml"',
+            {},
+            "did not write the JUnit report build/junit.xml",
+        ),
+    ],
+    ids=["127", "usage", "no-tests", "internal", "interrupted", "junit-not-written"],
+)
+def test_a_runner_that_could_not_run_is_error_exit_3(tmp_path, test, extra, staged, reason):
+    repo = python_project(tmp_path / "repo", eyeful_config(test, extra=extra))
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD, **staged})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _report(proc)
+    assert proc.returncode == 3, proc.stdout
+    (run,) = report["runs"]
+    assert run["status"] == "ERROR", run
+    assert reason in run["reason"], run["reason"]
+    assert any(reason in u["text"] and u["unverified"] for u in report["uncertainty"])
+
+
+def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\npythonpath = .\n",
+         "calc.py": BROKEN_ADD},
+    )  # fmt: skip
+    confirm(repo)
+    _stage(repo, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+                  "    assert add(2, 3) == 5\n"})  # fmt: skip
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _report(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert [(r["side"], r["status"]) for r in report["runs"]] == [
+        ("change", "FAILED"),
+        ("base", "FAILED"),
+    ]
+    assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
+        ("tests/test_calc.py::test_add", "new_test")
+    ]
+
+
+# --- project commands run in eyeful's own virtualenv, never the user's ---------------------------
+
+TINY_PYPROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tinypkg"
+version = "0.1"
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+"""
+# A src layout: the tests can only import tinypkg through an install, never from the checkout.
+TINY = "def double(x):\n    return 2 * x\n"
+TINY_TESTS = """import tinypkg
+
+
+def test_double():
+    assert tinypkg.double(3) == 6
+
+
+def test_imported_from_the_checkout_under_test():
+    import os
+    assert tinypkg.__file__.startswith(os.getcwd()), tinypkg.__file__
+"""
+
+
+def _readme_config() -> str:
+    """The README's configuration example, as a user copies it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Configuration", 1)[1]
+    return section.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+def _fingerprint(venv: Path) -> dict[str, object]:
+    """The user's environment: what pip says of it, and every file in it."""
+    pip = str(venv / "bin" / "pip")
+    files: dict[str, str] = {}
+    for path in sorted(venv.rglob("*")):
+        if "__pycache__" in path.parts or path.is_dir():
+            continue
+        files[str(path.relative_to(venv))] = (
+            "link:" + os.readlink(path)
+            if path.is_symlink()
+            else hashlib.sha256(path.read_bytes()).hexdigest()
+        )
+    freeze = subprocess.run([pip, "freeze"], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run(
+        [pip, "list", "-v", "--format", "json"], capture_output=True, text=True, check=True
+    ).stdout
+    return {"freeze": freeze, "list": listed, "files": files}
+
+
+def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": TINY_PYPROJECT + _readme_config(),
+            "src/tinypkg/__init__.py": TINY,
+            "tests/test_tiny.py": TINY_TESTS,
+        },
+    )
+    # The user's own environment: a virtualenv with the project installed editable from the
+    # working tree, the way a developer works, and active on PATH.
+    user = tmp_path / "user-venv"
+    subprocess.run([PYTHON, "-m", "virtualenv", "-q", str(user)], check=True)
+    subprocess.run(
+        [str(user / "bin" / "pip"), "install", "-q", "--no-build-isolation", "-e", str(repo)],
+        check=True,
+        capture_output=True,
+    )
+    env = dict(
+        os.environ,
+        VIRTUAL_ENV=str(user),
+        PATH=f"{user / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    )
+    (repo / ".gitignore").write_text("src/*.egg-info/\n")  # what the user's install left
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore")
+    assert eyeful("confirm", "--yes", cwd=repo, env=env).returncode == 0
+    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
+    before = _fingerprint(user)
+
+    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
+    report = _report(proc)
+    assert _fingerprint(user) == before  # setup's `pip install -e .` went elsewhere
+    assert proc.returncode == 1, proc.stdout
+    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
+        ("change", "setup", "PASSED"),
+        ("change", "test", "FAILED"),
+        ("base", "test", "PASSED"),  # imports the base's code: the same virtualenv, re-checked-out
+    ]
+    # (Named from the configured JUnit report, which pytest writes as xunit2.)
+    assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
+        ("tests.test_tiny::test_double", "regression")
+    ]
+    assert report["other_failures"] == []
+    assert (repo / ".git" / "eyeful" / "venvs" / "wt-0" / "bin" / "python").exists()
+
+    # A second change on the same worktree: its virtualenv is kept and setup is not rerun.
+    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return 2 * x  # same\n"})
+    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
+    report = _report(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
+        ("change", "test", "PASSED")
+    ]
+    assert _fingerprint(user) == before

@@ -1,0 +1,536 @@
+"""A regression blocks on positive evidence confirmed live (issue 7, points 3, 4, 5, 7, 8).
+
+Each test is a real repository and real runs of `git eyeful`; each was checked to fail on the code
+before the change (a pass inferred from absence, one run per side, stale caches and bytecode, a
+shallow clone compared with the empty tree).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from eyeful import runs
+from eyeful.cache import Cache
+from eyeful.completeness import CompletenessScanner
+from eyeful.config import load_config
+from eyeful.gitutil import find_repo
+from eyeful.runs import Runner
+from eyeful.snapshot import open_repository
+from eyeful.worktrees import WorktreePool
+from tests.gitrepo import (
+    BROKEN_ADD,
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    python_project,
+    run,
+    write,
+)
+
+
+def _stage(repo: Path, files: dict[str, str]) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def _json(proc: subprocess.CompletedProcess[str]) -> dict:
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _kinds(report: dict) -> list[tuple[str, str]]:
+    every = report["regressions"] + report["other_failures"]
+    return sorted((f["test"], f["kind"]) for f in every)
+
+
+# Point 3: positive evidence on both sides ------------------------------------------------------
+
+# Both tests fail on the base; the change fixes the first. A base run that stops at its first
+# failure never reaches the second, which must not make it "passed there".
+BOTH_FAIL = """def test_first():
+    assert 1 == 2
+
+
+def test_second():
+    assert 'base' == 'fine'
+"""
+FIRST_FIXED = BOTH_FAIL.replace("assert 1 == 2", "assert 1 == 1")
+STOPS_EARLY = f"env X=1 {PYTEST} -x"
+
+
+@pytest.mark.parametrize("test_one", [None, f"{STOPS_EARLY} {{test}}"])
+def test_case3_a_base_run_that_stopped_at_its_first_failure_is_no_pass(tmp_path, test_one):
+    commands = {} if test_one is None else {"test_one": test_one}
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(STOPS_EARLY, **commands),
+            "pytest.ini": PYTEST_INI,
+            "tests/test_two.py": BOTH_FAIL,
+        },
+    )
+    confirm(repo)
+    _stage(repo, {"tests/test_two.py": FIRST_FIXED})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert report["regressions"] == [], proc.stdout
+    if test_one is None:
+        # The base's run says nothing about test_second: exit 3, never 1.
+        assert proc.returncode == 3
+        assert _kinds(report) == [("tests/test_two.py::test_second", "undetermined")]
+        texts = " ".join(u["text"] for u in report["uncertainty"])
+        assert "stopped after its first failures (-x or --maxfail)" in texts
+        [base] = [r for r in report["runs"] if r["side"] == "base"]
+        assert base["stopped"] == "it stopped after its first failures (-x or --maxfail)"
+    else:
+        # Run alone on the base, it fails there too: pre-existing.
+        assert proc.returncode == 0, proc.stdout
+        assert _kinds(report) == [("tests/test_two.py::test_second", "pre_existing")]
+        assert not [r for r in report["runs"] if r["side"] == "base" and r["name"] == "test"]
+
+
+def _scan(lines: list[str]) -> CompletenessScanner:
+    scanner = CompletenessScanner()
+    for line in lines:
+        scanner.feed(line)
+    return scanner
+
+
+@pytest.fixture(scope="module")
+def pytest_outputs(tmp_path_factory) -> dict[str, list[str]]:
+    """Real pytest output of runs that stop early, and of one that does not."""
+    where = tmp_path_factory.mktemp("stops")
+    write(
+        where,
+        {
+            "test_a.py": "def test_1():\n    assert 0\n\n\ndef test_2():\n    assert 0\n",
+            "test_b.py": "import no_such_module\n\n\ndef test_3():\n    pass\n",
+        },
+    )
+    out = {}
+    base = [PYTHON, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    for name, args in {
+        "x": ["-x", "test_a.py"],
+        "maxfail": ["--maxfail=1", "test_a.py"],
+        "collection": ["--continue-on-collection-errors", "test_a.py", "test_b.py"],
+        "complete": ["test_a.py"],
+    }.items():
+        proc = run(*base, *args, cwd=where, check=False)
+        out[name] = proc.stdout.splitlines()
+    return out
+
+
+def test_runs_that_stop_early_are_recognised(pytest_outputs):
+    assert _scan(pytest_outputs["x"]).stopped == (
+        "it stopped after its first failures (-x or --maxfail)"
+    )
+    assert _scan(pytest_outputs["maxfail"]).stopped is not None
+    assert _scan(pytest_outputs["collection"]).stopped == "test_b.py could not be collected"
+    assert _scan(pytest_outputs["complete"]).stopped is None
+    # go test: a package that did not build, or panicked, ran none of its later tests.
+    go_build = [
+        "# example.com/m/calc",
+        "calc/calc.go:3:1: syntax error",
+        "FAIL\texample.com/m/calc [build failed]",
+        "ok  \texample.com/m/other\t0.002s",
+    ]
+    assert _scan(go_build).stopped == "Go package example.com/m/calc did not build"
+    assert _scan(["=== RUN   TestA", "panic: boom [recovered]"]).stopped is not None
+    assert _scan(["ok  \texample.com/m\t0.01s [no tests to run]"]).none_ran
+
+
+def test_several_ids_go_in_one_pytest_command_and_one_each_otherwise():
+    ids = ["tests/t.py::test_a", "tests/t.py::test_b[x y]"]
+    assert runs.focused_commands(f"{PYTEST} {{test}}", ids) == [
+        f"{PYTEST} tests/t.py::test_a 'tests/t.py::test_b[x y]'"
+    ]
+    assert runs.focused_commands("go test -run {test} ./...", ["TestA", "TestB"]) == [
+        "go test -run TestA ./...",
+        "go test -run TestB ./...",
+    ]
+
+
+# Point 4: confirmed live -----------------------------------------------------------------------
+
+# A shared counter (in the common git dir, so every worktree sees it) stands in for what makes
+# real tests flaky. The test fails on its 1st and 3rd runs: the suite on the change (run 1) fails,
+# and exactly one of the six runs on its own that follow fails.
+FLAKY = """import fcntl
+import subprocess
+from pathlib import Path
+
+
+def _run_number():
+    common = subprocess.run(
+        ["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    with open(Path(common) / "flaky-counter", "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        number = len(handle.read())
+        handle.write("x")
+    return number
+
+
+def test_sometimes():
+    assert _run_number() not in (0, 2)
+"""
+
+
+def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    write(repo, {"tests/test_flaky.py": FLAKY})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "flaky test")
+    confirm(repo)
+    _stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert report["regressions"] == []
+    [flaky] = report["other_failures"]
+    assert (flaky["test"], flaky["kind"], flaky["blocking"]) == (
+        "tests/test_flaky.py::test_sometimes",
+        "flaky",
+        False,
+    )
+    # Six runs on its own, one of them failed: which side it fell on depends on the scheduling.
+    assert flaky["confirmation"] in (
+        "on the change, alone: failed 1/3, passed 2/3; on the base, alone: passed 3/3",
+        "on the change, alone: passed 2/3, failed 1/3; on the base, alone: passed 3/3",
+        "on the change, alone: passed 3/3; on the base, alone: failed 1/3, passed 2/3",
+        "on the change, alone: passed 3/3; on the base, alone: passed 2/3, failed 1/3",
+    )
+    assert report["questions"] == 1
+    assert len((repo / ".git" / "flaky-counter").read_text()) == 7
+    md = eyeful(cwd=repo).stdout  # cached suite, live reruns: still a question
+    questions = md.split("### Questions")[1].split("###")[0]
+    assert (
+        "`tests/test_flaky.py::test_sometimes` fails on the change but not every time" in questions
+    )
+
+
+# The change makes test_later depend on test_earlier having run first in the same process.
+ORDER_BASE = {
+    "state.py": "SEEN = []\n\n\ndef remember(x):\n    return [x]\n",
+    "tests/test_order.py": "from state import remember\n\n\n"
+    "def test_earlier():\n    assert remember(1) == [1]\n\n\n"
+    "def test_later():\n    assert remember(2) == [2]\n",
+}
+ORDER_LEAKS = "SEEN = []\n\n\ndef remember(x):\n    SEEN.append(x)\n    return SEEN\n"
+
+
+def test_failing_in_the_suite_but_passing_alone_is_order_dependent(tmp_path):
+    config = eyeful_config(extra="reruns = 2")
+    repo = make_repo(
+        tmp_path / "repo", {"pyproject.toml": config, "pytest.ini": PYTEST_INI, **ORDER_BASE}
+    )
+    confirm(repo)
+    _stage(repo, {"state.py": ORDER_LEAKS})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert _kinds(report) == [("tests/test_order.py::test_later", "order_dependent")]
+    [failure] = report["other_failures"]
+    assert failure["confirmation"] == (
+        "on the change, alone: passed 2/2; on the base, alone: passed 2/2"
+    )
+    alone = [r for r in report["runs"] if r["name"] == "test_one"]
+    assert len(alone) == 4  # reruns = 2, on each side
+    assert "test_later" in eyeful(cwd=repo).stdout.split("### Questions")[1].split("###")[0]
+
+
+PARAMS = """import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_p(n):
+    assert add(n, n) == 2 * n
+"""
+
+
+def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_path):
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
+    _stage(repo, {"tests/test_p.py": PARAMS})
+    git(repo, "commit", "-qm", "params")
+    confirm(repo)
+    # The change breaks add and adds a case the base does not have; pytest refuses a command
+    # naming an id it cannot find, so that id is new and the others run again without it.
+    _stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 1, proc.stdout
+    assert _kinds(report) == [
+        ("tests/test_calc.py::test_add", "regression"),
+        ("tests/test_p.py::test_p[1]", "regression"),
+        ("tests/test_p.py::test_p[2]", "regression"),
+        ("tests/test_p.py::test_p[3]", "new_test"),
+    ]
+
+
+def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    first = _json(eyeful("--format", "json", cwd=repo))
+    again = _json(eyeful("--format", "json", cwd=repo))
+    for report in (first, again):
+        assert report["exit_code"] == 1
+        assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert [(r["name"], r["cached"]) for r in again["runs"]] == [
+        ("test", True),  # the change's suite
+        ("test_one", False),
+        ("test_one", False),
+    ]
+    # --no-cache runs the suite again too.
+    fresh = _json(eyeful("--format", "json", "--no-cache", cwd=repo))
+    assert not any(r["cached"] for r in fresh["runs"])
+    assert fresh["exit_code"] == 1
+
+
+def test_without_test_one_a_regression_is_unconfirmed_never_silently_blocking(tmp_path):
+    repo = python_project(tmp_path / "repo", eyeful_config(f"{PYTEST} -v"))
+    text = (repo / "pyproject.toml").read_text()
+    assert "test_one" not in text
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 3, proc.stdout
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "unconfirmed")]
+    assert report["questions"] == 1
+    # Without test_one the whole suite ran on the base (the fallback of the focused run).
+    assert [(r["side"], r["name"]) for r in report["runs"]] == [
+        ("change", "test"),
+        ("base", "test"),
+    ]
+    texts = [u["text"] for u in report["uncertainty"] if u["unverified"]]
+    assert any("configure commands.test_one" in t for t in texts)
+
+
+def test_a_suite_that_names_no_tests_is_confirmed_by_live_runs(tmp_path):
+    check = f"{shlex.quote(PYTHON)} check.py"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(check, extra="reruns = 2"),
+            "check.py": "import calc\nassert calc.add(2, 3) == 5, 'add is broken'\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+        },
+    )
+    confirm(repo)
+    _stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 1, proc.stdout
+    [failure] = report["regressions"]
+    assert failure["test"] == "the test suite"
+    assert failure["confirmation"] == (
+        "on the change (live runs): failed 2/2; on the base (live runs): passed 2/2"
+    )
+    assert sorted((r["side"], r["status"]) for r in report["runs"]) == [
+        ("base", "PASSED"), ("base", "PASSED"), ("change", "FAILED"), ("change", "FAILED")
+    ]  # fmt: skip
+
+
+# Point 7: nothing left by another tree changes a run -------------------------------------------
+
+MODE_TEST = "import os\n\n\ndef test_mode():\n    assert os.environ.get('MODE', 'good') == 'good'\n"
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_a_result_cached_under_another_environment_never_blocks(tmp_path, listed):
+    extra = 'reruns = 1\nenv = ["MODE"]' if listed else "reruns = 1"
+    repo = python_project(tmp_path / "repo", eyeful_config(extra=extra))
+    _stage(repo, {"tests/test_mode.py": MODE_TEST})
+    git(repo, "commit", "-qm", "mode")
+    confirm(repo)
+    _stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    bad = {**os.environ, "MODE": "bad"}
+    # With MODE=bad the test fails on both sides: pre-existing.
+    proc = eyeful("--format", "json", cwd=repo, env=bad)
+    assert _kinds(_json(proc)) == [("tests/test_mode.py::test_mode", "pre_existing")]
+    # MODE put back: nothing fails, whatever was cached.
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert proc.returncode == 0, proc.stdout
+    assert report["regressions"] == []
+    if listed:
+        # MODE is part of the key: the suite ran again and passed.
+        assert [(r["name"], r["cached"], r["status"]) for r in report["runs"]] == [
+            ("test", False, "PASSED")
+        ]
+    else:
+        # The stale cached failure is contradicted by the live runs: a question at most.
+        assert _kinds(report) == [("tests/test_mode.py::test_mode", "flaky")]
+
+
+def _runner(repo: Path, size: int = 1) -> Runner:
+    paths = find_repo(repo)
+    state = paths.state_dir
+    git_repo = open_repository(paths)
+    pool = WorktreePool(paths, git_repo, size=size)
+    return Runner(git_repo, load_config(repo), pool, Cache(state / "cache"), state / "tmp")
+
+
+def _same_second(fn, attempts: int = 5):
+    """Run fn within one wall-clock second (starting right after a second begins)."""
+    for _ in range(attempts):
+        now = time.time()
+        if now % 1 > 0.05:
+            time.sleep(1 - now % 1 + 0.01)
+        start = int(time.time())
+        result = fn()
+        if int(time.time()) == start:
+            return result
+    raise AssertionError("could not run within one second")
+
+
+def _trees(repo: Path, base: dict[str, str], change: dict[str, str]) -> tuple[str, str]:
+    write(repo, base)
+    git(repo, "add", "-A")
+    one = git(repo, "write-tree").strip()
+    write(repo, change)
+    git(repo, "add", "-A")
+    two = git(repo, "write-tree").strip()
+    return one, two
+
+
+def test_stale_bytecode_of_a_same_size_same_second_edit_is_not_run(tmp_path):
+    config = eyeful_config(
+        f"{shlex.quote(PYTHON)} -c 'import mod; raise SystemExit(mod.VALUE)'",
+    )
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, ".gitignore": "__pycache__/\n"})
+    one, two = _trees(repo, {"mod.py": "VALUE = 1\n"}, {"mod.py": "VALUE = 2\n"})
+    runner = _runner(repo)
+    env_before = os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    try:
+        first, second = _same_second(
+            lambda: (runner.suite(one, "base"), runner.suite(two, "change"))
+        )
+    finally:
+        if env_before is not None:
+            os.environ["PYTHONDONTWRITEBYTECODE"] = env_before
+    assert first[-1].exit_code == 1
+    # Same size, same second: Python's bytecode check cannot tell; the stamped mtime can.
+    assert second[-1].exit_code == 2
+    wt = runner.pool.root / "wt-0"
+    assert list((wt / "__pycache__").glob("mod.*.pyc"))  # bytecode was written and kept
+
+
+MAKEFILE = """.LOW_RESOLUTION_TIME: out.txt
+out.txt: src.txt
+\tcp src.txt out.txt
+"""
+
+
+def test_a_make_rule_rebuilds_what_an_earlier_tree_built_in_the_same_second(tmp_path):
+    config = eyeful_config("make -s out.txt && cat out.txt && grep -q good out.txt")
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": config, ".gitignore": "out.txt\n", "Makefile": MAKEFILE},
+    )
+    one, two = _trees(repo, {"src.txt": "good\n"}, {"src.txt": "bad!\n"})
+    runner = _runner(repo)
+    first, second = _same_second(lambda: (runner.suite(one, "base"), runner.suite(two, "change")))
+    assert first[-1].status == "PASSED"
+    assert second[-1].status == "FAILED", second[-1].tail
+    assert "bad!" in second[-1].tail
+
+
+GOLDEN_TEST = """from pathlib import Path
+
+from calc import add
+
+
+def test_matches_golden():
+    golden = Path(__file__).parent / "golden.txt"
+    if not golden.exists():
+        golden.write_text(str(add(2, 3)))
+    assert golden.read_text() == str(add(2, 3))
+"""
+
+
+def test_clean_ignored_gives_a_pristine_tree(tmp_path):
+    files = {"pytest.ini": PYTEST_INI, ".gitignore": "golden.txt\n__pycache__/\n",
+             "tests/test_golden.py": GOLDEN_TEST}  # fmt: skip
+    for clean, expected in ((False, "FAILED"), (True, "PASSED")):
+        extra = "clean_ignored = true" if clean else ""
+        config = eyeful_config(extra=extra)
+        repo = make_repo(tmp_path / f"repo-{clean}", {"pyproject.toml": config, **files})
+        one, two = _trees(
+            repo, {"calc.py": "def add(a, b):\n    return a + b\n"},
+            {"calc.py": "def add(a, b):\n    return b + a + 1\n"},
+        )  # fmt: skip
+        runner = _runner(repo)
+        assert runner.suite(two, "change")[-1].status == "PASSED"  # writes golden.txt: "6"
+        # The base reads the golden file the change left, unless ignored files are removed.
+        assert runner.suite(one, "base")[-1].status == expected
+
+
+# Point 8: shallow clones and missing bases -----------------------------------------------------
+
+
+@pytest.fixture
+def shallow(tmp_path_factory) -> tuple[Path, str]:
+    """A `git clone --depth 1` of a repository whose last commit breaks add."""
+    home = tmp_path_factory.mktemp("shallow")
+    origin = python_project(home / "origin")
+    write(origin, {"calc.py": BROKEN_ADD})
+    git(origin, "commit", "-qam", "break add")
+    clone = home / "clone"
+    run("git", "clone", "-q", "--depth", "1", f"file://{origin}", str(clone), cwd=home)
+    missing = git(origin, "rev-parse", "HEAD^").strip()
+    return clone, missing
+
+
+def test_a_shallow_clone_head_is_exit_3_with_the_fetch_to_run(shallow):
+    clone, missing = shallow
+    confirm(clone)
+    proc = eyeful("--head", "HEAD", cwd=clone)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert "not in this shallow clone" in proc.stderr
+    assert "git fetch --deepen=1" in proc.stderr
+    assert "--unshallow" in proc.stderr
+    proc = eyeful("--base", missing, "--head", "HEAD", cwd=clone)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "git fetch --deepen=1" in proc.stderr
+    # The plain pre-push hook, pushing the clone's only commit where nothing is yet.
+    assert eyeful("install-hook", cwd=clone).returncode == 0
+    bare = clone.parent / "elsewhere.git"
+    run("git", "init", "-q", "--bare", str(bare), cwd=clone.parent)
+    git(clone, "remote", "add", "elsewhere", str(bare))
+    push = run("git", "push", "elsewhere", "HEAD:refs/heads/main", cwd=clone, check=False)
+    assert push.returncode != 0, push.stdout + push.stderr
+    assert "not in this shallow clone" in push.stderr, push.stderr
+    # Once fetched, the real regression blocks.
+    run("git", "fetch", "-q", "--deepen=1", cwd=clone)
+    proc = eyeful("--head", "HEAD", "--format", "json", cwd=clone)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+def test_an_unfetched_base_commit_is_exit_3_with_git_fetch(tmp_path):
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    proc = eyeful("--base", "1" * 40, "--head", "HEAD", cwd=repo)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "not in this repository" in proc.stderr
+    assert "`git fetch`" in proc.stderr
+    # A typo stays a usage error.
+    assert eyeful("--base", "no-such-branch", cwd=repo).returncode == 2
