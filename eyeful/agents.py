@@ -105,7 +105,7 @@ def extract_json(text: str) -> object:
     for candidate in candidates:
         try:
             return json.loads(candidate)
-        except json.JSONDecodeError as err:
+        except (json.JSONDecodeError, RecursionError) as err:  # too deep is not valid either
             last_error = err
     raise ValueError(f"the reply is not valid JSON: {last_error}")
 

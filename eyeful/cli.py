@@ -1,7 +1,7 @@
 """The `git eyeful` / `eyeful` command line: a thin layer over the core, the only place that prints.
 
 Exit codes: 0 nothing blocking, 1 blocking issues, 2 bad usage/config/input, 3 could not verify,
-130 interrupted.
+4 internal error (a bug: the traceback is saved to a file), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
+from typer._click.exceptions import ClickException
+from typer.exceptions import Abort
 
 from eyeful import __version__, reaper
 from eyeful.config import Config, load_config
-from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
+from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
 from eyeful.precommit import confirm_command
 from eyeful.terminal import RichProgress, ask_yes_no
@@ -27,6 +29,7 @@ from eyeful.trust import TrustStore, shown_settings
 EPILOG = (
     "Exit codes: 0 nothing blocking; 1 blocking issues; 2 bad usage, configuration or input; "
     "3 could not verify (commands unconfirmed, setup failed, tests could not run); "
+    "4 internal error (a bug in eyeful; its traceback is saved to a file); "
     "130 interrupted. Use -h for help: `git eyeful --help` asks git for a man page."
 )
 
@@ -178,20 +181,25 @@ def review_command(
         print(f"eyeful {__version__}")
         raise typer.Exit(0)
     from eyeful.findings import load_findings
+    from eyeful.preflight import check_output_file, check_repro_paths, check_state_dir
     from eyeful.report import to_markdown
     from eyeful.review import ReviewRequest, review
-    from eyeful.snapshot import take_snapshot
+    from eyeful.snapshot import open_repository, take_snapshot
 
     reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
     reaper.become_subreaper()
     try:
+        if sarif is not None:
+            check_output_file(sarif, "--sarif")
         paths = find_repo(Path.cwd())
+        check_state_dir(paths)
         config = load_config(paths.root)
         if base is None and head is None:
             base, head = _pre_commit_range()
         given = load_findings(findings or [])
         description = _read_description(description_file, message)
         snapshot = take_snapshot(paths, base, head)
+        check_repro_paths(open_repository(paths), snapshot, given)
         provider = None
         if config.agent is not None and not snapshot.empty:
             from eyeful.providers import make_provider
@@ -226,9 +234,11 @@ def confirm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
 ) -> None:
     """Show the project's commands and remember that you allow them for this repository."""
+    store = TrustStore()
     try:
         paths = find_repo(Path.cwd())
         config = load_config(paths.root)
+        store.check_writable()
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
     if not _to_confirm(config):
@@ -236,7 +246,6 @@ def confirm(
             "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
             "(or .eyeful.toml); see the README's Configuration"
         )
-    store = TrustStore()
     _describe_commands(config, paths)
     if store.is_confirmed(paths.root, config):
         stderr.print("Already confirmed.")
@@ -247,7 +256,10 @@ def confirm(
         if not ask_yes_no("Run these commands for this repository?"):
             stderr.print("Not confirmed.")
             raise typer.Exit(1)
-    store.confirm(paths.root, config)
+    try:
+        store.confirm(paths.root, config)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
     stderr.print(f"Confirmed (recorded in {store.path}).", markup=False, soft_wrap=True)
 
 
@@ -317,14 +329,45 @@ def _add_eval() -> None:
 _add_eval()
 
 
+def _usage_line(err: ClickException) -> str:
+    """click's usage error as one line (click prints usage, a hint and the error on three)."""
+    return " ".join(err.format_message().replace("Value error, ", "").split())
+
+
+def _internal_error(err: BaseException) -> int:
+    from eyeful.crash import one_line, save_traceback
+
+    saved = save_traceback(err)
+    where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
+    stderr.print(
+        f"eyeful: internal error (a bug in eyeful, not a verdict): {one_line(err)}; {where}",
+        markup=False,
+        soft_wrap=True,
+    )
+    return EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point for both `eyeful` and `git-eyeful`."""
+    """Console-script entry point for both `eyeful` and `git-eyeful`.
+
+    Every ending is an exit code from the README's table: usage errors are one line and exit 2
+    like every other bad input, and an unexpected error is one line and exit 4 (never 0 or 1, so
+    a hook cannot take a crash for a verdict).
+    """
     prog = Path(sys.argv[0]).name
     name = "git eyeful" if prog.startswith("git-") else "eyeful"
     try:
-        app(args=argv, prog_name=name)
+        result = app(args=argv, prog_name=name, standalone_mode=False)
+    except ClickException as err:
+        stderr.print(f"eyeful: error: {_usage_line(err)}", markup=False, soft_wrap=True)
+        return err.exit_code if err.exit_code != 1 else EXIT_USAGE
+    except (Abort, KeyboardInterrupt):
+        stderr.print("eyeful: error: interrupted", markup=False)
+        return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as err:
+        return _internal_error(err)
     finally:
         reaper.sweep_all()  # nothing eyeful started outlives it
-    return 0
+    return result if isinstance(result, int) else 0

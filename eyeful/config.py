@@ -69,6 +69,13 @@ class Commands(BaseModel):
             raise ValueError("is empty; give a shell command or leave the key out")
         return value
 
+    @field_validator("setup", "test", "test_one")
+    @classmethod
+    def _no_nul(cls, value: str | None) -> str | None:
+        if value is not None and "\0" in value:
+            raise ValueError("contains a NUL character (\\u0000), which no command can hold")
+        return value
+
     @field_validator("test_one")
     @classmethod
     def _has_placeholder(cls, value: str | None) -> str | None:
@@ -95,11 +102,13 @@ class AgentConfig(BaseModel):
     model: str | None = None
     api_key_env: str | None = None
     experts: tuple[str, ...] = ("correctness", "skeptic", "security")
-    timeout: float = Field(default=600, gt=0, description="seconds per agent call")
-    idle_timeout: float = Field(default=180, gt=0, description="seconds without output")
-    budget_tokens: int = Field(default=2_000_000, gt=0)
-    budget_calls: int = Field(default=200, gt=0)
-    max_file_chars: int = Field(default=40_000, gt=0)
+    timeout: float = Field(default=600, gt=0, strict=True, description="seconds per agent call")
+    idle_timeout: float = Field(
+        default=180, gt=0, strict=True, description="seconds without output"
+    )
+    budget_tokens: int = Field(default=2_000_000, gt=0, strict=True)
+    budget_calls: int = Field(default=200, gt=0, strict=True)
+    max_file_chars: int = Field(default=40_000, gt=0, strict=True)
 
     @model_validator(mode="after")
     def _complete(self) -> AgentConfig:
@@ -148,7 +157,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     commands: Commands = Field(default_factory=Commands)
-    timeout: float = Field(default=600, gt=0, description="seconds per command")
+    timeout: float = Field(default=600, gt=0, strict=True, description="seconds per command")
     junit: str | None = None
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
     level: Literal["execution", "read_only"] = "execution"
@@ -204,6 +213,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise EyefulError(f"{path.name}: not valid TOML: {err}") from None
     except OSError as err:
         raise EyefulError(f"{path.name}: cannot read: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise EyefulError(
+            f"{path.name}: not UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); "
+            "TOML files must be UTF-8"
+        ) from None
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -245,6 +259,10 @@ def parse_config(table: object, source: str) -> Config:
                 f"{source}: unknown key {key!r}; the keys are listed in the README's Configuration"
             ) from None
         message = first["msg"].removeprefix("Value error, ")
+        if first["type"] in ("float_type", "int_type") and not isinstance(first["input"], dict):
+            given = "true/false" if isinstance(first["input"], bool) else repr(first["input"])
+            whole = "whole " if first["type"] == "int_type" else ""
+            message += f", not {given}; write a {whole}number without quotes"
         raise EyefulError(f"{source}: {key}: {message}") from None
 
 

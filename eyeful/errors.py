@@ -7,6 +7,7 @@ EXIT_OK = 0
 EXIT_BLOCKING = 1
 EXIT_USAGE = 2
 EXIT_UNVERIFIED = 3
+EXIT_INTERNAL = 4  # a bug in eyeful: never a verdict; the traceback is saved to a file
 EXIT_INTERRUPTED = 130
 
 

@@ -80,6 +80,14 @@ class Repro(_Strict):
     fails: str = Field(min_length=1)
     test: TestId | None = None
 
+    @field_validator("path")
+    @classmethod
+    def _path_inside(cls, value: str) -> str:
+        path = confined(value, "repro.path")
+        if path == ".":
+            raise ValueError(f"repro.path {value!r} names the repository root; name a test file")
+        return path
+
 
 class Fix(_Strict):
     diff: str = Field(min_length=1)
@@ -117,13 +125,21 @@ class Finding(Claim):
     fix: Fix | None = None
 
 
+def _json(text: str) -> object:
+    """``json.loads``, with nesting too deep for the parser as a JSON error rather than a crash."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+
+
 def _records(text: str, source: str) -> list[object]:
     stripped = text.strip()
     if not stripped:
         return []
     if stripped.startswith("["):
         try:
-            data = json.loads(stripped)
+            data = _json(stripped)
         except json.JSONDecodeError as err:
             raise EyefulError(f"{source}: not valid JSON: {err}") from None
         if not isinstance(data, list):
@@ -133,7 +149,7 @@ def _records(text: str, source: str) -> list[object]:
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                out.append(_json(line))
             except json.JSONDecodeError as err:
                 raise EyefulError(f"{source}: line {number} is not valid JSON: {err.msg}") from None
     return out
@@ -182,26 +198,45 @@ def load_findings(files: Iterable[Path]) -> list[Finding]:
     return out
 
 
+NEAR_LINES = 2
+"""Findings in the same file at most this many lines apart may be one problem."""
+
+
+class Corroboration:
+    """Which experts reported a problem near each finding, indexed once by (path, line).
+
+    Asking is a handful of dictionary look-ups, so grading and ordering n findings is linear in n
+    rather than comparing every pair.
+    """
+
+    def __init__(self, findings: Iterable[Finding]) -> None:
+        self._experts: dict[tuple[str, int], set[str]] = {}
+        for finding in findings:
+            self._experts.setdefault((finding.path, finding.line), set()).add(finding.expert)
+
+    def of(self, finding: Finding) -> list[str]:
+        """Other experts that reported a problem in the same file within two lines."""
+        out: set[str] = set()
+        for line in range(finding.line - NEAR_LINES, finding.line + NEAR_LINES + 1):
+            out |= self._experts.get((finding.path, line), set())
+        out.discard(finding.expert)
+        return sorted(out)
+
+
 def corroboration(finding: Finding, findings: list[Finding]) -> list[str]:
-    """Other experts that reported a problem in the same file within two lines."""
-    return sorted(
-        {
-            other.expert
-            for other in findings
-            if other.expert != finding.expert
-            and other.path == finding.path
-            and abs(other.line - finding.line) <= 2
-        }
-    )
+    """Other experts that reported a problem in the same file within two lines (one finding; use
+    :class:`Corroboration` for many)."""
+    return Corroboration(findings).of(finding)
 
 
 def verification_order(findings: list[Finding]) -> list[Finding]:
     """By severity, then by how many experts reported the same problem; input order breaks ties."""
+    index = Corroboration(findings)
     indexed = list(enumerate(findings))
     indexed.sort(
         key=lambda pair: (
             SEVERITY_RANK[pair[1].severity],
-            -len(corroboration(pair[1], findings)),
+            -len(index.of(pair[1])),
             pair[0],
         )
     )

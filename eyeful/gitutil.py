@@ -117,7 +117,9 @@ def find_repo(start: Path, env: Mapping[str, str] | None = None) -> RepoPaths:
             "this is a bare repository: eyeful reviews a working tree's staged change; "
             "run it in a clone with a working tree"
         )
-    if len(lines) < 5 or lines[1] != "true":
+    # Outside the working tree git still works when GIT_DIR and GIT_WORK_TREE name it, and
+    # rev-parse then still shows the top level.
+    if len(lines) < 5 or (lines[1] != "true" and not lines[4]):
         raise GitError(
             f"not inside a working tree: {start} (run eyeful inside a repository's working tree)"
         )

@@ -25,12 +25,20 @@ class Merged:
 
 
 def near_pairs(findings: list[Finding]) -> list[tuple[Finding, Finding]]:
-    return [
-        (a, b)
-        for i, a in enumerate(findings)
-        for b in findings[i + 1 :]
-        if a.path == b.path and abs(a.line - b.line) <= NEAR
-    ]
+    """Every pair in the same file within NEAR lines, in input order (a, then b after it).
+
+    Indexed by (path, line) rather than comparing every pair, so it grows with the pairs found.
+    """
+    at: dict[tuple[str, int], list[int]] = {}
+    for i, finding in enumerate(findings):
+        at.setdefault((finding.path, finding.line), []).append(i)
+    pairs: list[tuple[Finding, Finding]] = []
+    for i, a in enumerate(findings):
+        later: list[int] = []
+        for line in range(a.line - NEAR, a.line + NEAR + 1):
+            later += [j for j in at.get((a.path, line), []) if j > i]
+        pairs += [(a, findings[j]) for j in sorted(later)]
+    return pairs
 
 
 def merge(findings: list[Finding], probability: Callable[[Finding, Finding], float]) -> Merged:

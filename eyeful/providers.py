@@ -132,13 +132,13 @@ def _json_values(text: str) -> list[Any]:
     stripped = text.strip()
     try:
         whole = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     else:
         return whole if isinstance(whole, list) else [whole]
     values = []
     for line in stripped.splitlines():
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             values.append(json.loads(line))
     if not values:
         raise _Unreadable("output is not JSON")

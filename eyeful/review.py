@@ -21,7 +21,7 @@ from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.export import exported_tree
-from eyeful.findings import Finding, Fix, corroboration, verification_order
+from eyeful.findings import Corroboration, Finding, Fix, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
@@ -347,6 +347,7 @@ def _findings(
 
         verdicts = dict(parallel_map(verify, runnable, request.jobs))
     graded: list[ReportedFinding] = []
+    corroboration = Corroboration(findings)
     for finding in ordered:
         verdict, final = verdicts.get(finding.id, (None, finding))
         unverified_why = why_not_run if _needs_run(finding) else None
@@ -361,7 +362,7 @@ def _findings(
             test_file=test_file(final),
             corroborated_by=corroborated
             if corroborated is not None
-            else corroboration(finding, findings),
+            else corroboration.of(finding),
             why_not_run=unverified_why,
         )
         item.merged = groups.get(finding.id, [])

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +19,7 @@ from pathlib import Path
 import pygit2
 
 from eyeful.errors import GitError, MissingBase
-from eyeful.gitutil import RepoPaths
+from eyeful.gitutil import RepoPaths, clean_env, git
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GITLINK = 0o160000
@@ -50,7 +52,23 @@ class Snapshot:
 
 
 def open_repository(paths: RepoPaths) -> pygit2.Repository:
-    return pygit2.Repository(str(paths.git_dir))
+    try:
+        return pygit2.Repository(str(paths.git_dir))
+    except pygit2.GitError as err:
+        if "sha256" in str(err):
+            raise GitError(
+                "this repository uses SHA-256 object names, which eyeful's git library (libgit2) "
+                "cannot read yet; eyeful reviews SHA-1 repositories only"
+            ) from None
+        raise GitError(f"cannot open the repository {paths.git_dir}: {err}") from None
+
+
+class _Index(pygit2.Index):
+    """pygit2's Index, without the second error its ``__del__`` raises when opening failed."""
+
+    def __del__(self) -> None:
+        if hasattr(self, "_index"):
+            super().__del__()
 
 
 def tree_at(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Tree:
@@ -117,13 +135,15 @@ def _empty_side(repo: pygit2.Repository) -> Side:
     return Side(tree=tree, commit=None, label="empty tree")
 
 
+_UNMERGED = "the index has unmerged paths: resolve the conflicts and stage them, then run again"
+_MERGING = "a merge is in progress: commit or abort it (git merge --abort) first"
+
+
 def _check_clean_state(repo: pygit2.Repository, paths: RepoPaths, index: pygit2.Index) -> None:
     if index.conflicts is not None:
-        raise GitError(
-            "the index has unmerged paths: resolve the conflicts and stage them, then run again"
-        )
+        raise GitError(_UNMERGED)
     if (paths.git_dir / "MERGE_HEAD").exists():
-        raise GitError("a merge is in progress: commit or abort it (git merge --abort) first")
+        raise GitError(_MERGING)
 
 
 def _index_path(paths: RepoPaths) -> Path:
@@ -144,13 +164,33 @@ def _head_side(repo: pygit2.Repository) -> Side:
 
 def _staged_side(repo: pygit2.Repository, paths: RepoPaths) -> Side:
     index_file = _index_path(paths)
-    index = pygit2.Index(str(index_file)) if index_file.exists() else pygit2.Index()
+    try:
+        index = _Index(str(index_file)) if index_file.exists() else pygit2.Index()
+    except pygit2.GitError:
+        # A split index, a sparse index or a newer format libgit2 cannot read: git can.
+        return Side(tree=_tree_by_git(paths, index_file), commit=None, label="staged")
     _check_clean_state(repo, paths, index)
     try:
         tree = index.write_tree(repo)
     except pygit2.GitError as err:
         raise GitError(f"cannot build a tree from the index: {err}") from None
     return Side(tree=str(tree), commit=None, label="staged")
+
+
+def _tree_by_git(paths: RepoPaths, index_file: Path) -> str:
+    """The index's tree by `git write-tree` on a copy: git may rewrite the index it reads."""
+    with tempfile.TemporaryDirectory(prefix="eyeful-index-") as scratch:
+        copy = Path(scratch) / "index"
+        shutil.copyfile(index_file, copy)
+        env = {**clean_env(), "GIT_DIR": str(paths.git_dir), "GIT_INDEX_FILE": str(copy)}
+        # Unsplit and unsparse only the copy: nothing new is written into the git dir.
+        flags = ("-c", "core.splitIndex=false", "-c", "index.sparse=false")
+        if git(*flags, "ls-files", "--unmerged", cwd=paths.root, env=env).stdout.strip():
+            raise GitError(_UNMERGED)
+        if (paths.git_dir / "MERGE_HEAD").exists():
+            raise GitError(_MERGING)
+        proc = git(*flags, "write-tree", cwd=paths.root, env=env)
+    return proc.stdout.decode().strip()
 
 
 def _messages(repo: pygit2.Repository, base: Side, head: Side) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from eyeful.config import AgentConfig, Config
+from eyeful.errors import EyefulError
 
 # Keys (dotted) that only change how the result is presented: changing them asks for no new
 # confirmation. Every other key, including keys added later, is confirmed by construction.
@@ -133,13 +134,32 @@ class TrustStore:
     def is_confirmed(self, root: Path, config: Config) -> bool:
         try:
             lines = self.path.read_text(encoding="ascii").split()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return False
         return self._record(root, config) in lines
+
+    def check_writable(self) -> None:
+        """Fail now, before the commands are shown, when a confirmation could not be recorded."""
+        existing = next(p for p in (self.path, *self.path.parents) if p.exists())
+        if existing == self.path and self.path.is_file():
+            return
+        if existing != self.path and existing.is_dir():
+            return
+        raise EyefulError(
+            f"cannot record confirmations in {self.path}: {existing} is not "
+            f"{'a file' if existing == self.path else 'a directory'}; move it away "
+            "(or set XDG_CONFIG_HOME)"
+        )
 
     def confirm(self, root: Path, config: Config) -> None:
         if self.is_confirmed(root, config):
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="ascii") as handle:
-            handle.write(self._record(root, config) + "\n")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="ascii") as handle:
+                handle.write(self._record(root, config) + "\n")
+        except OSError as err:
+            raise EyefulError(
+                f"cannot record the confirmation in {self.path}: {err.strerror}; "
+                "make that path a writable file (or set XDG_CONFIG_HOME)"
+            ) from None

@@ -1,6 +1,7 @@
 """Awkward repositories and commands: each gets a clear message and the right exit code.
 
-(Outside a repository and a bare repository are covered in test_config.py.)
+(Outside a repository, a bare repository and unmerged paths are rows of the bad-input corpus in
+test_safety_inputs.py.)
 """
 
 from __future__ import annotations
@@ -58,25 +59,6 @@ def _conflicting_project(tmp_path: Path) -> tuple[Path, Path]:
     repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
     confirm(repo)
     return repo, marker
-
-
-def test_unmerged_paths_are_exit_2_and_run_nothing(tmp_path):
-    repo, marker = _conflicting_project(tmp_path)
-    write(repo, {"calc.py": "def add(a, b):\n    return 'stashed'\n"})
-    git(repo, "stash", "-q")
-    write(repo, {"calc.py": "def add(a, b):\n    return 'committed'\n"})
-    git(repo, "commit", "-qam", "other side")
-    git(repo, "stash", "apply", check=False)  # conflicts: unmerged paths, no merge in progress
-    assert "calc.py" in git(repo, "diff", "--name-only", "--diff-filter=U")
-    assert not (repo / ".git" / "MERGE_HEAD").exists()
-    before = user_state(repo)
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "unmerged paths" in _one_error_line(proc)
-    assert "resolve the conflicts" in proc.stderr
-    assert proc.stdout == ""
-    assert not marker.exists()
-    assert user_state(repo) == before
 
 
 def test_a_conflicted_merge_is_exit_2(tmp_path):

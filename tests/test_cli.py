@@ -24,12 +24,6 @@ def test_dash_h_documents_commands_and_exit_codes(tmp_path):
     assert "3 could not verify" in text
 
 
-def test_unknown_option_is_usage_error_exit_2(tmp_path):
-    proc = eyeful("--no-such-flag", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "no-such-flag" in proc.stderr
-
-
 def test_both_entry_points_are_the_same_app(tmp_path):
     bindir = Path(sys.executable).parent
     for name in ("eyeful", "git-eyeful"):

@@ -6,7 +6,6 @@ import pytest
 
 from eyeful.config import DEFAULT_SETUP_INPUTS, load_config
 from eyeful.errors import EyefulError
-from tests.gitrepo import eyeful, make_repo, python_project
 
 
 def _load(tmp_path: Path, name: str, text: str):
@@ -68,6 +67,22 @@ def test_no_configuration_is_empty(tmp_path):
             "pyproject.toml [tool.eyeful]: timeout: Input should be a valid number",
         ),
         (
+            '[tool.eyeful]\ntimeout = "10"\n',
+            "pyproject.toml [tool.eyeful]: timeout: Input should be a valid number, not '10'",
+        ),
+        (
+            "[tool.eyeful]\ntimeout = true\n",
+            "pyproject.toml [tool.eyeful]: timeout: Input should be a valid number, not true/false",
+        ),
+        (
+            "[tool.eyeful.agent]\npreset = 'codex'\nidle_timeout = false\n",
+            "pyproject.toml [tool.eyeful]: agent.idle_timeout: Input should be a valid number",
+        ),
+        (
+            "[tool.eyeful.agent]\npreset = 'codex'\nmax_file_chars = '900'\n",
+            "pyproject.toml [tool.eyeful]: agent.max_file_chars: Input should be a valid integer",
+        ),
+        (
             "[tool.eyeful]\ntimeout = -1\n",
             "pyproject.toml [tool.eyeful]: timeout: Input should be greater than 0",
         ),
@@ -108,39 +123,6 @@ def test_both_files_is_an_error(tmp_path):
     (tmp_path / ".eyeful.toml").write_text('[commands]\ntest = "x"\n')
     with pytest.raises(EyefulError, match="keep one"):
         _load(tmp_path, "pyproject.toml", '[tool.eyeful.commands]\ntest = "y"\n')
-
-
-def test_cli_reports_bad_config_with_exit_2_and_runs_nothing(tmp_path):
-    marker = tmp_path / "ran"
-    repo = python_project(tmp_path / "repo")
-    (repo / "pyproject.toml").write_text(
-        f"[tool.eyeful.commands]\ntest = 'touch {marker}'\ntest_one = 'no placeholder'\n"
-    )
-    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert "commands.test_one: must contain {test}" in lines[0]
-    assert not marker.exists()
-
-
-def test_cli_outside_a_repository_is_exit_2(tmp_path):
-    proc = eyeful(cwd=tmp_path)
-    assert proc.returncode == 2
-    assert "not a git repository" in proc.stderr
-
-
-def test_cli_in_a_bare_repository_is_exit_2(tmp_path):
-    source = make_repo(tmp_path / "src", {"a.txt": "a\n"})
-    bare = tmp_path / "bare.git"
-    import subprocess
-
-    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
-    proc = eyeful(cwd=bare)
-    assert proc.returncode == 2
-    assert "bare repository" in proc.stderr
 
 
 @pytest.mark.parametrize(

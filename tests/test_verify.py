@@ -286,53 +286,6 @@ def test_fix_that_does_not_apply_is_a_fault_of_the_fix_only(tmp_path):
     assert "does not apply" in f["fix_note"]
 
 
-@pytest.mark.parametrize(
-    ("path", "message"),
-    [
-        ("../evil.py", "leaves the repository"),
-        ("/tmp/evil.py", "is absolute"),
-        (".git/hooks/pre-push", "is inside .git"),
-    ],
-)
-def test_paths_outside_the_repository_are_exit_2_and_nothing_runs(tmp_path, path, message):
-    marker = tmp_path / "ran"
-    repo = _project(tmp_path)
-    (repo / "pyproject.toml").write_text(
-        eyeful_config(f"touch {marker}", test_one=f"touch {marker} {{test}}")
-    )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    findings = _write_findings(
-        tmp_path / "f.json", [_finding(repro={**_finding()["repro"], "path": path})]
-    )
-    proc = eyeful("--findings", str(findings), cwd=repo)
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert f"finding 'f1' (#1): repro.path: repro.path '{path}' {message}" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert not marker.exists()
-
-
-@pytest.mark.parametrize(
-    ("record", "message"),
-    [
-        ({"severity": "fatal"}, "severity: Input should be 'error', 'warning' or 'note'"),
-        ({"line": 0}, "line: Input should be greater than or equal to 1"),
-        ({"colour": "red"}, "colour: unknown field"),
-        ({"oracle": {"kind": "gut"}}, "oracle.kind: Input should be"),
-        ({"repro": {"path": "t.py", "code": "x"}}, "repro.fails: Field required"),
-    ],
-)
-def test_bad_findings_name_the_finding_and_field(tmp_path, record, message):
-    repo = _project(tmp_path)
-    findings = _write_findings(
-        tmp_path / "f.json", [_finding(id="ok"), _finding(id="bad", **record)]
-    )
-    proc = eyeful("--findings", str(findings), cwd=repo)
-    assert proc.returncode == 2
-    assert f"finding 'bad' (#2): {message}" in proc.stderr
-    assert proc.stdout == ""
-
-
 def test_json_lines_and_several_files(tmp_path):
     repo = _project(tmp_path)
     one = tmp_path / "one.jsonl"
