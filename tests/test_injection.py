@@ -476,9 +476,9 @@ def test_junit_through_a_symlink_the_change_adds_is_neither_removed_nor_read(tmp
     report = json.loads(proc.stdout)
     assert (outside / "junit.xml").read_text() == FORGED_JUNIT
     change = [r for r in report["runs"] if r["side"] == "change"]
-    assert [(r["status"], r["reason"]) for r in change] == [
-        ("ERROR", "junit 'out/junit.xml' leads out of the repository (through a symlink)")
-    ]
+    [(status, reason)] = [(r["status"], r["reason"]) for r in change]
+    assert status == "ERROR" and reason.startswith("junit 'out/junit.xml' leads out of the")
+    assert "symlink" in reason
     assert "test_forged" not in proc.stdout
 
 
