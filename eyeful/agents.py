@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
-from eyeful.findings import Claim, Oracle
+from eyeful.findings import Claim, Oracle, ReproPath, TestId
 from eyeful.providers import Provider, ProviderError, strip_thinking
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
@@ -44,10 +44,10 @@ class SameProblemReply(_Reply):
 
 
 class ReproReply(_Reply):
-    path: str
+    path: ReproPath
     code: str = Field(min_length=1)
     fails: str = Field(min_length=1)
-    test: str | None = None
+    test: TestId | None = None
     oracle: Oracle
 
 
@@ -120,7 +120,8 @@ def load_prompt(role: str, repo_root: Path | None) -> str:
     """A role's instructions: `.eyeful/prompts/<role>.md` in the repository, else eyeful's."""
     if repo_root is not None:
         override = repo_root / ".eyeful" / "prompts" / f"{role}.md"
-        if override.is_file():
+        # An override is read only inside the repository (never through a symlink out of it).
+        if override.is_file() and override.resolve().is_relative_to(repo_root.resolve()):
             return override.read_text(encoding="utf-8")
     return (resources.files("eyeful") / "prompts" / f"{role}.md").read_text(encoding="utf-8")
 

@@ -7,11 +7,9 @@ Exit codes: 0 nothing blocking, 1 blocking issues, 2 bad usage/config/input, 3 c
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from enum import Enum
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Literal
 
 import typer
@@ -19,13 +17,14 @@ from rich.console import Console
 from typer._click.exceptions import ClickException
 from typer.exceptions import Abort
 
-from eyeful import __version__
+from eyeful import __version__, reaper
 from eyeful.config import Config, load_config
 from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo
 from eyeful.precommit import confirm_command
 from eyeful.terminal import RichProgress, ask_yes_no
-from eyeful.trust import TrustStore
+from eyeful.textsafe import visible
+from eyeful.trust import TrustStore, shown_settings
 
 EPILOG = (
     "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
@@ -76,10 +75,6 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -90,9 +85,11 @@ def _to_confirm(config: Config) -> list[tuple[str, str]]:
 
 
 def _describe_commands(config: Config, paths: RepoPaths) -> None:
-    stderr.print(f"Project commands for {paths.root} ({config.source}):", markup=False)
-    for name, command in _to_confirm(config):
-        stderr.print(f"  {name:14} {command}", markup=False, soft_wrap=True)
+    """Everything the confirmation covers, escaped: no control character reaches the terminal."""
+    stderr.print(f"Project commands for {visible(str(paths.root))} ({config.source}):",
+                 markup=False)  # fmt: skip
+    for name, value in shown_settings(config, paths.root):
+        stderr.print(f"  {visible(name):14} {visible(value)}", markup=False, soft_wrap=True)
 
 
 def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bool:
@@ -245,7 +242,8 @@ def review_command(
     from eyeful.review import ReviewRequest, review
     from eyeful.snapshot import open_repository, take_snapshot
 
-    signal.signal(signal.SIGTERM, _sigterm)
+    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
+    reaper.become_subreaper()
     try:
         if sarif is not None:
             check_output_file(sarif, "--sarif")
@@ -362,7 +360,8 @@ def demo(
     """Review a broken change in a throwaway copy of the bundled example project."""
     from eyeful.demo import run_demo
 
-    signal.signal(signal.SIGTERM, _sigterm)
+    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
+    reaper.become_subreaper()
     try:
         with RichProgress(stderr) as progress:
             text, code, where = run_demo(progress, keep=keep)
@@ -427,4 +426,6 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as err:
         return _internal_error(err)
+    finally:
+        reaper.sweep_all()  # nothing eyeful started outlives it
     return result if isinstance(result, int) else 0

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from eyeful import reaper
 from eyeful.gitutil import clean_env
 
 Status = Literal["PASSED", "FAILED", "ERROR"]
@@ -144,11 +145,13 @@ def kill_group(pgid: int, sig: int) -> None:
 
 def stop_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the group, then SIGKILL whatever is left of it."""
-    kill_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_TERM_GRACE)
-    kill_group(proc.pid, signal.SIGKILL)
-    proc.wait()
+    try:
+        kill_group(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_TERM_GRACE)
+    finally:  # also when an interrupt lands during the wait
+        kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 class _Lines:
@@ -186,18 +189,22 @@ def run_command(
     timeout: float,
     env: Mapping[str, str] | None = None,
     on_line: Callable[[str], None] | None = None,
+    args: Sequence[str] = (),
 ) -> CommandResult:
     """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure.
+
+    ``args`` are the shell's positional arguments (``"$@"`` in ``command``): data, never parsed.
 
     Raises :class:`Cancelled` when the run was interrupted (before or while it runs).
     """
     check_cancelled()
     started = time.monotonic()
+    token = reaper.new_token()
     try:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command],
+            ["/bin/sh", "-c", command, "eyeful", *args],
             cwd=cwd,
-            env=dict(project_env() if env is None else env),
+            env={**(project_env() if env is None else env), reaper.TOKEN_VAR: token},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -246,6 +253,7 @@ def run_command(
         proc.wait()
         proc.stdout.close()
         untrack(proc.pid)
+        reaper.sweep(token)  # what left the group (setsid) but still carries the token
     if cancelled:
         raise Cancelled
     duration = time.monotonic() - started

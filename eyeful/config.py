@@ -22,6 +22,8 @@ from pydantic import (
 )
 
 from eyeful.errors import EyefulError
+from eyeful.testids import check_template
+from eyeful.textsafe import escape_char, first_hidden, visible
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,12 +79,7 @@ class Commands(BaseModel):
     @field_validator("test_one")
     @classmethod
     def _has_placeholder(cls, value: str | None) -> str | None:
-        if value is not None and "{test}" not in value:
-            raise ValueError(
-                "must contain {test}, where eyeful puts the test file or id "
-                '(e.g. "python -m pytest -q {test}")'
-            )
-        return value
+        return None if value is None else check_template(value)
 
     def items(self) -> list[tuple[str, str]]:
         """The configured commands in the order they run."""
@@ -127,6 +124,11 @@ class AgentConfig(BaseModel):
             )
         if not self.experts:
             raise ValueError("experts is empty; name at least one expert")
+        for expert in self.experts:  # a name, never a path (it names a prompt file)
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", expert):
+                raise ValueError(
+                    f"experts: {expert!r} is not a name (letters, digits, '_' and '-')"
+                )
         return self
 
     def digest_items(self) -> list[tuple[str, str]]:
@@ -227,10 +229,27 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
+def _hidden_characters(value: object, source: str, key: str = "") -> None:
+    """No string in the table may hide text from the terminal (control characters but tab)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _hidden_characters(item, source, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _hidden_characters(item, source, f"{key}.{index}")
+    elif isinstance(value, str) and (char := first_hidden(value)) is not None:
+        raise EyefulError(
+            f"{source}: {visible(key)}: contains the control character {escape_char(char)}; "
+            "write the value on one line without control characters (a terminal would not "
+            "show it as it is)"
+        )
+
+
 def parse_config(table: object, source: str) -> Config:
     """Validate a raw table; the error names ``source`` and the key."""
     if not isinstance(table, dict):
         raise EyefulError(f"{source}: must be a table of keys, see the README's Configuration")
+    _hidden_characters(table, source)
     if "source" in table:
         raise EyefulError(
             f"{source}: unknown key 'source'; the keys are listed in the README's Configuration"

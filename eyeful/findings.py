@@ -9,11 +9,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from eyeful.errors import EyefulError
+from eyeful.testids import check_test_id, check_test_path
 
 Severity = Literal["error", "warning", "note"]
 Evidence = Literal["test", "analysis", "inspection"]
@@ -53,13 +62,23 @@ class Oracle(_Strict):
         return None if value is None else confined(value, "oracle.source")
 
 
+def _repro_path(value: str) -> str:
+    return check_test_path(confined(value, "repro.path"), "repro.path")
+
+
+# A reproduction's path and test id are handed to `test_one`: data of safe characters only
+# (eyeful/testids.py). The same types check a findings file and an agent's reply.
+ReproPath = Annotated[str, AfterValidator(_repro_path)]
+TestId = Annotated[str, AfterValidator(check_test_id)]
+
+
 class Repro(_Strict):
     """A reproduction: a new test file (``code``), or an existing test run as it stands."""
 
-    path: str
+    path: ReproPath
     code: str | None = None
     fails: str = Field(min_length=1)
-    test: str | None = None
+    test: TestId | None = None
 
     @field_validator("path")
     @classmethod

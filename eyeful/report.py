@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from eyeful import __version__
+from eyeful import mdsafe as md
 from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
@@ -112,31 +113,22 @@ def _plural(n: int, word: str) -> str:
 
 def _text(text: str) -> str:
     """Untrusted text on one line (a title, a quote, a reason)."""
-    return " ".join(text.split())
+    return md.line(text)
 
 
 def _code(text: str) -> str:
     """Untrusted text as an inline code span (a test id, a path, a command)."""
-    text = " ".join(text.split())
-    ticks = "`"
-    while ticks in text:
-        ticks += "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return md.code(text)
 
 
 def _block(text: str) -> list[str]:
     """Untrusted prose of several lines, indented under a list item."""
-    return [f"  {line}" if line else "" for line in text.strip().splitlines()]
+    return md.block(text)
 
 
 def _fence(text: str, lang: str = "text") -> list[str]:
     """Untrusted text (an output, a test, a diff) as a fenced block under a list item."""
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    body = [f"  {line}" if line else "" for line in text.rstrip().splitlines()]
-    return [f"  {fence}{lang}", *body, f"  {fence}"]
+    return md.fence(text, lang)
 
 
 def rerun_command(template: str, test: str) -> str:
@@ -321,9 +313,8 @@ def _failure_item(failure: TestFailure) -> list[str]:
 
 def failure_message(failure: TestFailure) -> str:
     """What a failure says, one line: its message, else the last line of its excerpt."""
-    message = getattr(failure, "message", None)
-    if isinstance(message, str) and message.strip():
-        return message.strip()
+    if failure.message.strip():
+        return md.line(failure.message)
     lines = [line for line in failure.excerpt.splitlines() if line.strip()]
     return lines[-1].strip() if lines else ""
 

@@ -7,6 +7,7 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
@@ -33,6 +34,7 @@ from eyeful.config import Config
 from eyeful.gitutil import git
 from eyeful.progress import Progress, Silent
 from eyeful.snapshot import tree_at
+from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 from eyeful.worktrees import Worktree, WorktreePool
 
 RunName = Literal["setup", "test", "test_one"]
@@ -95,7 +97,10 @@ def _inside(worktree: Path, rel: str) -> Path:
     if not pure.parts:
         raise Refused(f"{rel!r} names the repository root, not a file")
     root = worktree.resolve()
-    target = (root / rel).resolve()
+    try:
+        target = (root / rel).resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        raise Refused(f"{rel!r} cannot be resolved (a symlink loop)") from None
     if not target.is_relative_to(root) or target == root:
         raise Refused(f"{rel!r} leads out of the repository through a symlink")
     if ".git" in target.relative_to(root).parts[:1]:
@@ -106,6 +111,11 @@ def _inside(worktree: Path, rel: str) -> Path:
         if parent.parts and (root / parent).exists() and not (root / parent).is_dir():
             raise Refused(f"{rel!r} goes through {str(parent)!r}, which is a file")
     return target
+
+
+def _project_report(worktree: Worktree, junit: str) -> Path:
+    """The configured JUnit report in ``worktree``, confined like every path eyeful touches."""
+    return _inside(worktree.path, junit)
 
 
 def _ignored(worktree: Path, paths: list[str]) -> list[str]:
@@ -190,17 +200,27 @@ def environment_key(config: Config) -> dict[str, object]:
     }
 
 
-def focused_commands(template: str, tests: Sequence[str]) -> list[str]:
+def focused_commands(template: str, tests: Sequence[str]) -> list[IdCommand]:
     """`test_one` for ``tests``: one command for them all where the runner takes several ids
-    (pytest), else one command per id. The only place ids are put into the template."""
-    if len(tests) > 1 and results.is_pytest_command(template.replace("{test}", "ids")):
-        return [template.replace("{test}", " ".join(shlex.quote(t) for t in tests))]
-    return [template.replace("{test}", shlex.quote(t)) for t in tests]
+    (pytest), else one command per id. The ids travel as arguments, never as shell text
+    (eyeful/testids.py); raises :class:`Refused` for an id that is not safe data."""
+    try:
+        for test in tests:
+            check_test_id(test, "the test id")
+        if len(tests) > 1 and results.is_pytest_command(template.replace("{test}", "ids")):
+            return [with_ids(template, tests)]
+        return [with_ids(template, [t]) for t in tests]
+    except ValueError as err:
+        raise Refused(str(err)) from None
 
 
 def passable(test: str) -> bool:
-    """Whether an id can be given to `test_one` as it stands (one argument, not an option)."""
-    return bool(test) and not test.startswith("-") and test.isprintable()
+    """Whether an id can be given to `test_one` (safe data: eyeful/testids.py)."""
+    try:
+        check_test_id(test)
+    except ValueError:
+        return False
+    return True
 
 
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
@@ -394,7 +414,7 @@ class Runner:
         tree: str,
         side: str,
         name: RunName,
-        commands: list[str],
+        commands: Sequence[str | IdCommand],
         extra: Extra | None,
         skey: str | None,
     ) -> list[Run]:
@@ -402,6 +422,9 @@ class Runner:
         with self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
+            for command in commands:
+                for test_id in command.args if isinstance(command, IdCommand) else ():
+                    _inside(worktree.path, id_path(test_id))
             env, failed = self._environment(worktree, side, tree)
             if failed is not None:
                 self.progress.finished(failed)
@@ -415,24 +438,35 @@ class Runner:
                 out.append(self._run_tests(worktree, side, tree, command, name, env))
         return out
 
+    def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
+        run = self._record(side, name, command, tree, CommandResult("ERROR", None, 0.0, "", reason))
+        self.progress.finished(run)
+        return run
+
     def _run_tests(
         self,
         worktree: Worktree,
         side: str,
         tree: str,
-        command: str,
+        given: str | IdCommand,
         name: RunName,
         env: dict[str, str] | None = None,
     ) -> Run:
         report: Path | None = None
-        actual = command
+        command = given.shown if isinstance(given, IdCommand) else given
+        actual = given.script if isinstance(given, IdCommand) else given
+        args = given.args if isinstance(given, IdCommand) else ()
         if name == "test" and self.config.junit:
-            report = worktree.path / self.config.junit
-            report.unlink(missing_ok=True)
+            try:
+                report = _project_report(worktree, self.config.junit)
+            except Refused as err:  # never remove a file outside the worktree
+                return self._not_run(side, name, command, tree, f"junit {err}")
+            if not report.is_dir():
+                report.unlink(missing_ok=True)
         elif results.is_pytest_command(command):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
             report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
-            actual = f"{command} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
+            actual = f"{actual} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
         scanner = results.OutputScanner()
         coverage = CompletenessScanner()
         sections = failures_.SectionScanner()
@@ -446,13 +480,18 @@ class Runner:
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
         result = run_command(
-            actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env
+            actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env, args=args
         )
         run = self._record(side, name, command, tree, result)
         run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
         run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
         outcomes: dict[str, results.Outcome] = {}
         found: dict[str, failures_.Failure] = {}
+        if report is not None and self.config.junit and name == "test":
+            # The tests ran in the worktree: whatever they left must still lead to a file in it.
+            with contextlib.suppress(Refused):
+                report = None
+                report = _project_report(worktree, self.config.junit)
         junit_missing = (
             self.config.junit if report is not None and self.config.junit and not report.is_file()
             else None

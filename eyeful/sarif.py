@@ -40,6 +40,7 @@ from eyeful import __version__
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED, EyefulError
 from eyeful.findings import confined
 from eyeful.grading import ReportedFinding
+from eyeful.mdsafe import sarif_text
 from eyeful.regressions import SUITE, TestFailure
 from eyeful.report import Report
 
@@ -250,8 +251,9 @@ def _fingerprint(*parts: str) -> str:
 
 
 def _message(title: str, body: str) -> str:
-    body = body.strip()
-    return f"{title.strip()}\n\n{body}" if body else title.strip()
+    """Title (one line) and body, as SARIF plain text: no placeholder, link or hidden text."""
+    title, body = " ".join(title.split()), body.strip()
+    return sarif_text(f"{title}\n\n{body}" if body else title)
 
 
 def _regression_path(test: str) -> str | None:
@@ -420,7 +422,7 @@ def _finding_result(
             {
                 "id": 1,
                 "physicalLocation": {"artifactLocation": _artifact(repro.path)},
-                "message": {"text": what},
+                "message": {"text": sarif_text(what)},
             }
         ]
     fixes, fix_info = _fix(finding)
@@ -494,7 +496,7 @@ def _invocation(report: Report) -> dict[str, Any]:
     }
     notes = [
         {
-            "message": {"text": u.text},
+            "message": {"text": sarif_text(u.text)},
             "level": "warning" if u.unverified else "note",
             "properties": {"unverified": u.unverified},
         }

@@ -1,18 +1,29 @@
-"""Which command sets the user confirmed, for which repository.
+"""Which configurations the user confirmed, for which repository.
 
-A record is SHA-256(repository path NUL digest of the commands). Records live in the user's config
-directory (XDG), never in the repository, so a command set committed by someone else is never
-confirmed by the act of cloning it.
+A record is SHA-256(repository path NUL digest). The digest covers everything that decides what
+runs, where, and with which secret: the whole validated configuration (commands, `junit`,
+`setup_inputs`, `timeout`, `level`, the agent with its `api_key_env`, `base_url` and experts, and
+any key added later) except the keys listed in :data:`PRESENTATIONAL`, plus the prompt overrides
+in `.eyeful/prompts/` (their content). Records live in the user's config directory (XDG), never in
+the repository, so a configuration committed by someone else is never confirmed by the act of
+cloning it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
-from eyeful.config import Config
+from eyeful.config import AgentConfig, Config
 from eyeful.errors import EyefulError
+
+# Keys (dotted) that only change how the result is presented: changing them asks for no new
+# confirmation. Every other key, including keys added later, is confirmed by construction.
+PRESENTATIONAL: frozenset[str] = frozenset()
+
+PROMPTS_DIR = Path(".eyeful") / "prompts"
 
 
 def config_home() -> Path:
@@ -21,13 +32,93 @@ def config_home() -> Path:
     return Path(base) / "eyeful"
 
 
-def commands_digest(config: Config) -> str:
-    """What is confirmed: each command with its name; any change asks again."""
-    digest = hashlib.sha256()
-    items = config.commands.items() + (config.agent.digest_items() if config.agent else [])
-    for name, command in items:
-        digest.update(name.encode() + b"\0" + command.encode() + b"\0")
-    return digest.hexdigest()
+def _drop(data: dict[str, object], dotted: str) -> None:
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        data.pop(head, None)
+    elif isinstance(inner := data.get(head), dict):
+        _drop(inner, rest)
+
+
+def confirmed_settings(config: Config) -> dict[str, object]:
+    """The configuration as confirmed: the validated model, without presentational keys."""
+    data = config.model_dump(mode="json")
+    for dotted in PRESENTATIONAL:
+        _drop(data, dotted)
+    return data
+
+
+OUTSIDE = "not used: it leads out of the repository"
+
+
+def prompt_overrides(root: Path) -> dict[str, str]:
+    """`.eyeful/prompts/*.md` in the working tree: name -> SHA-256 of the content (or why it
+    is not used: an override leading out of the repository through a symlink is not read)."""
+    folder = root / PROMPTS_DIR
+    out: dict[str, str] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.iterdir()):
+        if path.suffix != ".md":
+            continue
+        try:
+            inside = path.resolve().is_relative_to(root.resolve())
+        except (OSError, RuntimeError):  # a symlink loop
+            out[path.name] = "not used: it cannot be resolved (a symlink loop)"
+            continue
+        if not inside:
+            out[path.name] = OUTSIDE
+            continue
+        try:
+            content = path.read_bytes()
+        except OSError as err:
+            content = f"unreadable: {err.strerror}".encode()
+        out[path.name] = hashlib.sha256(content).hexdigest()
+    return out
+
+
+def _flatten(data: dict[str, object], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def _defaults() -> dict[str, object]:
+    agent = {name: field.default for name, field in AgentConfig.model_fields.items()}
+    plain = {**Config(source="").model_dump(mode="json"), "agent": agent}
+    normal: dict[str, object] = json.loads(json.dumps(_flatten(plain)))  # tuples as lists
+    return normal
+
+
+def shown_settings(config: Config, root: Path) -> list[tuple[str, str]]:
+    """What a confirmation shows: every confirmed setting that is set and not a default, and
+    the prompt overrides (name and content hash); commands first. Not escaped: callers escape."""
+    defaults = _defaults()
+    items: list[tuple[str, str]] = []
+    for key, value in _flatten(confirmed_settings(config)).items():
+        if value is None or (value == defaults.get(key) and not key.startswith("commands.")):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value)
+        items.append((key.removeprefix("commands."), text))
+    items.sort(key=lambda item: "." in item[0])  # commands, then the other settings
+    for name, digest in prompt_overrides(root).items():
+        about = digest if digest.startswith("not used") else f"sha256 {digest[:12]}"
+        items.append((f"prompt {name}", f"{PROMPTS_DIR / name} ({about})"))
+    return items
+
+
+def commands_digest(config: Config, root: Path | None = None) -> str:
+    """What is confirmed; any change to it asks again."""
+    covered = {
+        "config": confirmed_settings(config),
+        "prompts": {} if root is None else prompt_overrides(root),
+    }
+    text = json.dumps(covered, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class TrustStore:
@@ -37,7 +128,7 @@ class TrustStore:
         self.path = path or config_home() / "confirmed"
 
     def _record(self, root: Path, config: Config) -> str:
-        key = str(root.resolve()).encode() + b"\0" + commands_digest(config).encode()
+        key = str(root.resolve()).encode() + b"\0" + commands_digest(config, root).encode()
         return hashlib.sha256(key).hexdigest()
 
     def is_confirmed(self, root: Path, config: Config) -> bool:

@@ -1,0 +1,137 @@
+"""Test ids as data, and the `test_one` template they are handed to.
+
+A test id (a finding's ``repro.test``, or its ``repro.path``) is a path inside the repository,
+optionally followed by ``::name`` parts (``tests/test_a.py::TestB::test_c[x-1]``). Every part is
+made of safe characters only, :data:`PATH_CHARS` and :data:`NAME_CHARS`: no space, quote, ``$``,
+backtick, ``;``, ``&``, ``|``, ``<``, ``>``, ``(``, ``)``, ``*``, ``?``, ``~``, ``#``, ``!``,
+backslash or control character, so an id means the same to every shell that might re-read it,
+and it starts with a letter, digit, ``_`` or ``.`` (never ``-`` or ``@``), so no test runner reads
+it as an option or as a file of arguments (pytest's ``@file``).
+
+The ids never become shell text: `{test}` in the template is replaced by ``"$@"`` and the ids are
+the shell's positional arguments (``sh -c TEMPLATE eyeful ID...``). A template that puts `{test}`
+inside quotes (``'{test}'``, ``"{test}"``) or after a backslash would change what ``"$@"`` means,
+so it is a configuration error.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+PLACEHOLDER = "{test}"
+PATH_CHARS = "A-Z a-z 0-9 _ . - / + @ % , ="
+NAME_CHARS = PATH_CHARS + " [ ] :"
+_PATH_PART = re.compile(r"[A-Za-z0-9_./+@%,=-]+")
+_FIRST = re.compile(r"[A-Za-z0-9_.]")
+_NAME_PART = re.compile(r"[A-Za-z0-9_./+@%,=:\[\]-]+")
+_MAX_CHARS = 1000
+
+
+def check_test_path(value: str, what: str = "the path") -> str:
+    """A repository-relative path of safe characters that no runner can read as an option."""
+    path = PurePosixPath(value)
+    if not value or not _PATH_PART.fullmatch(value):
+        raise ValueError(
+            f"{what} {value!r} has characters a test path may not have "
+            f"(allowed: {PATH_CHARS.replace(' ', '')})"
+        )
+    if not _FIRST.match(value):
+        # `-x` is an option; pytest (8.2+) reads `@file` as a file of arguments.
+        raise ValueError(
+            f"{what} {value!r} must start with a letter, digit, '_' or '.' "
+            "(a test runner could read it as an option or an argument file)"
+        )
+    if path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"{what} {value!r} must be a path inside the repository")
+    if path.parts and path.parts[0] == ".git":
+        raise ValueError(f"{what} {value!r} is inside .git")
+    return value
+
+
+def check_test_id(value: str, what: str = "the test id") -> str:
+    """``PATH`` or ``PATH::NAME::...``; raises ValueError naming ``what`` otherwise."""
+    if len(value) > _MAX_CHARS:
+        raise ValueError(f"{what} is longer than {_MAX_CHARS} characters")
+    path, *names = value.split("::")
+    check_test_path(path, what)
+    for name in names:
+        if not _NAME_PART.fullmatch(name) or name.startswith("-"):
+            raise ValueError(
+                f"{what} {value!r}: the test name {name!r} has characters a test id may not "
+                f"have (allowed after '::': {NAME_CHARS.replace(' ', '')}, not starting with '-')"
+            )
+    return value
+
+
+def id_path(test_id: str) -> str:
+    """The file part of a test id."""
+    return test_id.split("::", 1)[0]
+
+
+def _quoted_placeholder(template: str) -> str | None:
+    """How `{test}` is quoted in ``template`` (the first such place), or None when it is bare.
+
+    Follows POSIX sh quoting: backslash escapes, single quotes, double quotes (in which
+    backslash escapes only ``$ ` " \\`` and newline).
+    """
+    quote: str | None = None
+    i = 0
+    while i < len(template):
+        if template.startswith(PLACEHOLDER, i):
+            if quote is not None:
+                return f"inside {quote}{quote} quotes"
+            i += len(PLACEHOLDER)
+            continue
+        char = template[i]
+        if char == "\\" and quote != "'":
+            if template.startswith(PLACEHOLDER, i + 1):
+                return "after a backslash"
+            i += 2
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        i += 1
+    return None
+
+
+def check_template(template: str) -> str:
+    """A `test_one` template eyeful can hand ids to safely; raises ValueError otherwise."""
+    if PLACEHOLDER not in template:
+        raise ValueError(
+            "must contain {test}, where eyeful puts the test file or id "
+            '(e.g. "python -m pytest -q {test}")'
+        )
+    where = _quoted_placeholder(template)
+    if where is not None:
+        raise ValueError(
+            f'{{test}} is {where}; write it bare (e.g. "python -m pytest -q {{test}}"): '
+            "eyeful passes each test id as its own argument"
+        )
+    return template
+
+
+@dataclass(frozen=True)
+class IdCommand:
+    """A `test_one` command for some ids: the shell script, its arguments, and how to show it."""
+
+    script: str
+    args: tuple[str, ...]
+    shown: str
+
+
+def with_ids(template: str, ids: Sequence[str]) -> IdCommand:
+    """`{test}` becomes ``"$@"``; the ids travel as the shell's positional arguments.
+
+    ``shown`` is the same command with the ids quoted in, for people (the report, a rerun).
+    """
+    check_template(template)
+    if not ids:
+        raise ValueError("no test id to run")
+    shown = template.replace(PLACEHOLDER, " ".join(shlex.quote(t) for t in ids))
+    return IdCommand(script=template.replace(PLACEHOLDER, '"$@"'), args=tuple(ids), shown=shown)

@@ -1,0 +1,44 @@
+"""Text from a repository or an agent, made safe to show on a terminal.
+
+A control character (an ANSI escape, a carriage return), a bidirectional override or a
+zero-width character can make a terminal show something other than what is there: a confirmation
+prompt showing a harmless command while another one runs. Configuration values may not contain
+them (tab excepted); whatever eyeful shows is shown with them escaped.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+# Cc: C0/C1 controls and DEL; Cf: format characters (bidi overrides, zero-width joiners);
+# Zl/Zp: line and paragraph separators; Cs: lone surrogates.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def _hidden(char: str) -> bool:
+    return char != "\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES
+
+
+def first_hidden(text: str) -> str | None:
+    """The first character of ``text`` a terminal would not show as itself (tab excepted)."""
+    return next((char for char in text if _hidden(char)), None)
+
+
+def escape_char(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every hidden character (and tab, and newline unless kept) escaped."""
+    out = []
+    for char in text:
+        if char == "\n" and keep_newlines:
+            out.append(char)
+        elif char == "\t" or _hidden(char):
+            out.append(escape_char(char))
+        else:
+            out.append(char)
+    return "".join(out)
