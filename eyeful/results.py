@@ -244,8 +244,11 @@ def _junit_outcome(testcase: ET.Element) -> Outcome:
     return outcome or "passed"
 
 
-def _junit_id(file: str | None, classname: str, name: str) -> str:
-    """A pytest node id when the file is known (xunit1), so ids match console output."""
+def _junit_id(file: str | None, classname: str, name: str, pytest: bool = False) -> str:
+    """A pytest node id when the file is known (xunit1) or the report is pytest's own (xunit2
+    gives only the dotted classname), so ids match console output and ``test_one``."""
+    if not file and pytest and classname:
+        return _from_classname(classname, name)
     if not file:
         return f"{classname}::{name}" if classname else name
     file = file.replace("\\", "/")
@@ -260,9 +263,13 @@ def _junit_id(file: str | None, classname: str, name: str) -> str:
         classes = classname[len(module) + 1 :].split(".")
         return "::".join([file, *classes, name])
     # `file` is where the function is written, which differs from where it was
-    # collected for a test inherited from a class in another module.  Rebuild
-    # the collecting module from classname: its trailing capitalised parts are
-    # classes (pytest collects classes named Test*).
+    # collected for a test inherited from a class in another module.
+    return _from_classname(classname, name)
+
+
+def _from_classname(classname: str, name: str) -> str:
+    """pytest's node id from its JUnit classname ("dir.module.Class"): the trailing capitalised
+    parts are classes (pytest collects classes named Test*), the rest is the module's path."""
     parts = classname.split(".")
     first_class = len(parts)
     while first_class > 1 and parts[first_class - 1][:1].isupper():
@@ -287,6 +294,7 @@ def parse_junit(path: Path, failures: dict[str, Failure] | None = None) -> dict[
     When ``failures`` is given, each failing test's failure is put there by test id.
     """
     outcomes: dict[str, Outcome] = {}
+    pytest = False  # pytest names its suite "pytest" (its default junit_suite_name)
     try:
         with path.open("rb") as source:
             stack: list[ET.Element] = []
@@ -298,6 +306,8 @@ def parse_junit(path: Path, failures: dict[str, Failure] | None = None) -> dict[
                         raise ResultsError(
                             f"{path}: not a JUnit report: root element is <{_tag(element)}>"
                         )
+                    if _tag(element) == "testsuite" and element.get("name") == "pytest":
+                        pytest = True
                     stack.append(element)
                     continue
                 stack.pop()
@@ -306,7 +316,8 @@ def parse_junit(path: Path, failures: dict[str, Failure] | None = None) -> dict[
                 name = element.get("name")
                 if not name:
                     raise ResultsError(f"{path}: a <testcase> has no name attribute")
-                test_id = _junit_id(element.get("file"), element.get("classname", ""), name)
+                classname = element.get("classname", "")
+                test_id = _junit_id(element.get("file"), classname, name, pytest)
                 _record(outcomes, test_id, _junit_outcome(element))
                 if failures is not None:
                     _record_failure(failures, test_id, element)

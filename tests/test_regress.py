@@ -534,3 +534,20 @@ def test_an_unfetched_base_commit_is_exit_3_with_git_fetch(tmp_path):
     assert "`git fetch`" in proc.stderr
     # A typo stays a usage error.
     assert eyeful("--base", "no-such-branch", cwd=repo).returncode == 2
+
+
+def test_a_configured_junit_report_in_pytests_default_format_still_blocks(tmp_path):
+    """pytest's default JUnit family (xunit2) gives no `file`: `tests.test_calc` is a classname,
+    and the regression must still be matched with the node id the base's focused run reports."""
+    config = eyeful_config(
+        f"{PYTEST} --junitxml=build/junit.xml",
+        extra='junit = "build/junit.xml"\nreruns = 1',
+        test_one=f"{PYTEST} {{test}}",
+    )
+    repo = python_project(tmp_path / "repo", config)
+    confirm(repo)
+    _stage(repo, {"calc.py": BROKEN_ADD})
+    proc = eyeful("--format", "json", cwd=repo)
+    report = _json(proc)
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")], report
+    assert proc.returncode == 1
