@@ -23,7 +23,8 @@ from eyeful.textsafe import visible
 # `<` followed by what could make it an HTML tag, comment, declaration or autolink.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 # The start of a line that CommonMark could read as the start of a block.
-_BLOCK_START = re.compile(r"^(\s*)([#>+*=_`~|\[<-]|\d+[.)])")
+# A single backtick starts an inline code span, not a block: only a run of three opens a fence.
+_BLOCK_START = re.compile(r"^(\s*)(`{3,}|~{3,}|[#>+*=_|\[<-]|\d+[.)])")
 _BACKTICKS = re.compile(r"`+")
 
 

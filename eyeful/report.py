@@ -229,7 +229,12 @@ def _subject(report: Report) -> str:
     if head.commit is None and head.label == "staged":
         return f"staged changes against {_side_name(base)}"
     labels = [s.label for s in (base, head) if not re.fullmatch(r"[0-9a-f]{7,64}", s.label)]
-    names = f" ({_text(head.label)} against {_text(base.label)})" if len(labels) == 2 else ""
+    if len(labels) == 2:
+        names = f" ({_text(head.label)} against {_text(base.label)})"
+    elif base.commit is None:  # the empty tree: say so rather than show its id alone
+        names = f" (against {_text(base.label)})"
+    else:
+        names = ""
     return f"{base.short}..{head.short}{names}"
 
 

@@ -2,9 +2,9 @@
 
 A test id (a finding's ``repro.test``, or its ``repro.path``) is a path inside the repository,
 optionally followed by ``::name`` parts (``tests/test_a.py::TestB::test_c[x-1]``). Every part is
-made of safe characters only, :data:`PATH_CHARS` and :data:`NAME_CHARS`: no space, quote, ``$``,
+made of safe characters only, :data:`PATH_CHARS` and :data:`NAME_CHARS`: no quote, ``$``,
 backtick, ``;``, ``&``, ``|``, ``<``, ``>``, ``(``, ``)``, ``*``, ``?``, ``~``, ``#``, ``!``,
-backslash or control character, so an id means the same to every shell that might re-read it,
+backslash or control character, so no shell that might re-read an id finds anything to expand,
 and it starts with a letter, digit, ``_`` or ``.`` (never ``-`` or ``@``), so no test runner reads
 it as an option or as a file of arguments (pytest's ``@file``).
 
@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 PLACEHOLDER = "{test}"
-PATH_CHARS = "A-Z a-z 0-9 _ . - / + @ % , ="
-NAME_CHARS = PATH_CHARS + " [ ] :"
-_PATH_PART = re.compile(r"[A-Za-z0-9_./+@%,=-]+")
-_FIRST = re.compile(r"[A-Za-z0-9_.]")
-_NAME_PART = re.compile(r"[A-Za-z0-9_./+@%,=:\[\]-]+")
+PATH_CHARS = "letters and digits (any script) _ . - / + @ % , = and space"
+NAME_CHARS = PATH_CHARS + ", [ ] :"
+# Space and letters of any script are allowed: test files and pytest's parameter ids have them
+# (`test_x[a b]`), and an id reaches the command as an argument, never as shell text.
+_PATH_PART = re.compile(r"[\w./+@%,= -]+")
+_FIRST = re.compile(r"[^\W]|\.")
+_NAME_PART = re.compile(r"[\w./+@%,=:\[\] -]+")
 _MAX_CHARS = 1000
 
 
@@ -37,7 +39,7 @@ def check_test_path(value: str, what: str = "the path") -> str:
     if not value or not _PATH_PART.fullmatch(value):
         raise ValueError(
             f"{what} {value!r} has characters a test path may not have "
-            f"(allowed: {PATH_CHARS.replace(' ', '')})"
+            f"(allowed: {PATH_CHARS})"
         )
     if not _FIRST.match(value):
         # `-x` is an option; pytest (8.2+) reads `@file` as a file of arguments.
@@ -62,7 +64,7 @@ def check_test_id(value: str, what: str = "the test id") -> str:
         if not _NAME_PART.fullmatch(name) or name.startswith("-"):
             raise ValueError(
                 f"{what} {value!r}: the test name {name!r} has characters a test id may not "
-                f"have (allowed after '::': {NAME_CHARS.replace(' ', '')}, not starting with '-')"
+                f"have (allowed after '::': {NAME_CHARS}, not starting with '-')"
             )
     return value
 

@@ -17,7 +17,8 @@ from eyeful import results
 
 # dash: "/bin/sh: 1: pytst: not found"; bash: "sh: line 1: pytst: command not found".
 _SHELL_MISSING = re.compile(
-    r"^(?:/bin/)?sh: (?:line )?(?:\d+: )?(?P<name>.+?): "
+    # The shell names itself by $0: eyeful runs commands as `sh -c COMMAND eyeful ID...`.
+    r"^(?:(?:/bin/)?sh|eyeful): (?:line )?(?:\d+: )?(?P<name>.+?): "
     r"(?P<what>not found|command not found|Permission denied|Is a directory)$",
     re.MULTILINE,
 )

@@ -41,6 +41,10 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     # pytest inside project commands must not inherit this run's plugins or options.
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    # The projects' own pytest runs load no third-party plugin (xdist, timeout, ...): they need
+    # none, and loading them costs most of a short pytest run's start-up. A test about plugins
+    # turns this off in its own command (`env -u PYTEST_DISABLE_PLUGIN_AUTOLOAD ...`).
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return home
 
 

@@ -272,7 +272,9 @@ def test_no_agent_configured_says_no_experts_ran(tmp_path):
     repo = make_demo_repo(tmp_path)
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
     report = _report(repo)
-    assert any(u["text"].startswith("no experts ran") for u in report["uncertainty"])
+    # A fact in the footer, not an unchecked box: nothing was asked of an agent.
+    assert any(f.startswith("No experts ran") for f in report["facts"])
+    assert not any("experts" in u["text"] for u in report["uncertainty"])
     assert report["experts"] == []
 
 

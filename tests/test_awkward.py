@@ -122,7 +122,7 @@ def _unborn(tmp_path: Path, calc: str) -> Path:
 def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_path):
     repo = _unborn(tmp_path, "def add(a, b):\n    return a + b\n")
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = _json(proc)
     assert report["base"] == {
@@ -142,7 +142,7 @@ def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_pa
 def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
     repo = _unborn(tmp_path, "def add(a, b):\n    return a - b\n")
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = _json(proc)
     assert report["base"]["label"] == "empty tree"
@@ -169,7 +169,7 @@ def test_an_unborn_branch_with_a_suite_that_names_no_tests_does_not_block(tmp_pa
     check = f"{shlex.quote(sys.executable)} check.py"
     _stage(repo, {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"})
     confirm(repo)
-    report = _json(eyeful("--format", "json", cwd=repo))
+    report = _json(eyeful("--format", "json", "--all-tests", cwd=repo))
     assert report["exit_code"] == 0
     assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
         ("the test suite", "new_test")
@@ -211,7 +211,7 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     confirm(repo)
     _stage(repo, {"data dir/input file é.txt": "changed\n", "notes ñ/read me.txt": "x\n"})
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     report = _json(proc)
     assert [r["test"] for r in report["regressions"]] == [
@@ -261,7 +261,7 @@ def test_binary_files_in_the_change(tmp_path):
     broken[1000] ^= 0xFF
     _stage(repo, {"blob.bin": bytes(broken), "image.png": b"\x89PNG\r\n\x1a\n\x00\x00" * 100})
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     report = _json(proc)
     assert [r["test"] for r in report["regressions"]] == [
@@ -309,7 +309,7 @@ def test_symlinks_in_the_change(tmp_path):
     (repo / "current.txt").symlink_to("data/bad.txt")
     git(repo, "add", "-A")
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
     report = _json(proc)
     change = report["runs"][0]
@@ -327,7 +327,7 @@ def test_symlinks_in_the_change(tmp_path):
     (repo / "current.txt").symlink_to("data/bad.txt")
     git(repo, "add", "-A")
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [r["test"] for r in _json(proc)["regressions"]] == [
         "tests/test_links.py::test_current_is_good"
@@ -359,7 +359,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         },
     )
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = _json(proc)
     assert report["runs"][0]["tests"]["tests/test_vendor.py::test_no_submodule_files"] == "passed"
@@ -402,7 +402,7 @@ def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
         # The original is untouched by the copy's review and still reviews on its own.
         original = user_state(repo)
         _stage(repo, {"calc.py": BROKEN_ADD + "\n# the original's own change\n"})
-        proc = eyeful("--format", "json", cwd=repo)
+        proc = eyeful("--format", "json", "--all-tests", cwd=repo)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert original["HEAD"] == user_state(repo)["HEAD"]
 
@@ -423,7 +423,7 @@ def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
         (admin / "index.lock").write_bytes(b"")
         (admin / "HEAD.lock").write_bytes(b"")
     _stage(repo, {"calc.py": BROKEN_ADD + "\n# again\n"})
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
 

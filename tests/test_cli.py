@@ -9,6 +9,7 @@ import re
 import select
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests.gitrepo import BROKEN_ADD, PYTEST, eyeful, eyeful_config, git, python_project, write
@@ -105,9 +106,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 def _run_with_tty_stderr(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
     master, slave = pty.openpty()
+    # stdout goes to a file: a report larger than a pipe's buffer would block eyeful while this
+    # loop only reads the terminal.
+    stdout = tempfile.TemporaryFile()  # noqa: SIM115 (closed below, after the loop)
     proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=slave,
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=slave,
     )  # fmt: skip
     os.close(slave)
     chunks: list[bytes] = []
@@ -123,8 +126,10 @@ def _run_with_tty_stderr(argv: list[str], cwd: Path, env: dict[str, str]) -> tup
             chunks.append(data)
         elif proc.poll() is not None:
             break
-    out = proc.stdout.read().decode() if proc.stdout else ""
     proc.wait()
+    stdout.seek(0)
+    out = stdout.read().decode()
+    stdout.close()
     os.close(master)
     return proc.returncode, out, b"".join(chunks).decode(errors="replace")
 

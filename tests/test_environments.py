@@ -113,8 +113,9 @@ def test_a_runner_that_could_not_run_is_error_exit_3(tmp_path, test, extra, stag
 def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
     repo = make_repo(
         tmp_path / "repo",
-        {"pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\npythonpath = .\n",
-         "calc.py": BROKEN_ADD},
+        # No test_one: the base's whole suite runs, and pytest finds no test there (exit 5).
+        {"pyproject.toml": eyeful_config(f"{PYTEST} -rA"),
+         "pytest.ini": "[pytest]\npythonpath = .\n", "calc.py": BROKEN_ADD},
     )  # fmt: skip
     confirm(repo)
     _stage(repo, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
@@ -220,14 +221,16 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
     report = _report(proc)
     assert _fingerprint(user) == before  # setup's `pip install -e .` went elsewhere
     assert proc.returncode == 1, proc.stdout
-    assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
-        ("change", "setup", "PASSED"),
-        ("change", "test", "FAILED"),
-        ("base", "test", "PASSED"),  # imports the base's code: the same virtualenv, re-checked-out
-    ]
-    # (Named from the configured JUnit report, which pytest writes as xunit2.)
+    ran = [(r["side"], r["name"], r["status"]) for r in report["runs"]]
+    assert ran[:2] == [("change", "setup", "PASSED"), ("change", "test", "FAILED")]
+    # The live confirmation: the test alone fails on the change and passes on the base, which
+    # imports the base's code (the same virtualenv, re-checked-out).
+    alone = {(side, status) for side, name, status in ran[2:] if name == "test_one"}
+    assert alone == {("change", "FAILED"), ("base", "PASSED")}, ran
+    assert all(status == "PASSED" for _, name, status in ran[2:] if name == "setup"), ran
+    # (Read from the configured JUnit report, which pytest writes as xunit2: node ids all the same.)
     assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
-        ("tests.test_tiny::test_double", "regression")
+        ("tests/test_tiny.py::test_double", "regression")
     ]
     assert report["other_failures"] == []
     assert (repo / ".git" / "eyeful" / "venvs" / "wt-0" / "bin" / "python").exists()

@@ -20,7 +20,12 @@ from tests.gitrepo import PYTEST, PYTHON, eyeful, eyeful_config, git, make_repo,
 
 # No -q: pytest prints its header ("plugins: ... timeout-2.4.0 ...") as many projects' do.
 # Behind `env`, as the issue's wrapper case: eyeful must still ask pytest for a JUnit report.
-TEST_ONE = f"env EYEFUL_CASE=1 {shlex.quote(PYTHON)} -m pytest -p no:cacheprovider {{test}}"
+# The suite's conftest turns plugin autoloading off for project commands; this one needs
+# pytest-timeout's header line, so it turns it back on.
+TEST_ONE = (
+    "env -u PYTEST_DISABLE_PLUGIN_AUTOLOAD EYEFUL_CASE=1 "
+    f"{shlex.quote(PYTHON)} -m pytest -p no:cacheprovider {{test}}"
+)
 
 README = "# calc\n\nadd returns the sum of its arguments.\nsub returns the difference of a and b.\n"
 BASE_CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

@@ -203,6 +203,8 @@ def test_ids_reach_the_command_as_arguments_whatever_they_contain(tmp_path):
         "tests/test_a.py::test_c[a=b,c+d@e%f:g]",
         "TestGoName",
         "pkg/mod_test.go",
+        "tests/test_a.py::test[a b]",  # pytest's ids keep the spaces of parameters
+        "tests ü/test_dätä.py::test_x",
     ],
 )
 def test_safe_test_ids_are_accepted(good):
@@ -215,7 +217,6 @@ def test_safe_test_ids_are_accepted(good):
         "-k",
         "--basetemp=/x",
         "tests/test_a.py::-k",
-        "tests/test_a.py::test[a b]",
         "/abs/test.py",
         "../up/test.py",
         ".git/hooks/test.py",
@@ -225,6 +226,8 @@ def test_safe_test_ids_are_accepted(good):
         "@args.txt",
         "+x",
         "a\nb",
+        "a\tb",
+        " lead",
         "",
     ],
 )
@@ -636,7 +639,7 @@ HOSTILE_TEST = f"""from calc import add
 
 def test_add():
     print({HOSTILE_TEXT!r})
-    assert add(2, 3) == 5
+    assert add(2, 3) == 5, {HOSTILE_TEXT!r}  # the failure's own message, shown as the excerpt
 """
 
 
@@ -667,12 +670,14 @@ def test_titles_bodies_and_outputs_cannot_forge_structure(tmp_path):
     ]
     assert sum(item.startswith("**issue (blocking):**") for item in top_items) == 1, top_items
     html = [t.content.strip() for t in tokens if t.type == "html_block"]
-    assert html == ["<details><summary>Disputed (0)</summary>", "</details>"], html
+    # Nothing is disputed, so eyeful opens no <details> of its own: any HTML block is forged.
+    assert html == [], html
     inline_html = [c for t in tokens if t.type == "inline" for c in t.children or []
                    if c.type == "html_inline"]  # fmt: skip
-    assert inline_html == []
+    assert [c.content for c in inline_html] == ["<sub>", "</sub>"]  # eyeful's own footer only
     fences = [t.content for t in tokens if t.type == "fence"]
-    assert any("```\n</details>" in text for text in fences)  # the output, whole and inert
+    # The hostile failure message is inside one fence, backtick runs and </details> included.
+    assert any("````" in text and "</details>" in text for text in fences), fences
     assert all(t.level == 0 or t.type != "hr" for t in tokens)
     assert not [t for t in tokens if t.type in ("blockquote_open", "ordered_list_open")]
     # SARIF: the title is one line; braces and brackets are literal, not placeholders or links.

@@ -153,13 +153,12 @@ def test_runs_that_stop_early_are_recognised(pytest_outputs):
 
 def test_several_ids_go_in_one_pytest_command_and_one_each_otherwise():
     ids = ["tests/t.py::test_a", "tests/t.py::test_b[x y]"]
-    assert runs.focused_commands(f"{PYTEST} {{test}}", ids) == [
-        f"{PYTEST} tests/t.py::test_a 'tests/t.py::test_b[x y]'"
-    ]
-    assert runs.focused_commands("go test -run {test} ./...", ["TestA", "TestB"]) == [
-        "go test -run TestA ./...",
-        "go test -run TestB ./...",
-    ]
+    (both,) = runs.focused_commands(f"{PYTEST} {{test}}", ids)
+    assert both.args == tuple(ids)  # arguments, never shell text
+    assert both.shown == f"{PYTEST} tests/t.py::test_a 'tests/t.py::test_b[x y]'"
+    go = runs.focused_commands("go test -run {test} ./...", ["TestA", "TestB"])
+    assert [c.args for c in go] == [("TestA",), ("TestB",)]
+    assert [c.shown for c in go] == ["go test -run TestA ./...", "go test -run TestB ./..."]
 
 
 # Point 4: confirmed live -----------------------------------------------------------------------

@@ -244,7 +244,7 @@ BAD_INPUTS: dict[str, Bad] = {
         files={"pyproject.toml": b"[tool.eyeful.commands]\ntest = '\xff'\n"},
     ),
     "config-nul-in-command": Bad(
-        "commands.test: contains a NUL character",
+        "commands.test: contains the control character \\x00",
         files={"pyproject.toml": '[tool.eyeful.commands]\ntest = "true\\u0000touch x"\n'},
     ),
     "config-timeout-string": Bad(

@@ -360,7 +360,9 @@ def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
     existing = {
         "path": "tests/test_calc.py",
         "test": "tests/test_calc.py::test_add_two",
-        "fails": "add(2, 2) == 4",
+        # The failure's own message: text only pytest's echo of the source shows would not be
+        # the failure that happened.
+        "fails": "add(2, 2) is not 4",
     }
     write(repo, {"tests/test_calc.py": (repo / "tests/test_calc.py").read_text()})
     git(repo, "stash", "-q")  # keep the change aside to commit the test on the base
@@ -368,7 +370,8 @@ def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
         repo,
         {
             "tests/test_calc.py": "from calc import add\n\n\ndef test_add_zero():\n"
-            "    assert add(0, 0) == 0\n\n\ndef test_add_two():\n    assert add(2, 2) == 4\n"
+            "    assert add(0, 0) == 0\n\n\ndef test_add_two():\n"
+            "    assert add(2, 2) == 4, 'add(2, 2) is not 4'\n"
         },
     )
     git(repo, "commit", "-qam", "another test")
