@@ -38,6 +38,10 @@ def eyeful_config(test: str = PYTEST, *, extra: str = "", **commands: str) -> st
     if test == PYTEST and "test_one" not in commands:
         # Regressions block only once confirmed by running the test alone (`test_one`).
         commands["test_one"] = f"{PYTEST} {{test}}"
+    if "reruns" not in extra:
+        # One live run per side confirms a regression in tests about something else; the default
+        # (3) is what the tests of confirmation itself, and the demo, exercise.
+        extra = f"reruns = 1\n{extra}"
     lines = ["[tool.eyeful]", extra, "[tool.eyeful.commands]", f"test = {test!r}"]
     lines += [f"{k} = {v!r}" for k, v in commands.items()]
     return "\n".join(lines) + "\n"

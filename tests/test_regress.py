@@ -189,7 +189,7 @@ def test_sometimes():
 
 
 def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
-    repo = python_project(tmp_path / "repo")
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 3"))  # the default
     write(repo, {"tests/test_flaky.py": FLAKY})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "flaky test")

@@ -102,7 +102,9 @@ def test_passing_change_exits_0_and_runs_only_the_change(tmp_path):
 
 
 def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
-    repo = _confirmed_project(tmp_path, eyeful_config(test_one=f"{PYTEST} {{test}}"))
+    repo = _confirmed_project(
+        tmp_path, eyeful_config(test_one=f"{PYTEST} {{test}}", extra="reruns = 3")
+    )
     head = git(repo, "rev-parse", "--short=7", "HEAD").strip()
     _stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
@@ -135,7 +137,7 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
 
 
 def test_json_report_fields(tmp_path):
-    repo = _confirmed_project(tmp_path)
+    repo = _confirmed_project(tmp_path, eyeful_config(extra="reruns = 3"))  # the default
     _stage(repo, {"calc.py": BROKEN_ADD})
     report = _json(eyeful("--format", "json", cwd=repo))
     for field in ("base", "head", "runs", "regressions", "findings", "blocking", "uncertainty"):
