@@ -37,7 +37,9 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
         encoding="utf-8",
     )
     bin_dir = str(Path(PYTHON).parent)
-    monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    path = os.environ.get("PATH", "")
+    if not path.startswith(bin_dir + os.pathsep):  # sealing twice leaves the same PATH
+        monkeypatch.setenv("PATH", bin_dir + os.pathsep + path)
     # pytest inside project commands must not inherit this run's plugins or options.
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)

@@ -12,6 +12,7 @@ from eyeful.demo import make_demo_repo
 from eyeful.findings import Finding, parse_findings, verification_order
 from eyeful.gates import fails_text_problem, generic_fails_text
 from eyeful.grading import grade_specified
+from tests.conftest import seal
 from tests.gitrepo import (
     PYTEST,
     eyeful,
@@ -58,8 +59,15 @@ def _write_findings(path: Path, findings: list[dict]) -> Path:
 # --- the demo: every kind of outcome the seed describes, on a real repository -------------
 
 
-@pytest.fixture
-def demo_report(tmp_path) -> dict:
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    # One review of the demo for the tests that only read it, sealed as conftest seals a test.
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        return _demo_review(tmp_path_factory.mktemp("demo"))
+
+
+def _demo_review(tmp_path: Path) -> dict:
     repo = make_demo_repo(tmp_path)
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
     findings = tmp_path / "findings.json"
@@ -162,6 +170,7 @@ def test_counts_and_regression_keep_their_place(demo_report):
 
 def test_unchanged_rerun_serves_every_gate_from_the_cache(demo_report, tmp_path):
     repo = Path(demo_report["_repo"])
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0  # in this test's own HOME
     counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
     counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
     before = counter.read_text()
@@ -176,11 +185,11 @@ def test_unchanged_rerun_serves_every_gate_from_the_cache(demo_report, tmp_path)
     assert strip(again["findings"]) == strip(demo_report["findings"])
 
 
-def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(tmp_path):
-    repo = make_demo_repo(tmp_path)
+def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(demo_report):
+    # The same review as markdown (its verdicts from the cache: the same findings, other output).
+    repo = Path(demo_report["_repo"])
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    findings = _write_findings(tmp_path / "f.json", json.loads(DEMO_FINDINGS.read_text()))
-    proc = eyeful("--findings", str(findings), "-j", "1", cwd=repo)
+    proc = eyeful("--findings", demo_report["_findings"], cwd=repo)
     assert proc.returncode == 1
     out = proc.stdout
     blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
