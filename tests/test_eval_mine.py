@@ -279,3 +279,25 @@ def _mining_needs_the_commands_confirmed_for_the_repository(mined, tmp_path):
     )
     assert not (tmp_path / "out").exists() and not (tmp_path / "xdg").exists()
     assert user_state(mined["repo"]) == before
+
+
+def test_a_test_id_eyeful_refuses_skips_the_commit_instead_of_crashing(tmp_path):
+    """A history can name a test file no id check accepts (`$` in its name): mining skips that
+    commit with the reason, as it skips any commit it cannot check."""
+    import pytest
+
+    from eyeful.config import load_config
+    from eyeful.evaluate.mine import Miner, _Skip
+    from eyeful.gitutil import find_repo
+    from eyeful.progress import Silent
+    from tests.gitrepo import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": "x = 1\n"})
+    paths = find_repo(repo)
+    miner = Miner(paths, load_config(paths.root), tmp_path / "out", Silent())
+    try:
+        tree = miner.repo.revparse_single("HEAD").tree.id
+        with pytest.raises(_Skip, match=r"test_\$x\.py"):
+            miner._one(tree, "change", "tests/test_$x.py")
+    finally:
+        miner.close()

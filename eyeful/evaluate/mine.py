@@ -32,7 +32,7 @@ from eyeful.errors import EyefulError
 from eyeful.evaluate.clone import to_toml
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
 from eyeful.progress import Progress, Silent
-from eyeful.runs import Run, Runner
+from eyeful.runs import Refused, Run, Runner
 from eyeful.snapshot import blob_at, open_repository, tree_at
 from eyeful.worktrees import WorktreePool
 
@@ -197,7 +197,10 @@ class Miner:
         shutil.rmtree(self.where, ignore_errors=True)
 
     def _one(self, tree: pygit2.Oid, side: str, test: str) -> Run:
-        run = self.runner.one(str(tree), side, test)[-1]
+        try:
+            run = self.runner.one(str(tree), side, test)[-1]
+        except Refused as err:  # an id eyeful will not hand to a command: nothing to check
+            raise _Skip(f"test_one cannot run {test} on {side}: {err}") from None
         if run.name != "test_one":
             raise _Skip(f"setup failed on {side}")
         if run.status == "ERROR":
