@@ -291,35 +291,9 @@ def _findings(
     snap, config = request.snapshot, request.config
     if why_not_run is None and not config.commands.test_one:
         why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
-    findings = list(request.findings)
-    attempts: dict[str, Repro] = {}
-    ctx: ChangeContext | None = None
-    groups: dict[str, list[str]] = {}
-    merged_experts: dict[str, list[str]] = {}
-    members: dict[str, list[Finding]] = {}  # a merged group's lead -> the others, in order
-    if agents is not None:
-        assert config.agent is not None
-        ctx = change_context(repo, snap, _description(request), config.agent.max_file_chars)
-        progress.phase(f"asking {len(config.agent.experts)} experts")
-        found, notes = run_experts(agents, config.agent.experts, ctx, report.regressions)
-        for text in notes:
-            report.note(text, unverified=False)
-        found, attempts = _claimants_tests_aside(found)
-        findings += found
-        report.experts = list(config.agent.experts)
-        if near_pairs(findings):
-            progress.phase("asking whether nearby findings are one problem")
-            context = ctx
-            result = merge(findings, lambda a, b: same_problem(agents, a, b, context))
-            if result.failed:
-                report.note(f"nothing was merged: a one-problem request failed "
-                            f"({result.failed})", unverified=False)  # fmt: skip
-            findings, groups = result.findings, result.groups
-            by_id = {f.id: f for f in request.findings + found}
-            for lead, others in groups.items():
-                lead_expert = by_id[lead].expert
-                merged_experts[lead] = sorted({by_id[o].expert for o in others} - {lead_expert})
-                members[lead] = [by_id[o] for o in others]
+    gathered = _gather(request, repo, report, agents, progress)
+    findings, attempts, ctx = gathered.findings, gathered.attempts, gathered.ctx
+    groups, merged_experts, members = gathered.groups, gathered.merged_experts, gathered.members
     if not findings:
         return
     ordered = verification_order(findings)
@@ -404,6 +378,13 @@ def _findings(
                 "for it",
                 unverified=False,
             )
+    _record(report, graded, verdicts)
+
+
+def _record(
+    report: Report, graded: list[ReportedFinding], verdicts: dict[str, tuple[Verdict, Finding]]
+) -> None:
+    """The graded findings into the report, with a checklist line for each that fell short."""
     for item in graded:
         report.findings.append(item)
         if item.unverified and item.severity != "note" and item.kind != "open":
@@ -414,6 +395,58 @@ def _findings(
         verdict = verdicts.get(item.id, (None, None))[0]
         if verdict is not None and verdict.needs_correcting:
             report.note(f"finding `{item.id}`: the test needs correcting", unverified=False)
+
+
+@dataclass
+class _Gathered:
+    """The findings to verify: the given ones, the experts', and how they were merged."""
+
+    findings: list[Finding]
+    attempts: dict[str, Repro] = field(default_factory=dict)
+    """Tests the experts wrote for their own findings, set aside for the reproduction agent."""
+    ctx: ChangeContext | None = None
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    merged_experts: dict[str, list[str]] = field(default_factory=dict)
+    members: dict[str, list[Finding]] = field(default_factory=dict)
+    """A merged group's lead -> the others, in order."""
+
+
+def _gather(
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    agents: Agents | None,
+    progress: Progress,
+) -> _Gathered:
+    """The given findings, then the experts' (their own tests set aside), merged into problems."""
+    out = _Gathered(findings=list(request.findings))
+    config = request.config
+    if agents is None:
+        return out
+    assert config.agent is not None
+    ctx = change_context(repo, request.snapshot, _description(request), config.agent.max_file_chars)
+    out.ctx = ctx
+    progress.phase(f"asking {len(config.agent.experts)} experts")
+    found, notes = run_experts(agents, config.agent.experts, ctx, report.regressions)
+    for text in notes:
+        report.note(text, unverified=False)
+    found, out.attempts = _claimants_tests_aside(found)
+    out.findings += found
+    report.experts = list(config.agent.experts)
+    if not near_pairs(out.findings):
+        return out
+    progress.phase("asking whether nearby findings are one problem")
+    result = merge(out.findings, lambda a, b: same_problem(agents, a, b, ctx))
+    if result.failed:
+        report.note(f"nothing was merged: a one-problem request failed "
+                    f"({result.failed})", unverified=False)  # fmt: skip
+    out.findings, out.groups = result.findings, result.groups
+    by_id = {f.id: f for f in request.findings + found}
+    for lead, others in out.groups.items():
+        lead_expert = by_id[lead].expert
+        out.merged_experts[lead] = sorted({by_id[o].expert for o in others} - {lead_expert})
+        out.members[lead] = [by_id[o] for o in others]
+    return out
 
 
 def _claimants_tests_aside(found: list[Finding]) -> tuple[list[Finding], dict[str, Repro]]:
