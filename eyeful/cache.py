@@ -23,10 +23,13 @@ def cache_key(**parts: object) -> str:
 
 
 class Cache:
-    def __init__(self, root: Path, *, read: bool = True) -> None:
+    def __init__(self, root: Path, *, read: bool = True, served: list[Path] | None = None) -> None:
         self.root = root
         self.read = read
         """False for `--no-cache`: nothing is served from the cache (fresh results still go in)."""
+        self.served = served
+        """When given, every entry served is appended (a replayed review checks they are intact:
+        eyeful/replay.py)."""
 
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
@@ -34,11 +37,16 @@ class Cache:
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         if not self.read:
             return None
+        path = self._path(kind, key)
         try:
-            data = json.loads(self._path(kind, key).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            return None
+        if self.served is not None:
+            self.served.append(path)
+        return data
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
         path = self._path(kind, key)

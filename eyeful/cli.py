@@ -6,25 +6,28 @@ Exit codes: 0 nothing blocking, 1 blocking issues, 2 bad usage/config/input, 3 c
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from typer._click.exceptions import ClickException
 from typer.exceptions import Abort
 
 from eyeful import __version__, reaper
-from eyeful.config import Config, load_config
-from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
-from eyeful.gitutil import RepoPaths, find_repo
-from eyeful.precommit import confirm_command
-from eyeful.terminal import RichProgress, ask_yes_no
-from eyeful.textsafe import visible
-from eyeful.trust import TrustStore, shown_settings
+from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
+from eyeful.gitutil import find_repo
+from eyeful.reviewcmd import (
+    ReviewOptions,
+    describe_commands,
+    fail,
+    guarded,
+    interactive,
+    run_review,
+    to_confirm,
+)
+from eyeful.terminal import RichProgress, Stderr, ask_yes_no
 
 EPILOG = (
     "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
@@ -51,7 +54,8 @@ app = typer.Typer(
     epilog=EPILOG,
 )
 
-stderr = Console(stderr=True, highlight=False)
+stderr = Stderr()
+_DEFAULT = ReviewOptions()
 
 
 class Level(str, Enum):
@@ -71,76 +75,8 @@ class Format(str, Enum):
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    stderr.print(f"eyeful: error: {message}", markup=False, soft_wrap=True)
+    fail(stderr, message)
     return typer.Exit(code)
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
-
-
-def _to_confirm(config: Config) -> list[tuple[str, str]]:
-    """What a confirmation covers: the project commands and the agent eyeful would start."""
-    return config.commands.items() + (config.agent.digest_items() if config.agent else [])
-
-
-def _describe_commands(config: Config, paths: RepoPaths) -> None:
-    """Everything the confirmation covers, escaped: no control character reaches the terminal."""
-    stderr.print(f"Project commands for {visible(str(paths.root))} ({config.source}):",
-                 markup=False)  # fmt: skip
-    for name, value in shown_settings(config, paths.root):
-        stderr.print(f"  {visible(name):14} {visible(value)}", markup=False, soft_wrap=True)
-
-
-def _ensure_confirmed(paths: RepoPaths, config: Config, store: TrustStore) -> bool:
-    """Confirmed before, or confirmed now when someone is at the terminal to ask."""
-    if not _to_confirm(config) or store.is_confirmed(paths.root, config):
-        return True
-    if not _interactive():
-        stderr.print(
-            "eyeful: the project's commands are not confirmed for this repository; "
-            f"running none (run `{confirm_command()}`)",
-            markup=False,
-        )
-        return False
-    _describe_commands(config, paths)
-    if ask_yes_no("Run these commands for this repository?"):
-        store.confirm(paths.root, config)
-        return True
-    return False
-
-
-def _pre_commit_range() -> tuple[str | None, str | None]:
-    """The pushed range pre-commit passes to a pre-push hook, if any.
-
-    For a root commit pre-commit sets no from/to refs (it runs with --all-files); the pushed
-    branch is then reviewed against the empty tree rather than not at all.
-    """
-    base = os.environ.get("PRE_COMMIT_FROM_REF") or None
-    head = os.environ.get("PRE_COMMIT_TO_REF") or None
-    if base is None and head is None:
-        local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
-        if local and os.environ.get("PRE_COMMIT_REMOTE_BRANCH"):
-            return "0" * 40, local
-    return base, head
-
-
-def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
-    """pre-commit sets PRE_COMMIT=1 for every hook it runs; the plain hook passes --hook."""
-    if os.environ.get("PRE_COMMIT") == "1":
-        return "pre-commit"
-    return "git" if flag else None
-
-
-def _read_description(path: Path | None, message: str | None) -> str:
-    if path is not None and message is not None:
-        raise EyefulError("give the description with --description FILE or -m TEXT, not both")
-    if path is None:
-        return message or ""
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise EyefulError(f"--description {path}: cannot read it: {err}") from None
 
 
 @app.callback(invoke_without_command=True)
@@ -170,7 +106,7 @@ def review_command(
             show_default=False,
             help="Worktrees to run in parallel (default: the number of cores).",
         ),
-    ] = os.cpu_count() or 2,
+    ] = _DEFAULT.jobs,
     findings: Annotated[
         list[Path] | None,
         typer.Option(
@@ -236,55 +172,13 @@ def review_command(
     if version:
         print(f"eyeful {__version__}")
         raise typer.Exit(0)
-    from eyeful.findings import load_findings
-    from eyeful.preflight import check_output_file, check_repro_paths, check_state_dir
-    from eyeful.report import to_markdown
-    from eyeful.review import ReviewRequest, review
-    from eyeful.snapshot import open_repository, take_snapshot
-
-    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
-    reaper.become_subreaper()
-    try:
-        if sarif is not None:
-            check_output_file(sarif, "--sarif")
-        paths = find_repo(Path.cwd())
-        check_state_dir(paths)
-        config = load_config(paths.root)
-        if base is None and head is None:
-            base, head = _pre_commit_range()
-        given = load_findings(findings or [])
-        description = _read_description(description_file, message)
-        snapshot = take_snapshot(paths, base, head)
-        check_repro_paths(open_repository(paths), snapshot, given)
-        provider = None
-        if config.agent is not None and not snapshot.empty:
-            from eyeful.providers import make_provider
-
-            provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
-        confirmed = snapshot.empty or _ensure_confirmed(paths, config, TrustStore())
-        request = ReviewRequest(
-            paths, config, snapshot, confirmed, jobs=jobs, findings=given,
-            description=description,
-            level=None if level is None else _LEVELS[level],
-            provider=provider, no_cache=no_cache,
-        )  # fmt: skip
-        with RichProgress(stderr) as progress:
-            report = review(request, progress)
-        if sarif is not None:
-            from eyeful.sarif import write_sarif
-
-            write_sarif(report, sarif, root=paths.root)
-    except EyefulError as err:
-        raise _fail(str(err), err.exit_code) from None
-    except KeyboardInterrupt:
-        raise _fail("interrupted; nothing of yours was changed", EXIT_INTERRUPTED) from None
-    if output_format is Format.json:
-        from eyeful.report import compact
-
-        print((report if all_tests else compact(report)).model_dump_json(indent=2))
-    else:
-        print(to_markdown(report, _hook_mode(hook)), end="")
-    raise typer.Exit(report.exit_code)
+    options = ReviewOptions(
+        base=base, head=head, output_format=output_format.value, jobs=jobs,
+        findings=tuple(findings or ()), description_file=description_file, message=message,
+        level=None if level is None else _LEVELS[level], sarif=sarif, all_tests=all_tests,
+        hook=hook, no_cache=no_cache,
+    )  # fmt: skip
+    raise typer.Exit(run_review(options, stderr))
 
 
 @app.command()
@@ -292,6 +186,9 @@ def confirm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm without asking.")] = False,
 ) -> None:
     """Show the project's commands and remember that you allow them for this repository."""
+    from eyeful.config import load_config
+    from eyeful.trust import TrustStore
+
     store = TrustStore()
     try:
         paths = find_repo(Path.cwd())
@@ -299,26 +196,26 @@ def confirm(
         store.check_writable()
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    if not _to_confirm(config):
+    if not to_confirm(config):
         raise _fail(
             "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
             "(or .eyeful.toml); see the README's Configuration"
         )
-    _describe_commands(config, paths)
+    describe_commands(stderr, config, paths)
     if store.is_confirmed(paths.root, config):
-        stderr.print("Already confirmed.")
+        stderr.say("Already confirmed.")
         return
     if not yes:
-        if not _interactive():
+        if not interactive():
             raise _fail("not a terminal: pass --yes to confirm these commands")
         if not ask_yes_no("Run these commands for this repository?"):
-            stderr.print("Not confirmed.")
+            stderr.say("Not confirmed.")
             raise typer.Exit(1)
     try:
         store.confirm(paths.root, config)
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    stderr.print(f"Confirmed (recorded in {store.path}).", markup=False, soft_wrap=True)
+    stderr.say(f"Confirmed (recorded in {store.path}).")
 
 
 @app.command()
@@ -332,11 +229,7 @@ def clean() -> None:
         removed = WorktreePool(paths, open_repository(paths)).remove_all()
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    stderr.print(
-        f"Removed {removed} worktree(s) and eyeful's cache from {paths.state_dir}.",
-        markup=False,
-        soft_wrap=True,
-    )
+    stderr.say(f"Removed {removed} worktree(s) and eyeful's cache from {paths.state_dir}.")
 
 
 @app.command("install-hook")
@@ -348,7 +241,7 @@ def install_hook_command() -> None:
         target = install_hook(find_repo(Path.cwd()))
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
-    stderr.print(f"Installed the pre-push hook at {target}.", markup=False, soft_wrap=True)
+    stderr.say(f"Installed the pre-push hook at {target}.")
 
 
 @app.command()
@@ -370,12 +263,11 @@ def demo(
     except KeyboardInterrupt:
         raise _fail("interrupted", EXIT_INTERRUPTED) from None
     print(text, end="")
-    stderr.print(
-        f"(On a real change `git eyeful` would exit {code} here; the demo itself succeeded.)",
-        markup=False,
+    stderr.say(
+        f"(On a real change `git eyeful` would exit {code} here; the demo itself succeeded.)"
     )
     if keep:
-        stderr.print(f"The demo repository is at {where}.", markup=False, soft_wrap=True)
+        stderr.say(f"The demo repository is at {where}.")
 
 
 def _add_eval() -> None:
@@ -392,19 +284,6 @@ def _usage_line(err: ClickException) -> str:
     return " ".join(err.format_message().replace("Value error, ", "").split())
 
 
-def _internal_error(err: BaseException) -> int:
-    from eyeful.crash import one_line, save_traceback
-
-    saved = save_traceback(err)
-    where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
-    stderr.print(
-        f"eyeful: internal error (a bug in eyeful, not a verdict): {one_line(err)}; {where}",
-        markup=False,
-        soft_wrap=True,
-    )
-    return EXIT_INTERNAL
-
-
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point for both `eyeful` and `git-eyeful`.
 
@@ -414,18 +293,19 @@ def main(argv: list[str] | None = None) -> int:
     """
     prog = Path(sys.argv[0]).name
     name = "git eyeful" if prog.startswith("git-") else "eyeful"
+    return guarded(lambda: _invoke(argv, name), stderr)
+
+
+def _invoke(argv: list[str] | None, name: str) -> int:
+    """typer's run as an exit code: a usage error is one line and exit 2."""
     try:
         result = app(args=argv, prog_name=name, standalone_mode=False)
     except ClickException as err:
-        stderr.print(f"eyeful: error: {_usage_line(err)}", markup=False, soft_wrap=True)
+        fail(stderr, _usage_line(err))
         return err.exit_code if err.exit_code != 1 else EXIT_USAGE
-    except (Abort, KeyboardInterrupt):
-        stderr.print("eyeful: error: interrupted", markup=False)
+    except Abort:
+        fail(stderr, "interrupted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except Exception as err:
-        return _internal_error(err)
-    finally:
-        reaper.sweep_all()  # nothing eyeful started outlives it
     return result if isinstance(result, int) else 0

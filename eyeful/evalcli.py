@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from eyeful.errors import EXIT_BLOCKING, EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
+from eyeful.terminal import Stderr
 
-stderr = Console(stderr=True, highlight=False)
+stderr = Stderr()
 
 
 class _DefaultToRun(TyperGroup):
@@ -64,7 +64,7 @@ class JudgeKind(str, Enum):
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
-    stderr.print(f"eyeful: error: {message}", markup=False, soft_wrap=True)
+    stderr.say(f"eyeful: error: {message}")
     return typer.Exit(code)
 
 
@@ -87,11 +87,11 @@ def _confirm_commands(clones: list[Any], yes: bool) -> None:
         if items:
             groups.setdefault(tuple(items), []).append(clone.case.name)
     if groups:
-        stderr.print("The cases run these commands, in throwaway clones only:", markup=False)
+        stderr.say("The cases run these commands, in throwaway clones only:")
         for items, names in groups.items():
-            stderr.print(f"  {', '.join(names)}:", markup=False, soft_wrap=True)
+            stderr.say(f"  {', '.join(names)}:")
             for name, command in items:
-                stderr.print(f"    {name:14} {command}", markup=False, soft_wrap=True)
+                stderr.say(f"    {name:14} {command}")
         if not yes:
             if not _interactive():
                 raise EyefulError("not a terminal: pass --yes to run the cases' commands")
@@ -153,7 +153,7 @@ def run_command(
             loaded, errors = load_cases(cases)
             if errors:
                 for line in errors[:-1]:
-                    stderr.print(f"eyeful: error: {line}", markup=False, soft_wrap=True)
+                    stderr.say(f"eyeful: error: {line}")
                 raise EyefulError(errors[-1])
             clones = workspace.make(loaded, make_clone)
             semantic = _semantic(clones, workspace.path) if judge_kind is JudgeKind.agent else None
@@ -172,7 +172,7 @@ def run_command(
         raise _fail("interrupted; the table holds the runs that finished", EXIT_INTERRUPTED)
     missed = missed_thresholds(result.totals, min_recall, max_false_blocking)
     for line in missed:
-        stderr.print(f"eyeful: threshold missed: {line}", markup=False, soft_wrap=True)
+        stderr.say(f"eyeful: threshold missed: {line}")
     raise typer.Exit(EXIT_BLOCKING if missed else 0)
 
 
@@ -209,7 +209,7 @@ class _EvalProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
-                console=stderr,
+                console=stderr.console,
                 transient=True,
             )
             self._task = self._bar.add_task("eval", total=total)
@@ -230,7 +230,7 @@ class _EvalProgress:
             self._bar.advance(self._task)
             self._bar.console.print(line, markup=False, highlight=False)
         else:
-            stderr.print(line, markup=False, highlight=False)
+            stderr.say(line)
 
 
 @eval_app.command("mine")
@@ -287,9 +287,9 @@ def _confirm_for_mining(root: Path, config: Any, store: Any, yes: bool) -> None:
             "mining runs the project's `test` and `test_one` commands: configure "
             "both in [tool.eyeful.commands]"
         )
-    stderr.print(f"Project commands for {root} ({config.source}):", markup=False)
+    stderr.say(f"Project commands for {root} ({config.source}):")
     for name, command in items:
-        stderr.print(f"  {name:14} {command}", markup=False, soft_wrap=True)
+        stderr.say(f"  {name:14} {command}")
     if not yes:
         if not _interactive():
             raise EyefulError(

@@ -128,3 +128,15 @@ def find_repo(start: Path, env: Mapping[str, str] | None = None) -> RepoPaths:
     if not common.is_absolute():
         common = (start / common).resolve()
     return RepoPaths(root=Path(lines[4]).resolve(), git_dir=git_dir.resolve(), common_dir=common)
+
+
+def index_path(paths: RepoPaths) -> Path:
+    """The index the staged change is read from.
+
+    Inside a hook git may point GIT_INDEX_FILE elsewhere (`git commit -a`, `git commit <paths>`);
+    that index is the one being committed, so that is the change.
+    """
+    override = os.environ.get("GIT_INDEX_FILE")
+    if override:
+        return Path(override).resolve()
+    return paths.git_dir / "index"

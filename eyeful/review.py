@@ -61,6 +61,8 @@ class ReviewRequest:
     """Overrides the configuration's level (``--level``)."""
     no_cache: bool = False
     """`--no-cache`: run everything; nothing is served from the cache."""
+    served: list[Path] | None = None
+    """When given, collects the cache entries the review was served (eyeful/replay.py)."""
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run
     before anything runs; built here when not given."""
@@ -106,7 +108,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         runner: Runner | None = None
         change: Run | None = None
     else:
-        cache = Cache(state / "cache", read=not request.no_cache)
+        cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
         fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
         runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
     with _agent_files(request, repo) as agent_tree:
@@ -154,7 +156,7 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
         config,
         request.provider or make_provider(config),
         cwd=lambda: files,
-        cache=Cache(state / "cache", read=not request.no_cache),
+        cache=Cache(state / "cache", read=not request.no_cache, served=request.served),
         repo_root=request.paths.root,
     )
 

@@ -8,7 +8,6 @@ Objects may be added to the object database; nothing else of the user's is writt
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -19,7 +18,7 @@ from pathlib import Path
 import pygit2
 
 from eyeful.errors import GitError, MissingBase
-from eyeful.gitutil import RepoPaths, clean_env, git
+from eyeful.gitutil import RepoPaths, clean_env, git, index_path
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GITLINK = 0o160000
@@ -146,15 +145,6 @@ def _check_clean_state(repo: pygit2.Repository, paths: RepoPaths, index: pygit2.
         raise GitError(_MERGING)
 
 
-def _index_path(paths: RepoPaths) -> Path:
-    # Inside a hook git may point GIT_INDEX_FILE elsewhere (`git commit -a`, `git commit <paths>`);
-    # that index is the one being committed, so that is the change.
-    override = os.environ.get("GIT_INDEX_FILE")
-    if override:
-        return Path(override).resolve()
-    return paths.git_dir / "index"
-
-
 def _head_side(repo: pygit2.Repository) -> Side:
     if repo.head_is_unborn:
         return _empty_side(repo)
@@ -163,7 +153,7 @@ def _head_side(repo: pygit2.Repository) -> Side:
 
 
 def _staged_side(repo: pygit2.Repository, paths: RepoPaths) -> Side:
-    index_file = _index_path(paths)
+    index_file = index_path(paths)
     try:
         index = _Index(str(index_file)) if index_file.exists() else pygit2.Index()
     except pygit2.GitError:

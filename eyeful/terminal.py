@@ -1,22 +1,23 @@
-"""Progress on stderr with rich: phase, running command, elapsed time.
+"""stderr: messages, and progress with rich (phase, running command, elapsed time).
 
-Quiet when stderr is not a terminal (hooks, CI, pipes); rich itself honours NO_COLOR.
-The core reports from worker threads: every update holds one lock, and a display that fails
-turns itself off rather than change the exit code or lose the report.
+rich is imported only when stderr is a terminal (or TTY_COMPATIBLE / FORCE_COLOR ask for one):
+hooks, CI and pipes get plain lines and no progress, and do not pay rich's start-up. rich itself
+honours NO_COLOR. The core reports from worker threads: every update holds one lock, and a display
+that fails turns itself off rather than change the exit code or lose the report.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress, TaskID
 
     from eyeful.runs import Run
@@ -24,12 +25,53 @@ if TYPE_CHECKING:
 _STYLE = {"PASSED": "green", "FAILED": "red", "ERROR": "yellow"}
 
 
+def _wants_rich() -> bool:
+    """Whether rich could treat stderr as a terminal: the variables rich reads, else isatty."""
+    if os.environ.get("TTY_COMPATIBLE") in ("0", "1") or "FORCE_COLOR" in os.environ:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Stderr:
+    """Where the CLI's messages go: one plain line each, through rich only at a terminal."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+        self.rich = _wants_rich()
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False)
+        return self._console
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.rich and self.console.is_terminal
+
+    def say(self, text: str) -> None:
+        """One message, as given: no markup, never wrapped."""
+        if self.rich:
+            self.console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+            return
+        try:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # a closed stderr cannot change the exit code
+
+
 class RichProgress:
     """Implements :class:`eyeful.progress.Progress` on a rich console."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.enabled = console.is_terminal
+    def __init__(self, stderr: Stderr) -> None:
+        self.enabled = stderr.is_terminal
+        console = stderr.console if self.enabled else None
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._lock = threading.Lock()

@@ -15,9 +15,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from eyeful.config import AgentConfig, Config
 from eyeful.errors import EyefulError
+
+if TYPE_CHECKING:
+    from eyeful.config import Config
 
 # Keys (dotted) that only change how the result is presented: changing them asks for no new
 # confirmation. Every other key, including keys added later, is confirmed by construction.
@@ -88,6 +91,8 @@ def _flatten(data: dict[str, object], prefix: str = "") -> dict[str, object]:
 
 
 def _defaults() -> dict[str, object]:
+    from eyeful.config import AgentConfig, Config
+
     agent = {name: field.default for name, field in AgentConfig.model_fields.items()}
     plain = {**Config(source="").model_dump(mode="json"), "agent": agent}
     normal: dict[str, object] = json.loads(json.dumps(_flatten(plain)))  # tuples as lists

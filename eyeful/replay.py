@@ -1,0 +1,210 @@
+"""The last review's answer, given again while nothing it depended on has changed.
+
+`git eyeful` run again on the same change (a developer checks, then pushes: the hook runs it
+again) serves every test run from the cache, and its report is the same text. Reaching that
+text costs more than it needs: importing pydantic and pygit2 alone is about the whole start-up
+budget. So a review whose every run came from the cache is remembered with a fingerprint of
+everything it read, and the next `git eyeful` (no arguments) with the same fingerprint prints it
+without importing either.
+
+What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
+HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
+configuration's `env` names); the interpreters PATH resolves to; the repository's paths; the
+bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations file and of the prompt
+overrides; HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow
+file. And every cache entry the review was served must still be there with the same bytes.
+
+Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
+agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
+runs the review. The memory is one file under the cache; `git eyeful clean` removes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from eyeful import __version__
+from eyeful.errors import EyefulError
+from eyeful.gitutil import RepoPaths, find_repo, index_path
+from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
+
+FILE = "replay.json"
+_CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
+_READ_NAMES = frozenset({"PATH", "HOME", "XDG_CONFIG_HOME"})
+_READ_PREFIXES = ("GIT_", "PRE_COMMIT", "EYEFUL_")
+_HEX = re.compile(r"[0-9a-f]{40}")
+_RANGE_VARS = (
+    "PRE_COMMIT_FROM_REF",
+    "PRE_COMMIT_TO_REF",
+    "PRE_COMMIT_LOCAL_BRANCH",
+    "PRE_COMMIT_REMOTE_BRANCH",
+)
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+class _Unreadable(Exception):
+    """A configuration file eyeful cannot read as TOML: the review says why; nothing is
+    remembered."""
+
+
+def _env_names(root: Path) -> set[str]:
+    """The variables `[tool.eyeful] env` names in either configuration file."""
+    import tomllib
+
+    names: set[str] = set()
+    for name in _CONFIG_FILES:
+        try:
+            data = tomllib.loads((root / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+            raise _Unreadable(name) from err
+        table = data.get("tool", {}).get("eyeful", {}) if name == "pyproject.toml" else data
+        env = table.get("env", []) if isinstance(table, dict) else []
+        if not isinstance(env, list):
+            raise _Unreadable(name)
+        names.update(str(item) for item in env)
+    return names
+
+
+def _environment(root: Path) -> list[tuple[str, str]]:
+    """The variables a review reads: eyeful's own, git's, pre-commit's, and the project's."""
+    names = _env_names(root)
+    return sorted(
+        (key, value)
+        for key, value in os.environ.items()
+        if key in _READ_NAMES or key.startswith(_READ_PREFIXES) or key in names
+    )
+
+
+def _pythons() -> dict[str, object]:
+    """What `python` and `python3` resolve to on PATH (a venv rebuilt in place changes them)."""
+    out: dict[str, object] = {}
+    for name in ("python", "python3"):
+        found = shutil.which(name)
+        out[name] = None if found is None else [found, os.path.realpath(found)]
+    return out
+
+
+def _head(paths: RepoPaths) -> str | None:
+    proc = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+        cwd=paths.root,
+        capture_output=True,
+        check=False,
+    )
+    return proc.stdout.decode(errors="replace").strip() or None
+
+
+def _fixed_range() -> bool:
+    """A pushed range given by commit ids (as pre-commit gives it) names fixed trees; a branch
+    name (pre-commit's root-commit case) may move, so such a review is never remembered."""
+    values = [os.environ.get(name) for name in _RANGE_VARS]
+    if not any(values):
+        return True
+    named = [os.environ.get("PRE_COMMIT_FROM_REF"), os.environ.get("PRE_COMMIT_TO_REF")]
+    return all(v is not None and _HEX.fullmatch(v) for v in named)
+
+
+class Memory:
+    """The remembered review of one repository: looked up before a review, recorded after."""
+
+    def __init__(self, paths: RepoPaths) -> None:
+        self.paths = paths
+        self.cache_dir = paths.state_dir / "cache"
+        self.file = self.cache_dir / FILE
+        self.key = self.fingerprint()
+
+    @classmethod
+    def here(cls) -> Memory | None:
+        """For the repository around the current directory; None when there is nothing to
+        remember by (not a repository, a range by branch name): the review then says why."""
+        if not _fixed_range():
+            return None
+        try:
+            return cls(find_repo(Path.cwd()))
+        except (EyefulError, OSError, ValueError, _Unreadable):  # the review reports it
+            return None
+
+    def fingerprint(self) -> str:
+        root = self.paths.root
+        parts = {
+            "eyeful": __version__,
+            "environment": _environment(root),
+            "pythons": _pythons(),
+            "paths": [str(root), str(self.paths.git_dir), str(self.paths.common_dir)],
+            "config": {name: _digest(root / name) for name in _CONFIG_FILES},
+            "confirmed": _digest(config_home() / "confirmed"),
+            "prompts": prompt_overrides(root) if (root / PROMPTS_DIR).is_dir() else {},
+            "head": _head(self.paths),
+            "index": _digest(index_path(self.paths)),
+            "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
+            "shallow": _digest(self.paths.common_dir / "shallow"),
+        }
+        payload = json.dumps(parts, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
+
+    def _entry(self, relative: str) -> Path | None:
+        path = self.cache_dir / relative
+        parts = Path(relative).parts
+        if Path(relative).is_absolute() or ".." in parts or not parts:
+            return None
+        return path
+
+    def lookup(self) -> str | None:
+        """The remembered report's text, when it was recorded for this very fingerprint and
+        every cache entry it was served is unchanged."""
+        try:
+            memo = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(memo, dict) or memo.get("key") != self.key:
+            return None
+        served, text = memo.get("served"), memo.get("text")
+        if not isinstance(served, dict) or not isinstance(text, str):
+            return None
+        for relative, digest in served.items():
+            entry = self._entry(relative)
+            if entry is None or _digest(entry) != digest:
+                return None
+        return text
+
+    def record(self, text: str, served: list[Path]) -> None:
+        """Remember ``text`` for this fingerprint, if the inputs did not change while the review
+        ran; a failure to write only means the next review runs in full."""
+        try:
+            if self.fingerprint() != self.key:
+                return
+        except (EyefulError, OSError, ValueError, _Unreadable):
+            return
+        entries: dict[str, str] = {}
+        for path in served:
+            digest = _digest(path)
+            if digest is None or not path.is_relative_to(self.cache_dir):
+                return
+            entries[str(path.relative_to(self.cache_dir))] = digest
+        payload = {"key": self.key, "served": entries, "text": text}
+        import tempfile
+
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".tmp-replay-")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle)
+            Path(tmp).replace(self.file)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)

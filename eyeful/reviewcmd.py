@@ -1,0 +1,259 @@
+"""The review command (`git eyeful`): part of the command line, so it prints; the core does not.
+
+`git eyeful` with no arguments (what pre-commit's hook and a developer run before each push)
+starts here straight from eyeful/launch.py, without importing typer; every other command line is
+parsed by eyeful/cli.py into the same `ReviewOptions`. Either way the same function runs, and it
+imports what a review needs when it needs it: findings, agents, SARIF and JSON only when asked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from eyeful import reaper
+from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EyefulError
+from eyeful.gitutil import RepoPaths, find_repo
+from eyeful.precommit import confirm_command
+from eyeful.terminal import RichProgress, Stderr, ask_yes_no
+from eyeful.textsafe import visible
+
+if TYPE_CHECKING:
+    from eyeful.config import Config
+    from eyeful.findings import Finding
+    from eyeful.replay import Memory
+    from eyeful.report import Report
+    from eyeful.trust import TrustStore
+
+
+@dataclass(frozen=True)
+class ReviewOptions:
+    """What the review command was asked; the defaults are `git eyeful` with no options."""
+
+    base: str | None = None
+    head: str | None = None
+    output_format: Literal["markdown", "json"] = "markdown"
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
+    findings: tuple[Path, ...] = ()
+    description_file: Path | None = None
+    message: str | None = None
+    level: Literal["execution", "read_only"] | None = None
+    sarif: Path | None = None
+    all_tests: bool = False
+    hook: bool = False
+    no_cache: bool = False
+
+
+def fail(stderr: Stderr, message: str) -> None:
+    stderr.say(f"eyeful: error: {message}")
+
+
+def to_confirm(config: Config) -> list[tuple[str, str]]:
+    """What a confirmation covers: the project commands and the agent eyeful would start."""
+    return config.commands.items() + (config.agent.digest_items() if config.agent else [])
+
+
+def describe_commands(stderr: Stderr, config: Config, paths: RepoPaths) -> None:
+    """Everything the confirmation covers, escaped: no control character reaches the terminal."""
+    from eyeful.trust import shown_settings
+
+    stderr.say(f"Project commands for {visible(str(paths.root))} ({config.source}):")
+    for name, value in shown_settings(config, paths.root):
+        stderr.say(f"  {visible(name):14} {visible(value)}")
+
+
+def interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _ensure_confirmed(stderr: Stderr, paths: RepoPaths, config: Config, store: TrustStore) -> bool:
+    """Confirmed before, or confirmed now when someone is at the terminal to ask."""
+    if not to_confirm(config) or store.is_confirmed(paths.root, config):
+        return True
+    if not interactive():
+        stderr.say(
+            "eyeful: the project's commands are not confirmed for this repository; "
+            f"running none (run `{confirm_command()}`)"
+        )
+        return False
+    describe_commands(stderr, config, paths)
+    if ask_yes_no("Run these commands for this repository?"):
+        store.confirm(paths.root, config)
+        return True
+    return False
+
+
+def _pre_commit_range() -> tuple[str | None, str | None]:
+    """The pushed range pre-commit passes to a pre-push hook, if any.
+
+    For a root commit pre-commit sets no from/to refs (it runs with --all-files); the pushed
+    branch is then reviewed against the empty tree rather than not at all.
+    """
+    base = os.environ.get("PRE_COMMIT_FROM_REF") or None
+    head = os.environ.get("PRE_COMMIT_TO_REF") or None
+    if base is None and head is None:
+        local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+        if local and os.environ.get("PRE_COMMIT_REMOTE_BRANCH"):
+            return "0" * 40, local
+    return base, head
+
+
+def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
+    """pre-commit sets PRE_COMMIT=1 for every hook it runs; the plain hook passes --hook."""
+    if os.environ.get("PRE_COMMIT") == "1":
+        return "pre-commit"
+    return "git" if flag else None
+
+
+def _read_description(path: Path | None, message: str | None) -> str:
+    if path is not None and message is not None:
+        raise EyefulError("give the description with --description FILE or -m TEXT, not both")
+    if path is None:
+        return message or ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise EyefulError(f"--description {path}: cannot read it: {err}") from None
+
+
+def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = None) -> int:
+    """One review, printed: the report on stdout, messages on stderr; returns the exit code.
+
+    With ``memory``, a review that can be given again unchanged is remembered (eyeful/replay.py).
+    """
+    reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
+    reaper.become_subreaper()
+    served: list[Path] = []
+    try:
+        report, config = _review(options, stderr, served if memory else None)
+    except EyefulError as err:
+        fail(stderr, str(err))
+        return err.exit_code
+    except KeyboardInterrupt:
+        fail(stderr, "interrupted; nothing of yours was changed")
+        return EXIT_INTERRUPTED
+    if options.output_format == "json":
+        from eyeful.report import compact
+
+        print((report if options.all_tests else compact(report)).model_dump_json(indent=2))
+    else:
+        from eyeful.report import to_markdown
+
+        text = to_markdown(report, _hook_mode(options.hook))
+        print(text, end="")
+        if memory is not None and _replayable(report, config):
+            memory.record(text, served)
+    return report.exit_code
+
+
+def _replayable(report: Report, config: Config) -> bool:
+    """Only what never blocks, and only when nothing ran: every run was served from the cache,
+    so the same review later would print the same text."""
+    return (
+        report.outcome in ("clean", "nothing_to_review")
+        and report.exit_code == 0
+        and config.agent is None
+        and not report.findings
+        and not report.agents
+        and all(run.cached for run in report.runs)
+    )
+
+
+def _review(
+    options: ReviewOptions, stderr: Stderr, served: list[Path] | None
+) -> tuple[Report, Config]:
+    """Check the inputs, take the snapshot, confirm, review; SARIF when asked."""
+    from eyeful.config import load_config
+    from eyeful.preflight import check_output_file, check_state_dir
+    from eyeful.review import ReviewRequest, review
+    from eyeful.snapshot import take_snapshot
+    from eyeful.trust import TrustStore
+
+    if options.sarif is not None:
+        check_output_file(options.sarif, "--sarif")
+    paths = find_repo(Path.cwd())
+    check_state_dir(paths)
+    config = load_config(paths.root)
+    base, head = options.base, options.head
+    if base is None and head is None:
+        base, head = _pre_commit_range()
+    given = _given_findings(options.findings)
+    description = _read_description(options.description_file, options.message)
+    snapshot = take_snapshot(paths, base, head)
+    if given:
+        from eyeful.preflight import check_repro_paths
+        from eyeful.snapshot import open_repository
+
+        check_repro_paths(open_repository(paths), snapshot, given)
+    provider = None
+    if config.agent is not None and not snapshot.empty:
+        from eyeful.providers import make_provider
+
+        provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
+    confirmed = snapshot.empty or _ensure_confirmed(stderr, paths, config, TrustStore())
+    request = ReviewRequest(
+        paths, config, snapshot, confirmed, jobs=options.jobs, findings=given,
+        description=description, level=options.level, provider=provider,
+        no_cache=options.no_cache, served=served,
+    )  # fmt: skip
+    with RichProgress(stderr) as progress:
+        report = review(request, progress)
+    if options.sarif is not None:
+        from eyeful.sarif import write_sarif
+
+        write_sarif(report, options.sarif, root=paths.root)
+    return report, config
+
+
+def _given_findings(files: tuple[Path, ...]) -> list[Finding]:
+    if not files:
+        return []
+    from eyeful.findings import load_findings
+
+    return load_findings(list(files))
+
+
+def internal_error(stderr: Stderr, err: BaseException) -> int:
+    """A bug in eyeful: one line naming the saved traceback, exit 4 (never a verdict)."""
+    from eyeful.crash import one_line, save_traceback
+
+    saved = save_traceback(err)
+    where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
+    stderr.say(f"eyeful: internal error (a bug in eyeful, not a verdict): {one_line(err)}; {where}")
+    return EXIT_INTERNAL
+
+
+def guarded(body: Callable[[], int], stderr: Stderr) -> int:
+    """Every ending an exit code from the README's table; nothing eyeful started outlives it."""
+    try:
+        return body()
+    except KeyboardInterrupt:
+        fail(stderr, "interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as err:
+        return internal_error(stderr, err)
+    finally:
+        reaper.sweep_all()
+
+
+def main_plain() -> int:
+    """`git eyeful` with no arguments: the review with every option at its default, or the
+    remembered one when nothing it depended on changed (eyeful/replay.py)."""
+    stderr = Stderr()
+
+    def body() -> int:
+        from eyeful.replay import Memory
+
+        memory = Memory.here()
+        text = None if memory is None else memory.lookup()
+        if text is not None:
+            print(text, end="")
+            return 0
+        return run_review(ReviewOptions(), stderr, memory)
+
+    return guarded(body, stderr)

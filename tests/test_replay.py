@@ -1,0 +1,260 @@
+"""A review given again (eyeful/replay.py): only while nothing it read has changed, never a block.
+
+Whether a run was replayed is read from the process itself: a replay never imports pygit2
+(`python -X importtime`). Every other run is the full review, and its verdict must be the one
+the changed input calls for.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import seal
+from tests.gitrepo import (
+    BROKEN_ADD,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    python_project,
+    user_state,
+    write,
+)
+
+GIT_EYEFUL = str(Path(sys.executable).parent / "git-eyeful")
+SWAPPED = "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def plain_run(
+    repo: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], bool]:
+    """`git-eyeful` with no arguments; whether it was a replay (pygit2 never imported).
+
+    Run directly, not as `git eyeful`: git puts its exec-path on PATH, and PATH is part of what
+    a cached run depends on, so every run here is direct (see `direct`)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", GIT_EYEFUL],
+        cwd=repo,
+        env=env,
+        text=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+    )
+    imports = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
+    assert imports, proc.stderr  # the trace is there, so "no pygit2" means something
+    full = any(line.split("|")[-1].strip() == "pygit2" for line in imports)
+    rest = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("import "))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, rest), not full
+
+
+def direct(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`git-eyeful ARGS` started the way `plain_run` starts it (the full review, typer)."""
+    return subprocess.run([GIT_EYEFUL, *args], cwd=cwd, text=True, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A project with a harmless staged change whose suite run is cached (built once)."""
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        config = eyeful_config(extra='env = ["CALC_MODE"]')
+        repo = python_project(tmp_path_factory.mktemp("template") / "repo", config)
+        write(repo, {"calc.py": SWAPPED})
+        git(repo, "add", "-A")
+        confirm(repo)
+        first, _ = plain_run(repo)
+        assert first.returncode == 0, first.stdout + first.stderr
+        yield repo
+
+
+@pytest.fixture
+def remembered(template: Path, tmp_path: Path) -> Path:
+    """A copy of the template (its cache, not its worktrees) whose review is remembered."""
+    repo = tmp_path / "repo"
+    shutil.copytree(
+        template,
+        repo,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if Path(d, n).match("*/.git/eyeful/worktrees")
+                                 or Path(d, n).match("*/.git/worktrees")],
+    )  # fmt: skip
+    confirm(repo)
+    proc, replayed = plain_run(repo)  # served from the cache: remembered
+    assert proc.returncode == 0 and not replayed, proc.stdout + proc.stderr
+    assert "cached: ran" in proc.stdout
+    return repo
+
+
+def test_a_rerun_with_nothing_changed_is_given_again_as_the_full_review_gives_it(
+    remembered: Path,
+) -> None:
+    before = user_state(remembered)
+    proc, replayed = plain_run(remembered)
+    assert replayed, proc.stderr
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+    assert user_state(remembered) == before
+    full = direct("--format", "markdown", cwd=remembered)  # options given: the full review
+    assert full.returncode == 0
+    assert proc.stdout == full.stdout
+    assert proc.stdout.startswith("**eyeful: clean**")
+
+
+def _stage_broken(repo: Path) -> None:
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+
+
+def _edit_config(repo: Path) -> None:
+    path = repo / "pyproject.toml"
+    path.write_text(path.read_text().replace("reruns = 1", "reruns = 2"), encoding="utf-8")
+
+
+def _revoke(repo: Path) -> None:
+    home = Path(subprocess.run(["sh", "-c", 'printf %s "$XDG_CONFIG_HOME"'], text=True,
+                               capture_output=True, check=True).stdout)  # fmt: skip
+    (home / "eyeful" / "confirmed").write_text("", encoding="ascii")
+
+
+def _prompt_override(repo: Path) -> None:
+    write(repo, {".eyeful/prompts/expert.md": "Find every bug.\n"})
+
+
+def _commit(repo: Path) -> None:
+    git(repo, "commit", "-q", "-m", "swap")
+
+
+def _cache_entries(repo: Path) -> list[Path]:
+    entries = sorted((repo / ".git" / "eyeful" / "cache" / "runs").rglob("*.json"))
+    assert entries
+    return entries
+
+
+def _delete_cached_runs(repo: Path) -> None:
+    for entry in _cache_entries(repo):
+        entry.unlink()
+
+
+def _touch_cached_run(repo: Path) -> None:
+    for entry in _cache_entries(repo):
+        entry.write_bytes(entry.read_bytes() + b"\n")
+
+
+def _clean(repo: Path) -> None:
+    assert eyeful("clean", cwd=repo).returncode == 0
+
+
+def _merging(repo: Path) -> None:
+    (repo / ".git" / "MERGE_HEAD").write_text(git(repo, "rev-parse", "HEAD"), encoding="ascii")
+
+
+def _stage_same_tree_differently(repo: Path) -> None:
+    # The same staged content, re-added: the index file's bytes may differ, the tree does not.
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    write(repo, {"calc.py": SWAPPED})
+    git(repo, "add", "-A")
+
+
+CHANGES: dict[str, tuple[Callable[[Path], None], int, str]] = {
+    "a broken change staged": (_stage_broken, 1, "**eyeful: blocking**"),
+    "the configuration edited, not confirmed again": (_edit_config, 3, "**eyeful: could not"),
+    "the confirmation revoked": (_revoke, 3, "**eyeful: could not"),
+    "a prompt override added": (_prompt_override, 3, "**eyeful: could not"),
+    "the change committed": (_commit, 0, "**eyeful: nothing to review**"),
+    "the cached runs deleted": (_delete_cached_runs, 0, "**eyeful: clean**"),
+    "a cached run's bytes changed": (_touch_cached_run, 0, "**eyeful: clean**"),
+    "eyeful's state cleaned": (_clean, 0, "**eyeful: clean**"),
+    "a merge in progress": (_merging, 2, ""),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_any_change_to_what_the_review_read_runs_it_again(remembered: Path, change: str) -> None:
+    mutate, code, opening = CHANGES[change]
+    mutate(remembered)
+    proc, replayed = plain_run(remembered)
+    assert not replayed, proc.stdout
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert proc.stdout.startswith(opening), proc.stdout
+    if change in ("the cached runs deleted", "eyeful's state cleaned"):
+        assert "cached: ran" not in proc.stdout  # the suite really ran again
+
+
+def test_a_variable_the_results_depend_on_runs_it_again(remembered: Path) -> None:
+    import os
+
+    env = {**os.environ, "CALC_MODE": "other"}  # named in [tool.eyeful] env
+    proc, replayed = plain_run(remembered, env)
+    assert not replayed
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "cached: ran" not in proc.stdout  # the run cache keys on it too: the suite ran
+    cached, replayed = plain_run(remembered, env)  # served from the cache: remembered
+    assert not replayed and "cached: ran" in cached.stdout
+    again, replayed = plain_run(remembered, env)
+    assert replayed and again.stdout == cached.stdout
+    back, replayed = plain_run(remembered)  # and the first value is not mistaken for it
+    assert not replayed and back.returncode == 0
+
+
+def test_a_variable_no_review_reads_does_not_stop_the_replay(remembered: Path) -> None:
+    import os
+
+    proc, replayed = plain_run(remembered, {**os.environ, "UNRELATED_TO_EYEFUL": "1"})
+    assert replayed, proc.stdout
+    assert proc.returncode == 0
+
+
+def test_a_blocking_review_is_never_given_again(remembered: Path) -> None:
+    _stage_broken(remembered)
+    for _ in range(3):
+        proc, replayed = plain_run(remembered)
+        assert not replayed
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "confirmed alone" in proc.stdout or "alone" in proc.stdout
+
+
+def test_under_pre_commit_a_range_of_commit_ids_is_given_again_with_its_hook_footer(
+    remembered: Path,
+) -> None:
+    import os
+
+    _commit(remembered)
+    head = git(remembered, "rev-parse", "HEAD").strip()
+    base = git(remembered, "rev-parse", "HEAD^").strip()
+    env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": head}
+    runs = [plain_run(remembered, env) for _ in range(3)]
+    # The pushed commit's tree is the one staged before: its suite run is cached already, so the
+    # first review is remembered and the next ones are given again.
+    assert "cached: ran" in runs[0][0].stdout
+    assert [replayed for _, replayed in runs] == [False, True, True]
+    assert runs[2][0].stdout == runs[1][0].stdout == runs[0][0].stdout
+    assert "push" in runs[2][0].stdout.splitlines()[-1]
+
+
+def test_a_range_naming_a_branch_is_never_given_again(remembered: Path) -> None:
+    import os
+
+    _commit(remembered)
+    env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_LOCAL_BRANCH": "main",
+           "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}  # fmt: skip
+    for _ in range(3):
+        proc, replayed = plain_run(remembered, env)
+        assert not replayed, proc.stdout
+        assert proc.returncode in (0, 1, 3), proc.stdout + proc.stderr
+
+
+def test_the_same_tree_staged_again_is_still_the_same_review(remembered: Path) -> None:
+    _stage_same_tree_differently(remembered)
+    first, _ = plain_run(remembered)
+    assert first.returncode == 0 and "cached: ran" in first.stdout
+    second, replayed = plain_run(remembered)
+    assert replayed and second.stdout == first.stdout
