@@ -121,20 +121,22 @@ def _fixed_range() -> bool:
 class Memory:
     """The remembered review of one repository: looked up before a review, recorded after."""
 
-    def __init__(self, paths: RepoPaths) -> None:
+    def __init__(self, paths: RepoPaths, args: list[str]) -> None:
         self.paths = paths
+        self.args = args
         self.cache_dir = paths.state_dir / "cache"
         self.file = self.cache_dir / FILE
         self.key = self.fingerprint()
 
     @classmethod
-    def here(cls) -> Memory | None:
-        """For the repository around the current directory; None when there is nothing to
-        remember by (not a repository, a range by branch name): the review then says why."""
+    def here(cls, args: list[str]) -> Memory | None:
+        """For the repository around the current directory and the command line ``args``; None
+        when there is nothing to remember by (not a repository, a range by branch name): the
+        review then says why."""
         if not _fixed_range():
             return None
         try:
-            return cls(find_repo(Path.cwd()))
+            return cls(find_repo(Path.cwd()), args)
         except (EyefulError, OSError, ValueError, _Unreadable):  # the review reports it
             return None
 
@@ -142,6 +144,7 @@ class Memory:
         root = self.paths.root
         parts = {
             "eyeful": __version__,
+            "args": self.args,
             "environment": _environment(root),
             "pythons": _pythons(),
             "paths": [str(root), str(self.paths.git_dir), str(self.paths.common_dir)],

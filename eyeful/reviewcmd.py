@@ -241,19 +241,37 @@ def guarded(body: Callable[[], int], stderr: Stderr) -> int:
         reaper.sweep_all()
 
 
-def main_plain() -> int:
-    """`git eyeful` with no arguments: the review with every option at its default, or the
-    remembered one when nothing it depended on changed (eyeful/replay.py)."""
+def quick_options(args: list[str]) -> ReviewOptions | None:
+    """The command lines a review takes without typer: none at all (pre-commit's hook, a
+    developer's `git eyeful`), and the plain pre-push hook's own `--hook --base ID --head ID`
+    with full commit ids (hooks/pre-push). Any other command line is the CLI's to parse."""
+    if not args:
+        return ReviewOptions()
+    if (
+        len(args) == 5
+        and (args[0], args[1], args[3]) == ("--hook", "--base", "--head")
+        and all(len(rev) == 40 and all(c in _HEX for c in rev) for rev in (args[2], args[4]))
+    ):
+        return ReviewOptions(base=args[2], head=args[4], hook=True)
+    return None
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def main_quick(options: ReviewOptions, args: list[str]) -> int:
+    """A review from :func:`quick_options`, or the remembered one when nothing it depended on
+    changed (eyeful/replay.py)."""
     stderr = Stderr()
 
     def body() -> int:
         from eyeful.replay import Memory
 
-        memory = Memory.here()
+        memory = Memory.here(args)
         text = None if memory is None else memory.lookup()
         if text is not None:
             print(text, end="")
             return 0
-        return run_review(ReviewOptions(), stderr, memory)
+        return run_review(options, stderr, memory)
 
     return guarded(body, stderr)

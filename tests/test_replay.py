@@ -32,14 +32,14 @@ SWAPPED = "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * 
 
 
 def plain_run(
-    repo: Path, env: dict[str, str] | None = None
+    repo: Path, env: dict[str, str] | None = None, args: list[str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], bool]:
-    """`git-eyeful` with no arguments; whether it was a replay (pygit2 never imported).
+    """`git-eyeful` (no arguments, or ``args``); whether it was a replay (no pygit2 imported).
 
     Run directly, not as `git eyeful`: git puts its exec-path on PATH, and PATH is part of what
     a cached run depends on, so every run here is direct (see `direct`)."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", GIT_EYEFUL],
+        [sys.executable, "-X", "importtime", GIT_EYEFUL, *(args or [])],
         cwd=repo,
         env=env,
         text=True,
@@ -258,3 +258,37 @@ def test_the_same_tree_staged_again_is_still_the_same_review(remembered: Path) -
     assert first.returncode == 0 and "cached: ran" in first.stdout
     second, replayed = plain_run(remembered)
     assert replayed and second.stdout == first.stdout
+
+
+def test_the_plain_hooks_command_line_is_given_again_as_typer_reads_it(remembered: Path) -> None:
+    _commit(remembered)
+    head = git(remembered, "rev-parse", "HEAD").strip()
+    base = git(remembered, "rev-parse", "HEAD^").strip()
+    hook_line = ["--hook", "--base", base, "--head", head]
+    runs = [plain_run(remembered, args=hook_line) for _ in range(2)]
+    assert [replayed for _, replayed in runs] == [False, True]
+    # The same options in another order go through typer and the full review.
+    full = direct("--base", base, "--hook", "--head", head, cwd=remembered)
+    assert full.returncode == runs[1][0].returncode == 0
+    assert runs[1][0].stdout == full.stdout
+    assert "push" in full.stdout.splitlines()[-1]
+    # The remembered review is the hook's: the same range asked without --hook is not it.
+    other, replayed = plain_run(remembered, args=["--base", base, "--head", head])
+    assert not replayed and other.stdout != full.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--hook", "--base", "HEAD^", "--head", "HEAD"],  # names, not ids: may move
+        ["--hook", "--base", "0" * 39, "--head", "1" * 40],
+        ["--hook", "--head", "1" * 40, "--base", "0" * 40],
+        ["--hook", "--base", "0" * 40, "--head", "1" * 40, "--no-cache"],
+    ],
+    ids=["names", "short-id", "order", "more-options"],
+)
+def test_other_command_lines_are_never_given_again(remembered: Path, args: list[str]) -> None:
+    _commit(remembered)
+    for _ in range(2):
+        proc, replayed = plain_run(remembered, args=args)
+        assert not replayed, proc.stdout + proc.stderr
