@@ -503,7 +503,7 @@ def _warm_iteration(bench: Bench, phase: Phases) -> None:
             junit=config.junit,
             timeout=config.timeout,
         )
-        return cache.get("runs", key)
+        return cache.get("runs", key, dict)
 
     phase("setup_key + cache_key + cache.get", lookup)
     pool = WorktreePool(paths, repo, size=max(2, os.cpu_count() or 2))

@@ -259,11 +259,11 @@ class Agents:
             prompt=prompt,
         )
         if self.cache is not None:
-            hit = self.cache.get("agents", key)
+            hit = self.cache.get("agents", key, contract.model_validate)
             if hit is not None:
                 with self._lock:
                     self.usage[role].cached += 1
-                return contract.model_validate(hit)
+                return hit
         attempt_prompt = prompt
         for attempt in (1, 2):
             try:

@@ -10,10 +10,13 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from eyeful import __version__
+
+T = TypeVar("T")
 
 
 def cache_key(**parts: object) -> str:
@@ -34,7 +37,9 @@ class Cache:
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
 
-    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+    def get(self, kind: str, key: str, parse: Callable[[dict[str, Any]], T]) -> T | None:
+        """The entry for ``key`` read by ``parse``; None when there is none, or when it is not
+        what ``parse`` takes (damaged, or written by another version): a miss, never a crash."""
         if not self.read:
             return None
         path = self._path(kind, key)
@@ -44,9 +49,13 @@ class Cache:
             return None
         if not isinstance(data, dict):
             return None
+        try:
+            value = parse(data)
+        except (ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
+            return None
         if self.served is not None:
             self.served.append(path)
-        return data
+        return value
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
         path = self._path(kind, key)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pygit2
 
@@ -524,6 +524,13 @@ def _judge(
     return not_judged
 
 
+def _cached_verdict(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
+    verdict = Verdict.model_validate(entry["verdict"])
+    for run in verdict.runs:
+        run.cached = True
+    return verdict, Finding.model_validate(entry["finding"])
+
+
 def _verify_cached(
     runner: Runner,
     gates: GateRunner,
@@ -547,12 +554,9 @@ def _verify_cached(
         timeout=config.timeout,
         environment=environment_key(config),
     )
-    hit = runner.cache.get("verdicts", key)
+    hit = runner.cache.get("verdicts", key, _cached_verdict)
     if hit is not None:
-        verdict = Verdict.model_validate(hit["verdict"])
-        for run in verdict.runs:
-            run.cached = True
-        return verdict, Finding.model_validate(hit["finding"])
+        return hit
     verdict, final = gates.verify(finding, test_file(finding), corrector, fixer)
     if not any(r.status == "ERROR" for r in verdict.runs):
         value = {

@@ -15,12 +15,12 @@ import shutil
 import tempfile
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import pygit2
 from pydantic import BaseModel
@@ -78,6 +78,11 @@ class Run(BaseModel):
     def names_known(self) -> bool:
         """Whether the run said which tests failed (a failed run naming none did not)."""
         return self.tests is not None
+
+
+def _cached_run(side: str) -> Callable[[dict[str, Any]], Run]:
+    """Reads a cached run record as a run on ``side``."""
+    return lambda entry: Run.model_validate({**entry, "side": side, "cached": True})
 
 
 class Refused(Exception):
@@ -359,8 +364,7 @@ class Runner:
 
     def cached_suite(self, tree: str, side: str) -> Run | None:
         """The test command's cached run on ``tree``, without running anything."""
-        hit = self.cache.get("runs", self.suite_key(tree))
-        return None if hit is None else Run.model_validate({**hit, "side": side, "cached": True})
+        return self.cache.get("runs", self.suite_key(tree), _cached_run(side))
 
     def suite(
         self, tree: str, side: str, extra: Extra | None = None, *, live: bool = False
@@ -376,11 +380,10 @@ class Runner:
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         key = self.suite_key(tree, extra)
-        hit = None if live else self.cache.get("runs", key)
+        hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None:
-            run = Run.model_validate({**hit, "side": side, "cached": True})
-            self.progress.finished(run)
-            return [run]
+            self.progress.finished(hit)
+            return [hit]
         runs = self._execute(tree, side, "test", [command], extra, skey)
         if runs[-1].name == "test" and runs[-1].status != "ERROR":
             self.cache.put("runs", key, runs[-1].model_dump(exclude={"side", "cached"}))

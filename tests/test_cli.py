@@ -12,7 +12,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.gitrepo import BROKEN_ADD, PYTEST, eyeful, eyeful_config, git, python_project, write
+from tests.gitrepo import (
+    BROKEN_ADD,
+    CALC,
+    PYTEST,
+    eyeful,
+    eyeful_config,
+    git,
+    python_project,
+    write,
+)
 
 
 def test_dash_h_documents_commands_and_exit_codes(tmp_path):
@@ -69,6 +78,25 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
     assert _count(counter) == 2
     assert (third["runs"][0]["side"], third["runs"][0]["cached"]) == ("change", False)
     assert [r["test"] for r in third["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+def test_a_damaged_cache_entry_is_a_miss_never_a_crash(tmp_path):
+    counter = tmp_path / "counter"
+    config = eyeful_config(f"echo run >> {counter} && {PYTEST}")
+    repo = python_project(tmp_path / "repo", config)
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    write(repo, {"calc.py": CALC.replace("a + b", "b + a")})  # harmless
+    git(repo, "add", "-A")
+    assert eyeful(cwd=repo).returncode == 0
+    entries = sorted((repo / ".git" / "eyeful" / "cache" / "runs").rglob("*.json"))
+    assert entries and _count(counter) == 1
+    for damaged in ('{"status": "nonsense"}', "[]", '{"tree": 5}'):
+        for entry in entries:
+            entry.write_text(damaged, encoding="utf-8")  # JSON, but not a run record
+        proc = eyeful(cwd=repo)
+        assert proc.returncode == 0, proc.stdout + proc.stderr  # run afresh, not a crash
+        assert "cached: ran" not in proc.stdout
+    assert _count(counter) == 4
 
 
 def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
