@@ -84,6 +84,33 @@ def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def repointed(env: Mapping[str, str], user_root: Path, worktree: Path) -> dict[str, str]:
+    """``env`` with the PYTHONPATH entries inside the user's working tree naming the same place
+    in ``worktree``.
+
+    `export PYTHONPATH=$PWD/src` is common with a src layout. Followed as it is, every worktree
+    would import the user's tree (the base's run too), and a regression would read as
+    pre-existing. Relative entries already resolve in the worktree; others stay as they are.
+    """
+    out = dict(env)
+    value = out.get("PYTHONPATH")
+    if not value:
+        return out
+    root = user_root.resolve()
+    entries = []
+    for entry in value.split(os.pathsep):
+        inside = None
+        if Path(entry).is_absolute():
+            with contextlib.suppress(ValueError, OSError, RuntimeError):
+                inside = Path(entry).resolve().relative_to(root)
+        if inside is None or inside.parts[:1] == (".git",):
+            entries.append(entry)
+        else:
+            entries.append(str(worktree / inside))
+    out["PYTHONPATH"] = os.pathsep.join(entries)
+    return out
+
+
 class Cancelled(KeyboardInterrupt):
     """The run was interrupted: running commands are killed and no new one starts."""
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from eyeful import failures as failures_
 from eyeful import isolation, results, unrunnable
 from eyeful.cache import Cache, cache_key
-from eyeful.commands import CommandResult, Status, project_env, run_command
+from eyeful.commands import CommandResult, Status, project_env, repointed, run_command
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
 from eyeful.gitutil import git
@@ -432,6 +432,8 @@ class Runner:
             if failed is not None:
                 self.progress.finished(failed)
                 return [failed]
+            env = repointed(project_env() if env is None else env, self.pool.paths.root,
+                            worktree.path)  # fmt: skip
             setup_run = self._setup(worktree, side, tree, skey, env)
             if setup_run is not None:
                 out.append(setup_run)
@@ -518,7 +520,7 @@ class Runner:
             unrunnable.Attempt(
                 command=command, side=side, name=name, status=run.status,
                 exit_code=run.exit_code, tail=run.tail, failing_read=failing,
-                isolated=env is not None, junit_missing=junit_missing,
+                isolated=self.config.effective_isolate == "venv", junit_missing=junit_missing,
             )
         )  # fmt: skip
         if why is not None:

@@ -17,6 +17,8 @@ import pytest
 
 from tests.gitrepo import (
     BROKEN_ADD,
+    CALC,
+    CALC_TESTS,
     PYTEST,
     PYTHON,
     confirm,
@@ -244,3 +246,27 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
         ("change", "test", "PASSED")
     ]
     assert _fingerprint(user) == before
+
+
+def test_a_pythonpath_into_your_tree_points_into_the_worktree_instead(tmp_path, monkeypatch):
+    """`export PYTHONPATH=$PWD/src` (a src layout) must not make the worktrees import your tree.
+
+    Otherwise the base's run imports your working tree's (changed) code, fails as the change
+    does, and a real regression reads as pre-existing.
+    """
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "src/calc.py": CALC,
+            "tests/test_calc.py": CALC_TESTS,
+        },
+    )
+    confirm(repo)
+    monkeypatch.setenv("PYTHONPATH", f"{repo / 'src'}{os.pathsep}relative/stays")
+    write(repo, {"src/calc.py": BROKEN_ADD})
+    git(repo, "add", "-A")
+    proc = eyeful("--format", "json", cwd=repo)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
