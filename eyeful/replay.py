@@ -11,8 +11,9 @@ What the fingerprint covers: eyeful's version; the environment variables a revie
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
 configuration's `env` names); the interpreters PATH resolves to; the repository's paths; the
 bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations file and of the prompt
-overrides; HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow
-file. And every cache entry the review was served must still be there with the same bytes.
+overrides; the repository's git config (an extension libgit2 cannot read stops the review);
+HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow file. And
+every cache entry the review was served must still be there with the same bytes.
 
 Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
 agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
@@ -148,6 +149,10 @@ class Memory:
             "config": {name: _digest(root / name) for name in _CONFIG_FILES},
             "confirmed": _digest(config_home() / "confirmed"),
             "prompts": prompt_overrides(root) if (root / PROMPTS_DIR).is_dir() else {},
+            "git config": [
+                _digest(self.paths.common_dir / "config"),
+                _digest(self.paths.git_dir / "config.worktree"),
+            ],
             "head": _head(self.paths),
             "index": _digest(index_path(self.paths)),
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),

@@ -258,3 +258,15 @@ def test_the_same_tree_staged_again_is_still_the_same_review(remembered: Path) -
     assert first.returncode == 0 and "cached: ran" in first.stdout
     second, replayed = plain_run(remembered)
     assert replayed and second.stdout == first.stdout
+
+
+def test_a_repository_config_the_review_cannot_open_is_not_given_again(remembered: Path) -> None:
+    # What `git fetch --filter=blob:none` writes: git reads on, libgit2 cannot open the
+    # repository, so the full review stops (exit 2) rather than saying clean.
+    git(remembered, "config", "core.repositoryformatversion", "1")
+    git(remembered, "config", "extensions.partialClone", "origin")
+    proc, replayed = plain_run(remembered)
+    full = direct("--format", "markdown", cwd=remembered)
+    assert full.returncode == 2, full.stdout + full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
