@@ -12,8 +12,9 @@ HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those
 configuration's `env` names); the interpreters PATH resolves to; the repository's paths; the
 bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations file and of the prompt
 overrides; the repository's git config (an extension libgit2 cannot read stops the review);
-HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow file. And
-every cache entry the review was served must still be there with the same bytes.
+HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow file and the
+grafts file (libgit2 reads both: they change parents, so merge-bases). And every cache entry
+the review was served must still be there with the same bytes.
 
 Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
 agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
@@ -157,6 +158,7 @@ class Memory:
             "index": _digest(index_path(self.paths)),
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
             "shallow": _digest(self.paths.common_dir / "shallow"),
+            "grafts": _digest(self.paths.common_dir / "info" / "grafts"),
         }
         payload = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()

@@ -270,3 +270,29 @@ def test_a_repository_config_the_review_cannot_open_is_not_given_again(remembere
     assert full.returncode == 2, full.stdout + full.stderr
     assert not replayed, proc.stdout
     assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
+
+
+def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> None:
+    import os
+
+    _commit(remembered)
+    head = git(remembered, "rev-parse", "HEAD").strip()
+    git(remembered, "checkout", "-q", "-b", "side", "HEAD^")
+    write(remembered, {"notes.txt": "side\n"})
+    git(remembered, "add", "-A")
+    git(remembered, "commit", "-q", "-m", "side")
+    side = git(remembered, "rev-parse", "HEAD").strip()
+    git(remembered, "checkout", "-q", "main")
+    env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": side, "PRE_COMMIT_TO_REF": head}
+    first, _ = plain_run(remembered, env)  # side..head: the base is their merge-base
+    again, replayed = plain_run(remembered, env)
+    assert replayed and again.stdout == first.stdout
+    # libgit2 reads info/grafts: `side` without parents has no merge-base with head, so the
+    # base is `side` itself.
+    (remembered / ".git" / "info" / "grafts").write_text(f"{side}\n", encoding="ascii")
+    proc, replayed = plain_run(remembered, env)
+    full = subprocess.run([GIT_EYEFUL, "--format", "markdown"], cwd=remembered, env=env,
+                          text=True, capture_output=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert f"{side[:7]}..{head[:7]}" in full.stdout.splitlines()[0], full.stdout + full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
