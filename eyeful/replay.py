@@ -9,12 +9,13 @@ without importing either.
 
 What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
-configuration's `env` names); the interpreters PATH resolves to; the repository's paths; the
-bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations file and of the prompt
-overrides; the repository's git config (an extension libgit2 cannot read stops the review);
-HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow file and the
-grafts file (libgit2 reads both: they change parents, so merge-bases). And every cache entry
-the review was served must still be there with the same bytes.
+configuration's `env` names); the PATH project commands get and the interpreters it resolves
+to; the repository's paths; the bytes of `pyproject.toml` and `.eyeful.toml`, of the
+confirmations file and of the prompt overrides; the repository's git config (an extension
+libgit2 cannot read stops the review); HEAD's commit; the bytes of the index; whether a merge is
+in progress; the shallow file and the grafts file (libgit2 reads both: they change parents, so
+merge-bases). And every cache entry the review was served must still be there with the same
+bytes.
 
 Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
 agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
@@ -92,10 +93,15 @@ def _environment(root: Path) -> list[tuple[str, str]]:
 
 
 def _pythons() -> dict[str, object]:
-    """What `python` and `python3` resolve to on PATH (a venv rebuilt in place changes them)."""
-    out: dict[str, object] = {}
+    """What `python` and `python3` resolve to on the PATH project commands get, as the run cache
+    keys on them (eyeful/runs.py `environment_key`): under pre-commit that PATH is without
+    eyeful's own virtualenv, so they are the user's (a venv rebuilt in place changes them)."""
+    from eyeful.commands import project_env
+
+    path = project_env().get("PATH", "")
+    out: dict[str, object] = {"PATH": path}
     for name in ("python", "python3"):
-        found = shutil.which(name)
+        found = shutil.which(name, path=path)
         out[name] = None if found is None else [found, os.path.realpath(found)]
     return out
 

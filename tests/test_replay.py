@@ -296,3 +296,56 @@ def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> No
     assert f"{side[:7]}..{head[:7]}" in full.stdout.splitlines()[0], full.stdout + full.stderr
     assert not replayed, proc.stdout
     assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
+
+
+def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path) -> None:
+    """pre-commit runs eyeful from its own virtualenv, first on PATH; project commands get PATH
+    without it (eyeful/commands.py `project_env`), so *their* `python` is the user's, and the
+    run cache keys on that one. The user's virtualenv rebuilt on another interpreter (here: a
+    `python` that has no pytest) is a new review."""
+    import os
+    import sysconfig
+
+    hook_env = tmp_path / "pre-commit" / "repo1" / "py_env-python3"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(hook_env)], check=True)
+    site = next(hook_env.glob("lib/python3*/site-packages"))
+    ours = sysconfig.get_paths()["purelib"]  # eyeful and its dependencies
+    (site / "eyeful.pth").write_text(f"import site; site.addsitedir({ours!r})\n", "utf-8")
+    user_bin = tmp_path / "user" / "bin"
+    user_bin.mkdir(parents=True)
+    for name, body in (("py-with", f'exec {sys.executable} "$@"'),
+                       ("py-without", "echo 'No module named pytest' >&2; exit 1")):  # fmt: skip
+        (user_bin / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (user_bin / name).chmod(0o755)
+    (user_bin / "python").symlink_to("py-with")
+    pytest = "python -m pytest -q -p no:cacheprovider"
+    repo = python_project(tmp_path / "repo", eyeful_config(pytest, test_one=f"{pytest} {{test}}"))
+    write(repo, {"calc.py": SWAPPED})
+    git(repo, "add", "-A")
+    confirm(repo)
+    path = os.pathsep.join([str(hook_env / "bin"), str(user_bin), os.environ["PATH"]])
+    env = {**os.environ, "PRE_COMMIT": "1", "PATH": path}
+    hook = [str(hook_env / "bin" / "python"), "-X", "importtime", "-c",
+            "import sys; from eyeful.launch import main; sys.exit(main())"]  # fmt: skip
+
+    def run() -> tuple[subprocess.CompletedProcess[str], bool]:
+        argv = hook
+        proc = subprocess.run(argv, cwd=repo, env=env, text=True, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
+        names = [line.split("|")[-1].strip() for line in proc.stderr.splitlines()
+                 if line.startswith("import time:")]  # fmt: skip
+        assert names, proc.stderr
+        return proc, "pygit2" not in names
+
+    runs = [run() for _ in range(3)]
+    assert [replayed for _, replayed in runs] == [False, False, True]
+    assert all(proc.returncode == 0 for proc, _ in runs)
+    (user_bin / "python").unlink()
+    (user_bin / "python").symlink_to("py-without")
+    proc, replayed = run()
+    assert not replayed, proc.stdout
+    assert "cached" not in proc.stdout.splitlines()[2], proc.stdout  # the suite ran again
+    again, replayed = run()  # with that python, served from the cache: remembered
+    assert not replayed and again.stdout != proc.stdout
+    last, replayed = run()
+    assert replayed and last.stdout == again.stdout
