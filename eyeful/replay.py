@@ -31,11 +31,15 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eyeful import __version__
 from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, index_path
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
+
+if TYPE_CHECKING:
+    from eyeful.cache import Served
 
 FILE = "replay.json"
 _CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
@@ -194,20 +198,23 @@ class Memory:
                 return None
         return text
 
-    def record(self, text: str, served: list[Path]) -> None:
+    def record(self, text: str, served: Served) -> None:
         """Remember ``text`` for this fingerprint, if the inputs did not change while the review
-        ran; a failure to write only means the next review runs in full."""
+        ran, with the digests of the entries as they were read (one rewritten since then, by
+        another eyeful, is not what the text came from); a failure to write only means the next
+        review runs in full."""
         try:
             if self.fingerprint() != self.key:
                 return
         except (EyefulError, OSError, ValueError, _Unreadable):
             return
         entries: dict[str, str] = {}
-        for path in served:
-            digest = _digest(path)
-            if digest is None or not path.is_relative_to(self.cache_dir):
+        for path, digest in served:
+            if not path.is_relative_to(self.cache_dir):
                 return
-            entries[str(path.relative_to(self.cache_dir))] = digest
+            relative = str(path.relative_to(self.cache_dir))
+            if entries.setdefault(relative, digest) != digest:  # read twice, changed between
+                return
         payload = {"key": self.key, "served": entries, "text": text}
         import tempfile
 

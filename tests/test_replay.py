@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from eyeful.replay import FILE
 from tests.conftest import seal
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -349,3 +350,50 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
     assert not replayed and again.stdout != proc.stdout
     last, replayed = run()
     assert replayed and last.stdout == again.stdout
+
+
+def _held_in_print(repo: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`git-eyeful` started with its stdout a full pipe: it blocks printing its report, after the
+    review and before remembering it. Returns the process and the pipe's read end."""
+    import os
+    import time
+
+    read, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:
+        while True:
+            os.write(write_end, b"\0" * 4096)
+    except BlockingIOError:
+        os.set_blocking(write_end, True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the report is written as it is printed
+    proc = subprocess.Popen([GIT_EYEFUL], cwd=repo, env=env, stdout=write_end,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
+    os.close(write_end)
+    deadline = time.monotonic() + 120
+    while "pipe_write" not in Path(f"/proc/{proc.pid}/wchan").read_text():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc, read
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux /proc")
+def test_a_cache_entry_rewritten_during_the_review_is_not_remembered_as_served(
+    remembered: Path,
+) -> None:
+    import json
+    import os
+
+    (remembered / ".git" / "eyeful" / "cache" / FILE).unlink()  # the next review records again
+    proc, read = _held_in_print(remembered)
+    # Meanwhile another run (`git eyeful --no-cache`, say) puts its own result under the key.
+    for entry in _cache_entries(remembered):
+        run = json.loads(entry.read_text(encoding="utf-8"))
+        entry.write_text(json.dumps({**run, "duration": 99.0}), encoding="utf-8")
+    while os.read(read, 1 << 16):
+        pass
+    os.close(read)
+    assert proc.wait(timeout=120) == 0
+    again, replayed = plain_run(remembered)
+    full = direct("--format", "markdown", cwd=remembered)
+    assert "took 99.0s" in full.stdout, full.stdout
+    assert (again.returncode, again.stdout) == (full.returncode, full.stdout), replayed
