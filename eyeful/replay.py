@@ -9,13 +9,13 @@ without importing either.
 
 What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
-configuration's `env` names); the PATH project commands get and the interpreters it resolves
-to; the repository's paths; the bytes of `pyproject.toml` and `.eyeful.toml`, of the
-confirmations file and of the prompt overrides; the repository's git config (an extension
-libgit2 cannot read stops the review); HEAD's commit; the bytes of the index; whether a merge is
-in progress; the shallow file and the grafts file (libgit2 reads both: they change parents, so
-merge-bases). And every cache entry the review was served must still be there with the same
-bytes.
+configuration's `env` names); the PATH project commands get and the interpreters it resolves to;
+the repository's paths; the bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations
+file and of the prompt overrides; the repository's git config (an extension libgit2 cannot read
+stops the review); HEAD's commit and a pushed range's, whether they are here; the bytes of the
+index; whether a merge is in progress; the shallow file and the grafts file (libgit2 reads both:
+they change parents, so merge-bases). And every cache entry the review was served must still be
+there with the same bytes.
 
 Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
 agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
@@ -110,14 +110,18 @@ def _pythons() -> dict[str, object]:
     return out
 
 
-def _head(paths: RepoPaths) -> str | None:
+def _commits(paths: RepoPaths) -> str:
+    """HEAD's commit, and those of a pushed range given by ids: each as git finds it, or
+    missing (a base pruned since makes the review stop rather than compare)."""
+    revs = ["HEAD", *(os.environ.get(name) or "" for name in _RANGE_VARS[:2])]
     proc = subprocess.run(
-        ["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+        ["git", "cat-file", "--batch-check"],
+        input="".join(f"{rev}^{{commit}}\n" for rev in revs).encode(),
         cwd=paths.root,
         capture_output=True,
         check=False,
     )
-    return proc.stdout.decode(errors="replace").strip() or None
+    return proc.stdout.decode(errors="replace")
 
 
 def _fixed_range() -> bool:
@@ -164,7 +168,7 @@ class Memory:
                 _digest(self.paths.common_dir / "config"),
                 _digest(self.paths.git_dir / "config.worktree"),
             ],
-            "head": _head(self.paths),
+            "commits": _commits(self.paths),
             "index": _digest(index_path(self.paths)),
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
             "shallow": _digest(self.paths.common_dir / "shallow"),

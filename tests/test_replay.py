@@ -24,6 +24,7 @@ from tests.gitrepo import (
     eyeful_config,
     git,
     python_project,
+    run,
     user_state,
     write,
 )
@@ -55,9 +56,11 @@ def plain_run(
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, rest), not full
 
 
-def direct(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def direct(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`git-eyeful ARGS` started the way `plain_run` starts it (the full review, typer)."""
-    return subprocess.run([GIT_EYEFUL, *args], cwd=cwd, text=True, capture_output=True,
+    return subprocess.run([GIT_EYEFUL, *args], cwd=cwd, env=env, text=True, capture_output=True,
                           stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
 
 
@@ -273,27 +276,33 @@ def test_a_repository_config_the_review_cannot_open_is_not_given_again(remembere
     assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
 
 
-def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> None:
+def _side_range(repo: Path) -> tuple[str, str, dict[str, str]]:
+    """The change committed, and a commit `side` off its parent on a branch `side`: the pushed
+    range side..head, as pre-commit gives it (its base is their merge-base)."""
     import os
 
-    _commit(remembered)
-    head = git(remembered, "rev-parse", "HEAD").strip()
-    git(remembered, "checkout", "-q", "-b", "side", "HEAD^")
-    write(remembered, {"notes.txt": "side\n"})
-    git(remembered, "add", "-A")
-    git(remembered, "commit", "-q", "-m", "side")
-    side = git(remembered, "rev-parse", "HEAD").strip()
-    git(remembered, "checkout", "-q", "main")
+    _commit(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "side", "HEAD^")
+    write(repo, {"notes.txt": "side\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "side")
+    side = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
     env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": side, "PRE_COMMIT_TO_REF": head}
-    first, _ = plain_run(remembered, env)  # side..head: the base is their merge-base
+    return side, head, env
+
+
+def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> None:
+    side, head, env = _side_range(remembered)
+    first, _ = plain_run(remembered, env)
     again, replayed = plain_run(remembered, env)
     assert replayed and again.stdout == first.stdout
     # libgit2 reads info/grafts: `side` without parents has no merge-base with head, so the
     # base is `side` itself.
     (remembered / ".git" / "info" / "grafts").write_text(f"{side}\n", encoding="ascii")
     proc, replayed = plain_run(remembered, env)
-    full = subprocess.run([GIT_EYEFUL, "--format", "markdown"], cwd=remembered, env=env,
-                          text=True, capture_output=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    full = direct("--format", "markdown", cwd=remembered, env=env)
     assert f"{side[:7]}..{head[:7]}" in full.stdout.splitlines()[0], full.stdout + full.stderr
     assert not replayed, proc.stdout
     assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
@@ -397,3 +406,19 @@ def test_a_cache_entry_rewritten_during_the_review_is_not_remembered_as_served(
     full = direct("--format", "markdown", cwd=remembered)
     assert "took 99.0s" in full.stdout, full.stdout
     assert (again.returncode, again.stdout) == (full.returncode, full.stdout), replayed
+
+
+def test_a_pushed_range_whose_base_is_gone_is_not_given_again(remembered: Path) -> None:
+    side, _, env = _side_range(remembered)
+    first, _ = plain_run(remembered, env)
+    again, replayed = plain_run(remembered, env)
+    assert replayed and again.stdout == first.stdout
+    git(remembered, "branch", "-q", "-D", "side")
+    git(remembered, "reflog", "expire", "--expire-unreachable=now", "--all")
+    git(remembered, "gc", "-q", "--prune=now")
+    assert run("git", "cat-file", "-e", side, cwd=remembered, check=False).returncode != 0
+    proc, replayed = plain_run(remembered, env)
+    full = direct("--format", "markdown", cwd=remembered, env=env)
+    assert full.returncode == 3 and "not in this repository" in full.stderr, full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
