@@ -25,14 +25,18 @@ def cache_key(**parts: object) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+Served = list[tuple[Path, str]]
+"""Cache entries a review was served: each path with the SHA-256 of the bytes read from it."""
+
+
 class Cache:
-    def __init__(self, root: Path, *, read: bool = True, served: list[Path] | None = None) -> None:
+    def __init__(self, root: Path, *, read: bool = True, served: Served | None = None) -> None:
         self.root = root
         self.read = read
         """False for `--no-cache`: nothing is served from the cache (fresh results still go in)."""
         self.served = served
-        """When given, every entry served is appended (a replayed review checks they are intact:
-        eyeful/replay.py)."""
+        """When given, every entry served is appended with the digest of what was read (a replayed
+        review checks they are intact: eyeful/replay.py)."""
 
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
@@ -44,7 +48,8 @@ class Cache:
             return None
         path = self._path(kind, key)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
+            data = json.loads(raw.decode("utf-8"))
         except (FileNotFoundError, ValueError):
             return None
         if not isinstance(data, dict):
@@ -54,7 +59,7 @@ class Cache:
         except (ValueError, KeyError, TypeError):  # pydantic's ValidationError is a ValueError
             return None
         if self.served is not None:
-            self.served.append(path)
+            self.served.append((path, hashlib.sha256(raw).hexdigest()))
         return value
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:

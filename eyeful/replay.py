@@ -9,10 +9,13 @@ without importing either.
 
 What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
-configuration's `env` names); the interpreters PATH resolves to; the repository's paths; the
-bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations file and of the prompt
-overrides; HEAD's commit; the bytes of the index; whether a merge is in progress; the shallow
-file. And every cache entry the review was served must still be there with the same bytes.
+configuration's `env` names); the PATH project commands get and the interpreters it resolves to;
+the repository's paths; the bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations
+file and of the prompt overrides; the repository's git config (an extension libgit2 cannot read
+stops the review); HEAD's commit and a pushed range's, whether they are here; the bytes of the
+index; whether a merge is in progress; the shallow file and the grafts file (libgit2 reads both:
+they change parents, so merge-bases). And every cache entry the review was served must still be
+there with the same bytes.
 
 Only what never blocks is remembered: a clean review (or nothing to review) with no findings, no
 agent, and no run that was not served from the cache. A miss, or anything unexpected, simply
@@ -28,11 +31,15 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from eyeful import __version__
 from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, index_path
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
+
+if TYPE_CHECKING:
+    from eyeful.cache import Served
 
 FILE = "replay.json"
 _CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
@@ -90,22 +97,31 @@ def _environment(root: Path) -> list[tuple[str, str]]:
 
 
 def _pythons() -> dict[str, object]:
-    """What `python` and `python3` resolve to on PATH (a venv rebuilt in place changes them)."""
-    out: dict[str, object] = {}
+    """What `python` and `python3` resolve to on the PATH project commands get, as the run cache
+    keys on them (eyeful/runs.py `environment_key`): under pre-commit that PATH is without
+    eyeful's own virtualenv, so they are the user's (a venv rebuilt in place changes them)."""
+    from eyeful.commands import project_env
+
+    path = project_env().get("PATH", "")
+    out: dict[str, object] = {"PATH": path}
     for name in ("python", "python3"):
-        found = shutil.which(name)
+        found = shutil.which(name, path=path)
         out[name] = None if found is None else [found, os.path.realpath(found)]
     return out
 
 
-def _head(paths: RepoPaths) -> str | None:
+def _commits(paths: RepoPaths) -> str:
+    """HEAD's commit, and those of a pushed range given by ids: each as git finds it, or
+    missing (a base pruned since makes the review stop rather than compare)."""
+    revs = ["HEAD", *(os.environ.get(name) or "" for name in _RANGE_VARS[:2])]
     proc = subprocess.run(
-        ["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+        ["git", "cat-file", "--batch-check"],
+        input="".join(f"{rev}^{{commit}}\n" for rev in revs).encode(),
         cwd=paths.root,
         capture_output=True,
         check=False,
     )
-    return proc.stdout.decode(errors="replace").strip() or None
+    return proc.stdout.decode(errors="replace")
 
 
 def _fixed_range() -> bool:
@@ -151,10 +167,15 @@ class Memory:
             "config": {name: _digest(root / name) for name in _CONFIG_FILES},
             "confirmed": _digest(config_home() / "confirmed"),
             "prompts": prompt_overrides(root) if (root / PROMPTS_DIR).is_dir() else {},
-            "head": _head(self.paths),
+            "git config": [
+                _digest(self.paths.common_dir / "config"),
+                _digest(self.paths.git_dir / "config.worktree"),
+            ],
+            "commits": _commits(self.paths),
             "index": _digest(index_path(self.paths)),
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
             "shallow": _digest(self.paths.common_dir / "shallow"),
+            "grafts": _digest(self.paths.common_dir / "info" / "grafts"),
         }
         payload = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()
@@ -184,20 +205,23 @@ class Memory:
                 return None
         return text
 
-    def record(self, text: str, served: list[Path]) -> None:
+    def record(self, text: str, served: Served) -> None:
         """Remember ``text`` for this fingerprint, if the inputs did not change while the review
-        ran; a failure to write only means the next review runs in full."""
+        ran, with the digests of the entries as they were read (one rewritten since then, by
+        another eyeful, is not what the text came from); a failure to write only means the next
+        review runs in full."""
         try:
             if self.fingerprint() != self.key:
                 return
         except (EyefulError, OSError, ValueError, _Unreadable):
             return
         entries: dict[str, str] = {}
-        for path in served:
-            digest = _digest(path)
-            if digest is None or not path.is_relative_to(self.cache_dir):
+        for path, digest in served:
+            if not path.is_relative_to(self.cache_dir):
                 return
-            entries[str(path.relative_to(self.cache_dir))] = digest
+            relative = str(path.relative_to(self.cache_dir))
+            if entries.setdefault(relative, digest) != digest:  # read twice, changed between
+                return
         payload = {"key": self.key, "served": entries, "text": text}
         import tempfile
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import pygit2
 
 from eyeful.agents import Agents
-from eyeful.cache import Cache, cache_key
+from eyeful.cache import Cache, Served, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
@@ -61,7 +61,7 @@ class ReviewRequest:
     """Overrides the configuration's level (``--level``)."""
     no_cache: bool = False
     """`--no-cache`: run everything; nothing is served from the cache."""
-    served: list[Path] | None = None
+    served: Served | None = None
     """When given, collects the cache entries the review was served (eyeful/replay.py)."""
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run

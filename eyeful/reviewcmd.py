@@ -22,6 +22,7 @@ from eyeful.terminal import RichProgress, Stderr, ask_yes_no
 from eyeful.textsafe import visible
 
 if TYPE_CHECKING:
+    from eyeful.cache import Served
     from eyeful.config import Config
     from eyeful.findings import Finding
     from eyeful.replay import Memory
@@ -128,7 +129,7 @@ def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = N
     """
     reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
     reaper.become_subreaper()
-    served: list[Path] = []
+    served: Served = []
     try:
         report, config = _review(options, stderr, served if memory else None)
     except EyefulError as err:
@@ -165,7 +166,7 @@ def _replayable(report: Report, config: Config) -> bool:
 
 
 def _review(
-    options: ReviewOptions, stderr: Stderr, served: list[Path] | None
+    options: ReviewOptions, stderr: Stderr, served: Served | None
 ) -> tuple[Report, Config]:
     """Check the inputs, take the snapshot, confirm, review; SARIF when asked."""
     from eyeful.config import load_config

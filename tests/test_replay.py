@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from eyeful.replay import FILE
 from tests.conftest import seal
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -23,6 +24,7 @@ from tests.gitrepo import (
     eyeful_config,
     git,
     python_project,
+    run,
     user_state,
     write,
 )
@@ -54,9 +56,11 @@ def plain_run(
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, rest), not full
 
 
-def direct(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def direct(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`git-eyeful ARGS` started the way `plain_run` starts it (the full review, typer)."""
-    return subprocess.run([GIT_EYEFUL, *args], cwd=cwd, text=True, capture_output=True,
+    return subprocess.run([GIT_EYEFUL, *args], cwd=cwd, env=env, text=True, capture_output=True,
                           stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
 
 
@@ -292,3 +296,163 @@ def test_other_command_lines_are_never_given_again(remembered: Path, args: list[
     for _ in range(2):
         proc, replayed = plain_run(remembered, args=args)
         assert not replayed, proc.stdout + proc.stderr
+
+
+def test_a_repository_config_the_review_cannot_open_is_not_given_again(remembered: Path) -> None:
+    # What `git fetch --filter=blob:none` writes: git reads on, libgit2 cannot open the
+    # repository, so the full review stops (exit 2) rather than saying clean.
+    git(remembered, "config", "core.repositoryformatversion", "1")
+    git(remembered, "config", "extensions.partialClone", "origin")
+    proc, replayed = plain_run(remembered)
+    full = direct("--format", "markdown", cwd=remembered)
+    assert full.returncode == 2, full.stdout + full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
+
+
+def _side_range(repo: Path) -> tuple[str, str, dict[str, str]]:
+    """The change committed, and a commit `side` off its parent on a branch `side`: the pushed
+    range side..head, as pre-commit gives it (its base is their merge-base)."""
+    import os
+
+    _commit(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "side", "HEAD^")
+    write(repo, {"notes.txt": "side\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "side")
+    side = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": side, "PRE_COMMIT_TO_REF": head}
+    return side, head, env
+
+
+def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> None:
+    side, head, env = _side_range(remembered)
+    first, _ = plain_run(remembered, env)
+    again, replayed = plain_run(remembered, env)
+    assert replayed and again.stdout == first.stdout
+    # libgit2 reads info/grafts: `side` without parents has no merge-base with head, so the
+    # base is `side` itself.
+    (remembered / ".git" / "info" / "grafts").write_text(f"{side}\n", encoding="ascii")
+    proc, replayed = plain_run(remembered, env)
+    full = direct("--format", "markdown", cwd=remembered, env=env)
+    assert f"{side[:7]}..{head[:7]}" in full.stdout.splitlines()[0], full.stdout + full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
+
+
+def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path) -> None:
+    """pre-commit runs eyeful from its own virtualenv, first on PATH; project commands get PATH
+    without it (eyeful/commands.py `project_env`), so *their* `python` is the user's, and the
+    run cache keys on that one. The user's virtualenv rebuilt on another interpreter (here: a
+    `python` that has no pytest) is a new review."""
+    import os
+    import sysconfig
+
+    hook_env = tmp_path / "pre-commit" / "repo1" / "py_env-python3"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(hook_env)], check=True)
+    site = next(hook_env.glob("lib/python3*/site-packages"))
+    ours = sysconfig.get_paths()["purelib"]  # eyeful and its dependencies
+    (site / "eyeful.pth").write_text(f"import site; site.addsitedir({ours!r})\n", "utf-8")
+    user_bin = tmp_path / "user" / "bin"
+    user_bin.mkdir(parents=True)
+    for name, body in (("py-with", f'exec {sys.executable} "$@"'),
+                       ("py-without", "echo 'No module named pytest' >&2; exit 1")):  # fmt: skip
+        (user_bin / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (user_bin / name).chmod(0o755)
+    (user_bin / "python").symlink_to("py-with")
+    pytest = "python -m pytest -q -p no:cacheprovider"
+    repo = python_project(tmp_path / "repo", eyeful_config(pytest, test_one=f"{pytest} {{test}}"))
+    write(repo, {"calc.py": SWAPPED})
+    git(repo, "add", "-A")
+    confirm(repo)
+    path = os.pathsep.join([str(hook_env / "bin"), str(user_bin), os.environ["PATH"]])
+    env = {**os.environ, "PRE_COMMIT": "1", "PATH": path}
+    hook = [str(hook_env / "bin" / "python"), "-X", "importtime", "-c",
+            "import sys; from eyeful.launch import main; sys.exit(main())"]  # fmt: skip
+
+    def run() -> tuple[subprocess.CompletedProcess[str], bool]:
+        argv = hook
+        proc = subprocess.run(argv, cwd=repo, env=env, text=True, capture_output=True,
+                              stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
+        names = [line.split("|")[-1].strip() for line in proc.stderr.splitlines()
+                 if line.startswith("import time:")]  # fmt: skip
+        assert names, proc.stderr
+        return proc, "pygit2" not in names
+
+    runs = [run() for _ in range(3)]
+    assert [replayed for _, replayed in runs] == [False, False, True]
+    assert all(proc.returncode == 0 for proc, _ in runs)
+    (user_bin / "python").unlink()
+    (user_bin / "python").symlink_to("py-without")
+    proc, replayed = run()
+    assert not replayed, proc.stdout
+    assert "cached" not in proc.stdout.splitlines()[2], proc.stdout  # the suite ran again
+    again, replayed = run()  # with that python, served from the cache: remembered
+    assert not replayed and again.stdout != proc.stdout
+    last, replayed = run()
+    assert replayed and last.stdout == again.stdout
+
+
+def _held_in_print(repo: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`git-eyeful` started with its stdout a full pipe: it blocks printing its report, after the
+    review and before remembering it. Returns the process and the pipe's read end."""
+    import os
+    import time
+
+    read, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    try:
+        while True:
+            os.write(write_end, b"\0" * 4096)
+    except BlockingIOError:
+        os.set_blocking(write_end, True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # the report is written as it is printed
+    proc = subprocess.Popen([GIT_EYEFUL], cwd=repo, env=env, stdout=write_end,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
+    os.close(write_end)
+    deadline = time.monotonic() + 120
+    while "pipe_write" not in Path(f"/proc/{proc.pid}/wchan").read_text():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    return proc, read
+
+
+@pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux /proc")
+def test_a_cache_entry_rewritten_during_the_review_is_not_remembered_as_served(
+    remembered: Path,
+) -> None:
+    import json
+    import os
+
+    (remembered / ".git" / "eyeful" / "cache" / FILE).unlink()  # the next review records again
+    proc, read = _held_in_print(remembered)
+    # Meanwhile another run (`git eyeful --no-cache`, say) puts its own result under the key.
+    for entry in _cache_entries(remembered):
+        run = json.loads(entry.read_text(encoding="utf-8"))
+        entry.write_text(json.dumps({**run, "duration": 99.0}), encoding="utf-8")
+    while os.read(read, 1 << 16):
+        pass
+    os.close(read)
+    assert proc.wait(timeout=120) == 0
+    again, replayed = plain_run(remembered)
+    full = direct("--format", "markdown", cwd=remembered)
+    assert "took 99.0s" in full.stdout, full.stdout
+    assert (again.returncode, again.stdout) == (full.returncode, full.stdout), replayed
+
+
+def test_a_pushed_range_whose_base_is_gone_is_not_given_again(remembered: Path) -> None:
+    side, _, env = _side_range(remembered)
+    first, _ = plain_run(remembered, env)
+    again, replayed = plain_run(remembered, env)
+    assert replayed and again.stdout == first.stdout
+    git(remembered, "branch", "-q", "-D", "side")
+    git(remembered, "reflog", "expire", "--expire-unreachable=now", "--all")
+    git(remembered, "gc", "-q", "--prune=now")
+    assert run("git", "cat-file", "-e", side, cwd=remembered, check=False).returncode != 0
+    proc, replayed = plain_run(remembered, env)
+    full = direct("--format", "markdown", cwd=remembered, env=env)
+    assert full.returncode == 3 and "not in this repository" in full.stderr, full.stderr
+    assert not replayed, proc.stdout
+    assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
