@@ -46,6 +46,7 @@ _CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
 _READ_NAMES = frozenset({"PATH", "HOME", "XDG_CONFIG_HOME"})
 _READ_PREFIXES = ("GIT_", "PRE_COMMIT", "EYEFUL_")
 _HEX = re.compile(r"[0-9a-f]{40}")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _RANGE_VARS = (
     "PRE_COMMIT_FROM_REF",
     "PRE_COMMIT_TO_REF",
@@ -110,10 +111,12 @@ def _pythons() -> dict[str, object]:
     return out
 
 
-def _commits(paths: RepoPaths) -> str:
-    """HEAD's commit, and those of a pushed range given by ids: each as git finds it, or
-    missing (a base pruned since makes the review stop rather than compare)."""
+def _commits(paths: RepoPaths, args: list[str]) -> str:
+    """HEAD's commit, and those of a pushed range given by ids (pre-commit's variables, the plain
+    hook's arguments): each as git finds it, or missing (a base pruned since makes the review
+    stop rather than compare)."""
     revs = ["HEAD", *(os.environ.get(name) or "" for name in _RANGE_VARS[:2])]
+    revs += [arg for arg in args if _HEX.fullmatch(arg)]
     proc = subprocess.run(
         ["git", "cat-file", "--batch-check"],
         input="".join(f"{rev}^{{commit}}\n" for rev in revs).encode(),
@@ -171,7 +174,7 @@ class Memory:
                 _digest(self.paths.common_dir / "config"),
                 _digest(self.paths.git_dir / "config.worktree"),
             ],
-            "commits": _commits(self.paths),
+            "commits": _commits(self.paths, self.args),
             "index": _digest(index_path(self.paths)),
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
             "shallow": _digest(self.paths.common_dir / "shallow"),
@@ -197,8 +200,8 @@ class Memory:
         if not isinstance(memo, dict) or memo.get("key") != self.key:
             return None
         served, text = memo.get("served"), memo.get("text")
-        if not isinstance(served, dict) or not isinstance(text, str):
-            return None
+        if not isinstance(served, dict) or not isinstance(text, str) or _CONTROL.search(text):
+            return None  # eyeful's markdown has no control character but the newline and tab
         for relative, digest in served.items():
             entry = self._entry(relative)
             if entry is None or _digest(entry) != digest:

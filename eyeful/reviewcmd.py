@@ -48,6 +48,22 @@ class ReviewOptions:
     no_cache: bool = False
 
 
+def emit(text: str) -> None:
+    """The report on stdout. A reader that went away (`git eyeful | head -1`) changes nothing:
+    the review's exit code stands."""
+    import sys
+
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # What is still buffered cannot be written either: point stdout at /dev/null so that
+        # the interpreter's own flush at exit does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 def fail(stderr: Stderr, message: str) -> None:
     stderr.say(f"eyeful: error: {message}")
 
@@ -141,12 +157,12 @@ def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = N
     if options.output_format == "json":
         from eyeful.report import compact
 
-        print((report if options.all_tests else compact(report)).model_dump_json(indent=2))
+        emit((report if options.all_tests else compact(report)).model_dump_json(indent=2) + "\n")
     else:
         from eyeful.report import to_markdown
 
         text = to_markdown(report, _hook_mode(options.hook))
-        print(text, end="")
+        emit(text)
         if memory is not None and _replayable(report, config):
             memory.record(text, served)
     return report.exit_code
@@ -271,7 +287,7 @@ def main_quick(options: ReviewOptions, args: list[str]) -> int:
         memory = Memory.here(args)
         text = None if memory is None else memory.lookup()
         if text is not None:
-            print(text, end="")
+            emit(text)
             return 0
         return run_review(options, stderr, memory)
 

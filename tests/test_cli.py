@@ -307,3 +307,23 @@ def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tm
     assert report["exit_code"] == 1
     assert [f["label"] for f in report["findings"]] == ["question"] * 3
     assert "test_one on the change" in _ANSI.sub("", err), _ANSI.sub("", err).replace("\r", "\n")
+
+
+def test_a_reader_that_stops_reading_changes_no_exit_code(tmp_path):
+    """`git eyeful | head -1`: the review's exit code stands, and no crash is reported."""
+    repo = python_project(tmp_path / "repo")
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    bindir = Path(sys.executable).parent
+    for staged, code in ((CALC.replace("a + b", "b + a"), 0), (BROKEN_ADD, 1)):
+        write(repo, {"calc.py": staged})
+        git(repo, "add", "-A")
+        for argv in ([], ["--format", "markdown"], ["--format", "json"]):
+            proc = subprocess.Popen(
+                [str(bindir / "git-eyeful"), *argv], cwd=repo, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()  # the reader is gone before anything is written
+            err = proc.stderr.read().decode()
+            assert proc.wait(timeout=180) == code, (argv, err)
+            assert "internal error" not in err and "Traceback" not in err, err

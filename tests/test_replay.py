@@ -456,3 +456,35 @@ def test_a_pushed_range_whose_base_is_gone_is_not_given_again(remembered: Path) 
     assert full.returncode == 3 and "not in this repository" in full.stderr, full.stderr
     assert not replayed, proc.stdout
     assert (proc.returncode, proc.stdout) == (full.returncode, full.stdout)
+
+
+def test_a_remembered_text_with_control_characters_is_never_printed(remembered: Path) -> None:
+    import json
+
+    memo = remembered / ".git" / "eyeful" / "cache" / "replay.json"
+    data = json.loads(memo.read_text(encoding="utf-8"))
+    data["text"] = "\x1b]0;planted\x07" + data["text"]
+    memo.write_text(json.dumps(data), encoding="utf-8")
+    proc, replayed = plain_run(remembered)
+    assert not replayed
+    assert proc.returncode == 0 and "\x1b" not in proc.stdout
+
+
+def test_the_plain_hooks_range_whose_base_is_gone_is_not_given_again(remembered: Path) -> None:
+    _commit(remembered)
+    head = git(remembered, "rev-parse", "HEAD").strip()
+    git(remembered, "checkout", "-q", "-b", "gone", "HEAD^")
+    write(remembered, {"notes.txt": "gone\n"})
+    git(remembered, "add", "-A")
+    git(remembered, "commit", "-q", "-m", "gone")
+    gone = git(remembered, "rev-parse", "HEAD").strip()
+    git(remembered, "checkout", "-q", "main")
+    hook_line = ["--hook", "--base", gone, "--head", head]
+    runs = [plain_run(remembered, args=hook_line) for _ in range(2)]
+    assert [r.returncode for r, _ in runs] == [0, 0] and runs[1][1]
+    git(remembered, "branch", "-q", "-D", "gone")
+    git(remembered, "reflog", "expire", "--expire=now", "--all")
+    git(remembered, "gc", "-q", "--prune=now")
+    proc, replayed = plain_run(remembered, args=hook_line)
+    assert not replayed
+    assert proc.returncode == 3, proc.stdout + proc.stderr
