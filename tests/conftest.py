@@ -15,31 +15,6 @@ import pytest
 from tests.gitrepo import PYTHON
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """With `-n N` (xdist's `--dist load`): the tests of one class run on one worker.
-
-    A class is how this suite says "these tests share an expensive class- or module-scoped
-    fixture (a whole review, a pre-commit environment): build it once". Every other test is a
-    unit of its own, handed to whichever worker is free, a few at a time. (xdist's own
-    `--dist loadgroup` would say it with a marker, but it renames node ids through an attribute
-    pytest 9 no longer reads, so its groups are silently split.) Other `--dist` modes are xdist's.
-    """
-    if config.getoption("dist", "no") != "load":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class OneWorkerPerClass(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            # "tests/test_x.py::TestY::test_z[p]" -> "tests/test_x.py::TestY"; a function's
-            # own id otherwise.
-            path, _, rest = nodeid.partition("::")
-            head, sep, _ = rest.partition("::")
-            return f"{path}::{head}" if sep and "[" not in head else nodeid
-
-    return OneWorkerPerClass(config, log)
-
-
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     return seal(tmp_path_factory, monkeypatch)

@@ -341,7 +341,8 @@ def fault_reports(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], d
 
 
 class TestEveryFaultOnlyLowersTrust:
-    """One worker makes the four reviews, each once (see conftest: a class runs on one worker)."""
+    """One worker makes the four reviews, each once (`--dist loadfile`: a module runs on one
+    worker)."""
 
     @pytest.mark.parametrize(
         ("role", "fault"),

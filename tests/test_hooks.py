@@ -251,7 +251,7 @@ def pre_commit_run(
 
 class TestPreCommitInstallsEyeful:
     """pre-commit installs eyeful from the README's configuration: both tests run on one worker
-    (conftest), so the environment is built once in the shared PRE_COMMIT_HOME."""
+    (`--dist loadfile`), so the environment is built once in the shared PRE_COMMIT_HOME."""
 
     def test_pre_commit_blocks_a_pushed_regression_and_passes_a_clean_push(
         self, tmp_path, hook_repo, pre_commit_home, monkeypatch

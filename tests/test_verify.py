@@ -94,7 +94,7 @@ ALL_PASS = dict.fromkeys(
 
 
 class TestDemoReview:
-    """The tests that read the one demo review: on one worker, so it is made once (conftest)."""
+    """The tests that read the one demo review: on one worker (`--dist loadfile`), made once."""
 
     def test_specified_boundary_blocks_with_verified_fix(self, demo_report):
         f = _by_id(demo_report)["boundary"]
