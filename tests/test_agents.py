@@ -148,7 +148,14 @@ def full_script(log: Path) -> dict:
 
 def _configure(repo: Path, agent: str) -> None:
     pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + "\n[tool.eyeful.agent]\n" + agent)
+    text = pyproject.read_text()
+    # One live run per side confirms the demo's regression: confirmation is not what these
+    # tests are about (tests/gitrepo.py's eyeful_config does the same; the demo's own default,
+    # 3, is exercised by test_verify and `eyeful demo`).
+    section = "[tool.eyeful]\ntimeout = 120\n"
+    assert section in text
+    text = text.replace(section, section + "reruns = 1\n")
+    pyproject.write_text(text + "\n[tool.eyeful.agent]\n" + agent)
     proc = eyeful("confirm", "--yes", cwd=repo)
     assert proc.returncode == 0, proc.stderr
 
