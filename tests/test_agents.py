@@ -7,6 +7,7 @@ import hashlib
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -147,7 +148,14 @@ def full_script(log: Path) -> dict:
 
 def _configure(repo: Path, agent: str) -> None:
     pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + "\n[tool.eyeful.agent]\n" + agent)
+    text = pyproject.read_text()
+    # One live run per side confirms the demo's regression: confirmation is not what these
+    # tests are about (tests/gitrepo.py's eyeful_config does the same; the demo's own default,
+    # 3, is exercised by test_verify and `eyeful demo`).
+    section = "[tool.eyeful]\ntimeout = 120\n"
+    assert section in text
+    text = text.replace(section, section + "reruns = 1\n")
+    pyproject.write_text(text + "\n[tool.eyeful.agent]\n" + agent)
     proc = eyeful("confirm", "--yes", cwd=repo)
     assert proc.returncode == 0, proc.stderr
 
@@ -292,49 +300,85 @@ def test_read_only_level_runs_no_project_command_and_judges(tmp_path):
     assert report["exit_code"] == 0
 
 
-@pytest.mark.parametrize(
-    ("role", "fault"),
-    [
-        ("expert", "malformed"),
-        ("expert", "garbage"),
-        ("repro", "crash"),
-        ("fix", "hang"),
-        ("judge", "crash"),
-        ("same_problem", "garbage"),
-    ],
-)
-def test_every_fault_only_lowers_trust(tmp_path, role, fault):
-    repo = make_demo_repo(tmp_path)
-    script = full_script(tmp_path / "log.jsonl")
-    if role == "expert":
-        script["expert"]["correctness"] = fault
-    elif role == "same_problem":
-        script["same_problem"] = {f"{BOUNDARY}|{BOUNDARY_AGAIN}": fault}
-    elif role == "judge":
-        script["judge"] = fault
-    else:
-        script[role][BOUNDARY] = fault
-    _configure(repo, _command_agent(script, tmp_path, timeout=5))
-    report = _report(repo)
-    found = _by_title(report)
-    faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
-    assert any(f"agent fault ({role}" in text for text in faults), faults
-    boundary = found.get(BOUNDARY)
-    if role == "expert":
-        assert boundary is None and OVERFLOW not in found  # the expert is absent
-    elif role == "repro":
-        assert boundary["kind"] == "review" and not boundary["fix_verified"]
-    elif role == "fix":
-        assert boundary["kind"] == "fail"  # the reproduction shows it; the fix is the fault
-        assert boundary["fix_verified"] is False and boundary["fix"] is None
-    elif role == "judge":
-        assert found[OVERFLOW]["kind"] == "review"  # not disputed without a judge
-    elif role == "same_problem":
-        assert boundary["merged"] == [] and BOUNDARY_AGAIN in found
-        assert any("nothing was merged" in u["text"] for u in report["uncertainty"])
-    assert all(f["kind"] != "fail" or f["title"] in (BOUNDARY,) for f in report["findings"]), (
-        "no faulted path ends blocking"
+# Each fault of the matrix below, and the review it is checked on. Faults that touch different
+# findings share one review (each still asserted on its own, with its own test id): the
+# correctness expert's fault removes the findings every other fault is about, and the fix agent
+# needs the reproduction the repro fault takes away, so those run alone. Four reviews, not six.
+FAULT_REVIEWS = {
+    ("expert", "malformed"): "expert-malformed",
+    ("expert", "garbage"): "expert-garbage",
+    ("fix", "hang"): "fix-hang",
+    ("repro", "crash"): "repro-judge-same_problem",
+    ("judge", "crash"): "repro-judge-same_problem",
+    ("same_problem", "garbage"): "repro-judge-same_problem",
+}
+
+
+def _faulty_script(log: Path, faults: list[tuple[str, str]]) -> dict:
+    script = full_script(log)
+    for role, fault in faults:
+        if role == "expert":
+            script["expert"]["correctness"] = fault
+        elif role == "same_problem":
+            script["same_problem"] = {f"{BOUNDARY}|{BOUNDARY_AGAIN}": fault}
+        elif role == "judge":
+            script["judge"] = fault
+        else:
+            script[role][BOUNDARY] = fault
+    return script
+
+
+@pytest.fixture(scope="module")
+def fault_reports(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]:
+    """The report of each review of FAULT_REVIEWS, made the first time a test asks for it,
+    inside that test's own sealed environment (conftest's `hermetic`)."""
+    reports: dict[str, dict] = {}
+
+    def report(name: str) -> dict:
+        if name not in reports:
+            where = tmp_path_factory.mktemp(name)
+            repo = make_demo_repo(where)
+            faults = [key for key, review in FAULT_REVIEWS.items() if review == name]
+            script = _faulty_script(where / "log.jsonl", faults)
+            _configure(repo, _command_agent(script, where, timeout=5))
+            reports[name] = _report(repo)
+        return reports[name]
+
+    return report
+
+
+class TestEveryFaultOnlyLowersTrust:
+    """One worker makes the four reviews, each once (`--dist loadfile`: a module runs on one
+    worker)."""
+
+    @pytest.mark.parametrize(
+        ("role", "fault"),
+        list(FAULT_REVIEWS),
+        ids=[f"{role}-{fault}" for role, fault in FAULT_REVIEWS],
     )
+    def test_every_fault_only_lowers_trust(self, fault_reports, role, fault):
+        report = fault_reports(FAULT_REVIEWS[role, fault])
+        found = _by_title(report)
+        faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
+        assert any(f"agent fault ({role}" in text for text in faults), faults
+        boundary = found.get(BOUNDARY)
+        if role == "expert":
+            assert boundary is None and OVERFLOW not in found  # the expert is absent
+        elif role == "repro":
+            assert boundary["kind"] == "review" and not boundary["fix_verified"]
+            # This finding's own reproduction is the fault (other findings' may fault too).
+            assert any(f"agent fault (repro, {boundary['id']})" in t for t in faults), faults
+        elif role == "fix":
+            assert boundary["kind"] == "fail"  # the reproduction shows it; the fix is the fault
+            assert boundary["fix_verified"] is False and boundary["fix"] is None
+        elif role == "judge":
+            assert found[OVERFLOW]["kind"] == "review"  # not disputed without a judge
+        elif role == "same_problem":
+            assert boundary["merged"] == [] and BOUNDARY_AGAIN in found
+            assert any("nothing was merged" in u["text"] for u in report["uncertainty"])
+        assert all(f["kind"] != "fail" or f["title"] in (BOUNDARY,) for f in report["findings"]), (
+            "no faulted path ends blocking"
+        )
 
 
 def test_http_500_is_a_fault(tmp_path):
@@ -374,7 +418,8 @@ def test_an_invalid_reply_is_asked_again_once_with_the_error_quoted(tmp_path):
     script = full_script(log)
     script["expert"]["skeptic"] = {"once": "malformed", "then": script["expert"]["skeptic"]}
     _configure(repo, _command_agent(script, tmp_path))
-    report = _report(repo)
+    # The experts are asked the same at either level: read_only spares the project's test runs.
+    report = _report(repo, "--level", "read_only")
     prompts = [json.loads(line) for line in log.read_text().splitlines()]
     skeptic = [
         p["prompt"] for p in prompts if p["role"] == "expert" and p["task"]["expert"] == "skeptic"
@@ -393,7 +438,8 @@ def test_prompts_can_be_overridden_from_the_repository(tmp_path):
     override.parent.mkdir(parents=True)
     override.write_text("# Role: judging findings no test could show\n\nHOUSE RULES: be strict.\n")
     _configure(repo, _command_agent(full_script(log), tmp_path))
-    _report(repo)
+    # read_only: the judge reads every finding, and no project test runs (not needed here).
+    _report(repo, "--level", "read_only")
     prompts = [json.loads(line) for line in log.read_text().splitlines()]
     judge = [p["prompt"] for p in prompts if p["role"] == "judge"]
     assert judge and all("HOUSE RULES: be strict." in p for p in judge)

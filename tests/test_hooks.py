@@ -1,9 +1,10 @@
 """The pre-push hooks, for real: pre-commit's `eyeful` hook and the plain `hooks/pre-push`.
 
-pre-commit runs as the real `pre-commit` command: `try-repo` clones a committed copy of this
-checkout and pip-installs it into a virtualenv of its own, exactly as a user's pre-commit would;
-an installed pre-commit pre-push hook runs on a real `git push`. The plain hook is installed with
-`git eyeful install-hook` and runs on real pushes to a local bare remote.
+pre-commit runs as the real `pre-commit` command: from the README's configuration it clones a
+committed copy of this checkout and pip-installs it into a virtualenv of its own, exactly as a
+user's pre-commit would (once per test session and worker: the tests that need that environment
+share it); an installed pre-commit pre-push hook runs on a real `git push`. The plain hook is
+installed with `git eyeful install-hook` and runs on real pushes to a local bare remote.
 """
 
 from __future__ import annotations
@@ -169,20 +170,21 @@ def test_manifest_declares_the_eyeful_pre_push_hook():
     assert confirm_hook["always_run"] is True and confirm_hook["pass_filenames"] is False
 
 
-# --- pre-commit try-repo ------------------------------------------------------------------------
+# --- pre-commit installs eyeful from the README's configuration ---------------------------------
 
 
 @pytest.fixture(scope="session")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # tmp_path_factory's base directory is per xdist worker, so this cache is never shared
-    # between processes. (try-repo itself installs into a throwaway store each time; an installed
-    # pre-commit hook uses this one.)
+    # tmp_path_factory's base directory is per xdist worker, so this store is never shared
+    # between processes. The environment pre-commit builds in it for the README's configuration
+    # (a clone of hook_repo, pip-installed: ~10 s) is built by the first test of
+    # TestPreCommitInstallsEyeful and reused by the other, which runs on the same worker.
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A committed copy of this checkout's working tree, for try-repo to clone and pip-install.
+    """A committed copy of this checkout's working tree, for pre-commit to clone and pip-install.
 
     A copy rather than the checkout itself: one fixed commit for the whole session, whatever
     else is being edited meanwhile, and no "uncommitted changes" shadow repository.
@@ -214,61 +216,6 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
-def try_repo(
-    repo: Path, hook_repo: Path, from_ref: str, to_ref: str
-) -> tuple[subprocess.CompletedProcess[str], str]:
-    refs = ["--from-ref", from_ref, "--to-ref", to_ref]
-    proc = subprocess.run(
-        [str(PRE_COMMIT), "try-repo", str(hook_repo), "eyeful", "--hook-stage", "pre-push", *refs],
-        cwd=repo,
-        text=True,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-    )
-    return proc, proc.stdout + proc.stderr
-
-
-def test_pre_commit_try_repo_blocks_a_pushed_regression_and_passes_a_clean_push(
-    tmp_path, hook_repo, pre_commit_home, monkeypatch
-):
-    # pre-commit puts the hook's own virtualenv (eyeful, no pytest) first on PATH; eyeful must take
-    # it off again so that `python` is the user's: the test interpreter's, which has pytest.
-    assert (BIN / "python").exists()
-    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
-    repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST, test_one=USER_PYTEST_ONE))
-    base = git(repo, "rev-parse", "HEAD").strip()
-    clean = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
-    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
-    # The regression is not in the last pushed commit: the whole range must be reviewed.
-    broken = commit(repo, {"docs.md": "docs\n"}, "docs")
-    confirm(repo)  # same XDG_CONFIG_HOME as the hook run below
-    make_user_dirty(repo, unstaged=False)
-    before = local_state(repo, index_bytes=False)
-
-    proc, out = try_repo(repo, hook_repo, base, clean)
-    assert proc.returncode == 0, out
-    assert "Passed" in out
-    # PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF were the range reviewed, and its tests really ran.
-    assert f"{base[:7]}..{clean[:7]}" in out, out
-    assert "**eyeful: clean**" in out, out
-    assert "tests on the change: PASSED" in out, out
-    assert "**The push goes ahead.**" in out, out  # pre-commit sets PRE_COMMIT=1: hook mode
-
-    # (No GIT_DIR/GIT_INDEX_FILE here: try-repo's own git calls would follow them. Their not
-    # leaking into eyeful is checked on the real pushes below.)
-    proc, out = try_repo(repo, hook_repo, clean, broken)
-    assert proc.returncode == 1, out
-    assert "Failed" in out
-    assert f"{clean[:7]}..{broken[:7]}" in out, out
-    assert "1 blocking issue" in out, out
-    assert REGRESSION in out, out
-    assert "**The push was stopped** because of the blocking issues above" in out, out
-    assert "`SKIP=eyeful git push`" in out, out
-    assert local_state(repo, index_bytes=False) == before
-
-
 def _readme_pre_commit_config(hook_repo: Path) -> str:
     """The README's pre-commit snippet, with its URL and `rev` filled in as the README says."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -284,59 +231,128 @@ def _readme_pre_commit_config(hook_repo: Path) -> str:
     return snippet
 
 
-def test_pre_commit_user_is_told_how_to_confirm_confirms_and_pushes(
-    tmp_path, hook_repo, pre_commit_home
-):
-    # The README's snippet as a user copies it; pre-commit installs eyeful in an environment of
-    # its own, so there is no `git eyeful` on this PATH: only the user's python, pytest, pre-commit.
-    system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
-    tools = os.pathsep.join(system)
-    assert shutil.which("git-eyeful", path=tools) is None
-    user_bin = tmp_path / "user-bin"
-    user_bin.mkdir()
-    for name in ("python", "pre-commit"):
-        (user_bin / name).write_text(f'#!/bin/sh\nexec "{BIN / name}" "$@"\n')
-        (user_bin / name).chmod(0o755)
-    env = dict(
-        _no_git_env(),
-        PATH=f"{user_bin}{os.pathsep}{tools}",
-        PRE_COMMIT_HOME=str(pre_commit_home),
-    )
-    repo = make_repo(
-        tmp_path / "repo",
-        {
-            "pyproject.toml": eyeful_config(USER_PYTEST),
-            "pytest.ini": "[pytest]\npythonpath = .\n",
-            "calc.py": WITH_SUB,
-            "tests/test_calc.py": CALC_TESTS,
-            ".pre-commit-config.yaml": _readme_pre_commit_config(hook_repo),
-        },
-    )
-    remote = add_remote(repo)
+def pre_commit_run(
+    repo: Path, config: Path, from_ref: str, to_ref: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """`pre-commit run` of the pre-push stage over a pushed range, as pre-commit's own pre-push
+    hook runs it (PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF), with a configuration kept out of
+    the user's repository."""
+    refs = ["--from-ref", from_ref, "--to-ref", to_ref]
     proc = subprocess.run(
-        ["pre-commit", "install", "--hook-type", "pre-push"],
-        cwd=repo, env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-
-    proc, out = push(repo, "main", env=env)
-    assert proc.returncode != 0, out
-    assert remote_tip(remote, "main") == ""
-    assert "git eyeful confirm" not in out, out
-    told = re.findall(r"run `([^`]+)`", out)
-    assert told and set(told) == {"pre-commit run --hook-stage manual eyeful-confirm"}, out
-
-    proc = subprocess.run(
-        told[0], shell=True, cwd=repo, env=env, capture_output=True, text=True, check=False
+        [str(PRE_COMMIT), "run", "--config", str(config), "--hook-stage", "pre-push", *refs],
+        cwd=repo,
+        text=True,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
     )
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
-    assert "Passed" in out and USER_PYTEST in out, out  # the commands it confirmed are shown
+    return proc, proc.stdout + proc.stderr
 
-    proc, out = push(repo, "main", env=env)
-    assert proc.returncode == 0, out
-    assert "tests on the change: PASSED" in out, out
-    assert remote_tip(remote, "main") == git(repo, "rev-parse", "HEAD").strip()
+
+class TestPreCommitInstallsEyeful:
+    """pre-commit installs eyeful from the README's configuration: both tests run on one worker
+    (`--dist loadfile`), so the environment is built once in the shared PRE_COMMIT_HOME."""
+
+    def test_pre_commit_blocks_a_pushed_regression_and_passes_a_clean_push(
+        self, tmp_path, hook_repo, pre_commit_home, monkeypatch
+    ):
+        # pre-commit puts the hook's own virtualenv (eyeful, no pytest) first on PATH; eyeful must
+        # take it off again so that `python` is the user's: the test interpreter's, which has
+        # pytest.
+        assert (BIN / "python").exists()
+        monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+        monkeypatch.setenv("PRE_COMMIT_HOME", str(pre_commit_home))
+        repo = python_project(
+            tmp_path / "repo", eyeful_config(USER_PYTEST, test_one=USER_PYTEST_ONE)
+        )
+        base = git(repo, "rev-parse", "HEAD").strip()
+        clean = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
+        commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+        # The regression is not in the last pushed commit: the whole range must be reviewed.
+        broken = commit(repo, {"docs.md": "docs\n"}, "docs")
+        confirm(repo)  # same XDG_CONFIG_HOME as the hook run below
+        make_user_dirty(repo, unstaged=False)
+        before = local_state(repo, index_bytes=False)
+
+        # The README's configuration, outside the repository (its files are the user's).
+        config = tmp_path / "pre-commit-config.yaml"
+        config.write_text(_readme_pre_commit_config(hook_repo), encoding="utf-8")
+
+        proc, out = pre_commit_run(repo, config, base, clean)
+        assert proc.returncode == 0, out
+        assert "Passed" in out
+        # PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF were the range reviewed, and its tests really ran.
+        assert f"{base[:7]}..{clean[:7]}" in out, out
+        assert "**eyeful: clean**" in out, out
+        assert "tests on the change: PASSED" in out, out
+        assert "**The push goes ahead.**" in out, out  # pre-commit sets PRE_COMMIT=1: hook mode
+
+        # (No GIT_DIR/GIT_INDEX_FILE here: pre-commit's own git calls would follow them. Their not
+        # leaking into eyeful is checked on the real pushes below.)
+        proc, out = pre_commit_run(repo, config, clean, broken)
+        assert proc.returncode == 1, out
+        assert "Failed" in out
+        assert f"{clean[:7]}..{broken[:7]}" in out, out
+        assert "1 blocking issue" in out, out
+        assert REGRESSION in out, out
+        assert "**The push was stopped** because of the blocking issues above" in out, out
+        assert "`SKIP=eyeful git push`" in out, out
+        assert local_state(repo, index_bytes=False) == before
+
+    def test_pre_commit_user_is_told_how_to_confirm_confirms_and_pushes(
+        self, tmp_path, hook_repo, pre_commit_home
+    ):
+        # The README's snippet as a user copies it; pre-commit installs eyeful in an environment
+        # of its own, so there is no `git eyeful` on this PATH: only the user's python, pytest,
+        # pre-commit.
+        system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
+        tools = os.pathsep.join(system)
+        assert shutil.which("git-eyeful", path=tools) is None
+        user_bin = tmp_path / "user-bin"
+        user_bin.mkdir()
+        for name in ("python", "pre-commit"):
+            (user_bin / name).write_text(f'#!/bin/sh\nexec "{BIN / name}" "$@"\n')
+            (user_bin / name).chmod(0o755)
+        env = dict(
+            _no_git_env(),
+            PATH=f"{user_bin}{os.pathsep}{tools}",
+            PRE_COMMIT_HOME=str(pre_commit_home),
+        )
+        repo = make_repo(
+            tmp_path / "repo",
+            {
+                "pyproject.toml": eyeful_config(USER_PYTEST),
+                "pytest.ini": "[pytest]\npythonpath = .\n",
+                "calc.py": WITH_SUB,
+                "tests/test_calc.py": CALC_TESTS,
+                ".pre-commit-config.yaml": _readme_pre_commit_config(hook_repo),
+            },
+        )
+        remote = add_remote(repo)
+        proc = subprocess.run(
+            ["pre-commit", "install", "--hook-type", "pre-push"],
+            cwd=repo, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+        proc, out = push(repo, "main", env=env)
+        assert proc.returncode != 0, out
+        assert remote_tip(remote, "main") == ""
+        assert "git eyeful confirm" not in out, out
+        told = re.findall(r"run `([^`]+)`", out)
+        assert told and set(told) == {"pre-commit run --hook-stage manual eyeful-confirm"}, out
+
+        proc = subprocess.run(
+            told[0], shell=True, cwd=repo, env=env, capture_output=True, text=True, check=False
+        )
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out
+        assert "Passed" in out and USER_PYTEST in out, out  # the commands it confirmed are shown
+
+        proc, out = push(repo, "main", env=env)
+        assert proc.returncode == 0, out
+        assert "tests on the change: PASSED" in out, out
+        assert remote_tip(remote, "main") == git(repo, "rev-parse", "HEAD").strip()
 
 
 # --- pre-commit installed as the pre-push hook, on a real `git push` -----------------------------

@@ -93,120 +93,119 @@ ALL_PASS = dict.fromkeys(
 )
 
 
-def test_specified_boundary_blocks_with_verified_fix(demo_report):
-    f = _by_id(demo_report)["boundary"]
-    assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
-    assert _gates(f) == ALL_PASS
-    assert f["fix_verified"] is True
-    assert f["baseline_state"] == "new"
-    assert f["oracle"]["graded"] == "specified"
-    sides = sorted({(r["side"], r["name"], r["status"]) for r in f["runs"]})
-    assert sides == [
-        ("base", "test_one", "PASSED"),
-        ("change", "test_one", "FAILED"),
-        ("fix", "test", "FAILED"),  # the suite still has the unrelated regression
-        ("fix", "test_one", "PASSED"),
-    ]
-    assert sum(r["side"] == "change" for r in f["runs"]) == 5
-    change_run = next(r for r in f["runs"] if r["side"] == "change")
-    assert "session still valid at its expiry second" in change_run["tail"]
+class TestDemoReview:
+    """The tests that read the one demo review: on one worker (`--dist loadfile`), made once."""
 
+    def test_specified_boundary_blocks_with_verified_fix(self, demo_report):
+        f = _by_id(demo_report)["boundary"]
+        assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
+        assert _gates(f) == ALL_PASS
+        assert f["fix_verified"] is True
+        assert f["baseline_state"] == "new"
+        assert f["oracle"]["graded"] == "specified"
+        sides = sorted({(r["side"], r["name"], r["status"]) for r in f["runs"]})
+        assert sides == [
+            ("base", "test_one", "PASSED"),
+            ("change", "test_one", "FAILED"),
+            ("fix", "test", "FAILED"),  # the suite still has the unrelated regression
+            ("fix", "test_one", "PASSED"),
+        ]
+        assert sum(r["side"] == "change" for r in f["runs"]) == 5
+        change_run = next(r for r in f["runs"] if r["side"] == "change")
+        assert "session still valid at its expiry second" in change_run["tail"]
 
-def test_the_same_test_without_a_quote_is_a_question(demo_report):
-    f = _by_id(demo_report)["boundary-unquoted"]
-    assert (f["kind"], f["label"]) == ("review", "question")
-    assert f["oracle"]["graded"] == "human"
-    assert _gates(f)["introduced"] == "pass"
-    assert _gates(f)["fail_to_pass"] == "not_reached"
-    assert f["corroborated_by"] == ["correctness"]
+    def test_the_same_test_without_a_quote_is_a_question(self, demo_report):
+        f = _by_id(demo_report)["boundary-unquoted"]
+        assert (f["kind"], f["label"]) == ("review", "question")
+        assert f["oracle"]["graded"] == "human"
+        assert _gates(f)["introduced"] == "pass"
+        assert _gates(f)["fail_to_pass"] == "not_reached"
+        assert f["corroborated_by"] == ["correctness"]
 
+    def test_pre_existing_problem_never_blocks(self, demo_report):
+        f = _by_id(demo_report)["extend-expired"]
+        assert f["kind"] == "review"
+        assert f["label"] == "note (pre-existing)"
+        assert f["baseline_state"] == "unchanged"
+        assert _gates(f)["introduced"] == "fail"
+        assert "pre-existing" in next(g for g in f["gates"] if g["name"] == "introduced")["detail"]
 
-def test_pre_existing_problem_never_blocks(demo_report):
-    f = _by_id(demo_report)["extend-expired"]
-    assert f["kind"] == "review"
-    assert f["label"] == "note (pre-existing)"
-    assert f["baseline_state"] == "unchanged"
-    assert _gates(f)["introduced"] == "fail"
-    assert "pre-existing" in next(g for g in f["gates"] if g["name"] == "introduced")["detail"]
+    def test_flaky_reproduction_is_not_trusted(self, demo_report):
+        f = _by_id(demo_report)["flaky-expiry"]
+        assert f["kind"] == "review"
+        assert _gates(f)["not_flaky"] == "fail"
+        assert _gates(f)["fails_as_claimed"] == "not_reached"
+        statuses = {r["status"] for r in f["runs"] if r["side"] == "change"}
+        assert statuses == {"PASSED", "FAILED"}
+        assert any("flaky-expiry" in u["text"] for u in demo_report["uncertainty"])
 
+    def test_fix_that_breaks_another_test_blocks_without_verified_fix(self, demo_report):
+        f = _by_id(demo_report)["remaining-negative"]
+        assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
+        gates = _gates(f)
+        assert gates["fail_to_pass"] == "pass"
+        assert gates["pass_to_pass"] == "fail"
+        assert f["fix_verified"] is False
+        detail = next(g for g in f["gates"] if g["name"] == "pass_to_pass")["detail"]
+        assert "tests/test_sessions.py::test_remaining_counts_down" in detail
 
-def test_flaky_reproduction_is_not_trusted(demo_report):
-    f = _by_id(demo_report)["flaky-expiry"]
-    assert f["kind"] == "review"
-    assert _gates(f)["not_flaky"] == "fail"
-    assert _gates(f)["fails_as_claimed"] == "not_reached"
-    statuses = {r["status"] for r in f["runs"] if r["side"] == "change"}
-    assert statuses == {"PASSED", "FAILED"}
-    assert any("flaky-expiry" in u["text"] for u in demo_report["uncertainty"])
+    def test_counts_and_regression_keep_their_place(self, demo_report):
+        assert demo_report["blocking"] == 3  # the regression and two findings
+        assert demo_report["questions"] == 2
+        assert demo_report["disputed"] == 0
+        assert [r["test"] for r in demo_report["regressions"]] == [
+            "tests/test_sessions.py::test_remaining_never_negative"
+        ]
+        # Verified in order: errors first, corroborated first within a severity.
+        assert [f["id"] for f in demo_report["findings"]] == [
+            "boundary",
+            "remaining-negative",
+            "boundary-unquoted",
+            "flaky-expiry",
+            "extend-expired",
+        ]
 
+    def test_unchanged_rerun_serves_every_gate_from_the_cache(self, demo_report, tmp_path):
+        repo = Path(demo_report["_repo"])
+        assert eyeful("confirm", "--yes", cwd=repo).returncode == 0  # in this test's own HOME
+        counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
+        counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
+        before = counter.read_text()
+        proc = eyeful("--findings", demo_report["_findings"], "--format", "json", cwd=repo)
+        again = json.loads(proc.stdout)
+        assert all(r["cached"] for f in again["findings"] for r in f["runs"])
+        # The suite comes from the cache; only the regression's confirmation runs live.
+        assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
+        assert {r["name"] for r in again["runs"] if not r["cached"]} == {"test_one"}
+        assert counter.read_text() == before  # no reproduction ran again
+        strip = lambda fs: [{k: v for k, v in f.items() if k != "runs"} for f in fs]  # noqa: E731
+        assert strip(again["findings"]) == strip(demo_report["findings"])
 
-def test_fix_that_breaks_another_test_blocks_without_verified_fix(demo_report):
-    f = _by_id(demo_report)["remaining-negative"]
-    assert (f["kind"], f["label"]) == ("fail", "issue (blocking)")
-    gates = _gates(f)
-    assert gates["fail_to_pass"] == "pass"
-    assert gates["pass_to_pass"] == "fail"
-    assert f["fix_verified"] is False
-    detail = next(g for g in f["gates"] if g["name"] == "pass_to_pass")["detail"]
-    assert "tests/test_sessions.py::test_remaining_counts_down" in detail
-
-
-def test_counts_and_regression_keep_their_place(demo_report):
-    assert demo_report["blocking"] == 3  # the regression and two findings
-    assert demo_report["questions"] == 2
-    assert demo_report["disputed"] == 0
-    assert [r["test"] for r in demo_report["regressions"]] == [
-        "tests/test_sessions.py::test_remaining_never_negative"
-    ]
-    # Verified in order: errors first, corroborated first within a severity.
-    assert [f["id"] for f in demo_report["findings"]] == [
-        "boundary",
-        "remaining-negative",
-        "boundary-unquoted",
-        "flaky-expiry",
-        "extend-expired",
-    ]
-
-
-def test_unchanged_rerun_serves_every_gate_from_the_cache(demo_report, tmp_path):
-    repo = Path(demo_report["_repo"])
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0  # in this test's own HOME
-    counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
-    counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
-    before = counter.read_text()
-    proc = eyeful("--findings", demo_report["_findings"], "--format", "json", cwd=repo)
-    again = json.loads(proc.stdout)
-    assert all(r["cached"] for f in again["findings"] for r in f["runs"])
-    # The suite comes from the cache; only the regression's confirmation runs live.
-    assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
-    assert {r["name"] for r in again["runs"] if not r["cached"]} == {"test_one"}
-    assert counter.read_text() == before  # no reproduction ran again
-    strip = lambda fs: [{k: v for k, v in f.items() if k != "runs"} for f in fs]  # noqa: E731
-    assert strip(again["findings"]) == strip(demo_report["findings"])
-
-
-def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(demo_report):
-    # The same review as markdown (its verdicts from the cache: the same findings, other output).
-    repo = Path(demo_report["_repo"])
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    proc = eyeful("--findings", demo_report["_findings"], cwd=repo)
-    assert proc.returncode == 1
-    out = proc.stdout
-    blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
-    assert "**issue (blocking):** `sessions.py:16` A session is still valid" in blocking
-    assert "Gates: runs pass, not_flaky pass, fails_as_claimed pass, introduced pass" in blocking
-    assert "oracle: specified — “from that second on, `is_expired` is true” (README.md)" in blocking
-    assert "Suggested fix (verified):" in blocking
-    assert "+    return now >= session.expires_at" in blocking
-    assert "Suggested fix (not verified" in blocking
-    questions = out.split("### Questions")[1].split("### Not blocking")[0]
-    assert "**question:** `sessions.py:16`" in questions
-    assert 'assert is_expired(session, now=100), "session still valid' in questions
-    assert "Disputed" not in out  # an empty section is no noise
-    assert (
-        "finding `flaky-expiry` (Expiry checks may disagree between calls) could not be verified"
-        in out
-    )
+    def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(self, demo_report):
+        # The same review as markdown (its verdicts from the cache: the same findings, other
+        # output).
+        repo = Path(demo_report["_repo"])
+        assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+        proc = eyeful("--findings", demo_report["_findings"], cwd=repo)
+        assert proc.returncode == 1
+        out = proc.stdout
+        blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+        assert "**issue (blocking):** `sessions.py:16` A session is still valid" in blocking
+        gates = "Gates: runs pass, not_flaky pass, fails_as_claimed pass, introduced pass"
+        assert gates in blocking
+        oracle = "oracle: specified — “from that second on, `is_expired` is true” (README.md)"
+        assert oracle in blocking
+        assert "Suggested fix (verified):" in blocking
+        assert "+    return now >= session.expires_at" in blocking
+        assert "Suggested fix (not verified" in blocking
+        questions = out.split("### Questions")[1].split("### Not blocking")[0]
+        assert "**question:** `sessions.py:16`" in questions
+        assert 'assert is_expired(session, now=100), "session still valid' in questions
+        assert "Disputed" not in out  # an empty section is no noise
+        assert (
+            "finding `flaky-expiry` (Expiry checks may disagree between calls) could not be "
+            "verified" in out
+        )
 
 
 # --- refusals -------------------------------------------------------------------------------
