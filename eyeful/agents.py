@@ -23,6 +23,7 @@ from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
 from eyeful.findings import Claim, Oracle, ReproPath, TestId
 from eyeful.providers import Provider, ProviderError, strip_thinking
+from eyeful.report import RoleUsage
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
 ROLES: tuple[Role, ...] = ("expert", "same_problem", "repro", "fix", "judge")
@@ -63,17 +64,6 @@ class JudgeVerdict(_Reply):
 
 class JudgeReply(_Reply):
     verdicts: list[JudgeVerdict]
-
-
-class RoleUsage(BaseModel):
-    calls: int = 0
-    tokens: int = 0
-    seconds: float = 0.0
-    faults: int = 0
-    cached: int = Field(default=0, description="answers served from the cache (no call)")
-    cost_usd: float | None = Field(
-        default=None, description="what the calls cost, as the CLI reported it (claude); else null"
-    )
 
 
 class Fault(BaseModel):

@@ -270,13 +270,23 @@ def demo(
         stderr.say(f"The demo repository is at {where}.")
 
 
-def _add_eval() -> None:
-    from eyeful.evalcli import eval_app
-
-    app.add_typer(eval_app, name="eval")
+_eval_added = False
 
 
-_add_eval()
+def with_eval() -> typer.Typer:
+    """The app with its `eval` sub-app: added only for a command line that may need it (typer
+    reads every command's signature on each start, and `eval` has most of them)."""
+    global _eval_added
+    if not _eval_added:
+        from eyeful.evalcli import eval_app
+
+        app.add_typer(eval_app, name="eval")
+        _eval_added = True
+    return app
+
+
+def _needs_eval(args: list[str]) -> bool:
+    return any(arg in ("eval", "-h", "--help") for arg in args)
 
 
 def _usage_line(err: ClickException) -> str:
@@ -299,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
 def _invoke(argv: list[str] | None, name: str) -> int:
     """typer's run as an exit code: a usage error is one line and exit 2."""
     try:
-        result = app(args=argv, prog_name=name, standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        command = with_eval() if _needs_eval(args) else app
+        result = command(args=args, prog_name=name, standalone_mode=False)
     except ClickException as err:
         fail(stderr, _usage_line(err))
         return err.exit_code if err.exit_code != 1 else EXIT_USAGE

@@ -49,9 +49,9 @@ def _option(param: _Param, ctx: typer.Context) -> list[str]:
 
 def render() -> str:
     """The whole page, in roff (man(7) macros)."""
-    from eyeful.cli import app
+    from eyeful.cli import with_eval
 
-    command: Any = typer.main.get_command(app)
+    command: Any = typer.main.get_command(with_eval())
     ctx = typer.Context(command, info_name="git eyeful", help_option_names=["-h", "--help"])
     help_text = command.help or ""
     summary = _paragraphs(help_text)[0].split(":")[0]

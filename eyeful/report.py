@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field
 
 from eyeful import __version__
 from eyeful import mdsafe as md
-from eyeful.agents import RoleUsage
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.grading import ReportedFinding
 from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
@@ -24,6 +23,17 @@ from eyeful.runs import Run
 from eyeful.snapshot import Side
 
 Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]
+
+
+class RoleUsage(BaseModel):
+    calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    faults: int = 0
+    cached: int = Field(default=0, description="answers served from the cache (no call)")
+    cost_usd: float | None = Field(
+        default=None, description="what the calls cost, as the CLI reported it (claude); else null"
+    )
 
 
 class SideInfo(BaseModel):

@@ -11,41 +11,33 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pygit2
 
-from eyeful.agents import Agents
 from eyeful.cache import Cache, Served, cache_key
 from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
-from eyeful.export import exported_tree
 from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
-from eyeful.merge import merge, near_pairs
 from eyeful.precommit import confirm_command
 from eyeful.progress import Progress, Silent
-from eyeful.providers import Provider
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
 from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
-from eyeful.roles import (
-    ChangeContext,
-    change_context,
-    judge,
-    run_experts,
-    same_problem,
-    write_fix,
-    write_repro,
-)
 from eyeful.runs import Run, Runner, environment_key, setup_key
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
 from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
+
+if TYPE_CHECKING:  # the agents' modules are imported only when an agent is configured
+    from eyeful.agents import Agents
+    from eyeful.providers import Provider
+    from eyeful.roles import ChangeContext
 
 
 @dataclass
@@ -136,6 +128,8 @@ def _agent_files(request: ReviewRequest, repo: pygit2.Repository) -> Iterator[Pa
     if request.config.agent is None or not request.confirmed:
         yield None
         return
+    from eyeful.export import exported_tree
+
     with exported_tree(repo, request.snapshot.head.tree) as path:
         yield path
 
@@ -149,6 +143,7 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
+    from eyeful.agents import Agents
     from eyeful.providers import make_provider
 
     state = request.paths.state_dir
@@ -314,6 +309,8 @@ def _findings(
         if f.repro is None and f.evidence == "test" and f.severity != "note"
     ]  # fmt: skip
     if runner is not None and why_not_run is None and agents is not None and ctx is not None:
+        from eyeful.roles import write_repro
+
         context = ctx
         tests = parallel_map(
             lambda f: write_repro(agents, f, context, attempt=attempts.get(f.id)), wants_repro, 4
@@ -425,6 +422,9 @@ def _gather(
     config = request.config
     if agents is None:
         return out
+    from eyeful.merge import merge, near_pairs
+    from eyeful.roles import change_context, run_experts, same_problem
+
     assert config.agent is not None
     ctx = change_context(repo, request.snapshot, _description(request), config.agent.max_file_chars)
     out.ctx = ctx
@@ -472,6 +472,8 @@ def _agent_hooks(
 ]:
     if agents is None or ctx is None:
         return None, None
+    from eyeful.roles import write_fix, write_repro
+
     context = ctx
 
     def corrector(finding: Finding, verdict: Verdict) -> Finding | None:
@@ -508,6 +510,8 @@ def _judge(
     if not unshown:
         return []
     progress.phase(f"the judge reads {len(unshown)} findings")
+    from eyeful.roles import judge
+
     results = judge(agents, unshown, ctx)
     asked = {f.id for f in unshown}
     not_judged: list[ReportedFinding] = []

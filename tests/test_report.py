@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.agents import RoleUsage
 from eyeful.config import parse_config
 from eyeful.errors import EyefulError
 from eyeful.findings import Repro
 from eyeful.grading import GradedOracle, ReportedFinding
 from eyeful.regressions import TestFailure as Failure
-from eyeful.report import Report, SideInfo, to_markdown
+from eyeful.report import Report, RoleUsage, SideInfo, to_markdown
 from eyeful.runs import Run
 from eyeful.testlines import definition_line
 from tests.gitrepo import PYTEST, confirm, eyeful, git, make_repo, write
