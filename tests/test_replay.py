@@ -7,6 +7,8 @@ the changed input calls for.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -194,8 +196,6 @@ def test_any_change_to_what_the_review_read_runs_it_again(remembered: Path, chan
 
 
 def test_a_variable_the_results_depend_on_runs_it_again(remembered: Path) -> None:
-    import os
-
     env = {**os.environ, "CALC_MODE": "other"}  # named in [tool.eyeful] env
     proc, replayed = plain_run(remembered, env)
     assert not replayed
@@ -210,8 +210,6 @@ def test_a_variable_the_results_depend_on_runs_it_again(remembered: Path) -> Non
 
 
 def test_a_variable_no_review_reads_does_not_stop_the_replay(remembered: Path) -> None:
-    import os
-
     proc, replayed = plain_run(remembered, {**os.environ, "UNRELATED_TO_EYEFUL": "1"})
     assert replayed, proc.stdout
     assert proc.returncode == 0
@@ -229,8 +227,6 @@ def test_a_blocking_review_is_never_given_again(remembered: Path) -> None:
 def test_under_pre_commit_a_range_of_commit_ids_is_given_again_with_its_hook_footer(
     remembered: Path,
 ) -> None:
-    import os
-
     _commit(remembered)
     head = git(remembered, "rev-parse", "HEAD").strip()
     base = git(remembered, "rev-parse", "HEAD^").strip()
@@ -245,8 +241,6 @@ def test_under_pre_commit_a_range_of_commit_ids_is_given_again_with_its_hook_foo
 
 
 def test_a_range_naming_a_branch_is_never_given_again(remembered: Path) -> None:
-    import os
-
     _commit(remembered)
     env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_LOCAL_BRANCH": "main",
            "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}  # fmt: skip
@@ -313,8 +307,6 @@ def test_a_repository_config_the_review_cannot_open_is_not_given_again(remembere
 def _side_range(repo: Path) -> tuple[str, str, dict[str, str]]:
     """The change committed, and a commit `side` off its parent on a branch `side`: the pushed
     range side..head, as pre-commit gives it (its base is their merge-base)."""
-    import os
-
     _commit(repo)
     head = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "checkout", "-q", "-b", "side", "HEAD^")
@@ -325,6 +317,13 @@ def _side_range(repo: Path) -> tuple[str, str, dict[str, str]]:
     git(repo, "checkout", "-q", "main")
     env = {**os.environ, "PRE_COMMIT": "1", "PRE_COMMIT_FROM_REF": side, "PRE_COMMIT_TO_REF": head}
     return side, head, env
+
+
+def _prune(repo: Path, branch: str) -> None:
+    """The branch deleted and its commits pruned from the repository."""
+    git(repo, "branch", "-q", "-D", branch)
+    git(repo, "reflog", "expire", "--expire-unreachable=now", "--all")
+    git(repo, "gc", "-q", "--prune=now")
 
 
 def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> None:
@@ -347,7 +346,6 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
     without it (eyeful/commands.py `project_env`), so *their* `python` is the user's, and the
     run cache keys on that one. The user's virtualenv rebuilt on another interpreter (here: a
     `python` that has no pytest) is a new review."""
-    import os
     import sysconfig
 
     hook_env = tmp_path / "pre-commit" / "repo1" / "py_env-python3"
@@ -398,7 +396,6 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
 def _held_in_print(repo: Path) -> tuple[subprocess.Popen[bytes], int]:
     """`git-eyeful` started with its stdout a full pipe: it blocks printing its report, after the
     review and before remembering it. Returns the process and the pipe's read end."""
-    import os
     import time
 
     read, write_end = os.pipe()
@@ -423,9 +420,6 @@ def _held_in_print(repo: Path) -> tuple[subprocess.Popen[bytes], int]:
 def test_a_cache_entry_rewritten_during_the_review_is_not_remembered_as_served(
     remembered: Path,
 ) -> None:
-    import json
-    import os
-
     (remembered / ".git" / "eyeful" / "cache" / FILE).unlink()  # the next review records again
     proc, read = _held_in_print(remembered)
     # Meanwhile another run (`git eyeful --no-cache`, say) puts its own result under the key.
@@ -447,9 +441,7 @@ def test_a_pushed_range_whose_base_is_gone_is_not_given_again(remembered: Path) 
     first, _ = plain_run(remembered, env)
     again, replayed = plain_run(remembered, env)
     assert replayed and again.stdout == first.stdout
-    git(remembered, "branch", "-q", "-D", "side")
-    git(remembered, "reflog", "expire", "--expire-unreachable=now", "--all")
-    git(remembered, "gc", "-q", "--prune=now")
+    _prune(remembered, "side")
     assert run("git", "cat-file", "-e", side, cwd=remembered, check=False).returncode != 0
     proc, replayed = plain_run(remembered, env)
     full = direct("--format", "markdown", cwd=remembered, env=env)
@@ -459,8 +451,6 @@ def test_a_pushed_range_whose_base_is_gone_is_not_given_again(remembered: Path) 
 
 
 def test_a_remembered_text_with_control_characters_is_never_printed(remembered: Path) -> None:
-    import json
-
     memo = remembered / ".git" / "eyeful" / "cache" / "replay.json"
     data = json.loads(memo.read_text(encoding="utf-8"))
     data["text"] = "\x1b]0;planted\x07" + data["text"]
@@ -471,20 +461,11 @@ def test_a_remembered_text_with_control_characters_is_never_printed(remembered: 
 
 
 def test_the_plain_hooks_range_whose_base_is_gone_is_not_given_again(remembered: Path) -> None:
-    _commit(remembered)
-    head = git(remembered, "rev-parse", "HEAD").strip()
-    git(remembered, "checkout", "-q", "-b", "gone", "HEAD^")
-    write(remembered, {"notes.txt": "gone\n"})
-    git(remembered, "add", "-A")
-    git(remembered, "commit", "-q", "-m", "gone")
-    gone = git(remembered, "rev-parse", "HEAD").strip()
-    git(remembered, "checkout", "-q", "main")
+    gone, head, _ = _side_range(remembered)
     hook_line = ["--hook", "--base", gone, "--head", head]
     runs = [plain_run(remembered, args=hook_line) for _ in range(2)]
     assert [r.returncode for r, _ in runs] == [0, 0] and runs[1][1]
-    git(remembered, "branch", "-q", "-D", "gone")
-    git(remembered, "reflog", "expire", "--expire=now", "--all")
-    git(remembered, "gc", "-q", "--prune=now")
+    _prune(remembered, "side")
     proc, replayed = plain_run(remembered, args=hook_line)
     assert not replayed
     assert proc.returncode == 3, proc.stdout + proc.stderr
