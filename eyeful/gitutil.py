@@ -140,3 +140,12 @@ def index_path(paths: RepoPaths) -> Path:
     if override:
         return Path(override).resolve()
     return paths.git_dir / "index"
+
+
+_ID_CHARS = frozenset("0123456789abcdef")
+
+
+def is_commit_id(rev: str) -> bool:
+    """A full SHA-1 object id as git prints it (40 lowercase hex digits): names one fixed commit,
+    where a branch or `HEAD^` may move."""
+    return len(rev) == 40 and all(c in _ID_CHARS for c in rev)

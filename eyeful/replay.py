@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,7 +34,8 @@ from typing import TYPE_CHECKING
 
 from eyeful import __version__
 from eyeful.errors import EyefulError
-from eyeful.gitutil import RepoPaths, find_repo, index_path
+from eyeful.gitutil import RepoPaths, find_repo, index_path, is_commit_id
+from eyeful.textsafe import first_hidden
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ FILE = "replay.json"
 _CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
 _READ_NAMES = frozenset({"PATH", "HOME", "XDG_CONFIG_HOME"})
 _READ_PREFIXES = ("GIT_", "PRE_COMMIT", "EYEFUL_")
-_HEX = re.compile(r"[0-9a-f]{40}")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _RANGE_VARS = (
     "PRE_COMMIT_FROM_REF",
     "PRE_COMMIT_TO_REF",
@@ -116,7 +114,7 @@ def _commits(paths: RepoPaths, args: list[str]) -> str:
     hook's arguments): each as git finds it, or missing (a base pruned since makes the review
     stop rather than compare)."""
     revs = ["HEAD", *(os.environ.get(name) or "" for name in _RANGE_VARS[:2])]
-    revs += [arg for arg in args if _HEX.fullmatch(arg)]
+    revs += [arg for arg in args if is_commit_id(arg)]
     proc = subprocess.run(
         ["git", "cat-file", "--batch-check"],
         input="".join(f"{rev}^{{commit}}\n" for rev in revs).encode(),
@@ -134,7 +132,7 @@ def _fixed_range() -> bool:
     if not any(values):
         return True
     named = [os.environ.get("PRE_COMMIT_FROM_REF"), os.environ.get("PRE_COMMIT_TO_REF")]
-    return all(v is not None and _HEX.fullmatch(v) for v in named)
+    return all(v is not None and is_commit_id(v) for v in named)
 
 
 class Memory:
@@ -200,8 +198,10 @@ class Memory:
         if not isinstance(memo, dict) or memo.get("key") != self.key:
             return None
         served, text = memo.get("served"), memo.get("text")
-        if not isinstance(served, dict) or not isinstance(text, str) or _CONTROL.search(text):
-            return None  # eyeful's markdown has no control character but the newline and tab
+        if not isinstance(served, dict) or not isinstance(text, str):
+            return None
+        if first_hidden(text.replace("\n", "")) is not None:
+            return None  # eyeful's markdown shows nothing hidden (eyeful/textsafe.py)
         for relative, digest in served.items():
             entry = self._entry(relative)
             if entry is None or _digest(entry) != digest:

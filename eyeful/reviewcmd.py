@@ -1,14 +1,16 @@
 """The review command (`git eyeful`): part of the command line, so it prints; the core does not.
 
-`git eyeful` with no arguments (what pre-commit's hook and a developer run before each push)
-starts here straight from eyeful/launch.py, without importing typer; every other command line is
-parsed by eyeful/cli.py into the same `ReviewOptions`. Either way the same function runs, and it
+`git eyeful` with no arguments (what pre-commit's hook and a developer run before each push), and
+the plain hook's own `--hook --base ID --head ID`, start here straight from eyeful/launch.py
+without importing typer (:func:`quick_options`); every other command line is parsed by
+eyeful/cli.py into the same `ReviewOptions`. Either way the same function runs, and it
 imports what a review needs when it needs it: findings, agents, SARIF and JSON only when asked.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from eyeful import reaper
 from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EyefulError
-from eyeful.gitutil import RepoPaths, find_repo
+from eyeful.gitutil import RepoPaths, find_repo, is_commit_id
 from eyeful.precommit import confirm_command
 from eyeful.terminal import RichProgress, Stderr, ask_yes_no
 from eyeful.textsafe import visible
@@ -51,8 +53,6 @@ class ReviewOptions:
 def emit(text: str) -> None:
     """The report on stdout. A reader that went away (`git eyeful | head -1`) changes nothing:
     the review's exit code stands."""
-    import sys
-
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -83,8 +83,6 @@ def describe_commands(stderr: Stderr, config: Config, paths: RepoPaths) -> None:
 
 
 def interactive() -> bool:
-    import sys
-
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
@@ -267,13 +265,11 @@ def quick_options(args: list[str]) -> ReviewOptions | None:
     if (
         len(args) == 5
         and (args[0], args[1], args[3]) == ("--hook", "--base", "--head")
-        and all(len(rev) == 40 and all(c in _HEX for c in rev) for rev in (args[2], args[4]))
+        and is_commit_id(args[2])
+        and is_commit_id(args[4])
     ):
         return ReviewOptions(base=args[2], head=args[4], hook=True)
     return None
-
-
-_HEX = frozenset("0123456789abcdef")
 
 
 def main_quick(options: ReviewOptions, args: list[str]) -> int:
