@@ -4,8 +4,8 @@
 again) serves every test run from the cache, and its report is the same text. Reaching that
 text costs more than it needs: importing pydantic and pygit2 alone is about the whole start-up
 budget. So a review whose every run came from the cache is remembered with a fingerprint of
-everything it read, and the next `git eyeful` (no arguments) with the same fingerprint prints it
-without importing either.
+everything it read, and the next `git eyeful` with the same fingerprint and command line (none,
+or the plain hook's `--hook --base ID --head ID`) prints it without importing either.
 
 What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eyeful import __version__
+from eyeful.commands import environment_key
 from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, index_path, is_commit_id
 from eyeful.textsafe import first_hidden
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from eyeful.cache import Served
 
 FILE = "replay.json"
-_CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")
+_CONFIG_FILES = ("pyproject.toml", ".eyeful.toml")  # what config.py reads (it imports pydantic)
 _READ_NAMES = frozenset({"PATH", "HOME", "XDG_CONFIG_HOME"})
 _READ_PREFIXES = ("GIT_", "PRE_COMMIT", "EYEFUL_")
 _RANGE_VARS = (
@@ -85,28 +85,13 @@ def _env_names(root: Path) -> set[str]:
     return names
 
 
-def _environment(root: Path) -> list[tuple[str, str]]:
+def _environment(names: set[str]) -> list[tuple[str, str]]:
     """The variables a review reads: eyeful's own, git's, pre-commit's, and the project's."""
-    names = _env_names(root)
     return sorted(
         (key, value)
         for key, value in os.environ.items()
         if key in _READ_NAMES or key.startswith(_READ_PREFIXES) or key in names
     )
-
-
-def _pythons() -> dict[str, object]:
-    """What `python` and `python3` resolve to on the PATH project commands get, as the run cache
-    keys on them (eyeful/runs.py `environment_key`): under pre-commit that PATH is without
-    eyeful's own virtualenv, so they are the user's (a venv rebuilt in place changes them)."""
-    from eyeful.commands import project_env
-
-    path = project_env().get("PATH", "")
-    out: dict[str, object] = {"PATH": path}
-    for name in ("python", "python3"):
-        found = shutil.which(name, path=path)
-        out[name] = None if found is None else [found, os.path.realpath(found)]
-    return out
 
 
 def _commits(paths: RepoPaths, args: list[str]) -> str:
@@ -159,11 +144,14 @@ class Memory:
 
     def fingerprint(self) -> str:
         root = self.paths.root
+        names = _env_names(root)
         parts = {
             "eyeful": __version__,
             "args": self.args,
-            "environment": _environment(root),
-            "pythons": _pythons(),
+            "environment": _environment(names),
+            # What the run cache keys on (the PATH project commands get, the interpreters it
+            # resolves to): under pre-commit that PATH is without eyeful's own virtualenv.
+            "results": environment_key(names),
             "paths": [str(root), str(self.paths.git_dir), str(self.paths.common_dir)],
             "config": {name: _digest(root / name) for name in _CONFIG_FILES},
             "confirmed": _digest(config_home() / "confirmed"),

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import shlex
-import shutil
 import tempfile
 import threading
 import uuid
@@ -25,8 +23,8 @@ from typing import Any, Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import commands, isolation, results, unrunnable
 from eyeful import failures as failures_
-from eyeful import isolation, results, unrunnable
 from eyeful.cache import Cache, cache_key
 from eyeful.commands import CommandResult, Status, project_env, repointed, run_command
 from eyeful.completeness import CompletenessScanner
@@ -190,19 +188,8 @@ def _last_line(data: bytes) -> str:
 
 
 def environment_key(config: Config) -> dict[str, object]:
-    """What results depend on besides the tree: PATH, the interpreter it resolves to, and the
-    values of the variables the project names in `[tool.eyeful] env`."""
-    env = project_env()
-    path = env.get("PATH", "")
-    pythons = {}
-    for name in ("python", "python3"):
-        found = shutil.which(name, path=path)
-        pythons[name] = None if found is None else [found, os.path.realpath(found)]
-    return {
-        "PATH": path,
-        "python": pythons,
-        "env": {name: env.get(name) for name in config.env},
-    }
+    """What a run's results depend on besides the tree (eyeful/commands.py)."""
+    return commands.environment_key(config.env)
 
 
 def focused_commands(template: str, tests: Sequence[str]) -> list[IdCommand]:
