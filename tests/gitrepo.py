@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shlex
 import subprocess
@@ -32,6 +33,18 @@ def write(repo: Path, files: dict[str, str | bytes]) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+
+
+def stage(repo: Path, files: dict[str, str | bytes]) -> None:
+    """Write ``files`` and stage everything: the change a review looks at."""
+    write(repo, files)
+    git(repo, "add", "-A")
+
+
+def report_json(proc: subprocess.CompletedProcess[str]) -> dict:
+    """The JSON report `--format json` printed (stderr shown when there is none)."""
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
 
 
 def eyeful_config(test: str = PYTEST, *, extra: str = "", **commands: str) -> str:

@@ -27,21 +27,13 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
+    report_json,
+    stage,
     user_state,
     write,
 )
 
 GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
-
-
-def _stage(repo: Path, files: dict[str, str | bytes]) -> None:
-    write(repo, files)
-    git(repo, "add", "-A")
-
-
-def _json(proc: subprocess.CompletedProcess[str]) -> dict:
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -82,10 +74,10 @@ def test_a_conflicted_merge_is_exit_2(tmp_path):
 def test_a_merge_in_progress_without_conflicts_is_exit_2(tmp_path):
     repo, marker = _conflicting_project(tmp_path)
     git(repo, "checkout", "-qb", "topic")
-    _stage(repo, {"extra.py": "X = 1\n"})
+    stage(repo, {"extra.py": "X = 1\n"})
     git(repo, "commit", "-qm", "topic")
     git(repo, "checkout", "-q", "main")
-    _stage(repo, {"other.py": "Y = 1\n"})
+    stage(repo, {"other.py": "Y = 1\n"})
     git(repo, "commit", "-qm", "main")
     git(repo, "merge", "-q", "--no-commit", "--no-ff", "topic")
     assert (repo / ".git" / "MERGE_HEAD").exists()
@@ -105,7 +97,7 @@ def _unborn(tmp_path: Path, calc: str) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    _stage(
+    stage(
         repo,
         {
             "pyproject.toml": eyeful_config(),
@@ -124,7 +116,7 @@ def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_pa
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert report["base"] == {
         "tree": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
         "commit": None,
@@ -144,7 +136,7 @@ def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert report["base"]["label"] == "empty tree"
     assert report["base"]["commit"] is None
     assert report["base"]["tree"] == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -167,9 +159,9 @@ def test_an_unborn_branch_with_a_suite_that_names_no_tests_does_not_block(tmp_pa
     repo.mkdir()
     git(repo, "init", "-q")
     check = f"{shlex.quote(sys.executable)} check.py"
-    _stage(repo, {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"})
+    stage(repo, {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"})
     confirm(repo)
-    report = _json(eyeful("--format", "json", "--all-tests", cwd=repo))
+    report = report_json(eyeful("--format", "json", "--all-tests", cwd=repo))
     assert report["exit_code"] == 0
     assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
         ("the test suite", "new_test")
@@ -209,11 +201,11 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
         },
     )
     confirm(repo)
-    _stage(repo, {"data dir/input file é.txt": "changed\n", "notes ñ/read me.txt": "x\n"})
+    stage(repo, {"data dir/input file é.txt": "changed\n", "notes ñ/read me.txt": "x\n"})
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert [r["test"] for r in report["regressions"]] == [
         "tests ü/test_dätä.py::test_reads_the_data_file"
     ]
@@ -259,11 +251,11 @@ def test_binary_files_in_the_change(tmp_path):
     # The change flips one byte in the middle of the binary and adds another binary file.
     broken = bytearray(BINARY)
     broken[1000] ^= 0xFF
-    _stage(repo, {"blob.bin": bytes(broken), "image.png": b"\x89PNG\r\n\x1a\n\x00\x00" * 100})
+    stage(repo, {"blob.bin": bytes(broken), "image.png": b"\x89PNG\r\n\x1a\n\x00\x00" * 100})
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert [r["test"] for r in report["regressions"]] == [
         "tests/test_files.py::test_binary_file_is_intact"
     ]
@@ -311,7 +303,7 @@ def test_symlinks_in_the_change(tmp_path):
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
-    report = _json(proc)
+    report = report_json(proc)
     change = report["runs"][0]
     assert change["tests"] == {
         "tests/test_links.py::test_current_is_good": "failed",
@@ -329,7 +321,7 @@ def test_symlinks_in_the_change(tmp_path):
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in _json(proc)["regressions"]] == [
+    assert [r["test"] for r in report_json(proc)["regressions"]] == [
         "tests/test_links.py::test_current_is_good"
     ]
     assert user_state(repo) == before
@@ -350,7 +342,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         "vendor/lib",
     )
     # The project's test proves the submodule's files are not there in eyeful's worktree.
-    _stage(
+    stage(
         repo,
         {
             "tests/test_vendor.py": "from pathlib import Path\n\n\ndef test_no_submodule_files():\n"
@@ -361,7 +353,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
     before = user_state(repo)
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert report["runs"][0]["tests"]["tests/test_vendor.py::test_no_submodule_files"] == "passed"
     submodule_lines = [u for u in report["uncertainty"] if "submodule" in u["text"]]
     assert submodule_lines == [
@@ -384,7 +376,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
 def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
     repo = python_project(tmp_path / "repo")
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     assert eyeful(cwd=repo).returncode == 1  # eyeful's worktrees now exist inside .git
     elsewhere = tmp_path / "elsewhere"
     if how == "moved":
@@ -392,16 +384,16 @@ def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
     else:
         shutil.copytree(repo, elsewhere, symlinks=True)
     confirm(elsewhere)  # confirmations are per repository path
-    _stage(elsewhere, {"calc.py": BROKEN_ADD + "\n# a new tree, so not from the cache\n"})
+    stage(elsewhere, {"calc.py": BROKEN_ADD + "\n# a new tree, so not from the cache\n"})
     before = user_state(elsewhere)
     proc = eyeful("--format", "json", cwd=elsewhere)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
     assert user_state(elsewhere) == before
     if how == "copied":
         # The original is untouched by the copy's review and still reviews on its own.
         original = user_state(repo)
-        _stage(repo, {"calc.py": BROKEN_ADD + "\n# the original's own change\n"})
+        stage(repo, {"calc.py": BROKEN_ADD + "\n# the original's own change\n"})
         proc = eyeful("--format", "json", "--all-tests", cwd=repo)
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert original["HEAD"] == user_state(repo)["HEAD"]
@@ -414,7 +406,7 @@ def _eyeful_admin_dirs(repo: Path) -> list[Path]:
 def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
     repo = python_project(tmp_path / "repo")
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     assert eyeful(cwd=repo).returncode == 1
     admins = _eyeful_admin_dirs(repo)
     assert admins
@@ -422,10 +414,10 @@ def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
         # What a git killed in the middle of a checkout leaves in the worktree's admin directory.
         (admin / "index.lock").write_bytes(b"")
         (admin / "HEAD.lock").write_bytes(b"")
-    _stage(repo, {"calc.py": BROKEN_ADD + "\n# again\n"})
+    stage(repo, {"calc.py": BROKEN_ADD + "\n# again\n"})
     proc = eyeful("--format", "json", "--all-tests", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
 def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
@@ -435,7 +427,7 @@ def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
     files["pyproject.toml"] = eyeful_config("true")
     repo = make_repo(tmp_path / "repo", files)
     confirm(repo)
-    _stage(repo, {"new.txt": "x\n"})
+    stage(repo, {"new.txt": "x\n"})
     before = user_state(repo)
     proc = subprocess.Popen(
         [GIT_EYEFUL],
@@ -517,7 +509,7 @@ def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, 
         },
     )
     confirm(repo)
-    _stage(repo, {"mode.txt": "loud\n"})
+    stage(repo, {"mode.txt": "loud\n"})
     before = user_state(repo)
     out = tmp_path / "report.json"
     code, peak_kb = _measured(repo, out, "--format", "json")

@@ -27,21 +27,13 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
+    report_json,
+    stage,
     write,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
 USER_PYTEST = "python -m pytest -q -p no:cacheprovider"
-
-
-def _stage(repo: Path, files: dict[str, str]) -> None:
-    write(repo, files)
-    git(repo, "add", "-A")
-
-
-def _report(proc: subprocess.CompletedProcess[str]) -> dict:
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
 
 
 # --- a runner that could not run is ERROR (exit 3), never FAILED --------------------------------
@@ -60,10 +52,10 @@ def test_a_python_without_pytest_is_could_not_verify_not_pre_existing(
 ):
     repo = python_project(tmp_path / "repo", eyeful_config(USER_PYTEST))
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     env = dict(os.environ, PATH=f"{python_without_pytest}{os.pathsep}{os.environ['PATH']}")
     proc = eyeful("--format", "json", cwd=repo, env=env)
-    report = _report(proc)
+    report = report_json(proc)
     assert proc.returncode == 3, proc.stdout
     assert report["outcome"] == "unverified"
     (run,) = report["runs"]  # nothing ran on the base: there is nothing to compare
@@ -102,9 +94,9 @@ INTERRUPT = "def pytest_collection_finish(session):\n    raise KeyboardInterrupt
 def test_a_runner_that_could_not_run_is_error_exit_3(tmp_path, test, extra, staged, reason):
     repo = python_project(tmp_path / "repo", eyeful_config(test, extra=extra))
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD, **staged})
+    stage(repo, {"calc.py": BROKEN_ADD, **staged})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _report(proc)
+    report = report_json(proc)
     assert proc.returncode == 3, proc.stdout
     (run,) = report["runs"]
     assert run["status"] == "ERROR", run
@@ -120,10 +112,10 @@ def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
          "pytest.ini": "[pytest]\npythonpath = .\n", "calc.py": BROKEN_ADD},
     )  # fmt: skip
     confirm(repo)
-    _stage(repo, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+    stage(repo, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
                   "    assert add(2, 3) == 5\n"})  # fmt: skip
     proc = eyeful("--format", "json", cwd=repo)
-    report = _report(proc)
+    report = report_json(proc)
     assert proc.returncode == 0, proc.stdout
     assert [(r["side"], r["status"]) for r in report["runs"]] == [
         ("change", "FAILED"),
@@ -216,11 +208,11 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-q", "-m", "ignore")
     assert eyeful("confirm", "--yes", cwd=repo, env=env).returncode == 0
-    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
+    stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
     before = _fingerprint(user)
 
     proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
-    report = _report(proc)
+    report = report_json(proc)
     assert _fingerprint(user) == before  # setup's `pip install -e .` went elsewhere
     assert proc.returncode == 1, proc.stdout
     ran = [(r["side"], r["name"], r["status"]) for r in report["runs"]]
@@ -238,9 +230,9 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
     assert (repo / ".git" / "eyeful" / "venvs" / "wt-0" / "bin" / "python").exists()
 
     # A second change on the same worktree: its virtualenv is kept and setup is not rerun.
-    _stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return 2 * x  # same\n"})
+    stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return 2 * x  # same\n"})
     proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
-    report = _report(proc)
+    report = report_json(proc)
     assert proc.returncode == 0, proc.stdout
     assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
         ("change", "test", "PASSED")

@@ -7,10 +7,8 @@ shallow clone compared with the empty tree).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import subprocess
 import time
 from pathlib import Path
 
@@ -35,19 +33,11 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
+    report_json,
     run,
+    stage,
     write,
 )
-
-
-def _stage(repo: Path, files: dict[str, str]) -> None:
-    write(repo, files)
-    git(repo, "add", "-A")
-
-
-def _json(proc: subprocess.CompletedProcess[str]) -> dict:
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def _kinds(report: dict) -> list[tuple[str, str]]:
@@ -82,9 +72,9 @@ def test_case3_a_base_run_that_stopped_at_its_first_failure_is_no_pass(tmp_path,
         },
     )
     confirm(repo)
-    _stage(repo, {"tests/test_two.py": FIRST_FIXED})
+    stage(repo, {"tests/test_two.py": FIRST_FIXED})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert report["regressions"] == [], proc.stdout
     if test_one is None:
         # The base's run says nothing about test_second: exit 3, never 1.
@@ -194,9 +184,9 @@ def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "flaky test")
     confirm(repo)
-    _stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 0, proc.stdout
     assert report["regressions"] == []
     [flaky] = report["other_failures"]
@@ -237,9 +227,9 @@ def test_failing_in_the_suite_but_passing_alone_is_order_dependent(tmp_path):
         tmp_path / "repo", {"pyproject.toml": config, "pytest.ini": PYTEST_INI, **ORDER_BASE}
     )
     confirm(repo)
-    _stage(repo, {"state.py": ORDER_LEAKS})
+    stage(repo, {"state.py": ORDER_LEAKS})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 0, proc.stdout
     assert _kinds(report) == [("tests/test_order.py::test_later", "order_dependent")]
     [failure] = report["other_failures"]
@@ -264,14 +254,14 @@ def test_p(n):
 
 def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
-    _stage(repo, {"tests/test_p.py": PARAMS})
+    stage(repo, {"tests/test_p.py": PARAMS})
     git(repo, "commit", "-qm", "params")
     confirm(repo)
     # The change breaks add and adds a case the base does not have; pytest refuses a command
     # naming an id it cannot find, so that id is new and the others run again without it.
-    _stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 1, proc.stdout
     assert _kinds(report) == [
         ("tests/test_calc.py::test_add", "regression"),
@@ -284,9 +274,9 @@ def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_p
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
-    first = _json(eyeful("--format", "json", cwd=repo))
-    again = _json(eyeful("--format", "json", cwd=repo))
+    stage(repo, {"calc.py": BROKEN_ADD})
+    first = report_json(eyeful("--format", "json", cwd=repo))
+    again = report_json(eyeful("--format", "json", cwd=repo))
     for report in (first, again):
         assert report["exit_code"] == 1
         assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
@@ -296,7 +286,7 @@ def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
         ("test_one", False),
     ]
     # --no-cache runs the suite again too.
-    fresh = _json(eyeful("--format", "json", "--no-cache", cwd=repo))
+    fresh = report_json(eyeful("--format", "json", "--no-cache", cwd=repo))
     assert not any(r["cached"] for r in fresh["runs"])
     assert fresh["exit_code"] == 1
 
@@ -306,9 +296,9 @@ def test_without_test_one_a_regression_is_unconfirmed_never_silently_blocking(tm
     text = (repo / "pyproject.toml").read_text()
     assert "test_one" not in text
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 3, proc.stdout
     assert _kinds(report) == [("tests/test_calc.py::test_add", "unconfirmed")]
     assert report["questions"] == 1
@@ -332,9 +322,9 @@ def test_a_suite_that_names_no_tests_is_confirmed_by_live_runs(tmp_path):
         },
     )
     confirm(repo)
-    _stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 1, proc.stdout
     [failure] = report["regressions"]
     assert failure["test"] == "the test suite"
@@ -355,17 +345,17 @@ MODE_TEST = "import os\n\n\ndef test_mode():\n    assert os.environ.get('MODE', 
 def test_a_result_cached_under_another_environment_never_blocks(tmp_path, listed):
     extra = 'reruns = 1\nenv = ["MODE"]' if listed else "reruns = 1"
     repo = python_project(tmp_path / "repo", eyeful_config(extra=extra))
-    _stage(repo, {"tests/test_mode.py": MODE_TEST})
+    stage(repo, {"tests/test_mode.py": MODE_TEST})
     git(repo, "commit", "-qm", "mode")
     confirm(repo)
-    _stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
     bad = {**os.environ, "MODE": "bad"}
     # With MODE=bad the test fails on both sides: pre-existing.
     proc = eyeful("--format", "json", cwd=repo, env=bad)
-    assert _kinds(_json(proc)) == [("tests/test_mode.py::test_mode", "pre_existing")]
+    assert _kinds(report_json(proc)) == [("tests/test_mode.py::test_mode", "pre_existing")]
     # MODE put back: nothing fails, whatever was cached.
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert proc.returncode == 0, proc.stdout
     assert report["regressions"] == []
     if listed:
@@ -521,7 +511,7 @@ def test_a_shallow_clone_head_is_exit_3_with_the_fetch_to_run(shallow):
     run("git", "fetch", "-q", "--deepen=1", cwd=clone)
     proc = eyeful("--head", "HEAD", "--format", "json", cwd=clone)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
 def test_an_unfetched_base_commit_is_exit_3_with_git_fetch(tmp_path):
@@ -545,8 +535,8 @@ def test_a_configured_junit_report_in_pytests_default_format_still_blocks(tmp_pa
     )
     repo = python_project(tmp_path / "repo", config)
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
-    report = _json(proc)
+    report = report_json(proc)
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")], report
     assert proc.returncode == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -17,25 +16,16 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
+    report_json,
+    stage,
     user_state,
-    write,
 )
-
-
-def _stage(repo: Path, files: dict[str, str]) -> None:
-    write(repo, files)
-    git(repo, "add", "-A")
-
-
-def _json(proc) -> dict:
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def test_unconfirmed_commands_run_nothing_and_exit_3(tmp_path):
     marker = tmp_path / "ran"
     repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 3, proc.stderr
     assert not marker.exists()
@@ -53,7 +43,7 @@ def test_confirm_is_recorded_outside_the_repository_and_changes_ask_again(tmp_pa
     assert user_state(repo) == before
     record = hermetic / ".config" / "eyeful" / "confirmed"
     assert record.is_file()
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     assert eyeful(cwd=repo).returncode == 0
     assert marker.exists()
     marker.unlink()
@@ -75,7 +65,7 @@ def test_a_confirmation_for_another_path_does_not_count(tmp_path):
     one = python_project(tmp_path / "one")
     two = python_project(tmp_path / "two")
     assert eyeful("confirm", "--yes", cwd=one).returncode == 0
-    _stage(two, {"calc.py": BROKEN_ADD})
+    stage(two, {"calc.py": BROKEN_ADD})
     assert eyeful(cwd=two).returncode == 3
 
 
@@ -87,13 +77,13 @@ def _confirmed_project(tmp_path: Path, config: str | None = None) -> Path:
 
 def test_passing_change_exits_0_and_runs_only_the_change(tmp_path):
     repo = _confirmed_project(tmp_path)
-    _stage(
+    stage(
         repo,
         {"calc.py": "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"},
     )
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     assert report["outcome"] == "clean"
     assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
         ("change", "test", "PASSED")
@@ -106,7 +96,7 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
         tmp_path, eyeful_config(test_one=f"{PYTEST} {{test}}", extra="reruns = 3")
     )
     head = git(repo, "rev-parse", "--short=7", "HEAD").strip()
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
     proc = eyeful(cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -138,8 +128,8 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
 
 def test_json_report_fields(tmp_path):
     repo = _confirmed_project(tmp_path, eyeful_config(extra="reruns = 3"))  # the default
-    _stage(repo, {"calc.py": BROKEN_ADD})
-    report = _json(eyeful("--format", "json", cwd=repo))
+    stage(repo, {"calc.py": BROKEN_ADD})
+    report = report_json(eyeful("--format", "json", cwd=repo))
     for field in ("base", "head", "runs", "regressions", "findings", "blocking", "uncertainty"):
         assert field in report
     assert report["blocking"] == 1
@@ -175,10 +165,10 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
         },
     )
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    _stage(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
+    stage(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 0, proc.stdout
-    report = _json(proc)
+    report = report_json(proc)
     kinds = {f["test"]: f["kind"] for f in report["other_failures"]}
     assert kinds == {
         "tests/test_calc.py::test_mul": "pre_existing",
@@ -194,10 +184,10 @@ def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
     # A shell pipeline: eyeful cannot add --junitxml, so it reads pytest's FAILED lines.
     config = eyeful_config(f"true && {PYTEST}", test_one=f"true && {PYTEST} {{test}}")
     repo = _confirmed_project(tmp_path, config)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 1, proc.stdout
-    report = _json(proc)
+    report = report_json(proc)
     assert report["runs"][0]["tests_from"] == "output"
     assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
@@ -213,7 +203,7 @@ def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
         },
     )
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    _stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 1
     assert "the test suite fails on the change and passes on the base" in proc.stdout
@@ -228,7 +218,7 @@ def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
         {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"},
     )
     assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
-    _stage(repo, {"other.txt": "x\n"})
+    stage(repo, {"other.txt": "x\n"})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 0, proc.stdout
     assert "fails on the base too" in proc.stdout
@@ -246,7 +236,7 @@ def test_empty_change_says_nothing_to_review(tmp_path):
 
 def test_no_test_command_is_exit_3(tmp_path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
-    _stage(repo, {"a.txt": "b\n"})
+    stage(repo, {"a.txt": "b\n"})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 3
     assert "no test command is configured" in proc.stdout

@@ -32,6 +32,8 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
+    report_json,
+    stage,
     user_state,
     write,
 )
@@ -39,16 +41,6 @@ from tests.gitrepo import (
 FIXED_ADD = "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"
 GIT_EYEFUL = str(Path(PYTHON).parent / "git-eyeful")
 INTERRUPTED = "eyeful: error: interrupted; nothing of yours was changed"
-
-
-def _stage(repo: Path, files: dict[str, str | bytes]) -> None:
-    write(repo, files)
-    git(repo, "add", "-A")
-
-
-def _json(proc: subprocess.CompletedProcess[str]) -> dict:
-    assert proc.stdout, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def _project(tmp_path: Path, config: str | None = None) -> Path:
@@ -122,7 +114,7 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": "def add(a, b):\n    return a + b  # stashed\n"})
     git(repo, "stash", "-q")
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     # Unstaged: the working tree has add fixed again; untracked: a failing test; ignored files.
     write(
         repo,
@@ -138,14 +130,14 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
     assert "debug.log" in before["worktree"] and "build/out.bin" in before["worktree"]
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     # The staged calc.py was reviewed, not the fixed working-tree file, and no untracked test ran.
     assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
     for run in report["runs"]:
         assert not any("test_untracked" in name for name in run["tests"] or {})
     assert user_state(repo) == before
     # Served from the cache the second time: still nothing touched.
-    again = _json(eyeful("--format", "json", cwd=repo))
+    again = report_json(eyeful("--format", "json", cwd=repo))
     assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
     assert user_state(repo) == before
 
@@ -161,7 +153,7 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
         f"touch {marker}; sleep 300; fi; {PYTEST}"
     )
     repo = _project(tmp_path, eyeful_config(command, test_one=f"{PYTEST} {{test}}"))
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     write(repo, {"notes.txt": "untracked\n"})
     before = user_state(repo)
     # The console script itself, so that the signal reaches eyeful's python process (`git eyeful`
@@ -196,7 +188,8 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
     hang.unlink()
     again = eyeful("--format", "json", cwd=repo)
     assert again.returncode == 1, again.stdout + again.stderr
-    assert [r["test"] for r in _json(again)["regressions"]] == ["tests/test_calc.py::test_add"]
+    regressions = report_json(again)["regressions"]
+    assert [r["test"] for r in regressions] == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
 
 
@@ -207,7 +200,7 @@ def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     stubborn.write_text("trap '' TERM INT HUP\nwhile :; do sleep 1; done\n")
     command = f"sh {stubborn} & echo $! > {child_pid}; sleep 300"
     repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
     started = time.monotonic()
     proc = eyeful(cwd=repo)
@@ -253,10 +246,11 @@ def test_a_reused_worktree_drops_untracked_leftovers_and_keeps_ignored_files(tmp
     )
     confirm(repo)
     for n in range(3):
-        _stage(repo, {"notes.txt": f"{n}\n"})
+        stage(repo, {"notes.txt": f"{n}\n"})
         proc = eyeful("--format", "json", cwd=repo)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert [(r["side"], r["status"]) for r in _json(proc)["runs"]] == [("change", "PASSED")]
+        runs = report_json(proc)["runs"]
+        assert [(r["side"], r["status"]) for r in runs] == [("change", "PASSED")]
     assert log.read_text().split() == ["1", "2", "3"]
     assert not (repo / "stray.txt").exists() and not (repo / "warm").exists()
 
@@ -274,11 +268,11 @@ def test_a_passing_command_leaves_no_background_child(tmp_path, redirect):
     child_pid = tmp_path / "child.pid"
     command = f"sleep 300 {redirect} & echo $! > {child_pid}; echo started; exit 0"
     repo = _project(tmp_path, eyeful_config(command))
-    _stage(repo, {"calc.py": FIXED_ADD})
+    stage(repo, {"calc.py": FIXED_ADD})
     proc = eyeful("--format", "json", cwd=repo, timeout=120)
     pid = _read_pid(child_pid)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    [run] = _json(proc)["runs"]
+    [run] = report_json(proc)["runs"]
     assert run["status"] == "PASSED"
     assert run["duration"] < 30  # a child holding the output open does not keep eyeful waiting
     assert "started" in run["tail"]
@@ -290,11 +284,11 @@ def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
     shell_pid, child_pid = tmp_path / "shell.pid", tmp_path / "child.pid"
     command = f"echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; sleep 300"
     repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
     pids = [_read_pid(shell_pid), _read_pid(child_pid)]
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    [run] = _json(proc)["runs"]
+    [run] = report_json(proc)["runs"]
     assert (run["status"], run["reason"]) == ("ERROR", "timed out after 2s")
     for pid in pids:
         assert _gone(pid)
@@ -320,8 +314,8 @@ def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
         },
     )
     confirm(repo)
-    _stage(repo, {"mode.txt": "fail\n"})
-    report = _json(eyeful("--format", "json", cwd=repo))
+    stage(repo, {"mode.txt": "fail\n"})
+    report = report_json(eyeful("--format", "json", cwd=repo))
     change, base = report["runs"]
     assert (change["side"], change["status"], change["exit_code"]) == ("change", "FAILED", 3)
     assert (base["side"], base["status"], base["exit_code"]) == ("base", "PASSED", 0)
@@ -338,8 +332,8 @@ def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
 
 def test_a_command_killed_by_a_signal_is_failed_with_the_signal_as_reason(tmp_path):
     repo = _project(tmp_path, eyeful_config("echo dying; kill -9 $$"))
-    _stage(repo, {"calc.py": FIXED_ADD})
-    report = _json(eyeful("--format", "json", cwd=repo))
+    stage(repo, {"calc.py": FIXED_ADD})
+    report = report_json(eyeful("--format", "json", cwd=repo))
     change = report["runs"][0]
     assert change["status"] == "FAILED"
     assert change["exit_code"] == -9
@@ -349,10 +343,10 @@ def test_a_command_killed_by_a_signal_is_failed_with_the_signal_as_reason(tmp_pa
 
 def test_a_command_that_cannot_start_is_an_error_with_its_reason_and_not_cached(tmp_path):
     repo = _project(tmp_path, eyeful_config("no-such-command-xyz --flag"))
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    report = _json(proc)
+    report = report_json(proc)
     [run] = report["runs"]
     assert run["status"] == "ERROR"
     assert run["exit_code"] == 127
@@ -362,7 +356,7 @@ def test_a_command_that_cannot_start_is_an_error_with_its_reason_and_not_cached(
     md = eyeful(cwd=repo).stdout
     assert "tests on the change: ERROR" in md
     # An error says nothing about the tree, so it is tried again rather than served from cache.
-    again = _json(eyeful("--format", "json", cwd=repo))
+    again = report_json(eyeful("--format", "json", cwd=repo))
     assert [r["cached"] for r in again["runs"]] == [False]
 
 
@@ -397,7 +391,7 @@ def test_hook_git_variables_reach_neither_the_worktrees_nor_the_commands(tmp_pat
     }
     proc = eyeful("--format", "json", cwd=repo, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in _json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
     assert other_index.read_bytes() == other_before
     names = _env_names(envfile)
@@ -487,7 +481,7 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
         },
     )
     confirm(repo)
-    _stage(repo, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
     procs = [
         subprocess.Popen(
@@ -520,7 +514,7 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
     for entry in entries:
         assert isinstance(json.loads(entry.read_text()), dict)
     assert not [p for p in cache.rglob(".tmp-*")]
-    third = _json(eyeful("--format", "json", cwd=repo))
+    third = report_json(eyeful("--format", "json", cwd=repo))
     # The suite comes from the cache; a regression's confirmation is always live.
     assert [(r["name"], r["cached"]) for r in third["runs"]] == [
         ("test", True), ("test_one", False), ("test_one", False)
@@ -553,7 +547,7 @@ def _setup_project(tmp_path: Path, setup: str, extra: str = "") -> Path:
 def _review_runs(repo: Path) -> list[tuple[str, str, str]]:
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode in (0, 1, 3), proc.stdout + proc.stderr
-    return [(r["side"], r["name"], r["status"]) for r in _json(proc)["runs"]]
+    return [(r["side"], r["name"], r["status"]) for r in report_json(proc)["runs"]]
 
 
 def _lines(path: Path) -> list[str]:
@@ -575,7 +569,7 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
         ({"deps/a.cfg": "b\n"}, test_only, 4),  # not a default input
     ]
     for files, runs, count in steps:
-        _stage(repo, files)
+        stage(repo, files)
         assert _review_runs(repo) == runs, files
         assert len(_lines(counter)) == count, files
     # A changed setup command (confirmed again) runs again on an unchanged set of inputs.
@@ -583,10 +577,10 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
         f"[commands]\nsetup = 'echo y >> {counter}'\ntest = {PYTEST!r}\n"
     )
     confirm(repo)
-    _stage(repo, {"notes.txt": "3\n"})
+    stage(repo, {"notes.txt": "3\n"})
     assert _review_runs(repo) == setup_and_test
     assert _lines(counter) == ["x", "x", "x", "x", "y"]
-    _stage(repo, {"notes.txt": "4\n"})
+    stage(repo, {"notes.txt": "4\n"})
     assert _review_runs(repo) == test_only
     assert len(_lines(counter)) == 5
 
@@ -594,11 +588,11 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
 def test_setup_runs_for_the_base_when_its_inputs_differ_from_the_change(tmp_path):
     counter = tmp_path / "counter"
     repo = _setup_project(tmp_path, f"echo x >> {counter}")
-    _stage(repo, {"calc.py": FIXED_ADD})
+    stage(repo, {"calc.py": FIXED_ADD})
     _review_runs(repo)
     assert len(_lines(counter)) == 1
     # A failing change with new requirements: setup for the change, and again for the base.
-    _stage(repo, {"calc.py": BROKEN_ADD, "requirements.txt": "six\nattrs\n"})
+    stage(repo, {"calc.py": BROKEN_ADD, "requirements.txt": "six\nattrs\n"})
     assert _review_runs(repo) == [
         ("change", "setup", "PASSED"),
         ("change", "test", "FAILED"),
@@ -611,16 +605,16 @@ def test_setup_runs_for_the_base_when_its_inputs_differ_from_the_change(tmp_path
 def test_setup_inputs_are_configurable(tmp_path):
     counter = tmp_path / "counter"
     repo = _setup_project(tmp_path, f"echo x >> {counter}", extra='setup_inputs = ["deps/*.cfg"]')
-    _stage(repo, {"calc.py": FIXED_ADD})
+    stage(repo, {"calc.py": FIXED_ADD})
     _review_runs(repo)
     assert len(_lines(counter)) == 1
-    _stage(repo, {"requirements.txt": "attrs\n", "pyproject.toml": "[project]\nname = 'x'\n"})
+    stage(repo, {"requirements.txt": "attrs\n", "pyproject.toml": "[project]\nname = 'x'\n"})
     assert _review_runs(repo) == [("change", "test", "PASSED")]
     assert len(_lines(counter)) == 1
-    _stage(repo, {"deps/a.cfg": "changed\n"})
+    stage(repo, {"deps/a.cfg": "changed\n"})
     assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
     assert len(_lines(counter)) == 2
-    _stage(repo, {"deps/b.cfg": "new\n"})
+    stage(repo, {"deps/b.cfg": "new\n"})
     assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
     assert len(_lines(counter)) == 3
 
@@ -629,12 +623,12 @@ def test_a_failed_setup_is_exit_3_and_is_tried_again_next_time(tmp_path):
     counter, fail = tmp_path / "counter", tmp_path / "fail"
     repo = _setup_project(tmp_path, f"echo x >> {counter} && test ! -e {fail}")
     fail.touch()
-    _stage(repo, {"calc.py": FIXED_ADD})
+    stage(repo, {"calc.py": FIXED_ADD})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "setup failed on the change" in proc.stdout.split("### Uncertainty")[1]
     assert "setup on the change: FAILED" in proc.stdout
     fail.unlink()
-    _stage(repo, {"notes.txt": "1\n"})  # inputs unchanged, but the last setup did not succeed
+    stage(repo, {"notes.txt": "1\n"})  # inputs unchanged, but the last setup did not succeed
     assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
     assert len(_lines(counter)) == 2
