@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import seal
-from tests.gitrepo import PYTEST, eyeful, eyeful_config, git, make_repo, write
+from tests.gitrepo import PYTEST, confirm, eyeful, eyeful_config, git, make_repo, write
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
 README = "# calc\n\nadd returns the sum of its arguments.\n"
@@ -100,7 +100,7 @@ def _review(root: Path) -> dict:
             "    assert mul(2, 3) == 6\n",
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": CHANGE})
     git(repo, "add", "-A")
     findings = [

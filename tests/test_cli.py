@@ -16,6 +16,7 @@ from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
     PYTEST,
+    confirm,
     eyeful,
     eyeful_config,
     git,
@@ -52,7 +53,7 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
         f"echo run >> {counter} && {PYTEST}", extra="reruns = 1", test_one=f"{PYTEST} {{test}}"
     )
     repo = python_project(tmp_path / "repo", config)
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
 
@@ -84,7 +85,7 @@ def test_a_damaged_cache_entry_is_a_miss_never_a_crash(tmp_path):
     counter = tmp_path / "counter"
     config = eyeful_config(f"echo run >> {counter} && {PYTEST}")
     repo = python_project(tmp_path / "repo", config)
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": CALC.replace("a + b", "b + a")})  # harmless
     git(repo, "add", "-A")
     assert eyeful(cwd=repo).returncode == 0
@@ -104,7 +105,7 @@ def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
     one = {"test_one": f"{PYTEST} {{test}}", "extra": "reruns = 1"}
     config = eyeful_config(f"echo run >> {counter} && {PYTEST}", **one)
     repo = python_project(tmp_path / "repo", config)
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     assert eyeful(cwd=repo).returncode == 1
@@ -112,7 +113,7 @@ def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
     (repo / "pyproject.toml").write_text(
         eyeful_config(f"echo other >> {counter} && {PYTEST}", **one)
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     # pyproject.toml is unstaged: the tree is the same, the command is not.
     assert eyeful(cwd=repo).returncode == 1
     assert _count(counter) == 2
@@ -120,7 +121,7 @@ def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
 
 def test_stdout_has_only_the_report_and_stderr_is_quiet_off_a_terminal(tmp_path):
     repo = python_project(tmp_path / "repo")
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     proc = eyeful("--format", "json", cwd=repo)
@@ -164,7 +165,7 @@ def _run_with_tty_stderr(argv: list[str], cwd: Path, env: dict[str, str]) -> tup
 
 def test_progress_on_a_terminal_goes_to_stderr_and_honours_no_color(tmp_path):
     repo = python_project(tmp_path / "repo")
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
@@ -251,7 +252,7 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     from tests.gitrepo import user_state
 
     repo = python_project(tmp_path / "repo")
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     assert eyeful(cwd=repo).returncode == 1
@@ -292,7 +293,7 @@ def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tm
     # run reports to the display on the terminal: a race there crashed the run (KeyError, exit 1,
     # stdout empty). The display may not change the exit code or lose the report.
     repo = python_project(tmp_path / "repo", eyeful_config(PYTEST, test_one=PYTEST + " {test}"))
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     findings = tmp_path / "findings.json"
@@ -312,7 +313,7 @@ def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tm
 def test_a_reader_that_stops_reading_changes_no_exit_code(tmp_path):
     """`git eyeful | head -1`: the review's exit code stands, and no crash is reported."""
     repo = python_project(tmp_path / "repo")
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     bindir = Path(sys.executable).parent
     for staged, code in ((CALC.replace("a + b", "b + a"), 0), (BROKEN_ADD, 1)):
         write(repo, {"calc.py": staged})

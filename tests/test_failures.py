@@ -16,7 +16,7 @@ import pytest
 from eyeful.failures import SectionScanner, describe, not_runtime, scrub
 from eyeful.results import is_pytest_command, parse_junit
 from tests.conftest import seal
-from tests.gitrepo import PYTEST, PYTHON, eyeful, eyeful_config, git, make_repo, write
+from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful, eyeful_config, git, make_repo, write
 
 # No -q: pytest prints its header ("plugins: ... timeout-2.4.0 ...") as many projects' do.
 # Behind `env`, as the issue's wrapper case: eyeful must still ask pytest for a JUnit report.
@@ -81,7 +81,7 @@ def _review(root: Path) -> dict:
             "    assert sub(3, 1) == 2\n",
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": CHANGE_CALC})
     git(repo, "add", "-A")
     findings = [
@@ -355,7 +355,7 @@ def test_each_regression_shows_its_own_failure(tmp_path, command):
             "tests/test_calc.py": MANY_TESTS,
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": "def add(a, b):\n    return a * 3\n\n\ndef sub(a, b):\n"
                             "    return a + b\n"})  # fmt: skip
     git(repo, "add", "-A")

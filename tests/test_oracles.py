@@ -7,7 +7,7 @@ import json
 import pytest
 
 from eyeful.grading import is_documentation
-from tests.gitrepo import eyeful, eyeful_config, git, make_repo, write
+from tests.gitrepo import confirm, eyeful, eyeful_config, git, make_repo, write
 
 QUOTE = "add returns the sum of its arguments"
 NOTEBOOK = json.dumps(
@@ -38,7 +38,7 @@ def test_only_documentation_specifies(tmp_path):
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(), **{p: text for p, (text, _) in SOURCES.items()}},
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
     git(repo, "add", "-A")
     findings = [

@@ -399,21 +399,17 @@ def _trees(repo: Path, base: dict[str, str], change: dict[str, str]) -> tuple[st
     return one, two
 
 
-def test_stale_bytecode_of_a_same_size_same_second_edit_is_not_run(tmp_path):
+def test_stale_bytecode_of_a_same_size_same_second_edit_is_not_run(tmp_path, monkeypatch):
     config = eyeful_config(
         f"{shlex.quote(PYTHON)} -c 'import mod; raise SystemExit(mod.VALUE)'",
     )
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, ".gitignore": "__pycache__/\n"})
     one, two = _trees(repo, {"mod.py": "VALUE = 1\n"}, {"mod.py": "VALUE = 2\n"})
     runner = _runner(repo)
-    env_before = os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    try:
-        first, second = _same_second(
-            lambda: (runner.suite(one, "base"), runner.suite(two, "change"))
-        )
-    finally:
-        if env_before is not None:
-            os.environ["PYTHONDONTWRITEBYTECODE"] = env_before
+    # Bytecode next to the source, as Python writes it by default (conftest sends it elsewhere).
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    first, second = _same_second(lambda: (runner.suite(one, "base"), runner.suite(two, "change")))
     assert first[-1].exit_code == 1
     # Same size, same second: Python's bytecode check cannot tell; the stamped mtime can.
     assert second[-1].exit_code == 2

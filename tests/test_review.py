@@ -11,6 +11,7 @@ from tests.gitrepo import (
     CALC_TESTS,
     PYTEST,
     PYTHON,
+    confirm,
     eyeful,
     eyeful_config,
     git,
@@ -54,6 +55,21 @@ def test_confirm_is_recorded_outside_the_repository_and_changes_ask_again(tmp_pa
     assert not marker.exists()
 
 
+def test_the_confirm_helper_records_what_the_command_records(tmp_path, hermetic):
+    # Most tests confirm through tests/gitrepo.py's in-process `confirm`: it must leave the
+    # very record `git eyeful confirm --yes` leaves, or those tests test something else.
+    record = hermetic / ".config" / "eyeful" / "confirmed"
+    repo = python_project(tmp_path / "repo", eyeful_config(extra='env = ["CALC_MODE"]'))
+    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    by_command = record.read_text(encoding="ascii")
+    record.unlink()
+    confirm(repo)
+    assert record.read_text(encoding="ascii") == by_command
+    assert len(by_command.split()) == 1
+    proc = eyeful("confirm", "--yes", cwd=repo)  # the command reads the helper's record
+    assert proc.returncode == 0 and "Already confirmed." in proc.stderr, proc.stderr
+
+
 def test_confirm_without_terminal_needs_yes(tmp_path):
     repo = python_project(tmp_path / "repo")
     proc = eyeful("confirm", cwd=repo)
@@ -71,7 +87,7 @@ def test_a_confirmation_for_another_path_does_not_count(tmp_path):
 
 def _confirmed_project(tmp_path: Path, config: str | None = None) -> Path:
     repo = python_project(tmp_path / "repo", config)
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     return repo
 
 
@@ -164,7 +180,7 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
             "tests/test_calc.py": CALC_TESTS,
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     stage(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
     proc = eyeful("--format", "json", cwd=repo)
     assert proc.returncode == 0, proc.stdout
@@ -202,7 +218,7 @@ def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
             "calc.py": "def add(a, b):\n    return a + b\n",
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 1
@@ -217,7 +233,7 @@ def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"},
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     stage(repo, {"other.txt": "x\n"})
     proc = eyeful(cwd=repo)
     assert proc.returncode == 0, proc.stdout

@@ -434,7 +434,7 @@ LOG = Path({log!r})
 def pytest_sessionstart(session):
     with LOG.open("a") as handle:
         handle.write(f"start {{os.getpid()}} {{time.time()}} {{os.getcwd()}}\\n")
-    time.sleep(1.5)
+    time.sleep(0.5)  # long enough that two sessions in one worktree would overlap
 
 
 def pytest_sessionfinish(session, exitstatus):

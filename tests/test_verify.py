@@ -15,6 +15,7 @@ from eyeful.grading import grade_specified
 from tests.conftest import seal
 from tests.gitrepo import (
     PYTEST,
+    confirm,
     eyeful,
     eyeful_config,
     git,
@@ -69,7 +70,7 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def _demo_review(tmp_path: Path) -> dict:
     repo = make_demo_repo(tmp_path)
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     findings = tmp_path / "findings.json"
     findings.write_text(DEMO_FINDINGS.read_text(encoding="utf-8"), encoding="utf-8")
     proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
@@ -167,7 +168,7 @@ class TestDemoReview:
 
     def test_unchanged_rerun_serves_every_gate_from_the_cache(self, demo_report, tmp_path):
         repo = Path(demo_report["_repo"])
-        assert eyeful("confirm", "--yes", cwd=repo).returncode == 0  # in this test's own HOME
+        confirm(repo)  # in this test's own HOME
         counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
         counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
         before = counter.read_text()
@@ -185,7 +186,7 @@ class TestDemoReview:
         # The same review as markdown (its verdicts from the cache: the same findings, other
         # output).
         repo = Path(demo_report["_repo"])
-        assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+        confirm(repo)
         proc = eyeful("--findings", demo_report["_findings"], cwd=repo)
         assert proc.returncode == 1
         out = proc.stdout
@@ -225,7 +226,7 @@ def _project(tmp_path: Path, files: dict | None = None) -> Path:
             **(files or {}),
         },
     )
-    assert eyeful("confirm", "--yes", cwd=repo).returncode == 0
+    confirm(repo)
     write(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
     git(repo, "add", "-A")
     return repo
