@@ -14,6 +14,23 @@ import pytest
 
 from tests.gitrepo import PYTHON
 
+# Seconds each module's tests take on one worker (`pytest -n 2 --durations=0`, summed per file).
+# With `-n`, xdist gives each worker a whole module at a time (`--dist loadfile`), in the order
+# collected: the longest modules go first and the short ones fill in at the end, so the two
+# workers finish together. Ordering only: no test depends on it, and a module missing here runs
+# last.
+MODULE_SECONDS = {
+    "test_verify": 60, "test_cli": 57, "test_agents": 57, "test_replay": 55, "test_safety": 52,
+    "test_awkward": 43, "test_environments": 40, "test_regress": 39, "test_hooks": 36,
+    "test_injection": 29, "test_safety_inputs": 29, "test_providers": 22, "test_failures": 21,
+    "test_review": 17, "test_eval_mine": 12, "test_report": 11, "test_claims": 7,
+    "test_eval_run": 5, "test_sarif": 3, "test_results": 2, "test_scale": 1,
+}  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: -MODULE_SECONDS.get(item.path.stem, 0))
+
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -297,7 +297,7 @@ def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tm
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
     findings = tmp_path / "findings.json"
-    findings.write_text(json.dumps([_repro_finding(n) for n in (3, 4, 5)]))
+    findings.write_text(json.dumps([_repro_finding(n) for n in (3, 4)]))  # one per thread
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
     code, out, err = _run_with_tty_stderr(
         ["git", "eyeful", "-j", "2", "--findings", str(findings), "--format", "json"], repo, env
@@ -306,7 +306,7 @@ def test_progress_from_parallel_findings_on_a_terminal_never_costs_the_report(tm
     assert code == 1, err[-3000:]
     report = json.loads(out)
     assert report["exit_code"] == 1
-    assert [f["label"] for f in report["findings"]] == ["question"] * 3
+    assert [f["label"] for f in report["findings"]] == ["question"] * 2
     assert "test_one on the change" in _ANSI.sub("", err), _ANSI.sub("", err).replace("\r", "\n")
 
 

@@ -66,36 +66,54 @@ def direct(
                           stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
 
 
+def _copy_without_worktrees(source: Path, target: Path) -> None:
+    shutil.copytree(
+        source,
+        target,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if Path(d, n).match("*/.git/eyeful/worktrees")
+                                 or Path(d, n).match("*/.git/worktrees")],
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A project with a harmless staged change whose suite run is cached (built once)."""
+def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+    """A project with a harmless staged change whose review is remembered (built once).
+
+    The replay keys on the repository's path and the user's HOME, so every test gets the very
+    same path and HOME back (`remembered`): the repository is saved without eyeful's worktrees,
+    the HOME with its confirmation."""
+    root = tmp_path_factory.mktemp("template")
     with pytest.MonkeyPatch.context() as mp:
-        seal(tmp_path_factory, mp)
+        home = seal(tmp_path_factory, mp)
         config = eyeful_config(extra='env = ["CALC_MODE"]')
-        repo = python_project(tmp_path_factory.mktemp("template") / "repo", config)
+        repo = python_project(root / "repo", config)
         write(repo, {"calc.py": SWAPPED})
         git(repo, "add", "-A")
         confirm(repo)
         first, _ = plain_run(repo)
         assert first.returncode == 0, first.stdout + first.stderr
-        yield repo
+        cached, replayed = plain_run(repo)  # served from the cache: remembered
+        assert cached.returncode == 0 and not replayed, cached.stdout + cached.stderr
+        assert "cached: ran" in cached.stdout
+        _copy_without_worktrees(repo, root / "saved-repo")
+        shutil.copytree(home, root / "saved-home", symlinks=True)
+        yield {"repo": repo, "home": home, "saved-repo": root / "saved-repo",
+               "saved-home": root / "saved-home"}  # fmt: skip
 
 
 @pytest.fixture
-def remembered(template: Path, tmp_path: Path) -> Path:
-    """A copy of the template (its cache, not its worktrees) whose review is remembered."""
-    repo = tmp_path / "repo"
-    shutil.copytree(
-        template,
-        repo,
-        symlinks=True,
-        ignore=lambda d, names: [n for n in names if Path(d, n).match("*/.git/eyeful/worktrees")
-                                 or Path(d, n).match("*/.git/worktrees")],
-    )  # fmt: skip
-    confirm(repo)
-    proc, replayed = plain_run(repo)  # served from the cache: remembered
-    assert proc.returncode == 0 and not replayed, proc.stdout + proc.stderr
-    assert "cached: ran" in proc.stdout
+def remembered(template: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The template's repository and HOME as they were when its review was remembered, at the
+    same paths: the next plain run replays (checked here, so every test starts from a replay)."""
+    repo, home = template["repo"], template["home"]
+    for live, saved in ((repo, template["saved-repo"]), (home, template["saved-home"])):
+        shutil.rmtree(live)
+        shutil.copytree(saved, live, symlinks=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    proc, replayed = plain_run(repo)
+    assert proc.returncode == 0 and replayed, proc.stdout + proc.stderr
     return repo
 
 
