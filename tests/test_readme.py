@@ -1,6 +1,6 @@
 """Every example in the README works as written: its TOML configures eyeful, its findings file
 loads, its commands and options exist, its pre-commit hook id is eyeful's. (The demo's output
-block is compared with a real `eyeful demo` in tests/test_cli.py.)"""
+block is compared with a real `eyeful demo` in tests/test_verify.py.)"""
 
 from __future__ import annotations
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from eyeful.demo import make_demo_repo
 from eyeful.findings import Finding, parse_findings, verification_order
 from eyeful.gates import fails_text_problem, generic_fails_text
 from eyeful.grading import grade_specified
@@ -60,25 +63,62 @@ def _write_findings(path: Path, findings: list[dict]) -> Path:
 # --- the demo: every kind of outcome the seed describes, on a real repository -------------
 
 
+BIN = Path(sys.executable).parent
+PY = "/path/to/.venv/bin/python3"
+
+
+def _normalised(text: str) -> str:
+    """Output as the README shows it: only ids, times and the flaky runs' order may differ."""
+    text = re.sub(r"\S+/python3?(?= -m pytest)", PY, text)  # the interpreter the demo runs
+    text = re.sub(r"\b[0-9a-f]{7}\b", "ID", text)
+    text = re.sub(r"\d+\.\d+s\b", "Ts", text)
+    text = re.sub(r"ended differently: [A-Z, ]+", "ended differently: ...", text)
+    return text
+
+
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    # One review of the demo for the tests that only read it, sealed as conftest seals a test.
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`eyeful demo --keep`, the README's first command, made once for the tests that read it;
+    then the same review asked again in the repository it kept, as JSON and as markdown.
+
+    The demo runs everything live. Both are started directly (not through git, which puts its
+    exec-path first on PATH, and PATH is part of a cached run's key), so the reruns are served
+    every project run from the demo's cache but the regression's confirmations, which always
+    run live. Sealed as conftest seals a test."""
     with pytest.MonkeyPatch.context() as mp:
-        seal(tmp_path_factory, mp)
-        return _demo_review(tmp_path_factory.mktemp("demo"))
+        home = seal(tmp_path_factory, mp)
+        where = tmp_path_factory.mktemp("demo")
+        tmp = where / "tmp"
+        tmp.mkdir()
+        proc = subprocess.run(
+            [str(BIN / "eyeful"), "demo", "--keep"], capture_output=True, text=True,
+            env={**os.environ, "TMPDIR": str(tmp)}, cwd=where, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        repo = Path(proc.stderr.split("The demo repository is at ")[1].strip()[:-1])
+        confirmations = home / ".config" / "eyeful" / "confirmed"
+        out = {"stdout": proc.stdout, "stderr": proc.stderr, "repo": repo, "tmp": tmp,
+               "left_in_tmp": sorted(p.name for p in tmp.iterdir()),
+               "confirmed_by_demo": confirmations.exists()}  # fmt: skip
+        counter = repo / ".git" / "demo-flaky-counter"
+        before = counter.read_text()
+        confirm(repo)
+        findings = _write_findings(where / "findings.json", json.loads(DEMO_FINDINGS.read_text()))
+        again = [
+            subprocess.run([str(BIN / "git-eyeful"), "--findings", str(findings), *fmt], cwd=repo,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+            for fmt in (["--format", "json"], [])
+        ]  # fmt: skip
+        assert [p.returncode for p in again] == [1, 1], again[0].stderr + again[1].stderr
+        out["report"] = json.loads(again[0].stdout)
+        out["rerun_markdown"] = again[1].stdout
+        out["flaky_counter_moved"] = counter.read_text() != before
+        return out
 
 
-def _demo_review(tmp_path: Path) -> dict:
-    repo = make_demo_repo(tmp_path)
-    confirm(repo)
-    findings = tmp_path / "findings.json"
-    findings.write_text(DEMO_FINDINGS.read_text(encoding="utf-8"), encoding="utf-8")
-    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stderr
-    report = json.loads(proc.stdout)
-    report["_repo"] = str(repo)
-    report["_findings"] = str(findings)
-    return report
+@pytest.fixture
+def demo_report(demo: dict) -> dict:
+    return demo["report"]
 
 
 def _by_id(report: dict) -> dict[str, dict]:
@@ -96,6 +136,23 @@ ALL_PASS = dict.fromkeys(
 
 class TestDemoReview:
     """The tests that read the one demo review: on one worker (`--dist loadfile`), made once."""
+
+    def test_the_demo_prints_the_readmes_review_and_keeps_only_what_it_was_asked_to(self, demo):
+        out = demo["stdout"]
+        assert out.splitlines()[0].endswith(": 3 blocking issues, 2 questions")
+        blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
+        assert "`tests/test_sessions.py::test_remaining_never_negative`" in blocking
+        assert "assert -30 == 0" in blocking
+        # The README shows this very output: only ids, times and the flaky runs' order may differ.
+        readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+        shown = readme.split("````markdown\n")[1].split("````\n")[0]
+        assert _normalised(out) == _normalised(shown)
+        assert "would exit 1" in demo["stderr"]
+        # --keep keeps the throwaway repository, and nothing else: its confirmation lives in it.
+        # (Without --keep it is removed, even when interrupted: test_cli.)
+        assert demo["left_in_tmp"] == [demo["repo"].parent.name]
+        assert demo["repo"].parent.parent == demo["tmp"]
+        assert not demo["confirmed_by_demo"]
 
     def test_specified_boundary_blocks_with_verified_fix(self, demo_report):
         f = _by_id(demo_report)["boundary"]
@@ -166,30 +223,20 @@ class TestDemoReview:
             "extend-expired",
         ]
 
-    def test_unchanged_rerun_serves_every_gate_from_the_cache(self, demo_report, tmp_path):
-        repo = Path(demo_report["_repo"])
-        confirm(repo)  # in this test's own HOME
-        counter = Path(git(repo, "rev-parse", "--git-common-dir").strip())
-        counter = (repo / counter if not counter.is_absolute() else counter) / "demo-flaky-counter"
-        before = counter.read_text()
-        proc = eyeful("--findings", demo_report["_findings"], "--format", "json", cwd=repo)
-        again = json.loads(proc.stdout)
+    def test_unchanged_rerun_serves_every_gate_from_the_cache(self, demo):
+        again = demo["report"]  # asked again after the demo's live review
         assert all(r["cached"] for f in again["findings"] for r in f["runs"])
         # The suite comes from the cache; only the regression's confirmation runs live.
         assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
         assert {r["name"] for r in again["runs"] if not r["cached"]} == {"test_one"}
-        assert counter.read_text() == before  # no reproduction ran again
-        strip = lambda fs: [{k: v for k, v in f.items() if k != "runs"} for f in fs]  # noqa: E731
-        assert strip(again["findings"]) == strip(demo_report["findings"])
+        assert not demo["flaky_counter_moved"]  # no reproduction ran again
+        # The verdicts are the live review's: the same feedback, but for the cached run's note.
+        cached_note = re.compile(r"\(cached: ran [^,]+, took ")
+        assert cached_note.search(demo["rerun_markdown"])
+        assert cached_note.sub("(", demo["rerun_markdown"]) == demo["stdout"]
 
-    def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(self, demo_report):
-        # The same review as markdown (its verdicts from the cache: the same findings, other
-        # output).
-        repo = Path(demo_report["_repo"])
-        confirm(repo)
-        proc = eyeful("--findings", demo_report["_findings"], cwd=repo)
-        assert proc.returncode == 1
-        out = proc.stdout
+    def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(self, demo):
+        out = demo["stdout"]  # the live review's markdown
         blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
         assert "**issue (blocking):** `sessions.py:16` A session is still valid" in blocking
         gates = "Gates: runs pass, not_flaky pass, fails_as_claimed pass, introduced pass"
