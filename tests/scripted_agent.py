@@ -182,7 +182,9 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = body["messages"][-1]["content"]
         reply = answer(prompt, self.script)
         if reply in ("http500", "crash"):
-            self._send(500, {"error": {"message": "scripted server error"}})
+            # Retry at once: the client's own backoff is test_providers' subject, not a wait here.
+            error = {"error": {"message": "scripted server error"}}
+            self._send(500, error, {"retry-after-ms": "1"})
             return
         if reply == "hang":
             time.sleep(30)
@@ -197,9 +199,11 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": usage,
         })  # fmt: skip
 
-    def _send(self, status: int, payload: dict) -> None:
+    def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

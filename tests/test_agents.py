@@ -176,9 +176,7 @@ def _by_title(report: dict) -> dict[str, dict]:
     return {f["title"]: f for f in report["findings"]}
 
 
-def _check_full(
-    report: dict, naive_fault: str = "invalid reply twice: the reply has no JSON object"
-) -> None:
+def _check_full(report: dict) -> None:
     found = _by_title(report)
     boundary = found[BOUNDARY]
     assert (boundary["kind"], boundary["label"]) == ("fail", "issue (blocking)")
@@ -213,14 +211,13 @@ def _check_full(
     assert (report["blocking"], report["questions"], report["disputed"]) == (2, 2, 1)
     assert report["experts"] == ["correctness", "skeptic", "security"]
     faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
-    assert len(faults) == 1 and faults[0].startswith("agent fault (repro, security-1): "), faults
-    assert naive_fault in faults[0], faults
+    assert faults == [
+        "agent fault (repro, security-1): invalid reply twice: the reply has no JSON object"
+    ]
     usage = report["agents"]
     assert usage["expert"]["calls"] == 3
     assert usage["same_problem"]["calls"] == 3  # every pair within two lines of each other
-    # Two tests, one correction, and the faulty one: two tries of an invalid reply, one call
-    # for a server error (the client's retries are inside that call).
-    assert usage["repro"]["calls"] == (5 if "invalid reply" in naive_fault else 4)
+    assert usage["repro"]["calls"] == 5  # two tests, one correction, two tries for the faulty one
     assert usage["repro"]["faults"] == 1
     assert usage["fix"]["calls"] == 2
     assert usage["judge"]["calls"] == 1
@@ -259,8 +256,12 @@ def test_command_provider_plays_every_role(tmp_path):
 
 
 def test_openai_provider_against_a_local_server(tmp_path, monkeypatch):
+    # Every role through HTTP. The negative-time finding and its corrected reproduction (the
+    # command provider's test shows them) are left out: they add seventeen test runs and no
+    # request the other findings do not make.
     repo = make_demo_repo(tmp_path)
     script = full_script(tmp_path / "log.jsonl")
+    script["expert"]["skeptic"] = [_finding(BOUNDARY_AGAIN, 16)]
     script["repro"][NAIVE] = "http500"  # an HTTP 500, after the client's retries, is a fault
     server, requests = serve_openai(script)
     try:
@@ -274,7 +275,24 @@ def test_openai_provider_against_a_local_server(tmp_path, monkeypatch):
         report = _report(repo)
     finally:
         server.shutdown()
-    _check_full(report, naive_fault="openai: HTTP 500 from ")
+    found = _by_title(report)
+    boundary = found[BOUNDARY]
+    assert (boundary["kind"], boundary["label"]) == ("fail", "issue (blocking)")
+    assert boundary["fix_verified"] is True and boundary["merged"] == ["skeptic-1"]
+    assert NEGATIVE not in found and BOUNDARY_AGAIN not in found
+    overflow = found[OVERFLOW]
+    assert (overflow["kind"], overflow["objection"]) == ("open", "Python integers do not overflow")
+    naive = found[NAIVE]
+    assert naive["kind"] == "review" and naive["judge"] == "the comparison mixes clocks"
+    faults = [u["text"] for u in report["uncertainty"] if u["text"].startswith("agent fault")]
+    assert len(faults) == 1 and faults[0].startswith("agent fault (repro, security-1): "), faults
+    assert "openai: HTTP 500 from " in faults[0], faults
+    usage = report["agents"]
+    assert {role: usage[role]["calls"] for role in ("expert", "repro", "fix", "judge")} == {
+        "expert": 3, "repro": 2, "fix": 1, "judge": 1
+    }  # fmt: skip
+    assert usage["same_problem"]["calls"] >= 1
+    assert (report["blocking"], report["disputed"]) == (2, 1)  # the regression and the boundary
     assert requests and all(r["body"]["model"] == "scripted" for r in requests)
     assert all(r["auth"] == "Bearer sk-test-123" for r in requests)
     assert report["agents"]["expert"]["tokens"] > 0  # usage is recorded
