@@ -421,8 +421,10 @@ def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
 
 
 def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
+    # 1,000 files, 24 MB: the checkout takes long enough to be caught (every try caught it,
+    # exit 130), and costs a fraction of 20,000 small files' git add and tree walks.
     files: dict[str, str | bytes] = {
-        f"data/d{i}/f{j}.txt": f"{i} {j}\n" * 20 for i in range(200) for j in range(100)
+        f"data/d{i}/f{j}.txt": f"{i} {j}\n" * 4000 for i in range(20) for j in range(50)
     }
     files["pyproject.toml"] = eyeful_config("true")
     repo = make_repo(tmp_path / "repo", files)
