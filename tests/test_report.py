@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
@@ -19,6 +18,7 @@ from eyeful.regressions import TestFailure as Failure
 from eyeful.report import Report, RoleUsage, SideInfo, to_markdown
 from eyeful.runs import Run
 from eyeful.testlines import definition_line
+from tests.conftest import seal
 from tests.gitrepo import PYTEST, confirm, eyeful, git, make_repo, write
 
 STAGED = SideInfo(tree="a" * 40, commit=None, label="staged", short="aaaaaaa")
@@ -247,55 +247,26 @@ BIG_SUITE = {
 
 
 @pytest.fixture(scope="module")
-def big_review(tmp_path_factory, hermetic):
+def big_review(tmp_path_factory):
     """A suite of 2,000 trivial tests and 28 that one changed character breaks, reviewed once
-    (JSON); markdown, --all-tests and SARIF are then served from the cache."""
-    root = tmp_path_factory.mktemp("big")
-    config = (
-        "[tool.eyeful]\nreruns = 1\n"
-        f"[tool.eyeful.commands]\ntest = {PYTEST!r}\ntest_one = {PYTEST + ' {test}'!r}\n"
-    )
-    repo = make_repo(root / "repo", {"pyproject.toml": config, **BIG_SUITE})
-    confirm(repo)
-    write(repo, {"version.py": "VERSION = 2\n"})
-    git(repo, "add", "-A")
-    compact = eyeful("--format", "json", cwd=repo, timeout=600)
-    sarif = root / "out.sarif"
-    markdown = eyeful("--sarif", str(sarif), cwd=repo, timeout=600)
-    full = eyeful("--format", "json", "--all-tests", cwd=repo, timeout=600)
-    return repo, compact, markdown, full, sarif
-
-
-@pytest.fixture(scope="module")
-def hermetic(tmp_path_factory):
-    """Module-scoped twin of conftest's hermetic environment, for the shared review above."""
-    import os
-    import sys
-
-    home = tmp_path_factory.mktemp("home")
-    saved = dict(os.environ)
-    for name in list(os.environ):
-        if name.startswith(("GIT_", "PRE_COMMIT")) or name in (
-            "NO_COLOR",
-            "VIRTUAL_ENV",
-            "PYTEST_XDIST_WORKER",
-            "PYTEST_ADDOPTS",
-        ):
-            del os.environ[name]
-    os.environ.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_EDITOR="false",
-    )
-    os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]
-    (home / ".gitconfig").write_text(
-        "[user]\n\tname = eyeful tests\n\temail = tests@eyeful.invalid\n"
-        "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
-    )
-    yield home
-    os.environ.clear()
-    os.environ.update(saved)
+    (JSON); markdown, --all-tests and SARIF are then served from the cache. Sealed as conftest
+    seals a test."""
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        root = tmp_path_factory.mktemp("big")
+        config = (
+            "[tool.eyeful]\nreruns = 1\n"
+            f"[tool.eyeful.commands]\ntest = {PYTEST!r}\ntest_one = {PYTEST + ' {test}'!r}\n"
+        )
+        repo = make_repo(root / "repo", {"pyproject.toml": config, **BIG_SUITE})
+        confirm(repo)
+        write(repo, {"version.py": "VERSION = 2\n"})
+        git(repo, "add", "-A")
+        compact = eyeful("--format", "json", cwd=repo, timeout=600)
+        sarif = root / "out.sarif"
+        markdown = eyeful("--sarif", str(sarif), cwd=repo, timeout=600)
+        full = eyeful("--format", "json", "--all-tests", cwd=repo, timeout=600)
+        return repo, compact, markdown, full, sarif
 
 
 def test_json_keeps_failing_tests_and_counts_and_stays_small(big_review):
