@@ -64,18 +64,21 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     # none, and loading them costs most of a short pytest run's start-up. A test about plugins
     # turns this off in its own command (`env -u PYTEST_DISABLE_PLUGIN_AUTOLOAD ...`).
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    # Bytecode: the suite starts eyeful some 400 times and pytest some 800 times. Where
-    # PYTHONDONTWRITEBYTECODE is set (CI, many shells), every start would compile eyeful afresh
-    # (about 0.1 s of CPU each). Every Python a test starts writes its bytecode into one directory
-    # of this run instead, shared by the workers, never into a source tree or a worktree.
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_pycache(tmp_path_factory)))
     return home
 
 
-def _pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.getbasetemp()
-    return (base.parent if base.name.startswith("popen-gw") else base) / "pycache"
+def pytest_configure(config: pytest.Config) -> None:
+    """eyeful's bytecode, written once: the suite starts eyeful some 400 times, and where
+    PYTHONDONTWRITEBYTECODE is set (CI, many shells) an editable install would compile every
+    module afresh at each start (about 0.1 s of CPU each). An install compiles them the same way;
+    compileall skips what is up to date. The bundled example project is left alone."""
+    import compileall
+    import re
+
+    import eyeful
+
+    examples = re.compile(r"[/\\]examples[/\\]")
+    compileall.compile_dir(Path(eyeful.__file__).parent, quiet=1, rx=examples)
 
 
 @pytest.fixture
