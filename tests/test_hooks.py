@@ -76,19 +76,20 @@ def remote_tip(remote: Path, ref: str) -> str:
     return run("git", "rev-parse", "-q", "--verify", ref, cwd=remote, check=False).stdout.strip()
 
 
+def _combined(
+    argv: list[str], repo: Path, env: dict[str, str] | None = None, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """``argv`` run in ``repo`` with no input; the process and its stdout and stderr together
+    (a hook's output reaches the user on either)."""
+    proc = subprocess.run(argv, cwd=repo, env=env, text=True, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=timeout)  # fmt: skip
+    return proc, proc.stdout + proc.stderr
+
+
 def push(
     repo: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    proc = subprocess.run(
-        ["git", "push", "origin", *args],
-        cwd=repo,
-        env=env,
-        text=True,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-    return proc, proc.stdout + proc.stderr
+    return _combined(["git", "push", "origin", *args], repo, env)
 
 
 def local_state(repo: Path, *, index_bytes: bool = True) -> dict[str, object]:
@@ -238,15 +239,8 @@ def pre_commit_run(
     hook runs it (PRE_COMMIT_FROM_REF / PRE_COMMIT_TO_REF), with a configuration kept out of
     the user's repository."""
     refs = ["--from-ref", from_ref, "--to-ref", to_ref]
-    proc = subprocess.run(
-        [str(PRE_COMMIT), "run", "--config", str(config), "--hook-stage", "pre-push", *refs],
-        cwd=repo,
-        text=True,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-    )
-    return proc, proc.stdout + proc.stderr
+    argv = [str(PRE_COMMIT), "run", "--config", str(config), "--hook-stage", "pre-push", *refs]
+    return _combined(argv, repo, timeout=600)
 
 
 class TestPreCommitInstallsEyeful:

@@ -406,7 +406,7 @@ def test_stale_bytecode_of_a_same_size_same_second_edit_is_not_run(tmp_path, mon
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, ".gitignore": "__pycache__/\n"})
     one, two = _trees(repo, {"mod.py": "VALUE = 1\n"}, {"mod.py": "VALUE = 2\n"})
     runner = _runner(repo)
-    # Bytecode next to the source, as Python writes it by default.
+    # Bytecode next to the source, as Python writes it by default (whatever the shell says).
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
     first, second = _same_second(lambda: (runner.suite(one, "base"), runner.suite(two, "change")))
