@@ -2,14 +2,31 @@
 
 pre-commit installs eyeful in an environment of its own, so a pre-commit user has no `git eyeful`
 on PATH: the way to confirm is the repository's second hook, `eyeful-confirm`, run on demand.
+How to reach it depends on where the `eyeful` hook came from:
+
+- the repository's `.pre-commit-config.yaml` lists `eyeful-confirm`:
+  `pre-commit run --hook-stage manual eyeful-confirm`;
+- it does not (`pre-commit try-repo`, a configuration elsewhere, or one with the `eyeful` hook
+  only): the same hook through `pre-commit try-repo`, from the repository and commit pre-commit
+  installed this eyeful from (its environment lives in pre-commit's clone of that repository);
+- neither is known: add the hook to the configuration, then run it.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 CONFIRM_HOOK = "eyeful-confirm"
+CONFIG_FILE = ".pre-commit-config.yaml"
+MANIFEST_FILE = ".pre-commit-hooks.yaml"
+_RUN_CONFIRM = f"pre-commit run --hook-stage manual {CONFIRM_HOOK}"
+_LISTED = re.compile(rf"^[ \t]*(?:-[ \t]+)?id:[ \t]*(['\"]?){CONFIRM_HOOK}\1[ \t]*(?:#.*)?$", re.M)
+_MAX_CONFIG_BYTES = 1 << 20
 
 
 def under_pre_commit(env: Mapping[str, str] | None = None) -> bool:
@@ -17,8 +34,67 @@ def under_pre_commit(env: Mapping[str, str] | None = None) -> bool:
     return bool((os.environ if env is None else env).get("PRE_COMMIT"))
 
 
-def confirm_command(env: Mapping[str, str] | None = None) -> str:
-    """The command that confirms the project's commands, from where eyeful was started."""
-    if under_pre_commit(env):
-        return f"pre-commit run --hook-stage manual {CONFIRM_HOOK}"
-    return "git eyeful confirm"
+def confirm_hint(
+    root: Path, env: Mapping[str, str] | None = None, prefix: str | None = None
+) -> str:
+    """What to do to confirm the project's commands, from where eyeful was started: "run `...`"
+    (or, when no command can be known, what to add first). ``prefix`` is the environment eyeful
+    runs in (``sys.prefix``)."""
+    if not under_pre_commit(env):
+        return "run `git eyeful confirm`"
+    if lists_confirm_hook(root):
+        return f"run `{_RUN_CONFIRM}`"
+    source = hook_source(Path(sys.prefix if prefix is None else prefix))
+    if source is not None:
+        url, rev = source
+        return (
+            f"run `pre-commit try-repo {shlex.quote(url)} {CONFIRM_HOOK} --ref {rev} "
+            "--hook-stage manual`"
+        )
+    add = f"add `- id: {CONFIRM_HOOK}` to eyeful's hooks in {CONFIG_FILE}"
+    return f"{add}, then run `{_RUN_CONFIRM}`"
+
+
+def lists_confirm_hook(root: Path) -> bool:
+    """Whether the repository's pre-commit configuration has an `id: eyeful-confirm` line (block
+    style, as the README's snippet; a commented-out line does not count). Only a regular file
+    at the top of the repository is read."""
+    path = root / CONFIG_FILE
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > _MAX_CONFIG_BYTES:
+            return False
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return _LISTED.search(text) is not None
+
+
+def hook_source(prefix: Path) -> tuple[str, str] | None:
+    """The repository URL and commit pre-commit installed this eyeful from, or None.
+
+    pre-commit makes a hook's environment inside its clone of the hook's repository (`origin` is
+    the repository as configured, a local path made absolute); that clone holds eyeful's
+    manifest. The URL is only printed, quoted, never run; one that could not be pasted as it is
+    (control characters, a backtick), or a copy `try-repo` made of uncommitted changes (beside
+    the clone, gone once try-repo ends), gives None.
+    """
+    clone = prefix.parent
+    manifest = clone / MANIFEST_FILE
+    try:
+        if not manifest.is_file() or _LISTED.search(manifest.read_text(errors="replace")) is None:
+            return None  # not eyeful's clone, or an eyeful from before the confirming hook
+    except OSError:
+        return None
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(clone))
+        url = repo.remotes["origin"].url
+        rev = str(repo.head.target)
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    if not url or not url.isprintable() or "`" in url or not re.fullmatch(r"[0-9a-f]{40,64}", rev):
+        return None
+    if Path(url).is_absolute() and Path(url).parent == clone.parent:
+        return None  # try-repo's shadow copy of uncommitted changes
+    return url, rev

@@ -23,7 +23,7 @@ from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_ord
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
-from eyeful.precommit import confirm_command
+from eyeful.precommit import confirm_hint
 from eyeful.progress import Progress, Silent
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
 from eyeful.regressions import notes as regression_notes
@@ -171,7 +171,8 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        report.note(f"{why}, so none was run (run `{confirm_command()}`)", unverified=True)
+        hint = confirm_hint(request.paths.root)
+        report.note(f"{why}, so none was run ({hint})", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from eyeful import reaper
 from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, is_commit_id
-from eyeful.precommit import confirm_command
+from eyeful.precommit import confirm_hint
 from eyeful.terminal import RichProgress, Stderr, ask_yes_no
 from eyeful.textsafe import visible
 
@@ -93,7 +93,7 @@ def _ensure_confirmed(stderr: Stderr, paths: RepoPaths, config: Config, store: T
     if not interactive():
         stderr.say(
             "eyeful: the project's commands are not confirmed for this repository; "
-            f"running none (run `{confirm_command()}`)"
+            f"running none ({confirm_hint(paths.root)})"
         )
         return False
     describe_commands(stderr, config, paths)

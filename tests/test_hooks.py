@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from eyeful.precommit import confirm_hint
 from tests.gitrepo import (
     CALC,
     CALC_TESTS,
@@ -171,6 +172,90 @@ def test_manifest_declares_the_eyeful_pre_push_hook():
     assert confirm_hook["always_run"] is True and confirm_hook["pass_filenames"] is False
 
 
+# --- what a stopped push says to run to confirm ------------------------------------------------
+
+UNDER_PRE_COMMIT = {"PRE_COMMIT": "1"}
+RUN_CONFIRM = "run `pre-commit run --hook-stage manual eyeful-confirm`"
+ADD_CONFIRM = (
+    f"add `- id: eyeful-confirm` to eyeful's hooks in .pre-commit-config.yaml, then {RUN_CONFIRM}"
+)
+
+
+def _pre_commit_clone(parent: Path, origin: str, manifest: str | None = None) -> Path:
+    """What pre-commit makes for a hook repository: a clone (`origin` as configured) holding the
+    manifest, with the hook's environment inside it. Returns the environment's prefix."""
+    manifest = manifest or MANIFEST.read_text(encoding="utf-8")
+    clone = make_repo(parent / "repoabc123", {".pre-commit-hooks.yaml": manifest})
+    git(clone, "remote", "add", "origin", origin)
+    prefix = clone / "py_env-python3"
+    prefix.mkdir()
+    return prefix
+
+
+@pytest.mark.parametrize(
+    ("config", "listed"),
+    [
+        ("repos:\n- repo: x\n  rev: y\n  hooks:\n  - id: eyeful\n  - id: eyeful-confirm\n", True),
+        ("repos:\n  - repo: x\n    hooks:\n      - id: 'eyeful-confirm'  # by hand\n", True),
+        (
+            "repos:\n  - repo: x\n    hooks:\n      - id: eyeful\n      # - id: eyeful-confirm\n",
+            False,
+        ),
+        ("repos:\n  - repo: x\n    hooks:\n      - id: eyeful-confirm-not\n", False),
+        (None, False),
+    ],
+    ids=["readme", "quoted", "commented-out", "another-id", "no-config"],
+)
+def test_a_stopped_push_under_pre_commit_says_the_confirming_command_that_works(
+    tmp_path, config, listed
+):
+    root = make_repo(tmp_path / "project", {"calc.py": CALC})
+    if config is not None:
+        (root / ".pre-commit-config.yaml").write_text(config)
+    hook_repo = tmp_path / "eyeful mirror"  # a space: the command quotes it
+    prefix = _pre_commit_clone(tmp_path / "store", str(hook_repo))
+    rev = git(prefix.parent, "rev-parse", "HEAD").strip()
+
+    assert confirm_hint(root, env={}, prefix=str(prefix)) == "run `git eyeful confirm`"
+    said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix))
+    if listed:
+        assert said == RUN_CONFIRM
+    else:
+        assert said == (
+            f"run `pre-commit try-repo '{hook_repo}' eyeful-confirm --ref {rev} "
+            "--hook-stage manual`"
+        )
+    # Not from a clone of eyeful's repository (a `language: system` hook): no try-repo.
+    said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=sys.prefix)
+    assert said == (RUN_CONFIRM if listed else ADD_CONFIRM)
+
+
+def test_the_confirming_command_names_no_repository_it_cannot_vouch_for(tmp_path):
+    root = make_repo(tmp_path / "project", {"calc.py": CALC})
+    # A configuration symlinked from elsewhere is not read, even when it lists the hook.
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("repos:\n- repo: x\n  hooks:\n  - id: eyeful-confirm\n")
+    (root / ".pre-commit-config.yaml").symlink_to(elsewhere)
+    assert confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=sys.prefix) == ADD_CONFIRM
+
+    cases = {
+        # try-repo's copy of a hook repository's uncommitted changes, beside its clone: gone
+        # once try-repo ends.
+        "shadow": (str(tmp_path / "shadow" / "shadow-repo"), None),
+        "backtick": ("https://example.com/`touch pwned`", None),
+        "newline": ("https://example.com/x\nrm -rf ~", None),
+        "before-the-confirming-hook": (
+            "https://example.com/eyeful",
+            "- id: eyeful\n  name: eyeful\n  entry: git-eyeful\n  language: python\n",
+        ),
+    }
+    for name, (origin, manifest) in cases.items():
+        parent = tmp_path / ("shadow" if name == "shadow" else name)
+        prefix = _pre_commit_clone(parent, origin, manifest)
+        said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix))
+        assert said == ADD_CONFIRM, name
+
+
 # --- pre-commit installs eyeful from the README's configuration ---------------------------------
 
 
@@ -299,19 +384,7 @@ class TestPreCommitInstallsEyeful:
         # The README's snippet as a user copies it; pre-commit installs eyeful in an environment
         # of its own, so there is no `git eyeful` on this PATH: only the user's python, pytest,
         # pre-commit.
-        system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
-        tools = os.pathsep.join(system)
-        assert shutil.which("git-eyeful", path=tools) is None
-        user_bin = tmp_path / "user-bin"
-        user_bin.mkdir()
-        for name in ("python", "pre-commit"):
-            (user_bin / name).write_text(f'#!/bin/sh\nexec "{BIN / name}" "$@"\n')
-            (user_bin / name).chmod(0o755)
-        env = dict(
-            _no_git_env(),
-            PATH=f"{user_bin}{os.pathsep}{tools}",
-            PRE_COMMIT_HOME=str(pre_commit_home),
-        )
+        env = _pre_commit_user_env(tmp_path, pre_commit_home)
         repo = make_repo(
             tmp_path / "repo",
             {
@@ -347,6 +420,66 @@ class TestPreCommitInstallsEyeful:
         assert proc.returncode == 0, out
         assert "tests on the change: PASSED" in out, out
         assert remote_tip(remote, "main") == git(repo, "rev-parse", "HEAD").strip()
+
+    def test_try_repo_stops_the_first_push_says_how_to_confirm_and_the_next_push_goes_ahead(
+        self, tmp_path, hook_repo, pre_commit_home
+    ):
+        """`pre-commit try-repo`, the way to try a hook before adding it to a configuration: the
+        repository has no `.pre-commit-config.yaml`, so the confirming hook is reached the same
+        way, and that is what the stopped push says to run."""
+        env = _pre_commit_user_env(tmp_path, pre_commit_home)
+        repo = make_repo(
+            tmp_path / "repo",
+            {
+                "pyproject.toml": eyeful_config(USER_PYTEST),
+                "pytest.ini": "[pytest]\npythonpath = .\n",
+                "calc.py": CALC,
+                "tests/test_calc.py": CALC_TESTS,
+            },
+        )
+        base = git(repo, "rev-parse", "HEAD").strip()
+        head = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
+        make_user_dirty(repo, unstaged=False)
+        before = local_state(repo, index_bytes=False)
+        try_push = ["pre-commit", "try-repo", str(hook_repo), "eyeful", "--hook-stage", "pre-push"]
+        try_push += ["--from-ref", base, "--to-ref", head]
+
+        proc, out = _combined(try_push, repo, env)
+        assert proc.returncode == 1, out
+        assert "**The push was stopped**" in out, out
+        assert "git eyeful confirm" not in out and "pre-commit run" not in out, out
+        rev = git(hook_repo, "rev-parse", "HEAD").strip()
+        told = set(re.findall(r"run `([^`]+)`", out))
+        wanted = f"pre-commit try-repo {hook_repo} eyeful-confirm --ref {rev} --hook-stage manual"
+        assert told == {wanted}, out
+
+        proc, out = _combined(["sh", "-c", wanted], repo, env)
+        assert proc.returncode == 0, out
+        assert "Passed" in out and USER_PYTEST in out, out
+
+        proc, out = _combined(try_push, repo, env)
+        assert proc.returncode == 0, out
+        assert "tests on the change: PASSED" in out, out
+        assert "**The push goes ahead.**" in out, out
+        assert local_state(repo, index_bytes=False) == before
+
+
+def _pre_commit_user_env(tmp_path: Path, pre_commit_home: Path) -> dict[str, str]:
+    """A pre-commit user's environment: the user's python (with pytest) and pre-commit on PATH,
+    and no `git eyeful` (pre-commit installs eyeful in an environment of its own)."""
+    system = [p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN]
+    tools = os.pathsep.join(system)
+    assert shutil.which("git-eyeful", path=tools) is None
+    user_bin = tmp_path / "user-bin"
+    user_bin.mkdir()
+    for name in ("python", "pre-commit"):
+        (user_bin / name).write_text(f'#!/bin/sh\nexec "{BIN / name}" "$@"\n')
+        (user_bin / name).chmod(0o755)
+    return dict(
+        _no_git_env(),
+        PATH=f"{user_bin}{os.pathsep}{tools}",
+        PRE_COMMIT_HOME=str(pre_commit_home),
+    )
 
 
 # --- pre-commit installed as the pre-push hook, on a real `git push` -----------------------------
