@@ -20,8 +20,8 @@ from tests.gitrepo import PYTHON
 # workers finish together. Ordering only: no test depends on it, and a module missing here runs
 # last.
 MODULE_SECONDS = {
-    "test_verify": 66, "test_agents": 60, "test_safety": 50, "test_hooks": 40, "test_regress": 40,
-    "test_replay": 36, "test_cli": 34, "test_awkward": 33, "test_environments": 32,
+    "test_verify": 66, "test_hooks": 64, "test_agents": 60, "test_safety": 50, "test_regress": 40,
+    "test_replay": 36, "test_awkward": 33, "test_environments": 32, "test_cli": 30,
     "test_injection": 29, "test_safety_inputs": 27, "test_review": 22, "test_providers": 20,
     "test_failures": 18, "test_eval_mine": 12, "test_report": 8, "test_claims": 8,
     "test_eval_run": 4, "test_sarif": 3, "test_results": 1, "test_scale": 1,
