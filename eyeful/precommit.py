@@ -27,6 +27,7 @@ MANIFEST_FILE = ".pre-commit-hooks.yaml"
 _RUN_CONFIRM = f"pre-commit run --hook-stage manual {CONFIRM_HOOK}"
 _LISTED = re.compile(rf"^[ \t]*(?:-[ \t]+)?id:[ \t]*(['\"]?){CONFIRM_HOOK}\1[ \t]*(?:#.*)?$", re.M)
 _MAX_CONFIG_BYTES = 1 << 20
+_ENV_PREFIX = "py_env-"  # pre-commit's python environments: <clone>/py_env-<version>
 
 
 def under_pre_commit(env: Mapping[str, str] | None = None) -> bool:
@@ -72,12 +73,14 @@ def lists_confirm_hook(root: Path) -> bool:
 def hook_source(prefix: Path) -> tuple[str, str] | None:
     """The repository URL and commit pre-commit installed this eyeful from, or None.
 
-    pre-commit makes a hook's environment inside its clone of the hook's repository (`origin` is
-    the repository as configured, a local path made absolute); that clone holds eyeful's
-    manifest. The URL is only printed, quoted, never run; one that could not be pasted as it is
-    (control characters, a backtick), or a copy `try-repo` made of uncommitted changes (beside
-    the clone, gone once try-repo ends), gives None.
+    pre-commit makes a python hook's environment, `py_env-<version>`, inside its clone of the
+    hook's repository (`origin` is the repository as configured, a local path made absolute);
+    that clone holds eyeful's manifest. The URL is only printed, quoted, never run; one that
+    could not be pasted as it is (control characters, a backtick), or a copy `try-repo` made of
+    uncommitted changes (beside the clone, gone once try-repo ends), gives None.
     """
+    if not prefix.name.startswith(_ENV_PREFIX):
+        return None  # not a python hook's environment (a `language: system` hook, a venv)
     clone = prefix.parent
     manifest = clone / MANIFEST_FILE
     try:

@@ -225,8 +225,11 @@ def test_a_stopped_push_under_pre_commit_says_the_confirming_command_that_works(
             f"run `pre-commit try-repo '{hook_repo}' eyeful-confirm --ref {rev} "
             "--hook-stage manual`"
         )
-    # Not from a clone of eyeful's repository (a `language: system` hook): no try-repo.
-    said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=sys.prefix)
+    # A `language: system` hook runs in the user's virtualenv, which may well sit in a clone of
+    # eyeful (its developers'): only pre-commit's own environments name a repository.
+    user_venv = _pre_commit_clone(tmp_path / "dev", str(hook_repo)).parent / ".venv"
+    user_venv.mkdir()
+    said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(user_venv))
     assert said == (RUN_CONFIRM if listed else ADD_CONFIRM)
 
 
@@ -236,7 +239,7 @@ def test_the_confirming_command_names_no_repository_it_cannot_vouch_for(tmp_path
     elsewhere = tmp_path / "elsewhere.yaml"
     elsewhere.write_text("repos:\n- repo: x\n  hooks:\n  - id: eyeful-confirm\n")
     (root / ".pre-commit-config.yaml").symlink_to(elsewhere)
-    assert confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=sys.prefix) == ADD_CONFIRM
+    assert confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(tmp_path)) == ADD_CONFIRM
 
     cases = {
         # try-repo's copy of a hook repository's uncommitted changes, beside its clone: gone
