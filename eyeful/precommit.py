@@ -20,6 +20,7 @@ import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 CONFIRM_HOOK = "eyeful-confirm"
 CONFIG_FILE = ".pre-commit-config.yaml"
@@ -27,6 +28,7 @@ MANIFEST_FILE = ".pre-commit-hooks.yaml"
 _RUN_CONFIRM = f"pre-commit run --hook-stage manual {CONFIRM_HOOK}"
 _LISTED = re.compile(rf"^[ \t]*(?:-[ \t]+)?id:[ \t]*(['\"]?){CONFIRM_HOOK}\1[ \t]*(?:#.*)?$", re.M)
 _MAX_CONFIG_BYTES = 1 << 20
+_MAX_URL = 400
 _ENV_PREFIX = "py_env-"  # pre-commit's python environments: <clone>/py_env-<version>
 
 
@@ -47,11 +49,7 @@ def confirm_hint(
         return f"run `{_RUN_CONFIRM}`"
     source = hook_source(Path(sys.prefix if prefix is None else prefix))
     if source is not None:
-        url, rev = source
-        return (
-            f"run `pre-commit try-repo {shlex.quote(url)} {CONFIRM_HOOK} --ref {rev} "
-            "--hook-stage manual`"
-        )
+        return f"run `{_try_repo(*source)}`"
     add = f"add `- id: {CONFIRM_HOOK}` to eyeful's hooks in {CONFIG_FILE}"
     return f"{add}, then run `{_RUN_CONFIRM}`"
 
@@ -75,9 +73,10 @@ def hook_source(prefix: Path) -> tuple[str, str] | None:
 
     pre-commit makes a python hook's environment, `py_env-<version>`, inside its clone of the
     hook's repository (`origin` is the repository as configured, a local path made absolute);
-    that clone holds eyeful's manifest. The URL is only printed, quoted, never run; one that
-    could not be pasted as it is (control characters, a backtick), or a copy `try-repo` made of
-    uncommitted changes (beside the clone, gone once try-repo ends), gives None.
+    that clone holds eyeful's manifest. The URL is read as configured (not as `insteadOf`
+    rewrites it, which is often how a token gets in) and is only printed, never run. See
+    :func:`_pasteable` for the URLs left out; so is try-repo's copy of uncommitted changes
+    (beside the clone, gone once try-repo ends).
     """
     if not prefix.name.startswith(_ENV_PREFIX):
         return None  # not a python hook's environment (a `language: system` hook, a venv)
@@ -91,13 +90,39 @@ def hook_source(prefix: Path) -> tuple[str, str] | None:
     import pygit2
 
     try:
-        repo = pygit2.Repository(str(clone))
-        url = repo.remotes["origin"].url
-        rev = str(repo.head.target)
-    except (pygit2.GitError, KeyError, ValueError):
+        # NO_SEARCH: the clone itself, never a repository it happens to sit in.
+        repo = pygit2.Repository(str(clone), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        url = repo.config["remote.origin.url"]
+        rev = str(repo.head.peel(pygit2.Commit).id)
+    except (pygit2.GitError, KeyError, ValueError, TypeError):
         return None
-    if not url or not url.isprintable() or "`" in url or not re.fullmatch(r"[0-9a-f]{40,64}", rev):
+    if not isinstance(url, str) or not _pasteable(url):
         return None
     if Path(url).is_absolute() and Path(url).parent == clone.parent:
         return None  # try-repo's shadow copy of uncommitted changes
     return url, rev
+
+
+def _pasteable(url: str) -> bool:
+    """Whether a URL may go into the report as part of a command to paste: short, printable, no
+    backtick, not an option, no user name or password in a web URL (a token, as often as not),
+    and nothing the report's markdown would change (runs of spaces, tags)."""
+    if not url or len(url) > _MAX_URL or not url.isprintable() or "`" in url:
+        return False
+    if url.startswith("-"):
+        return False
+    if "://" in url:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return False
+        if parts.scheme.lower() in ("http", "https", "ftp", "ftps") and "@" in parts.netloc:
+            return False
+    from eyeful import mdsafe
+
+    command = _try_repo(url, "0" * 40)
+    return mdsafe.line(command) == command
+
+
+def _try_repo(url: str, rev: str) -> str:
+    return f"pre-commit try-repo {shlex.quote(url)} {CONFIRM_HOOK} --ref {rev} --hook-stage manual"

@@ -252,11 +252,55 @@ def test_the_confirming_command_names_no_repository_it_cannot_vouch_for(tmp_path
             "- id: eyeful\n  name: eyeful\n  entry: git-eyeful\n  language: python\n",
         ),
     }
+    cases.update({
+        # Secrets in a URL stay out of the report (which often lands in CI logs).
+        "password": ("https://me:hunter2@example.com/eyeful", None),
+        "token": ("https://ghp_0123456789abcdef@example.com/eyeful", None),
+        # What the report would change (it collapses spaces and escapes tags), so the pasted
+        # command would name another path.
+        "two-spaces": (str(tmp_path / "my  eyeful"), None),
+        "tag": (str(tmp_path / "a<b>c"), None),
+        "too-long": ("https://example.com/" + "x" * 2000, None),
+    })  # fmt: skip
     for name, (origin, manifest) in cases.items():
         parent = tmp_path / ("shadow" if name == "shadow" else name)
         prefix = _pre_commit_clone(parent, origin, manifest)
         said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix))
         assert said == ADD_CONFIRM, name
+
+    # A URL option-looking origin (set by hand: `git remote add` refuses it).
+    prefix = _pre_commit_clone(tmp_path / "dash", "https://example.com/eyeful")
+    git(prefix.parent, "config", "remote.origin.url", "--config=/tmp/elsewhere.yaml")
+    assert confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix)) == ADD_CONFIRM
+    # A HEAD naming no commit of the clone.
+    prefix = _pre_commit_clone(tmp_path / "no-commit", "https://example.com/eyeful")
+    (prefix.parent / ".git" / "HEAD").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    assert confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix)) == ADD_CONFIRM
+    # Not a clone at all, but inside another repository: that one is not eyeful's source.
+    outer = make_repo(tmp_path / "outer", {"x": "x"})
+    git(outer, "remote", "add", "origin", "https://example.com/outer")
+    inner = outer / "store" / "repoabc123"
+    write(inner, {".pre-commit-hooks.yaml": MANIFEST.read_text(encoding="utf-8")})
+    (inner / "py_env-python3").mkdir()
+    assert (
+        confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(inner / "py_env-python3"))
+        == ADD_CONFIRM
+    )
+
+
+def test_the_confirming_command_names_the_url_as_configured_not_as_rewritten(tmp_path):
+    """`url.<base>.insteadOf` (often how CI puts a token into URLs) rewrites what git fetches
+    from, not what pre-commit was given: the hint names the configured URL."""
+    root = make_repo(tmp_path / "project", {"calc.py": CALC})
+    prefix = _pre_commit_clone(tmp_path / "store", "https://example.com/acme/eyeful")
+    secret = "https://x-access-token:ghp_SECRET@example.com/"
+    git(prefix.parent, "config", f"url.{secret}.insteadOf", "https://example.com/")
+    rev = git(prefix.parent, "rev-parse", "HEAD").strip()
+    said = confirm_hint(root, env=UNDER_PRE_COMMIT, prefix=str(prefix))
+    assert said == (
+        f"run `pre-commit try-repo https://example.com/acme/eyeful eyeful-confirm --ref {rev} "
+        "--hook-stage manual`"
+    )
 
 
 # --- pre-commit installs eyeful from the README's configuration ---------------------------------
