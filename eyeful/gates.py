@@ -134,6 +134,41 @@ def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> b
     return bool(run.fails_seen)
 
 
+def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list[str]:
+    """The tests of ``run`` (not a file's collection error) whose own failure shows ``fails``."""
+    return sorted(
+        t for t, f in (run.failures or {}).items()
+        if "::" in t and _same_test(t, test)
+        and _shows(f.model_copy(update={"text": scrub(f.text, test_file)}), fails)
+    )  # fmt: skip
+
+
+def _not_passed_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
+    """Why the base's runs are no evidence that each failing test passes there, or None.
+
+    A run that names its tests must name each as passed. One that names none (a runner whose
+    output lists failures only) is evidence only when the base ran the change's own test: a
+    reproduction's new file, or one named test (absent, it would not have passed); not when the
+    base has its own, older copy of the file (``own_copy``).
+    """
+    for run in runs:
+        if run.tests is None:
+            continue  # a failed run with nothing named: the status rules decide
+        if not run.tests:
+            if own_copy and failing:
+                return (
+                    f"the base's runs do not name their tests, and the base has its own copy "
+                    f"of the file: no evidence that `{failing[0]}` passes there"
+                )
+            continue
+        for test in failing:
+            outcome = run.tests.get(test)
+            if outcome != "passed":
+                where = "is not on the base" if outcome is None else f"ended {outcome} on the base"
+                return f"`{test}` {where}: no evidence that it passes there"
+    return None
+
+
 def _test_id(repro: Repro) -> str:
     return repro.test or repro.path
 
@@ -254,7 +289,8 @@ class GateRunner:
             )
             return verdict
         verdict.set("fails_as_claimed", True, f"its failure shows {repro.fails!r}")
-        self._introduced(verdict, base, test, extra, repro, test_file)
+        failing = _failing_ids(first, test, test_file, repro.fails)
+        self._introduced(verdict, base, test, extra, repro, test_file, failing)
         return verdict
 
     def _introduced(
@@ -265,9 +301,12 @@ class GateRunner:
         extra: Extra,
         repro: Repro,
         test_file: str | None,
+        failing: list[str],
     ) -> bool:
         """As many runs on the base as on the change; any failure there showing the fails text
-        makes the problem pre-existing."""
+        makes the problem pre-existing. ``failing`` are the tests whose failure showed it on
+        the change: each must have passed in every base run (a run of a file the base has an
+        older copy of passes without the test the change added to it)."""
         try:
             batches = parallel_map(
                 lambda _: self.runner.one(base, "base", test, extra),
@@ -291,6 +330,10 @@ class GateRunner:
             broken = next(r for r in finals if r is None or r.status == "ERROR")
             why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
+        own_copy = repro.code is None and repro.test is None
+        unshown = _not_passed_on_base(failing, [r for r in finals if r is not None], own_copy)
+        if unshown is not None:
+            return verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
         return verdict.set("introduced", True, f"on the base, {FLAKY_RUNS} runs: "

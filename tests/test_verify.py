@@ -23,6 +23,7 @@ from tests.gitrepo import (
     eyeful_config,
     git,
     make_repo,
+    stage,
     write,
 )
 
@@ -446,6 +447,28 @@ def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
     assert found["new"]["label"] == "question"
     assert (found["old"]["oracle"]["graded"], found["old"]["kind"]) == ("derived", "fail")
     assert found["old"]["oracle"]["existing_test"] is True
+
+
+def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_base(tmp_path):
+    """The change appends a failing test to an existing file; the base's copy of that file does
+    not have it, so the base's runs of the file pass without running it. That is no evidence
+    the test passes on the base (here it fails there too: the code it tests is unchanged)."""
+    repo = _project(tmp_path)
+    tests = (repo / "tests/test_calc.py").read_text()
+    new_test = (
+        "\n\ndef test_add_floats():\n    assert add(0.1, 0.2) == 0.3, 'float sums are inexact'\n"
+    )
+    stage(repo, {"tests/test_calc.py": tests + new_test})
+    appended = {"path": "tests/test_calc.py", "fails": "float sums are inexact"}
+    report = _review(
+        repo, tmp_path, [_finding(id="appended", oracle={"kind": "derived"}, repro=appended)]
+    )
+    found = _by_id(report)["appended"]
+    assert found["label"] != "issue (blocking)", found
+    gates = _gates(found)
+    assert (gates["fails_as_claimed"], gates["introduced"]) == ("pass", "fail"), found["gates"]
+    introduced = next(g for g in found["gates"] if g["name"] == "introduced")
+    assert "tests/test_calc.py::test_add_floats" in introduced["detail"], introduced
 
 
 def test_unconfirmed_commands_verify_nothing(tmp_path):
