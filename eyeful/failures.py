@@ -457,10 +457,23 @@ def not_runtime(
 
 
 def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
-    """Whether a printed frame path (relative, or absolute into some checkout) is a file of the
-    repository: some tail of its parts names one."""
-    parts = PurePosixPath(printed).parts
+    """Whether a printed frame path is a file of the repository.
+
+    A relative path (from the runner's rootdir, which may be a subdirectory) counts when some
+    tail of it names a repository file. An absolute path counts only inside one of eyeful's
+    checkouts (``.../eyeful/worktrees/wt-N/<file>``): the standard library's ``email/utils.py``
+    is not the repository's ``utils.py``. Installed packages never count.
+    """
+    path = PurePosixPath(printed)
+    parts = path.parts
     if not parts or printed.startswith("<"):
+        return False
+    if any(part in ("site-packages", "dist-packages") for part in parts):
+        return False
+    if path.is_absolute():
+        for i in range(1, len(parts) - 2):
+            if parts[i - 1 : i + 1] == ("eyeful", "worktrees") and parts[i + 1].startswith("wt-"):
+                return in_repo("/".join(parts[i + 2 :]))
         return False
     for start in range(len(parts)):
         tail = "/".join(p for p in parts[start:] if p not in ("/", ".."))

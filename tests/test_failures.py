@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.failures import SectionScanner, describe, not_runtime, scrub
+from eyeful.failures import Failure, SectionScanner, describe, not_runtime, scrub
 from eyeful.results import is_pytest_command, parse_junit
 from tests.conftest import seal
 from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful, eyeful_config, git, make_repo, write
@@ -267,7 +267,23 @@ def test_each_failure_is_read_with_its_raising_frame(sample, source):
         assert got[name].raised_in != "test_sample.py"
         assert "repository's code" in not_runtime(got[name], "test_sample.py", in_repo)
     assert not_runtime(got["test_outside"], "test_sample.py", in_repo) is None
+    # A repository with files named like the standard library's (`decoder.py`, `__init__.py`):
+    # the standard library's own frames (absolute, outside any checkout) are still not its code.
+    lookalikes = {"helper.py", "test_sample.py", "decoder.py", "__init__.py", "json/decoder.py"}
+    assert "repository's code" in not_runtime(
+        got["test_stdlib"], "test_sample.py", lookalikes.__contains__
+    )
     assert got["test_echo"].kind == "assertion"
+    # Absolute frames (a runner that prints them, unittest say) count inside eyeful's checkouts.
+    checkout = "/home/u/proj/.git/eyeful/worktrees/wt-1"
+    for where, counts in ((checkout, True), ("/usr/lib/python3.11", False),
+                          (f"{checkout}/.venv/lib/python3.11/site-packages", False)):  # fmt: skip
+        failure = Failure(
+            type="KeyError", message="'x'", kind="exception", raised_in=f"{where}/helper.py",
+            frames=[f"{checkout}/test_sample.py", f"{where}/helper.py"],
+        )  # fmt: skip
+        said = not_runtime(failure, "test_sample.py", in_repo)
+        assert (said is None) == counts, (where, said)
     assert got["test_disguised"].type == "KeyError"
     assert got["test_disguised"].raised_in == "test_sample.py"
     assert not_runtime(got["test_disguised"], "test_sample.py") is not None
