@@ -464,7 +464,7 @@ def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_
         repo, tmp_path, [_finding(id="appended", oracle={"kind": "derived"}, repro=appended)]
     )
     found = _by_id(report)["appended"]
-    assert found["label"] != "issue (blocking)", found
+    assert (found["label"], found["kind"]) == ("question", "review"), found
     gates = _gates(found)
     assert (gates["fails_as_claimed"], gates["introduced"]) == ("pass", "fail"), found["gates"]
     introduced = next(g for g in found["gates"] if g["name"] == "introduced")
