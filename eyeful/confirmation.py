@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful.commands import parallel_map
-from eyeful.regressions import Evidence, Seen, alone, exists_in_tree, in_run
-from eyeful.runs import Run, Runner, passable
-from eyeful.snapshot import Snapshot
+from eyeful.regressions import Evidence, Seen, alone, decide, exists_in_tree, in_run
+from eyeful.runs import Extra, Run, Runner, passable
+from eyeful.snapshot import Snapshot, blob_at, tree_at
+from eyeful.testids import id_path
 
 
 @dataclass
@@ -77,7 +78,66 @@ def confirm(
                 ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
             else:
                 ev.base_alone = [*(ev.base_alone or []), seen[ev.test]]
+    runs += _edited_tests(runner, repo, snap, change, live, jobs)
     return Confirmation(evidence, runs)
+
+
+def _edited_tests(
+    runner: Runner,
+    repo: pygit2.Repository,
+    snap: Snapshot,
+    change: Run,
+    evidence: list[Evidence],
+    jobs: int,
+) -> list[Run]:
+    """For each regression whose file the change edited: the change's version of that file, run
+    once on the base's code. Failing there with the failure it has on the change, its failure
+    does not come from the change's code (the change made the test stricter, say), and it is
+    no regression. Anything else (it passes there, cannot run, fails otherwise) leaves it one."""
+    candidates: list[tuple[Evidence, str, str]] = []
+    with runner.lock_repo():
+        for ev in evidence:
+            if decide(ev)[0] != "regression":
+                continue
+            path = id_path(ev.test)
+            new, old = _text_at(repo, snap.head.tree, path), _text_at(repo, snap.base.tree, path)
+            if new is not None and old is not None and new != old:
+                candidates.append((ev, path, new))
+    if not candidates:
+        return []
+    batches = parallel_map(
+        lambda c: runner.one(snap.base.tree, "base", c[0].test, Extra(files={c[1]: c[2]})),
+        candidates,
+        jobs,
+    )
+    for (ev, _, _), batch in zip(candidates, batches, strict=True):
+        tests = [run for run in batch if run.name == "test_one"]
+        said = _said(change, ev.test)
+        if tests and said and alone(tests[-1], ev.test, only=True) == "failed":
+            ev.edited_fails_on_base = _said(tests[-1], ev.test) == said
+    return [run for batch in batches for run in batch]
+
+
+def _said(run: Run, test: str) -> str:
+    """The test's own failure in ``run``: its type and message ("" when not known)."""
+    failure = (run.failures or {}).get(test)
+    if failure is None or not failure.message:
+        return ""
+    return f"{failure.type or ''}: {failure.message}"
+
+
+def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:
+    """A regular file of ``tree`` as text, or None."""
+    try:
+        entry = tree_at(repo, tree)[path]
+    except KeyError:
+        return None
+    if entry.filemode not in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
+        return None
+    try:
+        return blob_at(repo, entry.id).data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _not_found(batches: list[list[Run]]) -> bool:

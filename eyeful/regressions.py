@@ -165,6 +165,9 @@ class Evidence:
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
+    edited_fails_on_base: bool = False
+    """The change edited the test's file, and the change's version failed on the base's code
+    the same way as on the change: its failure does not come from the change's code."""
 
 
 def _counts(seen: list[Seen]) -> str:
@@ -180,6 +183,8 @@ def _confirmation(ev: Evidence, how: str = ", alone") -> str | None:
         out.append(f"on the change{how}: {_counts(ev.change_alone)}")
     if ev.base_alone is not None:
         out.append(f"on the base{how}: {_counts(ev.base_alone)}")
+    if ev.edited_fails_on_base:
+        out.append("the change's version of the test, on the base's code: failed the same way")
     return "; ".join(out)
 
 
@@ -204,6 +209,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not change or any(s in ("unknown", "absent") for s in change):
         return "undetermined", "passed"
     if all(s == "failed" for s in change):
+        if ev.edited_fails_on_base:
+            return "pre_existing", "failed"
         return "regression", "passed"
     if all(s == "passed" for s in change):
         return ("flaky" if ev.change_cached else "order_dependent"), "passed"

@@ -271,6 +271,30 @@ def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_p
     ]
 
 
+def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_it_too(tmp_path):
+    """The change only adds an assertion to an existing test, and the unchanged code fails it:
+    the base's own (older) version of the test passes, but the change's version fails on the
+    base's code the same way. A change that edits a test and also breaks the code still blocks:
+    there the change's version of the test passes on the base."""
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    tests = (repo / "tests/test_calc.py").read_text()
+    stricter = tests.replace(
+        "assert add(2, 3) == 5", "assert add(2, 3) == 5\n    assert add(0.1, 0.2) == 0.3"
+    )
+    assert stricter != tests
+    stage(repo, {"tests/test_calc.py": stricter})
+    report = report_json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 0, report["regressions"]
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "pre_existing")]
+
+    renamed = tests.replace("def test_mul", "def test_mul_renamed")
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/test_calc.py": renamed})
+    report = report_json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 1, report["other_failures"]
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
+
+
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
     confirm(repo)
