@@ -143,13 +143,15 @@ def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list
     )  # fmt: skip
 
 
-def _not_passed_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
-    """Why the base's runs are no evidence that each failing test passes there, or None.
+def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
+    """Why the base's runs are no evidence that each failing test ran there, or None.
 
-    A run that names its tests must name each as passed. One that names none (a runner whose
-    output lists failures only) is evidence only when the base ran the change's own test: a
-    reproduction's new file, or one named test (absent, it would not have passed); not when the
-    base has its own, older copy of the file (``own_copy``).
+    `introduced` asks that the test, run on the base, not fail with the claimed text (failing
+    otherwise is fine: a function the change adds is not there). So a run that names its tests
+    must name each; one that names none (a runner whose output lists failures only) is evidence
+    only when the base ran the change's own test: a reproduction's new file, or one named test
+    (absent, it would not have run); not when the base has its own, older copy of the file
+    (``own_copy``), which may lack the test.
     """
     for run in runs:
         if run.tests is None:
@@ -162,10 +164,8 @@ def _not_passed_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> 
                 )
             continue
         for test in failing:
-            outcome = run.tests.get(test)
-            if outcome != "passed":
-                where = "is not on the base" if outcome is None else f"ended {outcome} on the base"
-                return f"`{test}` {where}: no evidence that it passes there"
+            if test not in run.tests:
+                return f"`{test}` is not on the base: no evidence of how it ends there"
     return None
 
 
@@ -305,7 +305,7 @@ class GateRunner:
     ) -> bool:
         """As many runs on the base as on the change; any failure there showing the fails text
         makes the problem pre-existing. ``failing`` are the tests whose failure showed it on
-        the change: each must have passed in every base run (a run of a file the base has an
+        the change: each must have run in every base run (a run of a file the base has an
         older copy of passes without the test the change added to it)."""
         try:
             batches = parallel_map(
@@ -331,7 +331,7 @@ class GateRunner:
             why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
         own_copy = repro.code is None and repro.test is None
-        unshown = _not_passed_on_base(failing, [r for r in finals if r is not None], own_copy)
+        unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
         if unshown is not None:
             return verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})

@@ -471,6 +471,27 @@ def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_
     assert "tests/test_calc.py::test_add_floats" in introduced["detail"], introduced
 
 
+def test_a_bug_in_a_function_the_change_adds_still_blocks(tmp_path):
+    """On the base the reproduction fails too, but not with its text: the function it calls is
+    not there (AttributeError). That is the base running the test and not failing that way,
+    which is what `introduced` asks."""
+    repo = _project(tmp_path)
+    stage(
+        repo,
+        {"calc.py": "def add(a, b):\n    return a + b\n\n\ndef double(a):\n    return a + a + 1\n"},
+    )
+    repro = {
+        "path": "tests/test_double.py",
+        "code": "import calc\n\n\ndef test_double():\n"
+        "    assert calc.double(2) == 4, 'double is off by one'\n",
+        "fails": "double is off by one",
+    }
+    report = _review(repo, tmp_path, [_finding(id="new-fn", line=5, repro=repro)])
+    found = _by_id(report)["new-fn"]
+    assert _gates(found)["introduced"] == "pass", found["gates"]
+    assert found["label"] == "issue (blocking)", found
+
+
 def test_unconfirmed_commands_verify_nothing(tmp_path):
     repo = _project(tmp_path)
     (repo / "pyproject.toml").write_text(eyeful_config(test_one=f"{PYTEST} -x {{test}}"))
