@@ -78,7 +78,7 @@ def confirm(
                 ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
             else:
                 ev.base_alone = [*(ev.base_alone or []), seen[ev.test]]
-    runs += _edited_tests(runner, repo, snap, change, live, jobs)
+    runs += _edited_tests(runner, repo, snap, live, jobs)
     return Confirmation(evidence, runs)
 
 
@@ -86,15 +86,16 @@ def _edited_tests(
     runner: Runner,
     repo: pygit2.Repository,
     snap: Snapshot,
-    change: Run,
     evidence: list[Evidence],
     jobs: int,
 ) -> list[Run]:
-    """For each regression whose file the change edited: the change's version of that file, run
-    once on the base's code. Failing there with the failure it has on the change, its failure
-    does not come from the change's code (the change made the test stricter, say), and it is
-    no regression. Anything else (it passes there, cannot run, fails otherwise) leaves it one."""
-    candidates: list[tuple[Evidence, str, str]] = []
+    """For each regression whose file the change edited, two runs, once each: the base's version
+    of the file on the change's code, and the change's version on the base's code. When the
+    first passes (the change's code still does what the test asked before) and the second
+    fails (the old code fails the new test too), the failure comes from the test's new demands,
+    not from the change's code. Anything else (either cannot run, say) leaves it a regression.
+    """
+    candidates: list[tuple[Evidence, str, str, str]] = []
     with runner.lock_repo():
         for ev in evidence:
             if decide(ev)[0] != "regression":
@@ -102,28 +103,25 @@ def _edited_tests(
             path = id_path(ev.test)
             new, old = _text_at(repo, snap.head.tree, path), _text_at(repo, snap.base.tree, path)
             if new is not None and old is not None and new != old:
-                candidates.append((ev, path, new))
+                candidates.append((ev, path, old, new))
     if not candidates:
         return []
+    swaps = [
+        (ev, side, tree, {path: text})
+        for ev, path, old, new in candidates
+        for side, tree, text in (("change", snap.head.tree, old), ("base", snap.base.tree, new))
+    ]
     batches = parallel_map(
-        lambda c: runner.one(snap.base.tree, "base", c[0].test, Extra(files={c[1]: c[2]})),
-        candidates,
-        jobs,
+        lambda s: runner.one(s[2], s[1], s[0].test, Extra(files=s[3])), swaps, jobs
     )
-    for (ev, _, _), batch in zip(candidates, batches, strict=True):
+    said: dict[tuple[str, str], Seen] = {}
+    for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
         tests = [run for run in batch if run.name == "test_one"]
-        said = _said(change, ev.test)
-        if tests and said and alone(tests[-1], ev.test, only=True) == "failed":
-            ev.edited_fails_on_base = _said(tests[-1], ev.test) == said
+        said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
+    for ev, _, _, _ in candidates:
+        old_on_new_code, new_on_old_code = said[(ev.test, "change")], said[(ev.test, "base")]
+        ev.edited_fails_on_base = old_on_new_code == "passed" and new_on_old_code == "failed"
     return [run for batch in batches for run in batch]
-
-
-def _said(run: Run, test: str) -> str:
-    """The test's own failure in ``run``: its type and message ("" when not known)."""
-    failure = (run.failures or {}).get(test)
-    if failure is None or not failure.message:
-        return ""
-    return f"{failure.type or ''}: {failure.message}"
 
 
 def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:

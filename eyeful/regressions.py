@@ -166,8 +166,9 @@ class Evidence:
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
     edited_fails_on_base: bool = False
-    """The change edited the test's file, and the change's version failed on the base's code
-    the same way as on the change: its failure does not come from the change's code."""
+    """The change edited the test's file; the base's version passed on the change's code and
+    the change's version failed on the base's code: its failure does not come from the change's
+    code but from the test's new demands."""
 
 
 def _counts(seen: list[Seen]) -> str:
@@ -184,7 +185,10 @@ def _confirmation(ev: Evidence, how: str = ", alone") -> str | None:
     if ev.base_alone is not None:
         out.append(f"on the base{how}: {_counts(ev.base_alone)}")
     if ev.edited_fails_on_base:
-        out.append("the change's version of the test, on the base's code: failed the same way")
+        out.append(
+            "the base's version of the test passed on the change's code, and the change's "
+            "version failed on the base's code"
+        )
     return "; ".join(out)
 
 

@@ -294,6 +294,19 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
 
+    # The change breaks add and puts a stricter assertion first, one the old code fails too,
+    # with the same message on both sides: the old assertion, which the change's code now
+    # fails, must still count.
+    masked = stricter.replace(
+        "    assert add(2, 3) == 5\n    assert add(0.1, 0.2) == 0.3",
+        "    assert add(0.1, 0.2) == 0.3, 'inexact'\n    assert add(2, 3) == 5",
+    )
+    assert masked != stricter
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/test_calc.py": masked})
+    report = report_json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 1, report["other_failures"]
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
+
 
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
