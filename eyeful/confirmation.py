@@ -78,7 +78,7 @@ def confirm(
                 ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
             else:
                 ev.base_alone = [*(ev.base_alone or []), seen[ev.test]]
-    runs += _edited_tests(runner, repo, snap, live, jobs)
+    runs += _edited_tests(runner, repo, snap, change, live, jobs)
     return Confirmation(evidence, runs)
 
 
@@ -86,14 +86,16 @@ def _edited_tests(
     runner: Runner,
     repo: pygit2.Repository,
     snap: Snapshot,
+    change: Run,
     evidence: list[Evidence],
     jobs: int,
 ) -> list[Run]:
     """For each regression whose file the change edited, two runs, once each: the base's version
     of the file on the change's code, and the change's version on the base's code. When the
     first passes (the change's code still does what the test asked before) and the second
-    fails (the old code fails the new test too), the failure comes from the test's new demands,
-    not from the change's code. Anything else (either cannot run, say) leaves it a regression.
+    fails exactly as on the change (same failure, traceback and values: the old code fails the
+    new test at the same point), the failure comes from the test's new demands, not from the
+    change's code. Anything else (either cannot run, fails elsewhere) leaves it a regression.
     """
     candidates: list[tuple[Evidence, str, str, str]] = []
     with runner.lock_repo():
@@ -118,10 +120,29 @@ def _edited_tests(
     for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
         tests = [run for run in batch if run.name == "test_one"]
         said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
+    on_old_code: dict[str, Run] = {}
+    for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
+        tests = [run for run in batch if run.name == "test_one"]
+        if side == "base" and tests:
+            on_old_code[ev.test] = tests[-1]
     for ev, _, _, _ in candidates:
         old_on_new_code, new_on_old_code = said[(ev.test, "change")], said[(ev.test, "base")]
-        ev.edited_fails_on_base = old_on_new_code == "passed" and new_on_old_code == "failed"
+        ev.edited_fails_on_base = (
+            old_on_new_code == "passed"
+            and new_on_old_code == "failed"
+            and _same_failure(change, on_old_code.get(ev.test), ev.test)
+        )
     return [run for batch in batches for run in batch]
+
+
+def _same_failure(change: Run, other: Run | None, test: str) -> bool:
+    """Whether ``test`` failed in ``other`` exactly as in the change's run: the same failure,
+    traceback and values (anything that differs, an address say, keeps it a regression)."""
+    mine = (change.failures or {}).get(test)
+    theirs = (other.failures or {}).get(test) if other is not None else None
+    if mine is None or theirs is None or not mine.text.strip():
+        return False
+    return (mine.type, mine.message, mine.text) == (theirs.type, theirs.message, theirs.text)
 
 
 def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:

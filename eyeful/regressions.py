@@ -167,8 +167,8 @@ class Evidence:
     flaky, not that it depends on order."""
     edited_fails_on_base: bool = False
     """The change edited the test's file; the base's version passed on the change's code and
-    the change's version failed on the base's code: its failure does not come from the change's
-    code but from the test's new demands."""
+    the change's version failed on the base's code exactly as on the change: its failure does
+    not come from the change's code but from the test's new demands."""
 
 
 def _counts(seen: list[Seen]) -> str:
@@ -187,7 +187,7 @@ def _confirmation(ev: Evidence, how: str = ", alone") -> str | None:
     if ev.edited_fails_on_base:
         out.append(
             "the base's version of the test passed on the change's code, and the change's "
-            "version failed on the base's code"
+            "version failed on the base's code exactly as on the change"
         )
     return "; ".join(out)
 

@@ -24,6 +24,7 @@ from eyeful.snapshot import open_repository
 from eyeful.worktrees import WorktreePool
 from tests.gitrepo import (
     BROKEN_ADD,
+    CALC,
     PYTEST,
     PYTEST_INI,
     PYTHON,
@@ -306,6 +307,26 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
     report = report_json(eyeful("--format", "json", cwd=repo))
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
+
+    # The change breaks mul, adds sub, and test_add now checks both: on the old code the new
+    # test_add fails too, but elsewhere (no sub there), not the way it fails on the change.
+    broken_mul = (
+        CALC.replace("return a * b", "return a * b + 1") + "\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    checks_more = tests.replace(
+        "from calc import add, mul", "import calc\nfrom calc import add, mul"
+    )
+    checks_more = checks_more.replace(
+        "    assert add(2, 3) == 5",
+        "    assert add(2, 3) == 5\n    assert calc.mul(2, 3) == 6\n    assert calc.sub(3, 1) == 2",
+    )
+    stage(repo, {"calc.py": broken_mul, "tests/test_calc.py": checks_more})
+    report = report_json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 1, report["other_failures"]
+    assert _kinds(report) == [
+        ("tests/test_calc.py::test_add", "regression"),
+        ("tests/test_calc.py::test_mul", "regression"),
+    ]
 
 
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
