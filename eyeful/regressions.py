@@ -97,12 +97,17 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     if "::" in test or test.endswith(".py"):
         path, _, rest = test.partition("::")
         try:
-            blob = blob_at(repo, tree[path].id)
+            entry = tree[path]
         except KeyError:
             return False
+        regular = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+        if entry.filemode not in regular:
+            return True  # a symlink, say: its text is not the test's; the live runs will tell
+        blob = blob_at(repo, entry.id)
         if not rest:
             return True
-        name = re.sub(r"\[.*\]$", "", rest.split("::")[-1])
+        # The parameters (after the first `[`) may hold anything, `::` included.
+        name = rest.split("[", 1)[0].split("::")[-1]
         return (
             re.search(rf"\bdef {re.escape(name)}\b", blob.data.decode(errors="replace")) is not None
         )

@@ -329,6 +329,31 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
     ]
 
 
+def test_a_symlinked_test_file_and_a_parameter_with_colons_are_judged_on_the_base(tmp_path):
+    """Neither is new: the base has both. Read wrongly (the link's target path for its text, the
+    id split at the parameter's `::`), they were judged absent there and never blocked."""
+    repo = python_project(tmp_path / "repo")
+    params = (
+        "import pytest\nfrom calc import add\n\n\n"
+        "@pytest.mark.parametrize('s', ['a::b'])\ndef test_colons(s):\n    assert add(2, 3) == 5\n"
+    )
+    stage(repo, {"real/linked.py": "from calc import add\n\n\ndef test_linked():\n"
+                                   "    assert add(1, 1) == 2\n",
+                 "tests/test_params.py": params})  # fmt: skip
+    (repo / "tests" / "test_linked.py").symlink_to("../real/linked.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "more tests")
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    report = report_json(eyeful("--format", "json", cwd=repo))
+    assert report["exit_code"] == 1, report["other_failures"]
+    assert _kinds(report) == [
+        ("tests/test_calc.py::test_add", "regression"),
+        ("tests/test_linked.py::test_linked", "regression"),
+        ("tests/test_params.py::test_colons[a::b]", "regression"),
+    ]
+
+
 def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
     confirm(repo)
