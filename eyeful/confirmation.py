@@ -17,7 +17,7 @@ import pygit2
 from eyeful.commands import parallel_map
 from eyeful.regressions import Evidence, Seen, alone, decide, exists_in_tree, in_run
 from eyeful.runs import Extra, Run, Runner, passable
-from eyeful.snapshot import Snapshot, blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import id_path
 
 
@@ -98,14 +98,14 @@ def _edited_tests(
     change's code. Anything else (either cannot run, fails elsewhere) leaves it a regression.
     """
     candidates: list[tuple[Evidence, str, str, str]] = []
-    with runner.lock_repo():
-        for ev in evidence:
-            if decide(ev)[0] != "regression":
-                continue
-            path = id_path(ev.test)
+    for ev in evidence:
+        if decide(ev)[0] != "regression":
+            continue
+        path = id_path(ev.test)
+        with runner.lock_repo():
             new, old = _text_at(repo, snap.head.tree, path), _text_at(repo, snap.base.tree, path)
-            if new is not None and old is not None and new != old:
-                candidates.append((ev, path, old, new))
+        if new is not None and old is not None and new != old:
+            candidates.append((ev, path, old, new))
     if not candidates:
         return []
     swaps = [
@@ -116,30 +116,29 @@ def _edited_tests(
     batches = parallel_map(
         lambda s: runner.one(s[2], s[1], s[0].test, Extra(files=s[3])), swaps, jobs
     )
-    said: dict[tuple[str, str], Seen] = {}
+    swapped: dict[tuple[str, str], Run] = {}  # (test, side) -> its test_one run
     for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
         tests = [run for run in batch if run.name == "test_one"]
-        said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
-    on_old_code: dict[str, Run] = {}
-    for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
-        tests = [run for run in batch if run.name == "test_one"]
-        if side == "base" and tests:
-            on_old_code[ev.test] = tests[-1]
+        if tests:
+            swapped[(ev.test, side)] = tests[-1]
     for ev, _, _, _ in candidates:
-        old_on_new_code, new_on_old_code = said[(ev.test, "change")], said[(ev.test, "base")]
+        old_on_new_code = swapped.get((ev.test, "change"))
+        new_on_old_code = swapped.get((ev.test, "base"))
         ev.edited_fails_on_base = (
-            old_on_new_code == "passed"
-            and new_on_old_code == "failed"
-            and _same_failure(change, on_old_code.get(ev.test), ev.test)
+            old_on_new_code is not None
+            and alone(old_on_new_code, ev.test, only=True) == "passed"
+            and new_on_old_code is not None
+            and alone(new_on_old_code, ev.test, only=True) == "failed"
+            and _same_failure(change, new_on_old_code, ev.test)
         )
     return [run for batch in batches for run in batch]
 
 
-def _same_failure(change: Run, other: Run | None, test: str) -> bool:
+def _same_failure(change: Run, other: Run, test: str) -> bool:
     """Whether ``test`` failed in ``other`` exactly as in the change's run: the same failure,
     traceback and values (anything that differs, an address say, keeps it a regression)."""
     mine = (change.failures or {}).get(test)
-    theirs = (other.failures or {}).get(test) if other is not None else None
+    theirs = (other.failures or {}).get(test)
     if mine is None or theirs is None or not mine.text.strip():
         return False
     return (mine.type, mine.message, mine.text) == (theirs.type, theirs.message, theirs.text)
@@ -151,7 +150,7 @@ def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:
         entry = tree_at(repo, tree)[path]
     except KeyError:
         return None
-    if entry.filemode not in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
+    if entry.filemode not in REGULAR_FILE_MODES:
         return None
     try:
         return blob_at(repo, entry.id).data.decode("utf-8")

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from eyeful.failures import Failure
 from eyeful.runs import Run
-from eyeful.snapshot import blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
 
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
@@ -100,8 +100,7 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
             entry = tree[path]
         except KeyError:
             return False
-        regular = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
-        if entry.filemode not in regular:
+        if entry.filemode not in REGULAR_FILE_MODES:
             return True  # a symlink, say: its text is not the test's; the live runs will tell
         blob = blob_at(repo, entry.id)
         if not rest:

@@ -22,6 +22,8 @@ from eyeful.gitutil import RepoPaths, clean_env, git, index_path
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _GITLINK = 0o160000
+REGULAR_FILE_MODES = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+"""A tree entry that is a file's own text: not a symlink, a submodule or a directory."""
 _MAX_MESSAGES = 50
 
 
