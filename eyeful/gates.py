@@ -160,7 +160,7 @@ def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str
             if own_copy and failing:
                 return (
                     f"the base's runs do not name their tests, and the base has its own copy "
-                    f"of the file: no evidence that `{failing[0]}` passes there"
+                    f"of the file: no evidence that `{failing[0]}` ran there"
                 )
             continue
         for test in failing:
