@@ -432,15 +432,10 @@ class TestPreCommitInstallsEyeful:
         # of its own, so there is no `git eyeful` on this PATH: only the user's python, pytest,
         # pre-commit.
         env = _pre_commit_user_env(tmp_path, pre_commit_home)
-        repo = make_repo(
+        repo = _user_project(
             tmp_path / "repo",
-            {
-                "pyproject.toml": eyeful_config(USER_PYTEST),
-                "pytest.ini": "[pytest]\npythonpath = .\n",
-                "calc.py": WITH_SUB,
-                "tests/test_calc.py": CALC_TESTS,
-                ".pre-commit-config.yaml": _readme_pre_commit_config(hook_repo),
-            },
+            WITH_SUB,
+            {".pre-commit-config.yaml": _readme_pre_commit_config(hook_repo)},
         )
         remote = add_remote(repo)
         proc = subprocess.run(
@@ -475,15 +470,7 @@ class TestPreCommitInstallsEyeful:
         repository has no `.pre-commit-config.yaml`, so the confirming hook is reached the same
         way, and that is what the stopped push says to run."""
         env = _pre_commit_user_env(tmp_path, pre_commit_home)
-        repo = make_repo(
-            tmp_path / "repo",
-            {
-                "pyproject.toml": eyeful_config(USER_PYTEST),
-                "pytest.ini": "[pytest]\npythonpath = .\n",
-                "calc.py": CALC,
-                "tests/test_calc.py": CALC_TESTS,
-            },
-        )
+        repo = _user_project(tmp_path / "repo", CALC)
         base = git(repo, "rev-parse", "HEAD").strip()
         head = commit(repo, {"calc.py": WITH_SUB, "tests/test_sub.py": SUB_TESTS}, "add sub")
         make_user_dirty(repo, unstaged=False)
@@ -509,6 +496,21 @@ class TestPreCommitInstallsEyeful:
         assert "tests on the change: PASSED" in out, out
         assert "**The push goes ahead.**" in out, out
         assert local_state(repo, index_bytes=False) == before
+
+
+def _user_project(path: Path, calc: str, files: dict[str, str] | None = None) -> Path:
+    """A committed project whose commands use the user's `python` (no pre-commit hook of its
+    own unless ``files`` has one)."""
+    return make_repo(
+        path,
+        {
+            "pyproject.toml": eyeful_config(USER_PYTEST),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": calc,
+            "tests/test_calc.py": CALC_TESTS,
+            **(files or {}),
+        },
+    )
 
 
 def _pre_commit_user_env(tmp_path: Path, pre_commit_home: Path) -> dict[str, str]:
