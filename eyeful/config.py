@@ -170,6 +170,9 @@ class Config(BaseModel):
     reruns: StrictInt = Field(
         default=3, ge=1, description="live runs of a regression's test on each side to block"
     )
+    repro_runs: StrictInt = Field(
+        default=5, ge=2, description="runs of a finding's reproduction on each side (gates)"
+    )
     env: tuple[str, ...] = ()
     """Names of environment variables the results depend on: their values join the cache key."""
     clean_ignored: StrictBool = False

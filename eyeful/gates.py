@@ -26,7 +26,6 @@ GATE_NAMES: tuple[GateName, ...] = (
     "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
 )  # fmt: skip
 GateStatus = Literal["pass", "fail", "not_reached"]
-FLAKY_RUNS = 5
 
 # Text any failure prints: a `fails` text made of these says nothing about the claimed reason.
 _GENERIC = {
@@ -189,6 +188,7 @@ class GateRunner:
         self.snapshot = snapshot
         self.change_suite = change_suite
         self.jobs = max(1, jobs)
+        self.repro_runs = runner.config.repro_runs
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()
@@ -253,7 +253,7 @@ class GateRunner:
         try:
             batches = parallel_map(
                 lambda _: self.runner.one(head, "change", test, extra),
-                list(range(FLAKY_RUNS)),
+                list(range(self.repro_runs)),
                 self.jobs,
             )
         except Refused as err:
@@ -272,9 +272,9 @@ class GateRunner:
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:
             summary = ", ".join(r.status if r else "setup failed" for r in finals)
-            verdict.set("not_flaky", False, f"{FLAKY_RUNS} runs ended differently: {summary}")
+            verdict.set("not_flaky", False, f"{self.repro_runs} runs ended differently: {summary}")
             return verdict
-        verdict.set("not_flaky", True, f"{FLAKY_RUNS} runs, all {first.status}")
+        verdict.set("not_flaky", True, f"{self.repro_runs} runs, all {first.status}")
         if first.status != "FAILED":
             verdict.set("fails_as_claimed", False, "the test passes on the change")
             return verdict
@@ -310,7 +310,7 @@ class GateRunner:
         try:
             batches = parallel_map(
                 lambda _: self.runner.one(base, "base", test, extra),
-                list(range(FLAKY_RUNS)),
+                list(range(self.repro_runs)),
                 self.jobs,
             )
         except Refused as err:
@@ -324,7 +324,7 @@ class GateRunner:
             return verdict.set(
                 "introduced",
                 False,
-                f"fails the same way on the base ({same} of {FLAKY_RUNS} runs): pre-existing",
+                f"fails the same way on the base ({same} of {self.repro_runs} runs): pre-existing",
             )
         if any(r is None or r.status == "ERROR" for r in finals):
             broken = next(r for r in finals if r is None or r.status == "ERROR")
@@ -336,7 +336,7 @@ class GateRunner:
             return verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
-        return verdict.set("introduced", True, f"on the base, {FLAKY_RUNS} runs: "
+        return verdict.set("introduced", True, f"on the base, {self.repro_runs} runs: "
                            f"{', '.join(statuses)}")  # fmt: skip
 
     def _fix_gates(self, verdict: Verdict, finding: Finding, extra: Extra, test: str) -> None:

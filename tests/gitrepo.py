@@ -55,6 +55,10 @@ def eyeful_config(test: str = PYTEST, *, extra: str = "", **commands: str) -> st
         # One live run per side confirms a regression in tests about something else; the default
         # (3) is what the tests of confirmation itself, and the demo, exercise.
         extra = f"reruns = 1\n{extra}"
+    if "repro_runs" not in extra:
+        # Two runs per side reproduce a finding in tests about something else (two runs can
+        # already disagree); the default (5) is what the demo and the tests of the gates use.
+        extra = f"repro_runs = 2\n{extra}"
     lines = ["[tool.eyeful]", extra, "[tool.eyeful.commands]", f"test = {test!r}"]
     lines += [f"{k} = {v!r}" for k, v in commands.items()]
     return "\n".join(lines) + "\n"

@@ -149,12 +149,13 @@ def full_script(log: Path) -> dict:
 def _configure(repo: Path, agent: str) -> None:
     pyproject = repo / "pyproject.toml"
     text = pyproject.read_text()
-    # One live run per side confirms the demo's regression: confirmation is not what these
-    # tests are about (tests/gitrepo.py's eyeful_config does the same; the demo's own default,
-    # 3, is exercised by test_verify and `eyeful demo`).
+    # One live run per side confirms the demo's regression and two reproduce a finding:
+    # confirmation and the gates' run counts are not what these tests are about
+    # (tests/gitrepo.py's eyeful_config does the same; the demo's own defaults, 3 and 5, are
+    # exercised by test_verify and `eyeful demo`).
     section = "[tool.eyeful]\ntimeout = 120\n"
     assert section in text
-    text = text.replace(section, section + "reruns = 1\n")
+    text = text.replace(section, section + "reruns = 1\nrepro_runs = 2\n")
     pyproject.write_text(text + "\n[tool.eyeful.agent]\n" + agent)
     confirm(repo)
 

@@ -288,7 +288,7 @@ def _repro_finding(n: int) -> dict[str, object]:
 
 
 def test_a_terminal_that_goes_away_mid_review_costs_neither_the_report_nor_the_exit_code(tmp_path):
-    """Findings are verified in worker threads (-j 2, five not_flaky runs each at once), and every
+    """Findings are verified in worker threads (-j 2, the not_flaky runs of each at once), and every
     run reports to the display on the terminal. A race there once crashed the run (rich's
     KeyError: exit 1, stdout empty); updates now hold one lock, and a display that fails turns
     itself off. The lock has no deterministic test (the race could not be made to happen on

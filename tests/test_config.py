@@ -103,6 +103,14 @@ def test_no_configuration_is_empty(tmp_path):
             "pyproject.toml [tool.eyeful]: junit: junit must be a path inside the repository",
         ),
         (
+            "[tool.eyeful]\nrepro_runs = 1\n",
+            "pyproject.toml [tool.eyeful]: repro_runs: Input should be greater than or equal to 2",
+        ),
+        (
+            "[tool.eyeful]\nrepro_runs = 2.5\n",
+            "pyproject.toml [tool.eyeful]: repro_runs: Input should be a valid integer",
+        ),
+        (
             "[tool.eyeful]\nisolate = 'docker'\n",
             "pyproject.toml [tool.eyeful]: isolate: Input should be 'venv' or 'none'",
         ),
