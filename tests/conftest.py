@@ -6,8 +6,10 @@ subprocess where the test is about the command line.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,31 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With EYEFUL_SUITE_PROFILE=FILE, one JSON line per test: the CPU it cost this process and
+    every process it started and waited for (eyeful, the projects' pytest runs, git, pip), with
+    module fixtures counted in the first test that uses them. `--durations` gives wall time
+    only; see benchmarks/suite_profile.py."""
+    path = os.environ.get("EYEFUL_SUITE_PROFILE")
+    if not path:
+        yield
+        return
+    before = os.times()
+    yield
+    after = os.times()
+    row = {
+        "test": item.nodeid,
+        "worker": getattr(item.config, "workerinput", {}).get("workerid", "main"),
+        "self": after.user + after.system - before.user - before.system,
+        "children": after.children_user
+        + after.children_system
+        - before.children_user
+        - before.children_system,
+        "wall": after.elapsed - before.elapsed,
+        "end": after.elapsed,
+    }
+    with open(path, "a", encoding="utf-8") as out:  # one short append per test: whole lines
+        out.write(json.dumps(row) + "\n")
