@@ -71,8 +71,13 @@ def test_ctrl_c_stops_every_run_and_prints_the_partial_table(tmp_path):
         "b-slow/case.toml": head + f'\n[eyeful.commands]\ntest = "echo $$ > {pidfile}; '
                                    'exec sleep 120"\n',
     })  # fmt: skip
+    # Started the way a terminal starts a command: SIGINT at its default, even when this suite
+    # itself was started in the background (`pytest ... &`), where it is inherited ignored.
+    as_on_a_terminal = [sys.executable, "-c", "import os, signal, sys; "
+                        "signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                        "os.execv(sys.argv[1], sys.argv[1:])"]  # fmt: skip
     proc = subprocess.Popen(
-        [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2"],
+        [*as_on_a_terminal, sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
