@@ -16,17 +16,17 @@ import pytest
 
 from tests.gitrepo import PYTHON
 
-# Seconds each module's tests take on one worker (`pytest -n 2 --durations=0`, summed per file).
+# Seconds each module's tests take on one worker (the wall column of benchmarks/suite_profile.py).
 # With `-n`, xdist gives each worker a whole module at a time (`--dist loadfile`), in the order
 # collected: the longest modules go first and the short ones fill in at the end, so the two
 # workers finish together. Ordering only: no test depends on it, and a module missing here runs
 # last.
 MODULE_SECONDS = {
-    "test_verify": 66, "test_hooks": 64, "test_agents": 60, "test_safety": 50, "test_regress": 40,
-    "test_replay": 36, "test_awkward": 33, "test_environments": 32, "test_cli": 30,
-    "test_injection": 29, "test_safety_inputs": 27, "test_review": 22, "test_providers": 20,
-    "test_failures": 18, "test_eval_mine": 12, "test_report": 8, "test_claims": 8,
-    "test_eval_run": 4, "test_sarif": 3, "test_results": 1, "test_scale": 1,
+    "test_hooks": 89, "test_verify": 51, "test_safety": 48, "test_regress": 42, "test_agents": 37,
+    "test_replay": 33, "test_environments": 32, "test_awkward": 31, "test_cli": 27,
+    "test_injection": 25, "test_safety_inputs": 25, "test_providers": 20, "test_eval_mine": 13,
+    "test_report": 12, "test_review": 11, "test_failures": 8, "test_eval_run": 5, "test_claims": 5,
+    "test_sarif": 3, "test_results": 2, "test_scale": 1, "test_oracles": 1,
 }  # fmt: skip
 
 
