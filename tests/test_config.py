@@ -106,6 +106,14 @@ def test_no_configuration_is_empty(tmp_path):
             "[tool.eyeful]\nrepro_runs = 1\n",
             "pyproject.toml [tool.eyeful]: repro_runs: Input should be greater than or equal to 2",
         ),
+        (  # a count the machine could never run is a mistake, not a wish: before anything runs
+            "[tool.eyeful]\nrepro_runs = 1000000000\n",
+            "pyproject.toml [tool.eyeful]: repro_runs: Input should be less than or equal to 100",
+        ),
+        (
+            "[tool.eyeful]\nreruns = 9223372036854775807\n",
+            "pyproject.toml [tool.eyeful]: reruns: Input should be less than or equal to 100",
+        ),
         (
             "[tool.eyeful]\nrepro_runs = 2.5\n",
             "pyproject.toml [tool.eyeful]: repro_runs: Input should be a valid integer",
