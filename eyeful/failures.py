@@ -28,6 +28,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from eyeful.gitutil import STATE_DIR, WORKTREE_PREFIX, WORKTREES_DIR
+
 __all__ = [
     "Failure",
     "SectionScanner",
@@ -471,8 +473,9 @@ def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
     if any(part in ("site-packages", "dist-packages") for part in parts):
         return False
     if path.is_absolute():
+        checkouts = (STATE_DIR, WORKTREES_DIR)
         for i in range(1, len(parts) - 2):
-            if parts[i - 1 : i + 1] == ("eyeful", "worktrees") and parts[i + 1].startswith("wt-"):
+            if parts[i - 1 : i + 1] == checkouts and parts[i + 1].startswith(WORKTREE_PREFIX):
                 return in_repo("/".join(parts[i + 2 :]))
         return False
     for start in range(len(parts)):

@@ -16,6 +16,11 @@ from pathlib import Path
 
 from eyeful.errors import GitError
 
+# eyeful's checkouts: <common git dir>/eyeful/worktrees/wt-N (failures.py recognises frames there).
+STATE_DIR = "eyeful"
+WORKTREES_DIR = "worktrees"
+WORKTREE_PREFIX = "wt-"
+
 # The GIT_* variables that configure git itself rather than point at a repository; everything
 # else with the prefix is dropped (the same allow-list idea as pre-commit's no_git_env).
 _KEEP_GIT_VARS = frozenset(
@@ -87,7 +92,7 @@ class RepoPaths:
     @property
     def state_dir(self) -> Path:
         """eyeful's own directory: worktrees, cache and locks; never inside the working tree."""
-        return self.common_dir / "eyeful"
+        return self.common_dir / STATE_DIR
 
 
 def find_repo(start: Path, env: Mapping[str, str] | None = None) -> RepoPaths:

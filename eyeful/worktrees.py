@@ -22,7 +22,7 @@ import pygit2
 
 from eyeful.commands import check_cancelled
 from eyeful.errors import EyefulError
-from eyeful.gitutil import RepoPaths, git
+from eyeful.gitutil import WORKTREE_PREFIX, WORKTREES_DIR, RepoPaths, git
 
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
 
@@ -152,16 +152,16 @@ class WorktreePool:
         self.paths = paths
         self.repo = repo
         self.size = max(1, size)
-        self.root = paths.state_dir / "worktrees"
+        self.root = paths.state_dir / WORKTREES_DIR
         self.locks = paths.state_dir / "locks"
 
     def _worktree(self, index: int) -> Worktree:
-        name = f"wt-{index}"
+        name = f"{WORKTREE_PREFIX}{index}"
         return Worktree(name=name, path=self.root / name, state_dir=self.paths.state_dir)
 
     def _try_lock(self, index: int, block: bool) -> IO[bytes] | None:
         self.locks.mkdir(parents=True, exist_ok=True)
-        handle = (self.locks / f"wt-{index}.lock").open("ab")
+        handle = (self.locks / f"{WORKTREE_PREFIX}{index}.lock").open("ab")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -216,9 +216,10 @@ class WorktreePool:
         """
         held: list[IO[bytes]] = []
         try:
-            names = sorted(p.name for p in self.root.glob("wt-*")) if self.root.is_dir() else []
+            found = self.root.glob(f"{WORKTREE_PREFIX}*") if self.root.is_dir() else []
+            names = sorted(p.name for p in found)
             for name in names:
-                handle = self._try_lock(int(name.removeprefix("wt-")), block=False)
+                handle = self._try_lock(int(name.removeprefix(WORKTREE_PREFIX)), block=False)
                 if handle is None:
                     raise EyefulError(
                         "another eyeful is running in this repository; try again when it ends"
