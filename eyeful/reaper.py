@@ -25,6 +25,7 @@ import itertools
 import os
 import signal
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -35,9 +36,22 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PROC = Path("/proc")
 _ROUNDS = 50  # kill rounds, for descendants that fork while they are being killed
 
-_prefix = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
-_counter = itertools.count(1)
 _active = False
+_owner = 0  # the process that made _prefix: a fork makes a prefix of its own
+_prefix = ""
+_counter = itertools.count(1)
+_prefix_lock = threading.Lock()
+
+
+def _own_prefix() -> str:
+    """This process's token prefix: its pid and a random part, made on first use."""
+    global _owner, _prefix, _counter
+    with _prefix_lock:  # commands start from worker threads
+        if _owner != os.getpid():
+            _owner = os.getpid()
+            _prefix = f"{_owner}-{uuid.uuid4().hex[:12]}"
+            _counter = itertools.count(1)
+        return _prefix
 
 
 def become_subreaper() -> bool:
@@ -57,7 +71,8 @@ def new_token() -> str:
     """A token for one command's environment (value of :data:`TOKEN_VAR`)."""
     global _active
     _active = True
-    return f"{_prefix}-{next(_counter)}"
+    prefix = _own_prefix()
+    return f"{prefix}-{next(_counter)}"
 
 
 def _parents() -> dict[int, int]:
@@ -143,7 +158,7 @@ def sweep_all() -> None:
     """At exit: kill and reap every descendant and every process carrying one of our tokens."""
     if not _active:
         return
-    _sweep(_prefix + "-", prefix=True, below_me=True)
+    _sweep(_own_prefix() + "-", prefix=True, below_me=True)
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass

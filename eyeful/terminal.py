@@ -9,6 +9,7 @@ that fails turns itself off rather than change the exit code or lose the report.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -40,7 +41,11 @@ class Stderr:
 
     def __init__(self) -> None:
         self._console: Console | None = None
-        self.rich = _wants_rich()
+
+    @functools.cached_property
+    def rich(self) -> bool:
+        """Decided on first use, not when the module is imported."""
+        return _wants_rich()
 
     @property
     def console(self) -> Console:

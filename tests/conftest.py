@@ -1,7 +1,9 @@
 """Every test runs in a sealed environment: its own HOME, git config and XDG config directory.
 
-Repositories are real, made with real git in temporary directories; eyeful runs as a real
-subprocess where the test is about the command line.
+Repositories are real, made with real git in temporary directories; eyeful always runs as a
+separate process: started as a user starts it where the test is about starting (git's dispatch,
+the console scripts, hooks, terminals, start-up), and otherwise forked from a process that has
+already imported it (tests/forkserver.py; EYEFUL_TESTS_FORK=0 starts every run afresh).
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from tests.gitrepo import PYTHON
 # workers finish together. Ordering only: no test depends on it, and a module missing here runs
 # last.
 MODULE_SECONDS = {
-    "test_hooks": 89, "test_verify": 51, "test_safety": 48, "test_regress": 42, "test_agents": 37,
-    "test_replay": 33, "test_environments": 32, "test_awkward": 31, "test_cli": 27,
-    "test_injection": 25, "test_safety_inputs": 25, "test_providers": 20, "test_eval_mine": 13,
-    "test_report": 12, "test_review": 11, "test_failures": 8, "test_eval_run": 5, "test_claims": 5,
-    "test_sarif": 3, "test_results": 2, "test_scale": 1, "test_oracles": 1,
+    "test_hooks": 81, "test_verify": 42, "test_regress": 40, "test_agents": 35, "test_safety": 32,
+    "test_replay": 28, "test_cli": 26, "test_awkward": 21, "test_providers": 20,
+    "test_environments": 19, "test_injection": 17, "test_safety_inputs": 8, "test_failures": 7,
+    "test_eval_mine": 7, "test_review": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
+    "test_sarif": 2, "test_results": 2, "test_scale": 1, "test_oracles": 1,
 }  # fmt: skip
 
 
@@ -69,6 +71,12 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     return home
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests import forkserver
+
+    forkserver.close()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """eyeful's bytecode, written once: the suite starts eyeful some 400 times, and where
     PYTHONDONTWRITEBYTECODE is set (CI, many shells) an editable install would compile every
@@ -98,7 +106,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not path:
         yield
         return
-    before = os.times()
+    from tests import forkserver
+
+    before, forked = os.times(), forkserver.cpu_seconds
     yield
     after = os.times()
     row = {
@@ -108,7 +118,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "children": after.children_user
         + after.children_system
         - before.children_user
-        - before.children_system,
+        - before.children_system
+        + forkserver.cpu_seconds  # eyeful's forked runs: not this process's children
+        - forked,
         "wall": after.elapsed - before.elapsed,
         "end": after.elapsed,
     }

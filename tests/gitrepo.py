@@ -117,8 +117,15 @@ def eyeful(
     env: dict[str, str] | None = None,
     timeout: float = 180,
     stdin: str | None = None,
+    fork: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """`git eyeful ARGS` as a user types it: a real git, a real subprocess."""
+    """`git eyeful ARGS`: a real, separate process given what `git eyeful` gives it; forked from a
+    process that has already imported eyeful (tests/forkserver.py) unless `fork=False`."""
+    from tests import forkserver
+
+    run_env = dict(os.environ) if env is None else env
+    if fork and forkserver.forkable(run_env):
+        return forkserver.run(list(args), cwd=cwd, env=run_env, timeout=timeout, stdin=stdin)
     return subprocess.run(
         ["git", "eyeful", *args],
         cwd=cwd,

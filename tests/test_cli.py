@@ -28,7 +28,7 @@ from tests.gitrepo import (
 
 
 def test_dash_h_documents_commands_and_exit_codes(tmp_path):
-    proc = eyeful("-h", cwd=tmp_path)
+    proc = eyeful("-h", cwd=tmp_path, fork=False)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     for word in ("confirm", "install-hook", "demo", "--base", "--head", "--format"):
@@ -43,6 +43,33 @@ def test_both_entry_points_are_the_same_app(tmp_path):
         proc = subprocess.run([str(bindir / name), "--version"], capture_output=True, text=True)
         assert proc.returncode == 0
         assert proc.stdout.startswith("eyeful ")
+
+
+def test_a_forked_start_gives_what_git_eyeful_gives(tmp_path):
+    """Most tests start eyeful as a fork of a process that has imported it (tests/forkserver.py);
+    that is only sound if it gives what `git eyeful` gives: the same report, messages and exit
+    code, through the fast path (no arguments) and through the CLI's parser (an error)."""
+    config = eyeful_config(extra="reruns = 1", test_one=f"{PYTEST} {{test}}")
+    repo = python_project(tmp_path / "repo", config)
+    confirm(repo)
+    write(repo, {"calc.py": BROKEN_ADD, "findings.json": "[{]"})
+    git(repo, "add", "calc.py")
+
+    def same(*args: str) -> subprocess.CompletedProcess[str]:
+        forked, started = eyeful(*args, cwd=repo), eyeful(*args, cwd=repo, fork=False)
+        for proc in (forked, started):  # durations differ from run to run
+            proc.stdout, proc.stderr = (
+                re.sub(r"\b\d+(\.\d+)?s\b", "Ns", text) for text in (proc.stdout, proc.stderr)
+            )
+        assert (forked.returncode, forked.stdout, forked.stderr) == (
+            started.returncode, started.stdout, started.stderr
+        )  # fmt: skip
+        return forked
+
+    assert eyeful(cwd=repo).returncode == 1  # caches the suite's runs for both starts below
+    assert same().returncode == 1  # the regression confirmed live by each
+    bad = same("--findings", "findings.json")
+    assert bad.returncode == 2 and "findings.json" in bad.stderr, bad.stderr
 
 
 def _count(path: Path) -> int:

@@ -294,6 +294,35 @@ def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
         assert _gone(pid)
 
 
+def test_a_forked_eyeful_marks_its_commands_with_tokens_of_its_own():
+    """The token that marks a command's processes for killing is unique to the eyeful process
+    that made it, even for a fork of a process that had imported eyeful or made tokens already
+    (the suite forks eyeful from a zygote): a shared token would let one run kill another's."""
+    code = (
+        "import os\n"
+        "from eyeful import reaper\n"
+        "def child():\n"
+        "    r, w = os.pipe()\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os.write(w, reaper.new_token().encode())\n"
+        "        os._exit(0)\n"
+        "    os.close(w)\n"
+        "    os.waitpid(pid, 0)\n"
+        "    print(pid, os.read(r, 200).decode())\n"
+        "child()\n"
+        "print(os.getpid(), reaper.new_token())\n"
+        "child()\n"
+    )
+    out = subprocess.run(
+        [PYTHON, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    pids, tokens = out[0::2], out[1::2]
+    for pid, token in zip(pids, tokens, strict=True):
+        assert token.startswith(f"{pid}-"), (pid, token)
+    assert len({token.rsplit("-", 1)[0] for token in tokens}) == 3, tokens
+
+
 # C. Run records ---------------------------------------------------------------------------------
 
 
