@@ -24,7 +24,7 @@ from tests.gitrepo import PYTHON
 # workers finish together. Ordering only: no test depends on it, and a module missing here runs
 # last.
 MODULE_SECONDS = {
-    "test_hooks": 81, "test_verify": 42, "test_regress": 40, "test_agents": 35, "test_safety": 32,
+    "test_hooks": 71, "test_verify": 42, "test_regress": 40, "test_agents": 35, "test_safety": 32,
     "test_replay": 28, "test_cli": 26, "test_awkward": 21, "test_providers": 20,
     "test_environments": 19, "test_injection": 17, "test_safety_inputs": 8, "test_failures": 7,
     "test_eval_mine": 7, "test_review": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
@@ -68,6 +68,14 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     # none, and loading them costs most of a short pytest run's start-up. A test about plugins
     # turns this off in its own command (`env -u PYTEST_DISABLE_PLUGIN_AUTOLOAD ...`).
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    # What pip and virtualenv download and unpack (eyeful's dependencies for pre-commit's hook
+    # environments, build backends) is kept once per session, for all workers, instead of in
+    # each test's HOME: content-addressed caches that change no result, only the downloading.
+    shared = tmp_path_factory.getbasetemp()
+    if shared.name.startswith("popen-gw"):  # an xdist worker's; its parent is the session's
+        shared = shared.parent
+    monkeypatch.setenv("PIP_CACHE_DIR", str(shared / "pip-cache"))
+    monkeypatch.setenv("VIRTUALENV_OVERRIDE_APP_DATA", str(shared / "virtualenv-app-data"))
     return home
 
 
