@@ -8,7 +8,7 @@ start forks it (through a short-lived monitor that waits for the run and reports
 
 - a real, separate process with its own pid, arguments (``sys.argv[0]`` the console script's
   path), working directory, environment (``os.environ`` replaced, so the processes it starts
-  inherit it), standard streams (the caller's pipes, passed over a Unix socket), signal
+  inherit it, and what libgit2 read from it at pygit2's import read again), standard streams (the caller's pipes, passed over a Unix socket), signal
   dispositions (a fresh interpreter's: the zygote sets none) and exit status;
 - the same entry point as the console script (``sys.exit(eyeful.launch.main())``), ending the way
   an interpreter ends (streams flushed, ``atexit``, threads joined);
@@ -44,9 +44,10 @@ SCRIPT = BIN / "git-eyeful"
 _HEADER = struct.Struct("!I")
 
 # Read by an interpreter as it starts, or by a module as it is imported (flags, paths, hashing,
-# stdio, locale, time zone): a run whose environment sets them differently from the zygote's
-# cannot be a fork of it.
-_STARTUP_VARS = ("PYTHON", "LANG", "LC_", "TZ")
+# stdio, locale, time zone, pygit2's TLS certificates): a run whose environment sets them
+# differently from the zygote's cannot be a fork of it. (What libgit2 reads from HOME and
+# XDG_CONFIG_HOME at pygit2's import, a fork reads again: _read_environment_again.)
+_STARTUP_VARS = ("PYTHON", "LANG", "LC_", "TZ", "SSL_CERT_")
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -155,10 +156,40 @@ def _run_eyeful(request: dict, fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _read_environment_again()
     sys.argv = [str(SCRIPT), *request["args"]]
-    from eyeful.launch import main
-
+    if request.get("probe"):
+        main = _probe
+    else:
+        from eyeful.launch import main
     sys.exit(main())  # uncaught, as in the console script: the interpreter ends the run
+
+
+def _read_environment_again() -> None:
+    """What imports read from the environment, read again from the run's: libgit2 (initialised
+    when pygit2 is imported) took where git's configuration is, and the home directory, from
+    HOME and XDG_CONFIG_HOME; unset, they are guessed again from the environment as it is now."""
+    import pygit2
+
+    for level in _search_levels():
+        pygit2.settings.search_path[level] = None
+    pygit2.settings.homedir = None
+
+
+def _search_levels() -> tuple[object, ...]:
+    from pygit2.enums import ConfigLevel
+
+    return (ConfigLevel.PROGRAMDATA, ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL)
+
+
+def _probe() -> int:
+    """For the harness's own test (test_cli): what a run's imports have read from its
+    environment."""
+    import pygit2
+
+    levels = {level.name: pygit2.settings.search_path[level] for level in _search_levels()}
+    print(json.dumps({"search_path": levels, "homedir": pygit2.settings.homedir}))
+    return 0
 
 
 # --- the tests' side ----------------------------------------------------------------------------
@@ -277,6 +308,7 @@ def run(
     env: dict[str, str],
     timeout: float,
     stdin: str | None,
+    probe: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """What ``subprocess.run(["git", "eyeful", *args], text=True, capture_output=True, ...)``
     gives, from a fork of the zygote (see the module's docstring)."""
@@ -284,7 +316,7 @@ def run(
     env = dict(env)
     env["GIT_EXEC_PATH"] = zygote.exec_path
     env["PATH"] = zygote.exec_path + os.pathsep + env.get("PATH", "")
-    payload = json.dumps({"args": args, "cwd": str(cwd), "env": env}).encode()
+    payload = json.dumps({"args": args, "cwd": str(cwd), "env": env, "probe": probe}).encode()
     in_read, in_write = os.pipe() if stdin is not None else (os.open(os.devnull, os.O_RDONLY), -1)
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()

@@ -72,6 +72,28 @@ def test_a_forked_start_gives_what_git_eyeful_gives(tmp_path):
     assert bad.returncode == 2 and "findings.json" in bad.stderr, bad.stderr
 
 
+def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
+    """What an import reads from the environment was read in the zygote, from its environment:
+    libgit2 (under pygit2) finds git's global and XDG configuration and the home directory from
+    HOME and XDG_CONFIG_HOME when pygit2 is imported. A forked run reads them again from its own,
+    as a fresh interpreter would."""
+    from tests import forkserver
+
+    root = str(Path(__file__).parent.parent)
+    probe = f"import sys; sys.path.insert(0, {root!r}); from tests.forkserver import _probe"
+    for name in ("one", "two"):
+        home = tmp_path / name
+        env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "xdg")}
+        forked = forkserver.run([], cwd=tmp_path, env=env, timeout=60, stdin=None, probe=True)
+        fresh = subprocess.run([sys.executable, "-c", probe + "; _probe()"], env=env,
+                               capture_output=True, text=True, check=True)  # fmt: skip
+        read = json.loads(forked.stdout)
+        assert read == json.loads(fresh.stdout)
+        assert read["homedir"] == str(home)
+        assert read["search_path"]["GLOBAL"] == str(home)
+        assert read["search_path"]["XDG"] == str(home / "xdg" / "git")
+
+
 def _count(path: Path) -> int:
     return len(path.read_text().split()) if path.exists() else 0
 
