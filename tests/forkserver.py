@@ -1,26 +1,35 @@
 """eyeful started as a fork of a process that has already imported it, for the suite's speed.
 
 Most tests start eyeful to see what it decides, not how it starts; yet a fresh interpreter spends
-about 0.35 s of CPU importing eyeful and its dependencies before it does anything, and the suite
+about 0.4 s of CPU importing eyeful and its dependencies before it does anything, and the suite
 starts eyeful some 300 times. So each xdist worker keeps one *zygote*: a process started from the
-console script's interpreter that imports what a run of eyeful imports, and nothing else. Every
-start forks it (through a short-lived monitor that waits for the run and reports its status):
+console script's interpreter, with the worker's environment, that imports what a run of eyeful
+imports and nothing else. Every run forks it (through a short-lived monitor that waits for the
+run and reports its status), and is:
 
-- a real, separate process with its own pid, arguments (``sys.argv[0]`` the console script's
-  path), working directory, environment (``os.environ`` replaced, so the processes it starts
-  inherit it, and what libgit2 read from it at pygit2's import read again), standard streams (the caller's pipes, passed over a Unix socket), signal
-  dispositions (a fresh interpreter's: the zygote sets none) and exit status;
-- the same entry point as the console script (``sys.exit(eyeful.launch.main())``), ending the way
-  an interpreter ends (streams flushed, ``atexit``, threads joined);
-- the environment ``git eyeful`` gives it: git prepends its exec-path to ``PATH`` and sets
-  ``GIT_EXEC_PATH``, and so does :func:`run`.
+- a real, separate process with its own pid, name (``git-eyeful``), arguments (``sys.argv[0]``
+  the console script's path), working directory and environment (``os.environ`` replaced, so the
+  processes it starts inherit it; what libgit2 read from it at pygit2's import is read again);
+- given the caller's pipes as standard streams (passed over a Unix socket), and a fresh
+  interpreter's signal dispositions (the zygote sets none);
+- started through the console script's entry point (``sys.exit(eyeful.launch.main())``), and
+  ended the way an interpreter ends (streams flushed, ``atexit``, threads joined);
+- given what ``git eyeful`` gives: git's exec-path first on ``PATH``, ``GIT_EXEC_PATH``, and
+  an exit status of 128+N with git's message when a signal kills it; warnings that importing
+  printed in a fresh start are printed too.
 
-What differs from ``git eyeful``: git itself is not in between, and the modules are already
-imported. So the tests about starting (git's dispatch, the console scripts, the hooks, ``--help``
-and the man page, start-up time, terminals) start eyeful the user's way; a call whose environment
-changes what an interpreter reads as it starts (``PYTHON*``, the locale) starts a fresh one; and
-``EYEFUL_TESTS_FORK=0`` runs every start the user's way. ``test_cli`` checks that a forked run
-and ``git eyeful`` give the same output.
+A run starts afresh instead when a fork could not give it what a fresh start would: an
+environment that differs from the zygote's in what an interpreter or an import reads as it starts
+(``_STARTUP_VARS``); a umask, resource limit, or blocked or ignored signal that changed since
+the zygote started; ``--help`` (git opens the man page); a ``PATH`` on which ``git-eyeful`` is
+another program or none. Tests about starting (git's dispatch, the console scripts, the hooks,
+terminals, start-up time) start eyeful as a user does, and ``EYEFUL_TESTS_FORK=0`` starts every
+run afresh. ``test_cli`` checks that a forked run and ``git eyeful`` give the same output.
+
+Still different, and not relied on by any test: forks of one zygote share its hash seed (a
+worker's runs iterate sets in one order, as with a fixed ``PYTHONHASHSEED``) and libgit2's
+random generator (temporary file names); ``/proc/PID/cmdline`` and ``environ`` show the zygote's;
+the modules were imported with the zygote's working directory (``/``).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -47,7 +57,10 @@ _HEADER = struct.Struct("!I")
 # stdio, locale, time zone, pygit2's TLS certificates): a run whose environment sets them
 # differently from the zygote's cannot be a fork of it. (What libgit2 reads from HOME and
 # XDG_CONFIG_HOME at pygit2's import, a fork reads again: _read_environment_again.)
-_STARTUP_VARS = ("PYTHON", "LANG", "LC_", "TZ", "SSL_CERT_")
+_STARTUP_VARS = (
+    "PYTHON", "LANG", "LC_", "LOCPATH", "TZ", "SSL_CERT_", "OPENSSL_", "TYPER_", "PYDANTIC_",
+    "LD_", "GLIBC_TUNABLES", "MALLOC_",
+)  # fmt: skip
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -61,6 +74,8 @@ def _interpreter() -> str:
 
 
 # --- the zygote's side ------------------------------------------------------------------------
+
+_warnings: list[str] = []  # what importing _WARM warned, as a fresh start would print it
 
 # What a review, `confirm` and the CLI's other commands import, so that a fork imports nothing.
 _WARM = (
@@ -79,9 +94,14 @@ def _serve(listen_fd: int) -> None:
     # As for the console script: its directory first, then the interpreter's own entries (not
     # the checkout and the working directory that `-c` and the zygote's start put first).
     sys.path[:2] = [str(SCRIPT.parent)]
-    for name in _WARM:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+    global _warnings
+    with warnings.catch_warnings(record=True) as caught:  # a fresh start prints them; a fork too
+        for name in _WARM:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+    _warnings = [
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught
+    ]
     import gc
     import selectors
 
@@ -153,6 +173,8 @@ def _run_eyeful(request: dict, fds: list[int]) -> None:
     for fd in fds:
         if fd > 2:
             os.close(fd)
+    _name_process(b"git-eyeful")
+    sys.stderr.write("".join(_warnings))
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -163,6 +185,14 @@ def _run_eyeful(request: dict, fds: list[int]) -> None:
     else:
         from eyeful.launch import main
     sys.exit(main())  # uncaught, as in the console script: the interpreter ends the run
+
+
+def _name_process(name: bytes) -> None:
+    """The name `ps` and /proc/PID/comm show: the console script's, not the zygote's python."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).prctl(15, name, 0, 0, 0)  # PR_SET_NAME
 
 
 def _read_environment_again() -> None:
@@ -207,11 +237,8 @@ class _Zygote:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(self.path)
         listener.listen(16)
-        self.env = {
-            name: value
-            for name, value in os.environ.items()
-            if name.startswith(_STARTUP_VARS) or name in ("PATH", "HOME")
-        }
+        self.env = dict(os.environ)
+        self.state = _process_state()
         code = (
             f"import os, sys; sys.path.insert(0, {str(Path(__file__).parent.parent)!r}); "
             "os.fork() and os._exit(0); "
@@ -284,10 +311,40 @@ def close() -> None:
             _zygote = None
 
 
-def forkable(env: dict[str, str]) -> bool:
+def _process_state() -> tuple[object, ...]:
+    """What a process started now inherits from this one besides its environment: umask,
+    resource limits, blocked and ignored signals. A fork inherits them as they were when the
+    zygote started."""
+    import resource
+
+    umask = os.umask(0o022)
+    os.umask(umask)
+    limits = [
+        resource.getrlimit(getattr(resource, name))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_")
+    ]
+    ignored = [sig for sig in signal.valid_signals() if _ignored(sig)]
+    return umask, limits, sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])), ignored
+
+
+def _ignored(sig: int) -> bool:
+    try:
+        return signal.getsignal(sig) is signal.SIG_IGN
+    except (OSError, ValueError):
+        return False
+
+
+def forkable(env: dict[str, str], args: list[str]) -> bool:
+    """Whether a fork gives this run what a fresh `git eyeful` start would."""
     if os.environ.get("EYEFUL_TESTS_FORK", "1") == "0" or not sys.platform.startswith("linux"):
         return False
-    return _startup_env(env) == _startup_env(_get_zygote().env)
+    if args[:1] == ["--help"]:  # git opens the man page
+        return False
+    if shutil.which("git-eyeful", path=env.get("PATH")) != str(SCRIPT):
+        return False  # git would start another eyeful, or none
+    zygote = _get_zygote()
+    return _startup_env(env) == _startup_env(zygote.env) and _process_state() == zygote.state
 
 
 def _read_all(fd: int, into: list[bytes]) -> None:
@@ -340,11 +397,7 @@ def run(
     try:
         pid = int(replies.readline())
         if stdin is not None:
-            data = memoryview(stdin.encode())
-            with contextlib.suppress(BrokenPipeError):
-                while data:  # small answers to prompts: within a pipe's buffer
-                    data = data[os.write(in_write, data) :]
-            os.close(in_write)
+            threading.Thread(target=_feed, args=(in_write, stdin.encode()), daemon=True).start()
         conn.settimeout(max(0.0, deadline - time.monotonic()))
         try:
             code, cpu = replies.readline().split()
@@ -360,6 +413,15 @@ def run(
         conn.close()
     global cpu_seconds
     cpu_seconds += float(cpu)
+    status, errors = int(code), b"".join(err)
+    if status < 0:  # git reports a command killed by a signal so
+        errors += f"error: git-eyeful died of signal {-status}\n".encode()
+        status = 128 - status
     return subprocess.CompletedProcess(
-        ["git", "eyeful", *args], int(code), _text(b"".join(out)), _text(b"".join(err))
+        ["git", "eyeful", *args], status, _text(b"".join(out)), _text(errors)
     )
+
+
+def _feed(fd: int, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError), open(fd, "wb") as stream:
+        stream.write(data)

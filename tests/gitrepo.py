@@ -124,7 +124,7 @@ def eyeful(
     from tests import forkserver
 
     run_env = dict(os.environ) if env is None else env
-    if fork and forkserver.forkable(run_env):
+    if fork and forkserver.forkable(run_env, list(args)):
         return forkserver.run(list(args), cwd=cwd, env=run_env, timeout=timeout, stdin=stdin)
     return subprocess.run(
         ["git", "eyeful", *args],

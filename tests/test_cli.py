@@ -94,6 +94,27 @@ def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
         assert read["search_path"]["XDG"] == str(home / "xdg" / "git")
 
 
+def test_a_run_that_a_fork_cannot_give_what_a_fresh_start_gives_starts_afresh(tmp_path):
+    from tests import forkserver
+
+    env = dict(os.environ)
+    assert forkserver.forkable(env, [])
+    assert not forkserver.forkable(env, ["--help"])  # git's man page
+    assert not forkserver.forkable({**env, "PATH": "/usr/bin:/bin"}, [])  # no git-eyeful there
+    assert not forkserver.forkable({**env, "PYTHONHASHSEED": "7", "PYTHONPATH": "x"}, [])
+    previous = os.umask(0o077)  # inherited as it is now by a fresh start; by a fork, as it was
+    try:
+        assert not forkserver.forkable(env, [])
+    finally:
+        os.umask(previous)
+    previous_handler = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    try:
+        assert not forkserver.forkable(env, [])
+    finally:
+        signal.signal(signal.SIGUSR1, previous_handler)
+    assert forkserver.forkable(env, [])
+
+
 def _count(path: Path) -> int:
     return len(path.read_text().split()) if path.exists() else 0
 
