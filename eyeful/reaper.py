@@ -10,9 +10,9 @@ process in a new session (``setsid``), out of the group's reach. So:
   descendant is re-parented to eyeful rather than to init, so at exit everything below eyeful is
   still below it, and is killed and reaped (:func:`sweep_all`), even a process that dropped the
   token from its environment;
-- the first SIGINT or SIGTERM interrupts; later ones (one Ctrl-C on `git eyeful` delivers two:
-  git forwards its own) are ignored, so they cannot cut the TERM -> KILL sequence short
-  (:func:`handle_interrupts`).
+- the first SIGINT, SIGTERM or SIGHUP interrupts; later ones (one Ctrl-C on `git eyeful`
+  delivers two: git forwards its own) are ignored, so they cannot cut the TERM -> KILL sequence
+  short; one ignored when eyeful started (``nohup``) stays ignored (:func:`handle_interrupts`).
 
 Processes are found through ``/proc``; where there is none, the process-group kill is all there is.
 """
@@ -175,6 +175,10 @@ def _interrupted(signum: int, frame: FrameType | None) -> None:
 
 
 def handle_interrupts() -> None:
-    """SIGINT, SIGTERM and SIGHUP interrupt once; the ones after are ignored (main thread)."""
+    """SIGINT, SIGTERM and SIGHUP interrupt once; the ones after are ignored (main thread).
+
+    A signal that whoever started eyeful ignored (``nohup``, a shell's background job) stays
+    ignored, as Python keeps an ignored SIGINT ignored."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupted)
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _interrupted)

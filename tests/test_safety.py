@@ -193,6 +193,39 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
     assert user_state(repo) == before
 
 
+@pytest.mark.parametrize("ignored", [True, False], ids=["under-nohup", "at-a-terminal"])
+def test_a_hangup_ignored_by_whoever_started_eyeful_stays_ignored(tmp_path, ignored):
+    """`nohup git eyeful` (or any start with SIGHUP ignored) asks that a hangup not stop it, as
+    Python itself keeps an ignored SIGINT ignored: the review goes on to its verdict. Without
+    nohup, a hangup interrupts the review like Ctrl-C."""
+    marker = tmp_path / "started"
+    command = f"touch {marker}; sleep 2; {PYTEST}"
+    repo = _project(tmp_path, eyeful_config(command))
+    stage(repo, {"calc.py": FIXED_ADD})
+    start = "import os, signal, sys; "
+    if ignored:
+        start += "signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+    start += "os.execv(sys.argv[1], sys.argv[1:])"
+    proc = subprocess.Popen(
+        [PYTHON, "-c", start, GIT_EYEFUL], cwd=repo, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _wait_for(marker, proc)
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if ignored:
+        assert proc.returncode == 0, out + err
+        assert "**eyeful: clean**" in out, out
+    else:
+        assert proc.returncode == 130, out + err
+        assert INTERRUPTED in err
+
+
 @pytest.mark.usefixtures("kill_leftovers")
 def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     child_pid, stubborn = tmp_path / "child.pid", tmp_path / "stubborn.sh"
