@@ -132,8 +132,10 @@ def main() -> int:
         label = "cached rerun" if name == "rerun" else "--version   "
         print(f"{label}  {median[name] * 1000:6.0f} ms CPU = {ratio:.2f} x baseline "
               f"({verdict} the goal <= {goal} x)")  # fmt: skip
-    print(f"cached rerun with an option (typer, review rebuilt from the cache)  "
-          f"{median['full'] * 1000:6.0f} ms CPU = {median['full'] / base:.2f} x baseline")
+    print(
+        f"cached rerun with an option (typer, review rebuilt from the cache)  "
+        f"{median['full'] * 1000:6.0f} ms CPU = {median['full'] / base:.2f} x baseline"
+    )
     return 0
 
 

@@ -47,8 +47,10 @@ def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) ->
     if pyproject.is_file() and "[tool.eyeful" in pyproject.read_text():
         raise SystemExit(f"{name}: configures eyeful itself")
     (repo / ".eyeful.toml").write_text(CONFIG)
-    for kind, commits, limit in (("bug", args.bug_commits, args.bugs),
-                                 ("clean", args.clean_commits, args.cleans)):
+    for kind, commits, limit in (
+        ("bug", args.bug_commits, args.bugs),
+        ("clean", args.clean_commits, args.cleans),
+    ):
         argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--only", kind,
                 "--limit", str(limit), "--rev-range", f"HEAD~{commits}..HEAD",
                 str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
@@ -58,8 +60,9 @@ def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) ->
 
 
 def _git(bundle: Path, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", str(bundle), *args], capture_output=True,
-                          text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", str(bundle), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def bait(case: Path, work: Path) -> list[dict]:
@@ -69,13 +72,19 @@ def bait(case: Path, work: Path) -> list[dict]:
     change = re.search(r'^change = "(\w+)"', text, re.M).group(1)
     clone = work / f"bait-{case.name}.git"
     if not clone.exists():
-        subprocess.run(["git", "clone", "-q", "--bare", str(case / "repo.bundle"), str(clone)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "clone", "-q", "--bare", str(case / "repo.bundle"), str(clone)],
+            check=True,
+            capture_output=True,
+        )
     changed = [p for p in _git(clone, "diff", "--name-only", base, change).split()
                if p.endswith(".py") and not p.startswith(("doc", "tests/"))
                and "/tests/" not in p]  # fmt: skip
-    tests = [p for p in _git(clone, "ls-tree", "-r", "--name-only", change).split()
-             if PurePosixPath(p).name.startswith("test_") and p.endswith(".py")]
+    tests = [
+        p
+        for p in _git(clone, "ls-tree", "-r", "--name-only", change).split()
+        if PurePosixPath(p).name.startswith("test_") and p.endswith(".py")
+    ]
     if not changed or not tests:
         return []
     target = changed[0]

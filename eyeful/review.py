@@ -358,9 +358,7 @@ def _findings(
             read_file=read,
             description=_description(request),
             test_file=test_file(final),
-            corroborated_by=corroborated
-            if corroborated is not None
-            else corroboration.of(finding),
+            corroborated_by=corroborated if corroborated is not None else corroboration.of(finding),
             why_not_run=unverified_why,
         )
         item.merged = groups.get(finding.id, [])

@@ -179,9 +179,7 @@ def _replayable(report: Report, config: Config) -> bool:
     )
 
 
-def _review(
-    options: ReviewOptions, stderr: Stderr, served: Served | None
-) -> tuple[Report, Config]:
+def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tuple[Report, Config]:
     """Check the inputs, take the snapshot, confirm, review; SARIF when asked."""
     from eyeful.config import load_config
     from eyeful.preflight import check_output_file, check_state_dir

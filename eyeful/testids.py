@@ -38,8 +38,7 @@ def check_test_path(value: str, what: str = "the path") -> str:
     path = PurePosixPath(value)
     if not value or not _PATH_PART.fullmatch(value):
         raise ValueError(
-            f"{what} {value!r} has characters a test path may not have "
-            f"(allowed: {PATH_CHARS})"
+            f"{what} {value!r} has characters a test path may not have (allowed: {PATH_CHARS})"
         )
     if not _FIRST.match(value):
         # `-x` is an option; pytest (8.2+) reads `@file` as a file of arguments.

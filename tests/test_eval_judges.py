@@ -237,8 +237,13 @@ def test_what_makes_a_run_unverifiable(exit_code, report, agent, why):
     assert reason is not None and why in reason
 
 
-NOT_RUN = {"kind": "review", "label": "question", "repro": {"path": "t.py"}, "gates": [],
-           "unverified": "no test_one command is configured ([tool.eyeful] commands.test_one)"}
+NOT_RUN = {
+    "kind": "review",
+    "label": "question",
+    "repro": {"path": "t.py"},
+    "gates": [],
+    "unverified": "no test_one command is configured ([tool.eyeful] commands.test_one)",
+}
 
 
 def test_a_reproduction_nothing_ran_makes_the_run_unverifiable():
