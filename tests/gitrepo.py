@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forkserver
+
 PYTHON = sys.executable
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
 
@@ -121,8 +123,6 @@ def eyeful(
 ) -> subprocess.CompletedProcess[str]:
     """`git eyeful ARGS`: a real, separate process given what `git eyeful` gives it; forked from a
     process that has already imported eyeful (tests/forkserver.py) unless `fork=False`."""
-    from tests import forkserver
-
     run_env = dict(os.environ) if env is None else env
     if fork and forkserver.forkable(run_env, list(args)):
         return forkserver.run(list(args), cwd=cwd, env=run_env, timeout=timeout, stdin=stdin)

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -94,6 +96,9 @@ def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
         assert read["search_path"]["XDG"] == str(home / "xdg" / "git")
 
 
+@pytest.mark.skipif(
+    os.environ.get("EYEFUL_TESTS_FORK") == "0", reason="every run starts afresh: nothing forks"
+)
 def test_a_run_that_a_fork_cannot_give_what_a_fresh_start_gives_starts_afresh(tmp_path):
     from tests import forkserver
 
