@@ -2,9 +2,10 @@
 
     python benchmarks/bench_findings.py [--repeat 2] [--jobs N]
 
-Builds the demo's example repository (eyeful.demo.make_demo_repo) with its breaking change staged,
-writes 8 findings (the expiry-boundary reproduction under 8 names, half with a fix), and times
-`git eyeful --findings` cold (verdict and run caches removed, worktrees kept) with -j 1 and -j N.
+Builds the demo's example repository (eyeful.cli.demo.make_demo_repo) with its breaking change
+staged, writes 8 findings (the expiry-boundary reproduction under 8 names, half with a fix), and
+times `git eyeful --findings` cold (verdict and run caches removed, worktrees kept)
+with -j 1 and -j N.
 Prints a table; it is a measurement, so it exits 0 unless something breaks.
 """
 
@@ -26,7 +27,7 @@ VENV_PYTHON = ROOT / ".venv" / "bin" / "python"
 if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve() and VENV_PYTHON.exists():
     os.execv(str(VENV_PYTHON), [str(VENV_PYTHON), *sys.argv])
 
-from eyeful.demo import make_demo_repo  # noqa: E402
+from eyeful.cli.demo import make_demo_repo  # noqa: E402
 
 
 def findings(count: int) -> list[dict]:

@@ -472,12 +472,12 @@ class Phases:
 def _warm_iteration(bench: Bench, phase: Phases) -> None:
     """The steps `git eyeful` takes on a new change with a warm worktree, one timed phase each."""
     from eyeful.cache import Cache, cache_key
-    from eyeful.commands import run_command
     from eyeful.config import load_config
     from eyeful.gitutil import find_repo, git
     from eyeful.report import Report, SideInfo
     from eyeful.results import parse_junit
     from eyeful.runs import setup_key
+    from eyeful.shell import run_command
     from eyeful.snapshot import _staged_side, gitlinks, open_repository, take_snapshot
     from eyeful.trust import TrustStore
     from eyeful.worktrees import WorktreePool, snapshot_commit
@@ -546,11 +546,11 @@ def profile(bench: Bench, repeat: int) -> None:
     print("\nProfile of a warm review (median of", repeat, "iterations)")
     print("-" * 72)
     py = bench.python
-    review_imports = "eyeful.cli, eyeful.review, eyeful.report, eyeful.snapshot"
+    review_imports = "eyeful.cli.app, eyeful.review, eyeful.report, eyeful.snapshot"
     startup = {
         "python -c pass": [py, "-c", "pass"],
-        "python -c 'import eyeful.cli'": [py, "-c", "import eyeful.cli"],
-        "python -c 'import eyeful.cli + review path'": [py, "-c", f"import {review_imports}"],
+        "python -c 'import eyeful.cli.app'": [py, "-c", "import eyeful.cli.app"],
+        "python -c 'import eyeful.cli.app + review path'": [py, "-c", f"import {review_imports}"],
         "git eyeful --version": ["git", "eyeful", "--version"],
     }
     for name, argv in startup.items():
@@ -595,7 +595,7 @@ def profile_cold(bench: Bench, repeat: int) -> None:
 
 
 def _cold_iteration(bench: Bench, phase: Phases, path: Path, head: str) -> None:
-    from eyeful.commands import run_command
+    from eyeful.shell import run_command
 
     add = ["git", "worktree", "add", "--force", "--detach", "--no-checkout", str(path), head]
     phase("git worktree add --no-checkout", lambda: bench.run(add))

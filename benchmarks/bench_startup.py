@@ -6,7 +6,7 @@ loaded machine slows all three alike:
 
   0. baseline: `python -c "import typer, pydantic, pygit2, rich"`;
   1. `git-eyeful` on a throwaway repository whose review is fully cached (nothing runs): the
-     review is given again from eyeful/replay.py;
+     review is given again from eyeful/cli/replay.py;
   2. `git-eyeful --version`;
   3. for comparison, the same cached review with an option given (`--format markdown`): the
      command line is parsed by typer and the review is built again from the cached run.

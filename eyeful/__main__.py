@@ -1,3 +1,3 @@
-from eyeful.cli import main
+from eyeful.cli.app import main
 
 raise SystemExit(main())

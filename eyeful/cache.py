@@ -36,7 +36,7 @@ class Cache:
         """False for `--no-cache`: nothing is served from the cache (fresh results still go in)."""
         self.served = served
         """When given, every entry served is appended with the digest of what was read (a replayed
-        review checks they are intact: eyeful/replay.py)."""
+        review checks they are intact: eyeful/cli/replay.py)."""
 
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"

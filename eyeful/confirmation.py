@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful.commands import parallel_map
 from eyeful.regressions import Evidence, Seen, alone, decide, exists_in_tree, in_run
 from eyeful.runs import Extra, Run, Runner, passable
+from eyeful.shell import parallel_map
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import id_path
 

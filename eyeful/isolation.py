@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from eyeful.commands import project_env, run_command
+from eyeful.shell import project_env, run_command
 
 
 class VenvError(Exception):

@@ -16,28 +16,26 @@ from typing import TYPE_CHECKING, Any, Literal
 import pygit2
 
 from eyeful.cache import Cache, Served, cache_key
-from eyeful.commands import parallel_map
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
-from eyeful.precommit import confirm_hint
-from eyeful.progress import Progress, Silent
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
 from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
-from eyeful.runs import Run, Runner, environment_key, setup_key
+from eyeful.runs import Progress, Run, Runner, Silent, environment_key, setup_key
+from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
 from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
 
 if TYPE_CHECKING:  # the agents' modules are imported only when an agent is configured
-    from eyeful.agents import Agents
-    from eyeful.providers import Provider
-    from eyeful.roles import ChangeContext
+    from eyeful.agents.agent import Agents
+    from eyeful.agents.providers import Provider
+    from eyeful.agents.roles import ChangeContext
 
 
 @dataclass
@@ -54,7 +52,9 @@ class ReviewRequest:
     no_cache: bool = False
     """`--no-cache`: run everything; nothing is served from the cache."""
     served: Served | None = None
-    """When given, collects the cache entries the review was served (eyeful/replay.py)."""
+    """When given, collects the cache entries the review was served (eyeful/cli/replay.py)."""
+    confirm_hint: str = "run `git eyeful confirm`"
+    """What to do to confirm the commands, from where eyeful was started (the CLI knows)."""
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run
     before anything runs; built here when not given."""
@@ -124,11 +124,11 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
 @contextmanager
 def _agent_files(request: ReviewRequest, repo: pygit2.Repository) -> Iterator[Path | None]:
     """The change's files for the agent's command: an export with no link to any repository
-    (eyeful/export.py), never the user's tree nor one of eyeful's worktrees."""
+    (eyeful/agents/export.py), never the user's tree nor one of eyeful's worktrees."""
     if request.config.agent is None or not request.confirmed:
         yield None
         return
-    from eyeful.export import exported_tree
+    from eyeful.agents.export import exported_tree
 
     with exported_tree(repo, request.snapshot.head.tree) as path:
         yield path
@@ -143,8 +143,8 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
-    from eyeful.agents import Agents
-    from eyeful.providers import make_provider
+    from eyeful.agents.agent import Agents
+    from eyeful.agents.providers import make_provider
 
     state = request.paths.state_dir
     return Agents(
@@ -171,8 +171,7 @@ def _regressions(
         return None, None, why
     if not request.confirmed:
         why = "the project's commands are not confirmed for this repository"
-        hint = confirm_hint(request.paths.root)
-        report.note(f"{why}, so none was run ({hint})", unverified=True)
+        report.note(f"{why}, so none was run ({request.confirm_hint})", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
     change_runs = runner.suite(snap.head.tree, "change")
@@ -310,7 +309,7 @@ def _findings(
         if f.repro is None and f.evidence == "test" and f.severity != "note"
     ]  # fmt: skip
     if runner is not None and why_not_run is None and agents is not None and ctx is not None:
-        from eyeful.roles import write_repro
+        from eyeful.agents.roles import write_repro
 
         context = ctx
         tests = parallel_map(
@@ -421,8 +420,8 @@ def _gather(
     config = request.config
     if agents is None:
         return out
-    from eyeful.merge import merge, near_pairs
-    from eyeful.roles import change_context, run_experts, same_problem
+    from eyeful.agents.merge import merge, near_pairs
+    from eyeful.agents.roles import change_context, run_experts, same_problem
 
     assert config.agent is not None
     ctx = change_context(repo, request.snapshot, _description(request), config.agent.max_file_chars)
@@ -471,7 +470,7 @@ def _agent_hooks(
 ]:
     if agents is None or ctx is None:
         return None, None
-    from eyeful.roles import write_fix, write_repro
+    from eyeful.agents.roles import write_fix, write_repro
 
     context = ctx
 
@@ -509,7 +508,7 @@ def _judge(
     if not unshown:
         return []
     progress.phase(f"the judge reads {len(unshown)} findings")
-    from eyeful.roles import judge
+    from eyeful.agents.roles import judge
 
     results = judge(agents, unshown, ctx)
     asked = {f.id for f in unshown}

@@ -18,24 +18,49 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import commands, isolation, results, unrunnable
 from eyeful import failures as failures_
+from eyeful import isolation, results, shell, unrunnable
 from eyeful.cache import Cache, cache_key
-from eyeful.commands import CommandResult, Status, project_env, repointed, run_command
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
 from eyeful.gitutil import git
-from eyeful.progress import Progress, Silent
+from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
 from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 from eyeful.worktrees import Worktree, WorktreePool
 
 RunName = Literal["setup", "test", "test_one"]
+
+
+class Progress(Protocol):
+    """How the core tells a front end what it is doing. The core never prints; the CLI listens."""
+
+    def phase(self, text: str) -> None:
+        """A new step of the run starts (snapshot, setup, tests on the change, ...)."""
+
+    def started(self, label: str, command: str) -> None:
+        """A project command starts; ``label`` says which and where."""
+
+    def finished(self, run: Run) -> None:
+        """A project command ended, or its result came from the cache."""
+
+
+class Silent:
+    """The default listener: hears everything, says nothing."""
+
+    def phase(self, text: str) -> None:
+        return None
+
+    def started(self, label: str, command: str) -> None:
+        return None
+
+    def finished(self, run: Run) -> None:
+        return None
 
 
 class Run(BaseModel):
@@ -188,8 +213,8 @@ def _last_line(data: bytes) -> str:
 
 
 def environment_key(config: Config) -> dict[str, object]:
-    """What a run's results depend on besides the tree (eyeful/commands.py)."""
-    return commands.environment_key(config.env)
+    """What a run's results depend on besides the tree (eyeful/shell.py)."""
+    return shell.environment_key(config.env)
 
 
 def focused_commands(template: str, tests: Sequence[str]) -> list[IdCommand]:

@@ -20,9 +20,9 @@ from typing import IO
 
 import pygit2
 
-from eyeful.commands import check_cancelled
 from eyeful.errors import EyefulError
 from eyeful.gitutil import WORKTREE_PREFIX, WORKTREES_DIR, RepoPaths, git
+from eyeful.shell import check_cancelled
 
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
 

@@ -12,7 +12,7 @@ run and reports its status), and is:
   processes it starts inherit it; what libgit2 read from it at pygit2's import is read again);
 - given the caller's pipes as standard streams (passed over a Unix socket), and a fresh
   interpreter's signal dispositions (the zygote sets none);
-- started through the console script's entry point (``sys.exit(eyeful.launch.main())``), and
+- started through the console script's entry point (``sys.exit(eyeful.cli.launch.main())``), and
   ended the way an interpreter ends (streams flushed, ``atexit``, threads joined);
 - given what ``git eyeful`` gives: git's exec-path first on ``PATH``, ``GIT_EXEC_PATH``, and
   an exit status of 128+N with git's message when a signal kills it; warnings that importing
@@ -79,10 +79,11 @@ _warnings: list[str] = []  # what importing _WARM warned, as a fresh start would
 
 # What a review, `confirm` and the CLI's other commands import, so that a fork imports nothing.
 _WARM = (
-    "eyeful.launch", "eyeful.cli", "eyeful.reviewcmd", "eyeful.review", "eyeful.config",
-    "eyeful.gitutil", "eyeful.trust", "eyeful.report", "eyeful.sarif", "eyeful.agents",
-    "eyeful.providers", "eyeful.gates", "eyeful.regressions", "eyeful.worktrees", "eyeful.runs",
-    "eyeful.results", "eyeful.findings", "eyeful.export", "eyeful.demo", "eyeful.evalcli",
+    "eyeful.cli.launch", "eyeful.cli.app", "eyeful.cli.reviewcmd", "eyeful.review",
+    "eyeful.config", "eyeful.gitutil", "eyeful.trust", "eyeful.report", "eyeful.sarif",
+    "eyeful.agents.agent", "eyeful.agents.providers", "eyeful.gates", "eyeful.regressions",
+    "eyeful.worktrees", "eyeful.runs", "eyeful.results", "eyeful.findings",
+    "eyeful.agents.export", "eyeful.cli.demo", "eyeful.cli.evalcmd",
     "pygit2", "pydantic", "typer", "rich.console", "rich.progress", "jsonschema",
 )  # fmt: skip
 
@@ -183,7 +184,7 @@ def _run_eyeful(request: dict, fds: list[int]) -> None:
     if request.get("probe"):
         main = _probe
     else:
-        from eyeful.launch import main
+        from eyeful.cli.launch import main
     sys.exit(main())  # uncaught, as in the console script: the interpreter ends the run
 
 

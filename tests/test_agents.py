@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.demo import make_demo_repo
+from eyeful.cli.demo import make_demo_repo
 from tests.gitrepo import confirm, eyeful, git, user_state
 from tests.scripted_agent import serve_openai
 

@@ -289,7 +289,7 @@ def test_a_test_id_eyeful_refuses_skips_the_commit_instead_of_crashing(tmp_path)
     from eyeful.config import load_config
     from eyeful.evaluate.mine import Miner, _Skip
     from eyeful.gitutil import find_repo
-    from eyeful.progress import Silent
+    from eyeful.runs import Silent
     from tests.gitrepo import make_repo
 
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": "x = 1\n"})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from eyeful.export import exported_tree
+from eyeful.agents.export import exported_tree
 
 
 def _tree(repo: pygit2.Repository) -> str:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eyeful.manpage import render
+from eyeful.cli.manpage import render
 from tests.gitrepo import eyeful
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,7 +19,7 @@ INSTALLED = Path(sys.prefix) / "share" / "man" / "man1" / "git-eyeful.1"
 
 
 def test_man_page_is_the_clis_own_help_regenerated():
-    # Rewrite it with `python -m eyeful.manpage > man/git-eyeful.1` when the CLI changes.
+    # Rewrite it with `python -m eyeful.cli.manpage > man/git-eyeful.1` when the CLI changes.
     assert (ROOT / "man" / "git-eyeful.1").read_text(encoding="utf-8") == render()
     page = render()
     for option in ("\\-\\-base", "\\-\\-findings", "\\-\\-all\\-tests", "\\-\\-hook"):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from eyeful.precommit import confirm_hint
+from eyeful.cli.precommit import confirm_hint
 from tests.gitrepo import (
     CALC,
     CALC_TESTS,

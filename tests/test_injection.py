@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.commands import run_command
-from eyeful.demo import make_demo_repo
+from eyeful.cli.demo import make_demo_repo
+from eyeful.shell import run_command
 from eyeful.testids import check_template, check_test_id, with_ids
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -509,7 +509,7 @@ def test_reproductions_and_fixes_through_a_symlink_the_change_adds_are_refused(t
 
 
 def test_a_prompt_override_leading_out_of_the_repository_is_not_read(tmp_path):
-    from eyeful.agents import load_prompt
+    from eyeful.agents.agent import load_prompt
 
     secret = tmp_path / "secret.md"
     secret.write_text("the secret\n")

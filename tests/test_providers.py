@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from eyeful.config import AgentConfig
-from eyeful.errors import EyefulError
-from eyeful.providers import (
+from eyeful.agents.providers import (
     CommandProvider,
     OpenAIProvider,
     ProviderError,
     Usage,
     make_provider,
 )
+from eyeful.config import AgentConfig
+from eyeful.errors import EyefulError
 
 FAKE_AGENT = Path(__file__).parent / "fake_agents" / "fake_agent.py"
 PROMPT = "Review this — naïve café, 日本語, emoji 🙂\n\tindented line\n$HOME `id` 'quoted'\n"
@@ -728,7 +728,7 @@ CODEX_ANSWER = (
 def test_prompt_over_codex_limit_leaves_out_whole_files(tmp_path: Path) -> None:
     """Over codex's 1,048,576 characters: the last files go whole, the checklist says so, and
     a prompt over the limit even without files is never sent."""
-    from eyeful.agents import AgentFault, Agents, SameProblemReply
+    from eyeful.agents.agent import AgentFault, Agents, SameProblemReply
 
     seen = tmp_path / "prompt.txt"
     command = f"{sys.executable} -c {shlex.quote(CODEX_ANSWER)} {seen}"
@@ -775,7 +775,7 @@ CLAUDE_ANSWER = (
 def test_claude_cost_and_denials_reach_the_report(tmp_path: Path) -> None:
     """total_cost_usd adds up per role into the JSON `agents` field and the footer; refused
     tools are a checklist line."""
-    from eyeful.agents import Agents, SameProblemReply
+    from eyeful.agents.agent import Agents, SameProblemReply
     from eyeful.report import Report, SideInfo, to_markdown
 
     config = AgentConfig(
@@ -798,7 +798,7 @@ def test_claude_cost_and_denials_reach_the_report(tmp_path: Path) -> None:
 
 
 def test_a_thinking_block_is_no_json() -> None:
-    from eyeful.agents import extract_json
+    from eyeful.agents.agent import extract_json
 
     thinking = 'Thinking...\nThe reply is {"probability": 1} or {maybe}.\n...done thinking.\n\n'
     assert extract_json(thinking + '{"probability": 0.5}\n') == {"probability": 0.5}
@@ -808,7 +808,7 @@ def test_a_thinking_block_is_no_json() -> None:
 
 def test_no_second_try_past_codex_limit(tmp_path: Path) -> None:
     """A prompt that fits but whose retry (with the error quoted) would not: one call, a fault."""
-    from eyeful.agents import AgentFault, Agents, SameProblemReply
+    from eyeful.agents.agent import AgentFault, Agents, SameProblemReply
 
     calls = tmp_path / "calls"
     answer = (

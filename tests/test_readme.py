@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.cli import main
+from eyeful.cli.app import main
 from eyeful.config import parse_config
 from eyeful.findings import load_findings
 

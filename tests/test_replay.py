@@ -1,4 +1,5 @@
-"""A review given again (eyeful/replay.py): only while nothing it read has changed, never a block.
+"""A review given again (eyeful/cli/replay.py): only while nothing it read has changed, never a
+block.
 
 Whether a run was replayed is read from the process itself: a replay never imports pygit2
 (`python -X importtime`). Every other run is the full review, and its verdict must be the one
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.replay import FILE
+from eyeful.cli.replay import FILE
 from tests.conftest import seal
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -361,7 +362,7 @@ def test_a_graft_that_moves_the_merge_base_runs_it_again(remembered: Path) -> No
 
 def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path) -> None:
     """pre-commit runs eyeful from its own virtualenv, first on PATH; project commands get PATH
-    without it (eyeful/commands.py `project_env`), so *their* `python` is the user's, and the
+    without it (eyeful/shell.py `project_env`), so *their* `python` is the user's, and the
     run cache keys on that one. The user's virtualenv rebuilt on another interpreter (here: a
     `python` that has no pytest) is a new review."""
     import sysconfig
@@ -386,7 +387,7 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
     path = os.pathsep.join([str(hook_env / "bin"), str(user_bin), os.environ["PATH"]])
     env = {**os.environ, "PRE_COMMIT": "1", "PATH": path}
     hook = [str(hook_env / "bin" / "python"), "-X", "importtime", "-c",
-            "import sys; from eyeful.launch import main; sys.exit(main())"]  # fmt: skip
+            "import sys; from eyeful.cli.launch import main; sys.exit(main())"]  # fmt: skip
 
     def run() -> tuple[subprocess.CompletedProcess[str], bool]:
         argv = hook

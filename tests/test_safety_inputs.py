@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.agents import extract_json
+from eyeful.agents.agent import extract_json
+from eyeful.agents.providers import _json_values, _Unreadable
 from eyeful.config import load_config
-from eyeful.providers import _json_values, _Unreadable
 from eyeful.runs import Extra, Refused
 from eyeful.trust import TrustStore
 from tests.gitrepo import (

@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 import time
 
+from eyeful.agents.merge import near_pairs
 from eyeful.findings import Corroboration, Finding, verification_order
-from eyeful.merge import near_pairs
 
 EXPERTS = ("correctness", "skeptic", "security")
 

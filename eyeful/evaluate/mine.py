@@ -31,8 +31,7 @@ from eyeful.config import Config
 from eyeful.errors import EyefulError
 from eyeful.evaluate.clone import to_toml
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
-from eyeful.progress import Progress, Silent
-from eyeful.runs import Refused, Run, Runner
+from eyeful.runs import Progress, Refused, Run, Runner, Silent
 from eyeful.snapshot import blob_at, open_repository, tree_at
 from eyeful.worktrees import WorktreePool
 

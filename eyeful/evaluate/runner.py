@@ -22,7 +22,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from eyeful.commands import stop_group
 from eyeful.errors import EyefulError
 from eyeful.evaluate.cases import Case
 from eyeful.evaluate.clone import Clone, eyeful_env
@@ -35,6 +34,7 @@ from eyeful.evaluate.judges import (
     required_met,
     unverifiable,
 )
+from eyeful.shell import stop_group
 
 Condition = Literal["execution", "read_only", "no_oracle_rule"]
 CONDITIONS: tuple[Condition, ...] = ("execution", "read_only", "no_oracle_rule")

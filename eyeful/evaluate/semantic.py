@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from eyeful.agents import extract_json
+from eyeful.agents.agent import extract_json
+from eyeful.agents.providers import Provider, ProviderError, make_provider
 from eyeful.config import AgentConfig
 from eyeful.evaluate.judges import FindingView, SemanticMatch
-from eyeful.providers import Provider, ProviderError, make_provider
 
 PROMPT = """You grade a code review. Does the finding below state this claim (the same problem,
 possibly in other words)? Claim: {claim}

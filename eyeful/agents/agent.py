@@ -19,10 +19,10 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from eyeful.agents.providers import Provider, ProviderError, strip_thinking
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
 from eyeful.findings import Claim, Oracle, ReproPath, TestId
-from eyeful.providers import Provider, ProviderError, strip_thinking
 from eyeful.report import RoleUsage
 
 Role = Literal["expert", "same_problem", "repro", "fix", "judge"]
@@ -113,7 +113,7 @@ def load_prompt(role: str, repo_root: Path | None) -> str:
         # An override is read only inside the repository (never through a symlink out of it).
         if override.is_file() and override.resolve().is_relative_to(repo_root.resolve()):
             return override.read_text(encoding="utf-8")
-    return (resources.files("eyeful") / "prompts" / f"{role}.md").read_text(encoding="utf-8")
+    return (resources.files("eyeful.agents") / "prompts" / f"{role}.md").read_text(encoding="utf-8")
 
 
 class Agents:

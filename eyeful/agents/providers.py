@@ -3,9 +3,10 @@
 Two providers, chosen by ``[tool.eyeful.agent] provider``:
 
 ``command`` (:class:`CommandProvider`)
-    A shell command in the directory the caller gives (an export of the change, eyeful/export.py:
-    never the user's tree nor a worktree sharing its git directory), with the environment
-    eyeful/agentenv.py allows: the prompt on stdin, the answer on stdout, stderr kept (bounded)
+    A shell command in the directory the caller gives (an export of the change,
+    eyeful/agents/export.py: never the user's tree nor a worktree sharing its git directory), with
+    the environment eyeful/agents/env.py allows: the prompt on stdin, the answer on stdout,
+    stderr kept (bounded)
     for the error message. It runs in its own process group with a per-call timeout and a
     no-output timeout, and the whole group is killed on either, on Ctrl-C, and after the command
     exits (no orphans). ``preset`` names a known CLI: how it is called with a read-only posture,
@@ -41,8 +42,10 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from eyeful.agentenv import agent_env
-from eyeful.commands import (
+from eyeful.agents.env import agent_env
+from eyeful.config import AgentConfig
+from eyeful.errors import EyefulError
+from eyeful.shell import (
     check_cancelled,
     is_cancelled,
     kill_group,
@@ -50,8 +53,6 @@ from eyeful.commands import (
     track,
     untrack,
 )
-from eyeful.config import AgentConfig
-from eyeful.errors import EyefulError
 
 if TYPE_CHECKING:
     import openai

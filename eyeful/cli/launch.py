@@ -3,8 +3,8 @@
 Importing typer, pydantic and the rest costs more than everything else a start does, so:
 `--version` needs none of it, and the review's command lines run before every push (none at all,
 from pre-commit's hook or a developer; `--hook --base ID --head ID` from the plain hook) go
-straight to the review, without typer (eyeful/reviewcmd.py); every other command line is parsed
-by the CLI (eyeful/cli.py) into the same options.
+straight to the review, without typer (eyeful/cli/reviewcmd.py); every other command line is parsed
+by the CLI (eyeful/cli/app.py) into the same options.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ def main() -> int:
         print(f"eyeful {__version__}")
         return 0
     if not args or args[0] == "--hook":
-        from eyeful.reviewcmd import main_quick, quick_options
+        from eyeful.cli.reviewcmd import main_quick, quick_options
 
         options = quick_options(args)
         if options is not None:
             return main_quick(options, args)
-    from eyeful.cli import main as cli_main
+    from eyeful.cli.app import main as cli_main
 
     return cli_main()

@@ -4,7 +4,7 @@ eyeful's worktrees share objects, refs, config and hooks with the user's reposit
 run in one of them, or a file written through its `.git` pointer, reaches the user. An agent
 reads files and needs none of that, so it gets an *export* of the change's tree: the files written
 from the tree's blobs into a fresh temporary directory outside any repository. There is no
-`.git` in it, none above it, and the agent gets no `GIT_*` variable (eyeful/agentenv.py), so a
+`.git` in it, none above it, and the agent gets no `GIT_*` variable (eyeful/agents/env.py), so a
 `git` run there finds no repository. The directory is removed when the agents are done.
 """
 

@@ -1,9 +1,9 @@
 """The review command (`git eyeful`): part of the command line, so it prints; the core does not.
 
 `git eyeful` with no arguments (what pre-commit's hook and a developer run before each push), and
-the plain hook's own `--hook --base ID --head ID`, start here straight from eyeful/launch.py
+the plain hook's own `--hook --base ID --head ID`, start here straight from eyeful/cli/launch.py
 without importing typer (:func:`quick_options`); every other command line is parsed by
-eyeful/cli.py into the same `ReviewOptions`. Either way the same function runs, and it
+eyeful/cli/app.py into the same `ReviewOptions`. Either way the same function runs, and it
 imports what a review needs when it needs it: findings, agents, SARIF and JSON only when asked.
 """
 
@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from eyeful import reaper
+from eyeful.cli.precommit import confirm_hint
+from eyeful.cli.progress import RichProgress
+from eyeful.cli.terminal import Stderr, ask_yes_no
 from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, is_commit_id
-from eyeful.precommit import confirm_hint
-from eyeful.terminal import RichProgress, Stderr, ask_yes_no
 from eyeful.textsafe import visible
 
 if TYPE_CHECKING:
     from eyeful.cache import Served
+    from eyeful.cli.replay import Memory
     from eyeful.config import Config
     from eyeful.findings import Finding
-    from eyeful.replay import Memory
     from eyeful.report import Report
     from eyeful.trust import TrustStore
 
@@ -139,7 +140,8 @@ def _read_description(path: Path | None, message: str | None) -> str:
 def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = None) -> int:
     """One review, printed: the report on stdout, messages on stderr; returns the exit code.
 
-    With ``memory``, a review that can be given again unchanged is remembered (eyeful/replay.py).
+    With ``memory``, a review that can be given again unchanged is remembered
+    (eyeful/cli/replay.py).
     """
     reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
     reaper.become_subreaper()
@@ -181,8 +183,8 @@ def _replayable(report: Report, config: Config) -> bool:
 
 def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tuple[Report, Config]:
     """Check the inputs, take the snapshot, confirm, review; SARIF when asked."""
+    from eyeful.cli.preflight import check_output_file, check_state_dir
     from eyeful.config import load_config
-    from eyeful.preflight import check_output_file, check_state_dir
     from eyeful.review import ReviewRequest, review
     from eyeful.snapshot import take_snapshot
     from eyeful.trust import TrustStore
@@ -199,20 +201,20 @@ def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tu
     description = _read_description(options.description_file, options.message)
     snapshot = take_snapshot(paths, base, head)
     if given:
-        from eyeful.preflight import check_repro_paths
+        from eyeful.cli.preflight import check_repro_paths
         from eyeful.snapshot import open_repository
 
         check_repro_paths(open_repository(paths), snapshot, given)
     provider = None
     if config.agent is not None and not snapshot.empty:
-        from eyeful.providers import make_provider
+        from eyeful.agents.providers import make_provider
 
         provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
     confirmed = snapshot.empty or _ensure_confirmed(stderr, paths, config, TrustStore())
     request = ReviewRequest(
         paths, config, snapshot, confirmed, jobs=options.jobs, findings=given,
         description=description, level=options.level, provider=provider,
-        no_cache=options.no_cache, served=served,
+        no_cache=options.no_cache, served=served, confirm_hint=confirm_hint(paths.root),
     )  # fmt: skip
     with RichProgress(stderr) as progress:
         report = review(request, progress)
@@ -233,7 +235,7 @@ def _given_findings(files: tuple[Path, ...]) -> list[Finding]:
 
 def internal_error(stderr: Stderr, err: BaseException) -> int:
     """A bug in eyeful: one line naming the saved traceback, exit 4 (never a verdict)."""
-    from eyeful.crash import one_line, save_traceback
+    from eyeful.cli.crash import one_line, save_traceback
 
     saved = save_traceback(err)
     where = f"the traceback is in {saved}" if saved else "the traceback could not be saved"
@@ -272,11 +274,11 @@ def quick_options(args: list[str]) -> ReviewOptions | None:
 
 def main_quick(options: ReviewOptions, args: list[str]) -> int:
     """A review from :func:`quick_options`, or the remembered one when nothing it depended on
-    changed (eyeful/replay.py)."""
+    changed (eyeful/cli/replay.py)."""
     stderr = Stderr()
 
     def body() -> int:
-        from eyeful.replay import Memory
+        from eyeful.cli.replay import Memory
 
         memory = Memory.here(args)
         text = None if memory is None else memory.lookup()

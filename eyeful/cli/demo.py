@@ -23,9 +23,9 @@ from eyeful.config import load_config
 from eyeful.errors import EyefulError
 from eyeful.findings import parse_findings
 from eyeful.gitutil import clean_env, find_repo, git
-from eyeful.progress import Progress
 from eyeful.report import to_markdown
 from eyeful.review import ReviewRequest, review
+from eyeful.runs import Progress
 from eyeful.snapshot import take_snapshot
 from eyeful.trust import TrustStore
 

@@ -2,7 +2,7 @@
 
 experts → findings (checked against the change) · same_problem → a probability · repro → a new
 test file · fix → a diff · judge → valid/invalid with a reason. Every function returns None (or
-leaves things as they were) on a fault: :class:`eyeful.agents.Agents` has recorded it.
+leaves things as they were) on a fault: :class:`eyeful.agents.agent.Agents` has recorded it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from importlib import resources
 
 import pygit2
 
-from eyeful.agents import (
+from eyeful.agents.agent import (
     AgentFault,
     Agents,
     ExpertReply,
@@ -22,9 +22,9 @@ from eyeful.agents import (
     ReproReply,
     SameProblemReply,
 )
-from eyeful.commands import parallel_map
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.regressions import TestFailure
+from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
 
 MAX_EXPERTS_AT_ONCE = 4
@@ -108,7 +108,7 @@ def change_context(
 
 
 def _focus(expert: str) -> str:
-    path = resources.files("eyeful") / "prompts" / "experts" / f"{expert}.md"
+    path = resources.files("eyeful.agents") / "prompts" / "experts" / f"{expert}.md"
     if path.is_file():
         return path.read_text(encoding="utf-8").strip()
     return f"problems of the kind a '{expert}' reviewer looks for."

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from eyeful.commands import project_env
 from eyeful.config import AgentConfig
+from eyeful.shell import project_env
 
 _ALWAYS = frozenset(
     {

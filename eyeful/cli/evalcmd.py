@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from eyeful.cli.terminal import Stderr
 from eyeful.errors import EXIT_BLOCKING, EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
-from eyeful.terminal import Stderr
 
 stderr = Stderr()
 
@@ -95,7 +95,7 @@ def _confirm_commands(clones: list[Any], yes: bool) -> None:
         if not yes:
             if not _interactive():
                 raise EyefulError("not a terminal: pass --yes to run the cases' commands")
-            from eyeful.terminal import ask_yes_no
+            from eyeful.cli.terminal import ask_yes_no
 
             if not ask_yes_no("Run these commands in the cases' throwaway clones?"):
                 raise EyefulError("not confirmed; nothing ran")
@@ -250,10 +250,10 @@ def mine_command(
     ] = False,
 ) -> None:
     """Build cases from this repository's history (fix commits whose tests catch the bug)."""
+    from eyeful.cli.progress import RichProgress
     from eyeful.config import load_config
     from eyeful.evaluate.mine import mine, to_markdown
     from eyeful.gitutil import find_repo
-    from eyeful.terminal import RichProgress
     from eyeful.trust import TrustStore
 
     signal.signal(signal.SIGTERM, _sigterm)
@@ -296,7 +296,7 @@ def _confirm_for_mining(root: Path, config: Any, store: Any, yes: bool) -> None:
                 "the project's commands are not confirmed for this repository: "
                 "run `git eyeful confirm` (or pass --yes)"
             )
-        from eyeful.terminal import ask_yes_no
+        from eyeful.cli.terminal import ask_yes_no
 
         if not ask_yes_no("Run these commands for this repository?"):
             raise EyefulError("not confirmed; nothing ran")

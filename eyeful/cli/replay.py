@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eyeful import __version__
-from eyeful.commands import environment_key
 from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, index_path, is_commit_id
+from eyeful.shell import environment_key
 from eyeful.textsafe import first_hidden
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
 

@@ -16,9 +16,8 @@ from typer._click.exceptions import ClickException
 from typer.exceptions import Abort
 
 from eyeful import __version__, reaper
-from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
-from eyeful.gitutil import find_repo
-from eyeful.reviewcmd import (
+from eyeful.cli.progress import RichProgress
+from eyeful.cli.reviewcmd import (
     ReviewOptions,
     describe_commands,
     fail,
@@ -27,7 +26,9 @@ from eyeful.reviewcmd import (
     run_review,
     to_confirm,
 )
-from eyeful.terminal import RichProgress, Stderr, ask_yes_no
+from eyeful.cli.terminal import Stderr, ask_yes_no
+from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
+from eyeful.gitutil import find_repo
 
 EPILOG = (
     "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
@@ -235,7 +236,7 @@ def clean() -> None:
 @app.command("install-hook")
 def install_hook_command() -> None:
     """Install eyeful's plain git pre-push hook (for repositories that do not use pre-commit)."""
-    from eyeful.hookinstall import install_hook
+    from eyeful.cli.hookinstall import install_hook
 
     try:
         target = install_hook(find_repo(Path.cwd()))
@@ -251,7 +252,7 @@ def demo(
     ] = False,
 ) -> None:
     """Review a broken change in a throwaway copy of the bundled example project."""
-    from eyeful.demo import run_demo
+    from eyeful.cli.demo import run_demo
 
     reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
     reaper.become_subreaper()
@@ -278,7 +279,7 @@ def with_eval() -> typer.Typer:
     reads every command's signature on each start, and `eval` has most of them)."""
     global _eval_added
     if not _eval_added:
-        from eyeful.evalcli import eval_app
+        from eyeful.cli.evalcmd import eval_app
 
         app.add_typer(eval_app, name="eval")
         _eval_added = True

@@ -1,0 +1,1 @@
+"""The agent layer: proposes findings, reproductions and fixes; never decides a block."""

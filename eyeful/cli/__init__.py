@@ -1,0 +1,1 @@
+"""The command line: entry points and everything that talks to a terminal."""
