@@ -1,0 +1,457 @@
+# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH206
+# (os.path, not pathlib: this runs in every test's report, in any project's Python)
+"""eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
+
+Loaded into a project's own pytest run without touching its command line: eyeful puts this
+file's directory first on PYTHONPATH and adds ``eyeful_probe`` to PYTEST_PLUGINS (see
+``eyeful.records.plugin_env``). With EYEFUL_PROBE_DIR unset it does nothing at all. With it set,
+each pytest process (``main``; with pytest-xdist the ``controller`` and each ``worker``) writes
+``<pid>-<role>.jsonl`` in that directory: one JSON object a line, each line written to the file
+(one ``os.write``, no buffering in this process) when its event happens, so a run that is killed
+leaves the record up to that point. ``eyeful.records.read_pytest`` reads it.
+
+It must never change which tests run or how they end: every hook catches every ``Exception``
+and writes an ``internal_error`` line instead (KeyboardInterrupt and SystemExit go on as
+usual). It uses only the standard library and pytest's own hook decorator. Verified with
+pytest 7.0.0 (the oldest supported) and 9.2, pytest-xdist 3.5 and 3.8, on Python 3.11.
+
+Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are absolute:
+
+- ``start``: ``role``, ``pid``, ``worker`` (xdist's worker id or null), ``pytest``,
+  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``time`` (epoch seconds).
+- ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
+- ``collect_error``: ``id`` (the collector: a module's id), ``failure``, ``longrepr`` (its
+  text, bounded).
+- ``phase``: ``id``, ``when`` (setup/call/teardown), ``outcome`` (passed/failed/skipped, or
+  xfailed/xpassed/xpass_strict), ``dur``, and only when there is one: ``reason`` (a skip's or an
+  xfail's), ``captured`` ({"stdout": chars, "stderr": chars, "log": chars}), ``failure``.
+  Written by main and by the workers, never by the controller (it receives copies).
+- ``crash``: ``id``, ``message``: the controller's report that a worker died running ``id``.
+- ``internal_error``: ``hook``, ``error``: the probe failed in that hook (the run went on).
+- ``pytest_internal_error``: ``error``: pytest's own INTERNALERROR.
+- ``finish``: ``exitstatus``, ``counts`` (tests by outcome, as this process saw them),
+  ``collected`` (session.testscollected), ``failed`` (session.testsfailed).
+- ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
+  library and site-/dist-packages (bounded), ``total``.
+
+A ``failure`` is ``{"chain": [{"type", "message"}...], "crash_message", "raised_in":
+{"file", "line"}, "frames": [{"file", "line", "function"}...], "frames_total"}``: ``chain`` is
+the exception that ended the phase, then its ``__cause__`` (else its ``__context__`` unless
+suppressed), and so on; ``crash_message`` is pytest's ``reprcrash.message`` (the exception line
+with pytest's assertion explanation); ``frames`` is the traceback of the first exception,
+outermost first, without pytest's and pluggy's own leading frames, its last 50 kept;
+``raised_in`` is its innermost frame.
+
+A nested pytest run (a project's test that runs pytest, in a subprocess or in process) records
+nothing: the process that owns the record sets EYEFUL_PROBE_SESSION="<pid> <dir>", and a main
+process that finds its own directory there, or a worker whose parent is not that pid, stays off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import site
+import sys
+import sysconfig
+import time
+from collections.abc import Generator
+from types import TracebackType
+from typing import Any
+
+import pytest
+
+_DIR_VAR = "EYEFUL_PROBE_DIR"
+_SESSION_VAR = "EYEFUL_PROBE_SESSION"
+
+MESSAGE_CHARS = 2000  # of each exception's str()
+CRASH_CHARS = 4000  # of pytest's reprcrash message
+LONGREPR_CHARS = 8000  # of a collection error's text (its end kept)
+REASON_CHARS = 1000
+MAX_CHAIN = 10
+MAX_FRAMES = 50
+MAX_IMPORTED = 5000
+CHUNK = 500  # ids per "collected" line
+
+_encode = json.encoder.encode_basestring_ascii
+_PHASES = ("setup", "call", "teardown")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register a recorder for this run when EYEFUL_PROBE_DIR is set and the run is not nested."""
+    try:
+        directory = os.environ.get(_DIR_VAR)
+        if not directory:
+            return
+        directory = os.path.abspath(directory)
+        session = os.environ.get(_SESSION_VAR, "")
+        owner, _, owned_dir = session.partition(" ")
+        if hasattr(config, "workerinput"):
+            if owned_dir != directory or owner != str(os.getppid()):
+                return  # a nested run's worker
+            previous = None
+        else:
+            if owned_dir == directory:
+                return  # a pytest run inside a recorded run
+            previous = os.environ.get(_SESSION_VAR)
+            os.environ[_SESSION_VAR] = f"{os.getpid()} {directory}"
+        config.pluginmanager.register(_Probe(config, directory, previous), "eyeful_probe_recorder")
+    except Exception:  # never stop the run
+        return
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def _cut_end(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"[{len(text) - limit} chars before] ..." + text[-limit:]
+
+
+def _type_name(exc: BaseException) -> str:
+    cls = type(exc)
+    module = getattr(cls, "__module__", None)
+    name = getattr(cls, "__qualname__", None) or cls.__name__
+    return name if module in (None, "builtins", "__main__") else f"{module}.{name}"
+
+
+def _str(exc: BaseException) -> str:
+    try:
+        return _cut(str(exc), MESSAGE_CHARS)
+    except Exception as error:  # a __str__ that fails
+        return f"<str() failed: {type(error).__name__}>"
+
+
+def _chain(exc: BaseException | None) -> list[dict[str, str]]:
+    links: list[dict[str, str]] = []
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen and len(links) < MAX_CHAIN:
+        seen.add(id(exc))
+        links.append({"type": _type_name(exc), "message": _str(exc)})
+        if exc.__cause__ is not None:
+            exc = exc.__cause__
+        elif exc.__context__ is not None and not exc.__suppress_context__:
+            exc = exc.__context__
+        else:
+            exc = None
+    return links
+
+
+def _internal_dirs() -> tuple[str, ...]:
+    dirs = []
+    for name in ("_pytest", "pluggy"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return tuple(dirs)
+
+
+def _abspath(path: str) -> str:
+    # "<frozen importlib._bootstrap>", "<string>", "<doctest x[0]>" are no files
+    return path if path.startswith("<") else os.path.abspath(path)
+
+
+def _frames(
+    tb: TracebackType | None, internal: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], int]:
+    frames: list[dict[str, Any]] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append(
+            {"file": _abspath(code.co_filename), "line": tb.tb_lineno, "function": code.co_name}
+        )
+        tb = tb.tb_next
+    start = 0  # pytest's and pluggy's frames that called the test
+    while start < len(frames) - 1 and frames[start]["file"].startswith(internal):
+        start += 1
+    frames = frames[start:]
+    return frames[-MAX_FRAMES:], len(frames)
+
+
+def _failure(
+    exc: BaseException | None, longrepr: object, internal: tuple[str, ...]
+) -> dict[str, Any]:
+    failure: dict[str, Any] = {"chain": _chain(exc)}
+    crash = getattr(longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    failure["crash_message"] = _cut(message, CRASH_CHARS) if isinstance(message, str) else None
+    if exc is not None and exc.__traceback__ is not None:
+        frames, total = _frames(exc.__traceback__, internal)
+        failure["frames"] = frames
+        failure["frames_total"] = total
+        last = frames[-1] if frames else None
+        failure["raised_in"] = {"file": last["file"], "line": last["line"]} if last else None
+    else:
+        failure["frames"] = []
+        failure["frames_total"] = 0
+        failure["raised_in"] = None
+    return failure
+
+
+def _longrepr_text(longrepr: object) -> str:
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        return str(longrepr[2])
+    try:
+        return str(longrepr)
+    except Exception as error:
+        return f"<str() failed: {type(error).__name__}>"
+
+
+def _outside_python(names: list[str]) -> list[str]:
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    prefixes = tuple(os.path.join(os.path.abspath(root), "") for root in roots if root)
+    files: set[str] = set()
+    for name in names:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or name == __name__:
+            continue
+        path = os.path.abspath(path)
+        if path.startswith(prefixes):
+            continue
+        parts = path.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            continue
+        files.add(path)
+    return sorted(files)
+
+
+class _Probe:
+    """The recorder of one pytest process."""
+
+    def __init__(self, config: pytest.Config, directory: str, previous_session: str | None) -> None:
+        self.config = config
+        self.directory = directory
+        self.previous_session = previous_session
+        self.role = "worker" if hasattr(config, "workerinput") else "main"
+        self.fd: int | None = None
+        self.excinfo: dict[tuple[str, str], Any] = {}
+        self.counts: dict[str, int] = {}
+        self.internal = _internal_dirs()
+
+    # writing
+
+    def _write(self, text: str) -> None:
+        if self.fd is not None:
+            os.write(self.fd, text.encode("ascii"))
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self._write(json.dumps(obj, ensure_ascii=True, default=repr, separators=(",", ":")) + "\n")
+
+    def _internal_error(self, hook: str, error: BaseException) -> None:
+        with contextlib.suppress(Exception):
+            self._line({"t": "internal_error", "hook": hook, "error": _cut(repr(error), 1000)})
+
+    def _open(self) -> None:
+        os.makedirs(self.directory, exist_ok=True)
+        path = os.path.join(self.directory, f"{os.getpid()}-{self.role}.jsonl")
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    # hooks
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        try:
+            if self.role == "main" and self.config.pluginmanager.has_plugin("dsession"):
+                self.role = "controller"
+            self._open()
+            workerinput = getattr(self.config, "workerinput", None)
+            rootdir = getattr(self.config, "rootpath", None) or getattr(self.config, "rootdir", "")
+            self._line(
+                {
+                    "t": "start",
+                    "role": self.role,
+                    "pid": os.getpid(),
+                    "worker": workerinput.get("workerid") if workerinput else None,
+                    "pytest": getattr(sys.modules.get("pytest"), "__version__", None),
+                    "python": sys.version.split()[0],
+                    "rootdir": os.path.abspath(str(rootdir)),
+                    "args": [str(arg) for arg in self.config.invocation_params.args],
+                    "time": time.time(),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_sessionstart", error)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        try:
+            if self.role == "controller":
+                return
+            ids = [item.nodeid for item in session.items]
+            for start in range(0, len(ids), CHUNK):
+                self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
+            if not ids:
+                self._line({"t": "collected", "ids": []})
+        except Exception as error:
+            self._internal_error("pytest_collection_finish", error)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
+        outcome = yield
+        try:
+            if self.role == "controller":
+                return
+            report = outcome.get_result()
+            if not report.failed:
+                return
+            call = getattr(report, "call", None)
+            excinfo = getattr(call, "excinfo", None)
+            exc = getattr(excinfo, "value", None)
+            # pytest wraps an ImportError or SyntaxError in its CollectError, `from` the real one
+            if exc is not None and type(exc).__name__ == "CollectError" and exc.__cause__:
+                exc = exc.__cause__
+            self._line(
+                {
+                    "t": "collect_error",
+                    "id": report.nodeid,
+                    "failure": _failure(exc, report.longrepr, self.internal),
+                    "longrepr": _cut_end(_longrepr_text(report.longrepr), LONGREPR_CHARS),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_make_collect_report", error)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+        # The exception itself, for the report that pytest_runtest_logreport gets next.
+        try:
+            if call.excinfo is not None:
+                self.excinfo[(item.nodeid, call.when)] = call.excinfo
+        except Exception as error:
+            self._internal_error("pytest_runtest_makereport", error)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        try:
+            when = report.when
+            if self.role == "controller":
+                if when not in _PHASES:  # xdist's report of a worker that died running it
+                    self._line(
+                        {
+                            "t": "crash",
+                            "id": report.nodeid,
+                            "message": _cut(_longrepr_text(report.longrepr), REASON_CHARS),
+                        }
+                    )
+                    self.counts["crashed"] = self.counts.get("crashed", 0) + 1
+                else:
+                    self._count(report, when)
+                return
+            excinfo = self.excinfo.pop((report.nodeid, when), None)
+            outcome = report.outcome
+            sections = report.sections
+            if (
+                outcome == "passed"
+                and not sections
+                and when in _PHASES
+                and not hasattr(report, "wasxfail")
+            ):
+                # the common case, without building an object
+                self._write(
+                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
+                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n'
+                )
+                if when == "call":
+                    self.counts["passed"] = self.counts.get("passed", 0) + 1
+                return
+            self._phase(report, when, excinfo)
+        except Exception as error:
+            self._internal_error("pytest_runtest_logreport", error)
+
+    def _outcome(self, report: pytest.TestReport, when: str) -> str:
+        outcome: str = report.outcome
+        if hasattr(report, "wasxfail"):
+            return (
+                "xfailed" if outcome == "skipped" else "xpassed" if outcome == "passed" else outcome
+            )
+        if (
+            outcome == "failed"
+            and when == "call"
+            and isinstance(report.longrepr, str)
+            and report.longrepr.startswith("[XPASS(strict)]")
+        ):
+            return "xpass_strict"
+        return outcome
+
+    def _count(self, report: pytest.TestReport, when: str) -> str:
+        outcome = self._outcome(report, when)
+        if (
+            when == "call"
+            or outcome not in ("passed", "skipped")
+            or (when == "setup" and outcome == "skipped")
+        ):
+            key = "error" if outcome == "failed" and when != "call" else outcome
+            self.counts[key] = self.counts.get(key, 0) + 1
+        return outcome
+
+    def _phase(self, report: pytest.TestReport, when: str, excinfo: object) -> None:
+        outcome = self._count(report, when)
+        line: dict[str, Any] = {
+            "t": "phase",
+            "id": report.nodeid,
+            "when": when,
+            "outcome": outcome,
+            "dur": round(report.duration, 6),
+        }
+        if outcome in ("xfailed", "xpassed"):
+            line["reason"] = _cut(str(getattr(report, "wasxfail", "")), REASON_CHARS)
+        elif outcome == "skipped":
+            line["reason"] = _cut(_longrepr_text(report.longrepr), REASON_CHARS)
+        elif outcome == "xpass_strict":
+            line["reason"] = _cut(str(report.longrepr), REASON_CHARS)
+        if report.sections:
+            captured = {"stdout": 0, "stderr": 0, "log": 0}
+            for title, content in report.sections:
+                for kind in captured:
+                    if title.startswith("Captured " + kind):
+                        captured[kind] += len(content)
+            line["captured"] = captured
+        if outcome == "failed":
+            exc = getattr(excinfo, "value", None)
+            line["failure"] = _failure(exc, report.longrepr, self.internal)
+        self._line(line)
+
+    def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
+        try:
+            self._line({"t": "pytest_internal_error", "error": _cut_end(str(excrepr), 4000)})
+        except Exception as error:
+            self._internal_error("pytest_internalerror", error)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            names = list(sys.modules)
+            files = _outside_python(names)
+            self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
+        except Exception as error:
+            self._internal_error("pytest_sessionfinish", error)
+        try:
+            self._line(
+                {
+                    "t": "finish",
+                    "exitstatus": int(exitstatus),
+                    "counts": self.counts,
+                    "collected": getattr(session, "testscollected", None),
+                    "failed": getattr(session, "testsfailed", None),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_sessionfinish", error)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        with contextlib.suppress(Exception):
+            if self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
+            if self.role != "worker":
+                if self.previous_session is None:
+                    os.environ.pop(_SESSION_VAR, None)
+                else:
+                    os.environ[_SESSION_VAR] = self.previous_session
