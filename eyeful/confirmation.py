@@ -33,8 +33,7 @@ def can_focus(runner: Runner, change: Run) -> bool:
     return (
         runner.config.commands.test_one is not None
         and change.names_known
-        and bool(change.failing)
-        and all(passable(t) for t in change.failing)
+        and any(passable(t) for t in change.failing)
     )
 
 
@@ -51,11 +50,14 @@ def confirm(
         Evidence(t, base_suite=in_run(base_suite, t), change_cached=change.cached)
         for t in sorted(change.failing)
     ]
-    with runner.lock_repo():
-        for ev in evidence:
-            if ev.base_suite == "unknown" and not exists_in_tree(repo, snap.base.tree, ev.test):
-                ev.base_suite = "absent"
-    live = [ev for ev in evidence if ev.base_suite in ("passed", "unknown")]
+    if change.collected is None:  # read from text: whether the base has a test is guessed
+        with runner.lock_repo():
+            for ev in evidence:
+                if ev.base_suite == "unknown" and not exists_in_tree(repo, snap.base.tree, ev.test):
+                    ev.base_suite = "absent"
+    # An id that cannot be an argument (a NUL or a line break) stays unconfirmed on its own;
+    # it never keeps the others from their live runs.
+    live = [ev for ev in evidence if ev.base_suite in ("passed", "unknown") and passable(ev.test)]
     if not live:
         return Confirmation(evidence)
     ids = [ev.test for ev in live]

@@ -61,7 +61,10 @@ class Failure(BaseModel):
     frames: list[str] = Field(default_factory=list)
     """Files of the traceback's entries, outermost first (at most 30)."""
     kind: FailureKind = "unknown"
-    source: Literal["junit", "output"] = "output"
+    source: Literal["probe", "junit", "output"] = "output"
+    """Where it was read: the runner's record (the exception object), or text (the fallback)."""
+    chain: list[str] = Field(default_factory=list)
+    """From a runner's record: each exception of the chain, ``Type: message``, the raised first."""
 
 
 def _bounded(text: str) -> str:
@@ -133,7 +136,7 @@ def describe(
             exc_type = "AssertionError"
     if exc_type is not None:
         exc_type = _short_type(exc_type)
-    kind = _kind(exc_type, first, text, collection)
+    kind = kind_of(exc_type, first, text, collection)
     return Failure(
         type=exc_type,
         message=first[:500],
@@ -179,7 +182,7 @@ def _go_failure(lines: list[str]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _kind(exc_type: str | None, message: str, text: str, collection: bool) -> FailureKind:
+def kind_of(exc_type: str | None, message: str, text: str, collection: bool) -> FailureKind:
     if collection or exc_type in _COLLECTION:
         return "collection"
     if exc_type == "AssertionError" or message.startswith("assert "):

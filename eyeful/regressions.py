@@ -19,9 +19,11 @@ from typing import Literal
 import pygit2
 from pydantic import BaseModel
 
+from eyeful.evidence import module_seen
 from eyeful.failures import Failure
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+from eyeful.testids import check_test_id, id_path
 
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
@@ -35,8 +37,14 @@ FailureKind = Literal[
     "flaky",
     "order_dependent",
     "unconfirmed",
+    "xpass_strict",
 ]
-QUESTION_KINDS: tuple[FailureKind, ...] = ("flaky", "order_dependent", "unconfirmed")
+QUESTION_KINDS: tuple[FailureKind, ...] = (
+    "flaky",
+    "order_dependent",
+    "unconfirmed",
+    "xpass_strict",
+)
 """Kinds the report asks about: seen to regress once, not shown to every time."""
 
 
@@ -124,22 +132,42 @@ Seen = Literal["passed", "failed", "absent", "unknown"]
 def in_run(run: Run | None, test: str) -> Seen:
     """What one run says about ``test``: only a named outcome is an outcome.
 
-    A test the run does not name is ``absent`` only when the run covered everything it collected
-    and lists its passes (JUnit, verbose output); a run that stopped early, or one that lists only
-    failures, says nothing about it (``unknown``), and never that it passed.
+    With the runner's record (``run.collected``), the runner's own word: a test its collection
+    does not name is ``absent``; an expected failure (xfail) is a known failure, never a pass; a
+    module that did not collect is ``failed``, one that collected tests ``passed`` (as a module).
+    From text, a test the run does not name is ``absent`` only when the run covered everything it
+    collected and lists its passes (JUnit, verbose output); a run that stopped early, or one that
+    lists only failures, says nothing about it (``unknown``), and never that it passed.
     """
     if run is None or run.status == "ERROR" or run.tests is None:
         return "unknown"
     outcome = run.tests.get(test)
-    if outcome in ("failed", "error"):
+    if outcome in ("failed", "error", "xfailed", "xpass_strict"):
         return "failed"
-    if outcome == "passed":
+    if outcome in ("passed", "xpassed"):
         return "passed"
-    if outcome == "skipped" or run.stopped:
+    if outcome == "skipped":
+        return "unknown"
+    if run.collected is not None:
+        return _in_record(run, run.collected, test)
+    if run.stopped:
         return "unknown"
     if run.none_ran or run.tests_from == "junit" or "passed" in run.tests.values():
         return "absent"
     return "unknown"
+
+
+def _in_record(run: Run, collected: list[str], test: str) -> Seen:
+    """A test the run's record has no outcome for."""
+    if "::" not in test:
+        module = module_seen(collected, run.tests or {}, test)
+        if module is not None:
+            return "failed" if module == "failed" else "passed"
+    if test in collected:
+        return "unknown"  # collected, never ran: the run stopped before it
+    if id_path(test) in (run.tests or {}):
+        return "unknown"  # its module did not collect: whether it has the test is not known
+    return "absent"
 
 
 def alone(run: Run, test: str, only: bool) -> Seen:
@@ -229,6 +257,11 @@ def classify(change: Run, evidence: list[Evidence]) -> list[TestFailure]:
     """The change's failing tests, each judged on its evidence."""
     out = []
     for ev in evidence:
+        if (change.tests or {}).get(ev.test) == "xpass_strict":
+            # Marked as an expected failure, and it passed: the runner fails it, but the change
+            # may have fixed a known bug. A question for the author, never a block.
+            out.append(_failure(ev.test, "xpass_strict", change, ev.base_suite))
+            continue
         kind, on_base = decide(ev)
         failure = _failure(ev.test, kind, change, on_base)
         failure.confirmation = _confirmation(ev)
@@ -254,7 +287,16 @@ def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
     """Checklist lines for what did not come out as a plain answer, and whether each means the
     change could not be verified (exit 3)."""
     out: list[tuple[str, bool]] = []
-    unconfirmed = [f.test for f in failures if f.kind == "unconfirmed"]
+    unconfirmed = []
+    for failure in failures:
+        if failure.kind != "unconfirmed":
+            continue
+        try:
+            check_test_id(failure.test)
+        except ValueError as err:
+            out.append((f"{err}, so it could not be re-run on its own to confirm it", True))
+            continue
+        unconfirmed.append(failure.test)
     if unconfirmed:
         out.append((
             f"{_names(unconfirmed)} failed on the change and passed on the base once, but "
@@ -268,7 +310,11 @@ def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
             "them as passed there", True,
         ))  # fmt: skip
     for failure in failures:
-        if failure.kind == "flaky":
+        if failure.kind == "xpass_strict":
+            out.append((f"`{failure.test}` is marked as an expected failure (strict) and passed "
+                        "on the change: if the change fixed that known bug, remove the mark",
+                        False))  # fmt: skip
+        elif failure.kind == "flaky":
             out.append((f"`{failure.test}` is flaky ({failure.confirmation}; {reruns} runs "
                         "on each side): it does not block", False))  # fmt: skip
         elif failure.kind == "order_dependent":
@@ -311,6 +357,8 @@ def compare(
         )
     evidence = [Evidence(t, base_suite=in_run(base, t)) for t in sorted(change.failing)]
     for ev in evidence:
+        if base.collected is not None:
+            continue  # the base's runner said which tests it has: no guessing from the text
         if ev.base_suite == "unknown" and not exists_in_tree(repo, base.tree, ev.test):
             ev.base_suite = "absent"  # the base does not have it: new, whatever the run said
     return classify(change, evidence), notes

@@ -298,6 +298,8 @@ _QUESTION_TEXT = {
     "the tests run before it",
     "unconfirmed": "failed on the change and passed on the base, but could not be re-run on "
     "its own to confirm it (configure commands.test_one)",
+    "xpass_strict": "is marked as an expected failure (strict) and passed on the change: the "
+    "change may have fixed a known bug",
 }
 _SHOWN = 3  # failures shown in full per group of identical failures; the rest are folded
 

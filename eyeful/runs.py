@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shlex
+import shutil
 import tempfile
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -23,8 +22,8 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import evidence, isolation, records, results, shell, unrunnable
 from eyeful import failures as failures_
-from eyeful import isolation, results, shell, unrunnable
 from eyeful.cache import Cache, cache_key
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
@@ -75,8 +74,12 @@ class Run(BaseModel):
     duration: float
     reason: str | None = None
     tail: str = ""
-    tests: dict[str, results.Outcome] | None = None
-    tests_from: Literal["junit", "output"] | None = None
+    tests: dict[str, evidence.Outcome] | None = None
+    tests_from: evidence.Source | None = None
+    """Where the outcomes were read: the runner's record (``probe``, ``go-json``, ``unittest``),
+    or its text (``junit``, ``output``: the fallback for a runner eyeful has no record of)."""
+    collected: list[str] | None = None
+    """Every test the runner collected, from its record (None: read from text, not known)."""
     stopped: str | None = None
     """Why the run did not cover all its tests (-x, interrupted, ...): its silence says nothing."""
     none_ran: bool = False
@@ -95,7 +98,7 @@ class Run(BaseModel):
 
     @property
     def failing(self) -> set[str]:
-        return {t for t, o in (self.tests or {}).items() if o in ("failed", "error")}
+        return {t for t, o in (self.tests or {}).items() if o in evidence.FAILING}
 
     @property
     def names_known(self) -> bool:
@@ -352,12 +355,15 @@ class Runner:
         return self._repo_lock
 
     def prepare(self, worktree: Worktree, tree: str, extra: Extra | None) -> None:
-        clean = self.config.clean_ignored
+        # After files nobody confirmed ran here, nothing of theirs may weigh on a later run: an
+        # ignored conftest.py a reproduction wrote would change every later review's verdicts.
+        clean = self.config.clean_ignored or worktree.tainted
         if clean:
             worktree.write_setup_key(None)  # what setup installed among ignored files is gone
         with self._repo_lock:
             worktree.checkout(self.repo, tree, clean_ignored=clean)
         if extra is not None:
+            worktree.taint()
             worktree.stamp(extra.apply(worktree.path))
 
     def suite_key(self, tree: str, extra: Extra | None = None) -> str:
@@ -480,29 +486,91 @@ class Runner:
                 return self._not_run(side, name, command, tree, f"junit {err}")
             if not report.is_dir():
                 report.unlink(missing_ok=True)
-        elif results.is_pytest_command(command):
-            self.tmp_dir.mkdir(parents=True, exist_ok=True)
-            report = self.tmp_dir / f"junit-{uuid.uuid4().hex}.xml"
-            actual = f"{actual} --junitxml={shlex.quote(str(report))} -o junit_family=xunit1"
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=self.tmp_dir))
+        base_env = project_env() if env is None else env
+        env = {**base_env, **records.plugin_env(probe_dir, base_env)}
         scanner = results.OutputScanner()
         coverage = CompletenessScanner()
         sections = failures_.SectionScanner()
+        kept = _KeptOutput()
 
         def feed(line: str) -> None:
             scanner.feed(line)
             coverage.feed(line)
+            kept.feed(line)
             if report is None:  # with a report, each failure is read from it
                 sections.feed(line)
 
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
-        result = run_command(
-            actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env, args=args
-        )
+        try:
+            result = run_command(
+                actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env,
+                args=args,
+            )  # fmt: skip
+            record = records.read_pytest(probe_dir)
+        finally:
+            shutil.rmtree(probe_dir, ignore_errors=True)
+        record = record or kept.record()
         run = self._record(side, name, command, tree, result)
-        run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
         run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
-        outcomes: dict[str, results.Outcome] = {}
+        if record is not None:
+            self._read_record(run, record, command, side, name)
+        else:
+            self._read_text(run, worktree, report, scanner, coverage, sections, command, side, name)
+        self.progress.finished(run)
+        return run
+
+    def _read_record(
+        self, run: Run, record: records.RunRecord, command: str, side: str, name: RunName
+    ) -> None:
+        """The run's outcomes from its runner's record (eyeful/evidence.py)."""
+        reading = evidence.read(record)
+        run.tests_from, run.collected = reading.source, reading.collected
+        run.stopped, run.none_ran = reading.stopped, reading.none_ran
+        run.failures = reading.failures or None
+        failing = any(o in evidence.FAILING for o in reading.outcomes.values())
+        why = reading.unfinished or unrunnable.why_not_run(
+            unrunnable.Attempt(
+                command=command, side=side, name=name, status=run.status,
+                exit_code=run.exit_code, tail=run.tail, failing_read=failing,
+                isolated=self.config.effective_isolate == "venv", junit_missing=None,
+            )
+        )  # fmt: skip
+        if why is not None and not (reading.none_ran and run.exit_code == 5):
+            run.status, run.reason = "ERROR", why
+        elif run.status == "PASSED" and failing:
+            run.status = "FAILED"  # a failing test is a failing run, whatever the exit code
+        if run.status == "ERROR":
+            run.tests_from, run.collected = None, None
+            return
+        run.tests = dict(reading.outcomes)
+        if run.status == "FAILED" and not failing and not reading.none_ran:
+            run.status, run.reason = (
+                "ERROR",
+                (
+                    f"the command failed (exit {run.exit_code}) but its runner recorded no failing "
+                    "test"
+                ),
+            )
+            run.tests, run.tests_from, run.collected = None, None, None
+
+    def _read_text(
+        self,
+        run: Run,
+        worktree: Worktree,
+        report: Path | None,
+        scanner: results.OutputScanner,
+        coverage: CompletenessScanner,
+        sections: failures_.SectionScanner,
+        command: str,
+        side: str,
+        name: RunName,
+    ) -> None:
+        """The fallback for a runner eyeful has no record of: its JUnit report or its text."""
+        run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
+        outcomes: dict[str, evidence.Outcome] = {}
         found: dict[str, failures_.Failure] = {}
         if report is not None and self.config.junit and name == "test":
             # The tests ran in the worktree: whatever they left must still lead to a file in it.
@@ -515,19 +583,16 @@ class Runner:
         )  # fmt: skip
         if report is not None and report.is_file():
             try:
-                outcomes = results.parse_junit(report, found)
+                outcomes = dict(results.parse_junit(report, found))
                 run.tests_from = "junit"
             except results.ResultsError:
                 outcomes = {}
-            finally:
-                if not self.config.junit:
-                    report.unlink(missing_ok=True)
         if run.tests_from is None:
-            outcomes = scanner.outcomes
+            outcomes = dict(scanner.outcomes)
             run.tests_from = "output" if outcomes else None
-            found = failures_.by_test(outcomes, sections.sections)
+            found = failures_.by_test(scanner.outcomes, sections.sections)
         run.failures = found or None
-        failing = any(o in ("failed", "error") for o in outcomes.values())
+        failing = any(o in evidence.FAILING for o in outcomes.values())
         why = unrunnable.why_not_run(
             unrunnable.Attempt(
                 command=command, side=side, name=name, status=run.status,
@@ -544,5 +609,33 @@ class Runner:
             run.tests = outcomes
         else:
             run.tests_from = None
-        self.progress.finished(run)
-        return run
+
+
+class _KeptOutput:
+    """A run's output lines, kept (bounded) for the runners whose record is their output:
+    ``go test -json`` events and unittest's verbose lines."""
+
+    LIMIT = 32 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.go = False
+
+    def feed(self, line: str) -> None:
+        if self.size > self.LIMIT:
+            return
+        self.size += len(line)
+        self.lines.append(line)
+        if not self.go and line.startswith("{") and '"Action"' in line:
+            self.go = True
+
+    def record(self) -> records.RunRecord | None:
+        if self.size > self.LIMIT:
+            return None
+        if self.go:
+            return records.read_go_json(self.lines)
+        unittest = records.read_unittest("\n".join(self.lines))
+        if unittest.tests or unittest.collect_errors:
+            return unittest
+        return None

@@ -1,12 +1,12 @@
 """Test ids as data, and the `test_one` template they are handed to.
 
-A test id (a finding's ``repro.test``, or its ``repro.path``) is a path inside the repository,
-optionally followed by ``::name`` parts (``tests/test_a.py::TestB::test_c[x-1]``). Every part is
-made of safe characters only, :data:`PATH_CHARS` and :data:`NAME_CHARS`: no quote, ``$``,
-backtick, ``;``, ``&``, ``|``, ``<``, ``>``, ``(``, ``)``, ``*``, ``?``, ``~``, ``#``, ``!``,
-backslash or control character, so no shell that might re-read an id finds anything to expand,
-and it starts with a letter, digit, ``_`` or ``.`` (never ``-`` or ``@``), so no test runner reads
-it as an option or as a file of arguments (pytest's ``@file``).
+A test id (a finding's ``repro.test``, a runner's node id) is a path inside the repository,
+optionally followed by ``::name`` parts (``tests/test_a.py::TestB::test_c[x-1]``). The path is
+made of safe characters only (:data:`PATH_CHARS`) and starts with a letter, digit, ``_`` or ``.``
+(never ``-`` or ``@``), so no test runner reads the id as an option or as a file of arguments
+(pytest's ``@file``). After ``::`` come the runner's own names, with any character an argument
+can hold (pytest's parameter ids have spaces, quotes, brackets, ``µ``): only a NUL or a line
+break is refused, per id, with the reason.
 
 The ids never become shell text: `{test}` in the template is replaced by ``"$@"`` and the ids are
 the shell's positional arguments (``sh -c TEMPLATE eyeful ID...``). A template that puts `{test}`
@@ -24,12 +24,13 @@ from pathlib import PurePosixPath
 
 PLACEHOLDER = "{test}"
 PATH_CHARS = "letters and digits (any script) _ . - / + @ % , = and space"
-NAME_CHARS = PATH_CHARS + ", [ ] :"
 # Space and letters of any script are allowed: test files and pytest's parameter ids have them
 # (`test_x[a b]`), and an id reaches the command as an argument, never as shell text.
 _PATH_PART = re.compile(r"[\w./+@%,= -]+")
 _FIRST = re.compile(r"[^\W]|\.")
-_NAME_PART = re.compile(r"[\w./+@%,=:\[\] -]+")
+# After `::`, the runner's own names: any character an argument can hold. The id reaches the
+# command as an argument, never as shell text, and it starts with the path, so never with `-`.
+_NOT_ARGUMENT = frozenset("\0\n\r")
 _MAX_CHARS = 1000
 
 
@@ -60,10 +61,11 @@ def check_test_id(value: str, what: str = "the test id") -> str:
     path, *names = value.split("::")
     check_test_path(path, what)
     for name in names:
-        if not _NAME_PART.fullmatch(name) or name.startswith("-"):
+        bad = next((c for c in name if c in _NOT_ARGUMENT), None)
+        if not name or bad is not None:
             raise ValueError(
-                f"{what} {value!r}: the test name {name!r} has characters a test id may not "
-                f"have (allowed after '::': {NAME_CHARS}, not starting with '-')"
+                f"{what} {value!r}: the test name {name!r} cannot be passed as an argument "
+                f"({'it is empty' if not name else f'it holds {bad!r}'})"
             )
     return value
 

@@ -73,6 +73,21 @@ class Worktree:
         return self.state_dir / "setup" / self.name
 
     @property
+    def taint_mark(self) -> Path:
+        """Present while files nobody confirmed (a reproduction, a fix) may be in the worktree."""
+        return self.state_dir / "tainted" / self.name
+
+    @property
+    def tainted(self) -> bool:
+        return self.taint_mark.exists()
+
+    def taint(self) -> None:
+        """Mark the worktree before untrusted files go on it: whatever they create, at any path,
+        ignored or not, is removed by the next checkout (and an interrupted run leaves the mark)."""
+        self.taint_mark.parent.mkdir(parents=True, exist_ok=True)
+        self.taint_mark.touch()
+
+    @property
     def clock(self) -> Path:
         """The last modification time :meth:`stamp` gave (whole seconds)."""
         return self.state_dir / "clock" / self.name
@@ -97,6 +112,8 @@ class Worktree:
         previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
         git("clean", "-ffdxq" if clean_ignored else "-ffdq", cwd=self.path)
+        if clean_ignored:
+            self.taint_mark.unlink(missing_ok=True)
         old = previous.stdout.decode().strip() if previous.returncode == 0 else None
         if old is None:
             changed = git("ls-files", "-z", cwd=self.path).stdout

@@ -97,6 +97,9 @@ def pytest_configure(config: pytest.Config) -> None:
             previous = os.environ.get(_SESSION_VAR)
             os.environ[_SESSION_VAR] = f"{os.getpid()} {directory}"
         config.pluginmanager.register(_Probe(config, directory, previous), "eyeful_probe_recorder")
+        # One module that fails to import must not hide the rest of the suite: its collection
+        # error is recorded, and every other module still runs.
+        config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
 

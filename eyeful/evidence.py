@@ -1,0 +1,105 @@
+"""What a test run says, read from the runner's own record (eyeful/records.py).
+
+A run's outcomes, failures and coverage come from the record when there is one: eyeful's probe
+inside pytest, ``go test -json``, unittest's verbose lines. Only a run with no record is read from
+its text (eyeful/results.py, eyeful/failures.py), and the run says so (``tests_from = "output"``
+or ``"junit"``): the text readers are the labelled fallback.
+
+From a record:
+
+- outcomes are the runner's: an expected failure is ``xfailed`` (a known failure, never a pass),
+  a strict unexpected pass ``xpass_strict`` (a question: the change may have fixed a known bug);
+- a module that failed to collect is a failing "test" of its own id (``tests/test_b.py``), with
+  its import error as the failure, while the rest of the suite still runs;
+- the run covered what it collected: a collected test with no outcome means the run stopped
+  before it (``stopped``); a pytest session that never reached its end (killed, ``os._exit``)
+  is no result at all (``unfinished``), never a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from eyeful import failures as failures_
+from eyeful.records import FailureRecord, RunRecord
+
+Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "xpass_strict"]
+FAILING: frozenset[str] = frozenset({"failed", "error", "xpass_strict"})
+Source = Literal["probe", "go-json", "unittest", "junit", "output"]
+_SOURCES: dict[str, Source] = {"pytest": "probe", "go": "go-json", "unittest": "unittest"}
+
+
+@dataclass
+class Reading:
+    """What one run's record says, in the terms a :class:`eyeful.runs.Run` keeps."""
+
+    source: Source
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    failures: dict[str, failures_.Failure] = field(default_factory=dict)
+    collected: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    none_ran: bool = False
+    unfinished: str | None = None
+    """Why the record is no result: the run never got to its end."""
+
+
+def failure_of(record: FailureRecord, *, collection: bool = False) -> failures_.Failure:
+    """A record's failure as the rest of eyeful keeps one: the exception that ended the test
+    (its type and message from the exception object), where it was raised, the frames."""
+    first = record.chain[0] if record.chain else None
+    exc_type = first.type.rsplit(".", 1)[-1] if first is not None else None
+    message = record.crash_message or (first.message if first is not None else "")
+    if first is not None and exc_type and not message.startswith(exc_type):
+        message = f"{exc_type}: {first.message}" if first.message else exc_type
+    frames = [frame.file for frame in record.frames][-30:]
+    chain = [f"{link.type}: {link.message}" for link in record.chain]
+    lines = [record.crash_message] if record.crash_message else []
+    text = record.text or "\n".join(dict.fromkeys([*lines, *chain]) or [message])
+    return failures_.Failure(
+        type=exc_type,
+        message=message.splitlines()[0] if message else "",
+        text=text[-failures_.TEXT_CHARS :],
+        raised_in=record.raised_in.file if record.raised_in is not None else None,
+        frames=frames,
+        kind=failures_.kind_of(exc_type, message, record.text, collection),
+        source="probe",
+        chain=chain,
+    )
+
+
+def read(record: RunRecord) -> Reading:
+    """A run's outcomes, failures and coverage from its runner's record."""
+    reading = Reading(source=_SOURCES[record.runner], collected=list(record.collected))
+    for test_id, test in record.tests.items():
+        reading.outcomes[test_id] = test.outcome
+        if test.failure is not None and test.outcome in FAILING:
+            reading.failures[test_id] = failure_of(test.failure)
+    for error in record.collect_errors:
+        reading.outcomes[error.id] = "error"
+        reading.failures[error.id] = failure_of(error.failure, collection=True)
+    if record.runner == "pytest" and not record.finished:
+        reading.unfinished = (
+            f"the pytest session never reached its end after {len(record.tests)} of "
+            f"{len(record.collected)} collected tests (the process was killed or exited "
+            "early, as with os._exit), so the run says nothing about the tests"
+        )
+    missing = [t for t in record.collected if t not in record.tests]
+    if missing and reading.unfinished is None:
+        reading.stopped = (
+            f"{len(missing)} of {len(record.collected)} collected tests did not run "
+            f"(the first: {missing[0]})"
+        )
+    reading.none_ran = record.finished and not record.collected and not record.collect_errors
+    return reading
+
+
+def module_seen(collected: list[str], outcomes: dict[str, Outcome], module: str) -> str | None:
+    """What a run says of a module id (``tests/test_b.py``, no ``::``): ``failed`` when it did
+    not collect, ``passed`` when it collected tests, None when the run has nothing of it."""
+    if outcomes.get(module) == "error":
+        return "failed"
+    prefix = module + "::"
+    if any(t.startswith(prefix) for t in collected):
+        return "passed"
+    return None

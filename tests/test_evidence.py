@@ -1,0 +1,246 @@
+"""Verdicts read from the runner's own record, not guessed from its text (issue 19).
+
+Each case is a real repository whose tests eyeful runs with its pytest probe loaded; each was a
+wrong verdict when eyeful read the runner's text (grepping `def NAME` in the id's file, an
+allow-list of id characters, the output's summary lines).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.gitrepo import (
+    PYTEST,
+    PYTEST_INI,
+    confirm,
+    eyeful,
+    eyeful_config,
+    make_repo,
+    report_json,
+    stage,
+)
+
+CALC = "def add(a, b):\n    return a + b\n"
+BROKEN = "def add(a, b):\n    return a - b\n"
+
+
+def _review(repo: Path) -> tuple[int, dict]:
+    proc = eyeful("--format", "json", cwd=repo)
+    return proc.returncode, report_json(proc)
+
+
+def _kinds(report: dict) -> dict[str, str]:
+    return {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+
+
+def _project(tmp_path: Path, files: dict[str, str], config: str | None = None) -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": config or eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": CALC,
+            **files,
+        },
+    )
+    confirm(repo)
+    return repo
+
+
+ODD_IDS = """import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("expr", ["avg(numbers)", "a b", "µ", "it's", 'say "hi"', "[x]", "\\u03bc"])
+def test_expression(expr):
+    assert add(1, 1) == 2, expr
+"""
+
+
+def test_parametrized_ids_with_any_characters_are_confirmed_each(tmp_path):
+    repo = _project(tmp_path, {"tests/test_odd.py": ODD_IDS})
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review(repo)
+    kinds = _kinds(report)
+    assert len(kinds) == 7, kinds
+    assert set(kinds.values()) == {"regression"}, kinds
+    assert "tests/test_odd.py::test_expression[avg(numbers)]" in kinds
+    assert code == 1
+
+
+DOCTEST = '''def add(a, b):
+    """
+    >>> add(2, 2)
+    4
+    """
+    return a + b
+'''
+
+BASE_CLASS = """from calc import add
+
+
+class Checks:
+    def test_add(self):
+        assert add(2, 3) == 5
+"""
+INHERITS = """from tests.base import Checks
+
+
+class TestCalc(Checks):
+    pass
+"""
+
+
+def test_doctests_and_inherited_tests_exist_on_the_base(tmp_path):
+    config = eyeful_config(
+        f"{PYTEST} --doctest-modules", test_one=f"{PYTEST} --doctest-modules {{test}}"
+    )
+    repo = _project(
+        tmp_path,
+        {
+            "calc.py": DOCTEST,
+            "tests/__init__.py": "",
+            "tests/base.py": BASE_CLASS,
+            "tests/test_inherit.py": INHERITS,
+        },
+        config,
+    )
+    stage(repo, {"calc.py": DOCTEST.replace("return a + b", "return a - b")})
+    code, report = _review(repo)
+    kinds = _kinds(report)
+    assert kinds == {
+        "calc.py::calc.add": "regression",
+        "tests/test_inherit.py::TestCalc::test_add": "regression",
+    }, kinds
+    assert code == 1
+
+
+GOOD = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+IMPORTS = "import calc\n\n\ndef test_has_helper():\n    assert calc.helper() == 1\n"
+
+
+def test_a_module_that_stops_collecting_is_a_regression_and_the_rest_still_runs(tmp_path):
+    repo = _project(
+        tmp_path,
+        {
+            "calc.py": CALC + "\n\ndef helper():\n    return 1\n",
+            "tests/test_add.py": GOOD,
+            "tests/test_helper.py": IMPORTS.replace(
+                "import calc", "from calc import helper"
+            ).replace("calc.helper()", "helper()"),
+        },
+    )
+    stage(repo, {"calc.py": BROKEN})  # helper() is gone, add() is broken
+    code, report = _review(repo)
+    kinds = _kinds(report)
+    assert kinds == {
+        "tests/test_add.py::test_add": "regression",
+        "tests/test_helper.py": "regression",
+    }, kinds
+    [module] = [f for f in report["regressions"] if f["test"] == "tests/test_helper.py"]
+    assert "ImportError" in module["message"], module
+    assert code == 1
+
+
+EXITS = "import os\n\nfrom calc import add\n\n\ndef test_add():\n    os._exit(0)\n"
+
+
+def test_a_run_that_exits_without_its_record_is_an_error_not_a_pass(tmp_path):
+    repo = _project(tmp_path, {"tests/test_add.py": GOOD})
+    stage(repo, {"tests/test_add.py": EXITS})
+    code, report = _review(repo)
+    [change] = [r for r in report["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["status"] == "ERROR", change
+    assert "never reached its end" in change["reason"]
+    assert code == 3
+
+
+CONFTEST_XFAIL = """import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "test_known_bug":
+            item.add_marker(pytest.mark.xfail(reason="known bug"))
+"""
+KNOWN_BUG = GOOD + "\n\ndef test_known_bug():\n    assert add(1, 1) == 3\n"
+
+
+def test_an_xfail_on_the_base_unmarked_by_the_change_is_no_regression(tmp_path):
+    repo = _project(tmp_path, {"conftest.py": CONFTEST_XFAIL, "tests/test_add.py": KNOWN_BUG})
+    stage(repo, {"conftest.py": ""})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_known_bug": "pre_existing"}, report
+    assert code == 0
+
+
+STRICT = """import pytest
+
+from calc import add
+
+
+@pytest.mark.xfail(strict=True, reason="add is broken for negatives")
+def test_negative():
+    assert add(-1, -1) == -2
+"""
+
+
+def test_a_strict_xpass_is_a_question_not_a_block(tmp_path):
+    repo = _project(
+        tmp_path,
+        {"calc.py": "def add(a, b):\n    return abs(a) + abs(b)\n", "tests/test_neg.py": STRICT},
+    )
+    stage(repo, {"calc.py": CALC})  # the change fixes the known bug
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_negative": "xpass_strict"}, report
+    assert report["regressions"] == []
+    assert code != 1
+
+
+PLANTS = """from pathlib import Path
+
+
+def test_plants_a_conftest():
+    root = Path(__file__).resolve().parents[1]
+    (root / "conftest.py").write_text("import calc\\ncalc.add = lambda a, b: a + b\\n")
+    assert False, "planted"
+"""
+
+
+def test_nothing_a_reproduction_wrote_weighs_on_a_later_review(tmp_path):
+    repo = _project(
+        tmp_path,
+        {
+            ".gitignore": "conftest.py\n",
+            "README.md": "add returns the sum of its arguments\n",
+            "tests/test_add.py": GOOD,
+        },
+    )
+    finding = {
+        "id": "plant",
+        "expert": "correctness",
+        "severity": "error",
+        "evidence": "test",
+        "path": "calc.py",
+        "line": 2,
+        "title": "t",
+        "body": "b",
+        "oracle": {"kind": "human"},
+        "repro": {"path": "tests/test_plant.py", "code": PLANTS, "fails": "planted"},
+    }
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([finding]), encoding="utf-8")
+    stage(repo, {"README.md": "add returns the sum of its arguments.\n"})
+    first = eyeful("--format", "json", "--findings", str(findings), cwd=repo)
+    assert first.returncode in (0, 3), first.stderr
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review_args(repo, "--no-cache")
+    assert _kinds(report) == {"tests/test_add.py::test_add": "regression"}, report
+    assert code == 1
+
+
+def _review_args(repo: Path, *args: str) -> tuple[int, dict]:
+    proc = eyeful("--format", "json", *args, cwd=repo)
+    return proc.returncode, report_json(proc)
