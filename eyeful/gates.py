@@ -13,9 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from eyeful.confine import Refused
 from eyeful.failures import Failure, from_output, scrub
 from eyeful.findings import Finding, Fix, Repro
-from eyeful.runs import Extra, Refused, Run, Runner
+from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot
 

@@ -7,9 +7,7 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -22,11 +20,11 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import evidence, isolation, records, results, shell, unrunnable
+from eyeful import evidence, imports, isolation, results, shell, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
-from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
+from eyeful.confine import Refused, inside
 from eyeful.gitutil import git
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
@@ -111,42 +109,9 @@ def _cached_run(side: str) -> Callable[[dict[str, Any]], Run]:
     return lambda entry: Run.model_validate({**entry, "side": side, "cached": True})
 
 
-class Refused(Exception):
-    """What a finding asked to put on a tree cannot go there (ignored path, escaping symlink,
-    a patch that does not apply)."""
-
-
-def _inside(worktree: Path, rel: str) -> Path:
-    """Where ``rel`` lands in the worktree, refused with the real reason when it cannot be a file
-    there: absolute, with '..', the root, through a symlink out, in .git, a directory, under a
-    file."""
-    pure = PurePosixPath(rel)
-    if pure.is_absolute():
-        raise Refused(f"{rel!r} is absolute; eyeful writes only inside the repository")
-    if ".." in pure.parts:
-        raise Refused(f"{rel!r} leads out of the repository ('..')")
-    if not pure.parts:
-        raise Refused(f"{rel!r} names the repository root, not a file")
-    root = worktree.resolve()
-    try:
-        target = (root / rel).resolve()
-    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
-        raise Refused(f"{rel!r} cannot be resolved (a symlink loop)") from None
-    if not target.is_relative_to(root) or target == root:
-        raise Refused(f"{rel!r} leads out of the repository through a symlink")
-    if ".git" in target.relative_to(root).parts[:1]:
-        raise Refused(f"{rel!r} is inside .git")
-    if target.is_dir():
-        raise Refused(f"{rel!r} is a directory, not a file")
-    for parent in target.relative_to(root).parents:
-        if parent.parts and (root / parent).exists() and not (root / parent).is_dir():
-            raise Refused(f"{rel!r} goes through {str(parent)!r}, which is a file")
-    return target
-
-
 def _project_report(worktree: Worktree, junit: str) -> Path:
     """The configured JUnit report in ``worktree``, confined like every path eyeful touches."""
-    return _inside(worktree.path, junit)
+    return inside(worktree.path, junit)
 
 
 def _ignored(worktree: Path, paths: list[str]) -> list[str]:
@@ -194,12 +159,12 @@ class Extra:
         """Put the files and the patch on ``worktree``; returns the paths touched."""
         touched = [*self.files, *self.patch_paths()]
         for rel in touched:
-            _inside(worktree, rel)
+            inside(worktree, rel)
         ignored = _ignored(worktree, touched)
         if ignored:
             raise Refused(f"{ignored[0]!r} is a path git ignores; eyeful does not write there")
         for rel, content in self.files.items():
-            target = _inside(worktree, rel)
+            target = inside(worktree, rel)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
         if self.patch is not None:
@@ -445,7 +410,7 @@ class Runner:
             self.prepare(worktree, tree, extra)
             for command in commands:
                 for test_id in command.args if isinstance(command, IdCommand) else ():
-                    _inside(worktree.path, id_path(test_id))
+                    inside(worktree.path, id_path(test_id))
             env, failed = self._environment(worktree, side, tree)
             if failed is not None:
                 self.progress.finished(failed)
@@ -475,10 +440,10 @@ class Runner:
         name: RunName,
         env: dict[str, str] | None = None,
     ) -> Run:
+        """One test command in ``worktree``, read from its runner's record (eyeful/testrun.py);
+        run again with the worktree's import roots first when it imported the user's tree."""
         report: Path | None = None
         command = given.shown if isinstance(given, IdCommand) else given
-        actual = given.script if isinstance(given, IdCommand) else given
-        args = given.args if isinstance(given, IdCommand) else ()
         if name == "test" and self.config.junit:
             try:
                 report = _project_report(worktree, self.config.junit)
@@ -486,156 +451,35 @@ class Runner:
                 return self._not_run(side, name, command, tree, f"junit {err}")
             if not report.is_dir():
                 report.unlink(missing_ok=True)
-        self.tmp_dir.mkdir(parents=True, exist_ok=True)
-        probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=self.tmp_dir))
-        base_env = project_env() if env is None else env
-        env = {**base_env, **records.plugin_env(probe_dir, base_env)}
-        scanner = results.OutputScanner()
-        coverage = CompletenessScanner()
-        sections = failures_.SectionScanner()
-        kept = _KeptOutput()
-
-        def feed(line: str) -> None:
-            scanner.feed(line)
-            coverage.feed(line)
-            kept.feed(line)
-            if report is None:  # with a report, each failure is read from it
-                sections.feed(line)
-
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
-        try:
-            result = run_command(
-                actual, worktree.path, timeout=self.config.timeout, on_line=feed, env=env,
-                args=args,
-            )  # fmt: skip
-            record = records.read_pytest(probe_dir)
-        finally:
-            shutil.rmtree(probe_dir, ignore_errors=True)
-        record = record or kept.record()
-        run = self._record(side, name, command, tree, result)
-        run.reason = unrunnable.missing_command(run.exit_code, run.tail) or run.reason
-        if record is not None:
-            self._read_record(run, record, command, side, name)
+        env = project_env() if env is None else env
+        attempt = self._attempt(worktree, given, env, report)
+        wrong = attempt.imported_from(self.pool.paths.root)
+        if wrong:
+            roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
+            attempt = self._attempt(worktree, given, imports.with_roots_first(env, roots), report)
+            wrong = attempt.imported_from(self.pool.paths.root)
+        run = self._record(side, name, command, tree, attempt.result)
+        if wrong:
+            run.status, run.reason = "ERROR", imports.wrong_code(wrong, self.pool.paths.root)
         else:
-            self._read_text(run, worktree, report, scanner, coverage, sections, command, side, name)
+            context = testrun.Context(command, side, name, self.config, worktree.path, report)
+            said = testrun.read(attempt, context)
+            run.status, run.reason, run.tests, run.tests_from = (
+                said.status,
+                said.reason,
+                said.tests,
+                said.tests_from,
+            )
+            run.collected, run.stopped, run.none_ran = said.collected, said.stopped, said.none_ran
+            run.failures = said.failures or None
         self.progress.finished(run)
         return run
 
-    def _read_record(
-        self, run: Run, record: records.RunRecord, command: str, side: str, name: RunName
-    ) -> None:
-        """The run's outcomes from its runner's record (eyeful/evidence.py)."""
-        reading = evidence.read(record)
-        run.tests_from, run.collected = reading.source, reading.collected
-        run.stopped, run.none_ran = reading.stopped, reading.none_ran
-        run.failures = reading.failures or None
-        failing = any(o in evidence.FAILING for o in reading.outcomes.values())
-        why = reading.unfinished or unrunnable.why_not_run(
-            unrunnable.Attempt(
-                command=command, side=side, name=name, status=run.status,
-                exit_code=run.exit_code, tail=run.tail, failing_read=failing,
-                isolated=self.config.effective_isolate == "venv", junit_missing=None,
-            )
-        )  # fmt: skip
-        if why is not None and not (reading.none_ran and run.exit_code == 5):
-            run.status, run.reason = "ERROR", why
-        elif run.status == "PASSED" and failing:
-            run.status = "FAILED"  # a failing test is a failing run, whatever the exit code
-        if run.status == "ERROR":
-            run.tests_from, run.collected = None, None
-            return
-        run.tests = dict(reading.outcomes)
-        if run.status == "FAILED" and not failing and not reading.none_ran:
-            run.status, run.reason = (
-                "ERROR",
-                (
-                    f"the command failed (exit {run.exit_code}) but its runner recorded no failing "
-                    "test"
-                ),
-            )
-            run.tests, run.tests_from, run.collected = None, None, None
-
-    def _read_text(
-        self,
-        run: Run,
-        worktree: Worktree,
-        report: Path | None,
-        scanner: results.OutputScanner,
-        coverage: CompletenessScanner,
-        sections: failures_.SectionScanner,
-        command: str,
-        side: str,
-        name: RunName,
-    ) -> None:
-        """The fallback for a runner eyeful has no record of: its JUnit report or its text."""
-        run.stopped, run.none_ran = coverage.stopped, coverage.none_ran
-        outcomes: dict[str, evidence.Outcome] = {}
-        found: dict[str, failures_.Failure] = {}
-        if report is not None and self.config.junit and name == "test":
-            # The tests ran in the worktree: whatever they left must still lead to a file in it.
-            with contextlib.suppress(Refused):
-                report = None
-                report = _project_report(worktree, self.config.junit)
-        junit_missing = (
-            self.config.junit if report is not None and self.config.junit and not report.is_file()
-            else None
-        )  # fmt: skip
-        if report is not None and report.is_file():
-            try:
-                outcomes = dict(results.parse_junit(report, found))
-                run.tests_from = "junit"
-            except results.ResultsError:
-                outcomes = {}
-        if run.tests_from is None:
-            outcomes = dict(scanner.outcomes)
-            run.tests_from = "output" if outcomes else None
-            found = failures_.by_test(scanner.outcomes, sections.sections)
-        run.failures = found or None
-        failing = any(o in evidence.FAILING for o in outcomes.values())
-        why = unrunnable.why_not_run(
-            unrunnable.Attempt(
-                command=command, side=side, name=name, status=run.status,
-                exit_code=run.exit_code, tail=run.tail, failing_read=failing,
-                isolated=self.config.effective_isolate == "venv", junit_missing=junit_missing,
-            )
-        )  # fmt: skip
-        if why is not None:
-            run.status, run.reason = "ERROR", why
-        # pytest exits 5 when it collected no test at all (an empty base, say): every test is
-        # then absent there, which is a known answer rather than an unnamed failure.
-        no_tests = run.exit_code == 5 and not outcomes and "no tests ran" in run.tail
-        if run.status == "PASSED" or (run.status == "FAILED" and (failing or no_tests)):
-            run.tests = outcomes
-        else:
-            run.tests_from = None
-
-
-class _KeptOutput:
-    """A run's output lines, kept (bounded) for the runners whose record is their output:
-    ``go test -json`` events and unittest's verbose lines."""
-
-    LIMIT = 32 * 1024 * 1024
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.size = 0
-        self.go = False
-
-    def feed(self, line: str) -> None:
-        if self.size > self.LIMIT:
-            return
-        self.size += len(line)
-        self.lines.append(line)
-        if not self.go and line.startswith("{") and '"Action"' in line:
-            self.go = True
-
-    def record(self) -> records.RunRecord | None:
-        if self.size > self.LIMIT:
-            return None
-        if self.go:
-            return records.read_go_json(self.lines)
-        unittest = records.read_unittest("\n".join(self.lines))
-        if unittest.tests or unittest.collect_errors:
-            return unittest
-        return None
+    def _attempt(
+        self, worktree: Worktree, given: str | IdCommand, env: dict[str, str], report: Path | None
+    ) -> testrun.Attempt:
+        return testrun.attempt(
+            given, worktree.path, env, self.tmp_dir, self.config.timeout, sections=report is None
+        )

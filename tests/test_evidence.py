@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
@@ -244,3 +246,49 @@ def test_nothing_a_reproduction_wrote_weighs_on_a_later_review(tmp_path):
 def _review_args(repo: Path, *args: str) -> tuple[int, dict]:
     proc = eyeful("--format", "json", *args, cwd=repo)
     return proc.returncode, report_json(proc)
+
+
+PKG = "def add(a, b):\n    return a + b\n"
+PKG_TEST = "from pkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize("forced", [False, True], ids=["path", "inserted-first"])
+def test_an_editable_install_of_the_users_tree_does_not_hide_a_regression(tmp_path, forced):
+    """The user's environment imports `pkg` from their working tree (a src layout installed
+    with `pip install -e .`: a .pth file). Followed as it is, the base's run tests the change's
+    code, and the regression reads as pre-existing."""
+    import site
+    import subprocess
+    import sys
+
+    env_dir = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    [site_dir] = env_dir.glob("lib/python*/site-packages")
+    ours = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (site_dir / "outer.pth").write_text("\n".join(ours) + "\n")  # pytest, from eyeful's venv
+    repo_dir = tmp_path / "repo"
+    src = str(repo_dir / "src")
+    # A .pth line that runs code can put the user's tree ahead of anything eyeful sets.
+    pth = f"import sys; sys.path.insert(0, {src!r})" if forced else src
+    (site_dir / "editable.pth").write_text(pth + "\n")
+    python = env_dir / "bin" / "python"
+    config = eyeful_config(
+        f"{python} -m pytest -q -p no:cacheprovider",
+        test_one=f"{python} -m pytest -q -p no:cacheprovider {{test}}",
+    )
+    repo = make_repo(
+        repo_dir,
+        {"pyproject.toml": config, "src/pkg/__init__.py": PKG, "tests/test_pkg.py": PKG_TEST},
+    )
+    confirm(repo)
+    stage(repo, {"src/pkg/__init__.py": PKG.replace("a + b", "a - b")})
+    code, report = _review(repo)
+    if forced:  # never a verdict from the wrong code: no result, naming the file and the fix
+        [change] = [r for r in report["runs"] if r["name"] == "test"]
+        assert change["status"] == "ERROR", change
+        assert str(repo_dir / "src" / "pkg" / "__init__.py") in change["reason"]
+        assert 'isolate = "venv"' in change["reason"]
+        assert code == 3
+        return
+    assert _kinds(report) == {"tests/test_pkg.py::test_add": "regression"}, report
+    assert code == 1

@@ -28,7 +28,8 @@ import pytest
 from eyeful.agents.agent import extract_json
 from eyeful.agents.providers import _json_values, _Unreadable
 from eyeful.config import load_config
-from eyeful.runs import Extra, Refused
+from eyeful.confine import Refused
+from eyeful.runs import Extra
 from eyeful.trust import TrustStore
 from tests.gitrepo import (
     BROKEN_ADD,

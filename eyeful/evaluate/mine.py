@@ -28,10 +28,11 @@ import pygit2
 
 from eyeful.cache import Cache
 from eyeful.config import Config
+from eyeful.confine import Refused
 from eyeful.errors import EyefulError
 from eyeful.evaluate.clone import to_toml
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
-from eyeful.runs import Progress, Refused, Run, Runner, Silent
+from eyeful.runs import Progress, Run, Runner, Silent
 from eyeful.snapshot import blob_at, open_repository, tree_at
 from eyeful.worktrees import WorktreePool
 

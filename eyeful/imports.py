@@ -1,0 +1,74 @@
+"""The code under test is the checkout's: where a run imported the project's modules from.
+
+A run in a worktree must import the worktree's code. An editable install (`pip install -e .`), a
+`.pth` file or a `PYTHONPATH` entry can point the interpreter at the user's working tree instead,
+and then the base's run tests the change's code: every regression reads as pre-existing. The
+probe records the file of every module imported outside the standard library and site-packages;
+a file inside the user's working tree (not under its `.git`, where the worktrees are) was
+imported from the wrong tree.
+
+The remedy is to put the worktree's own import roots first: for each such file, the directory
+above its top package (the first directory up without an ``__init__.py``), at the same place in
+the worktree. When a run still imports from the user's tree, it is no result (ERROR, exit 3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+_SHOWN = 3
+
+
+def from_user_tree(imported: Iterable[str], user_root: Path) -> list[Path]:
+    """The imported files that lie in the user's working tree (outside its ``.git``)."""
+    root = user_root.resolve()
+    out = []
+    for name in imported:
+        path = Path(name)
+        with contextlib.suppress(ValueError, OSError, RuntimeError):
+            inside = path.resolve().relative_to(root)
+            if inside.parts[:1] != (".git",):
+                out.append(path)
+    return out
+
+
+def import_root(path: Path) -> Path:
+    """The directory a module file is imported from: above its top package."""
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        directory = directory.parent
+    return directory
+
+
+def worktree_roots(wrong: Iterable[Path], user_root: Path, worktree: Path) -> list[str]:
+    """The worktree's import roots for the files imported from the user's tree, in order."""
+    root = user_root.resolve()
+    roots: dict[str, None] = {}
+    for path in wrong:
+        with contextlib.suppress(ValueError, OSError, RuntimeError):
+            relative = import_root(path.resolve()).relative_to(root)
+            roots[str(worktree / relative)] = None
+    return list(roots)
+
+
+def with_roots_first(env: Mapping[str, str], roots: list[str]) -> dict[str, str]:
+    """``env`` with ``roots`` first on PYTHONPATH."""
+    out = dict(env)
+    rest = [entry for entry in out.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    out["PYTHONPATH"] = os.pathsep.join([*roots, *rest])
+    return out
+
+
+def wrong_code(wrong: list[Path], user_root: Path) -> str:
+    """Why a run that imported the user's tree is no result, naming the files and the fix."""
+    shown = ", ".join(str(p) for p in wrong[:_SHOWN])
+    more = f" and {len(wrong) - _SHOWN} more" if len(wrong) > _SHOWN else ""
+    return (
+        f"the tests imported the project's code from your working tree ({user_root}), not from "
+        f"eyeful's checkout: {shown}{more}; this is an editable install, a .pth file or "
+        'PYTHONPATH pointing there. Set isolate = "venv" with a setup command (for example '
+        'setup = "pip install -e .") so each checkout installs its own code'
+    )

@@ -1,0 +1,226 @@
+"""One test command in a worktree, with eyeful's probe loaded, and what it says.
+
+The command runs as the user wrote it; the probe comes in through the environment
+(``PYTEST_PLUGINS``, eyeful/records.py). What the run says is read from the runner's record when
+there is one: the probe's (pytest), ``go test -json`` events, unittest's verbose lines
+(eyeful/evidence.py). A run with no record is read from its JUnit report or its output, the
+labelled fallback (``tests_from`` says which).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from eyeful import evidence, imports, records, results, unrunnable
+from eyeful import failures as failures_
+from eyeful.completeness import CompletenessScanner
+from eyeful.config import Config
+from eyeful.confine import Refused, inside
+from eyeful.shell import CommandResult, Status, run_command
+from eyeful.testids import IdCommand
+
+
+class _KeptOutput:
+    """A run's output lines, kept (bounded) for the runners whose record is their output:
+    ``go test -json`` events and unittest's verbose lines."""
+
+    LIMIT = 32 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.go = False
+
+    def feed(self, line: str) -> None:
+        if self.size > self.LIMIT:
+            return
+        self.size += len(line)
+        self.lines.append(line)
+        if not self.go and line.startswith("{") and '"Action"' in line:
+            self.go = True
+
+    def record(self) -> records.RunRecord | None:
+        if self.size > self.LIMIT:
+            return None
+        if self.go:
+            return records.read_go_json(self.lines)
+        unittest = records.read_unittest("\n".join(self.lines))
+        if unittest.tests or unittest.collect_errors:
+            return unittest
+        return None
+
+
+@dataclass
+class Attempt:
+    """One run of a test command: its result, and its runner's record or text readers."""
+
+    result: CommandResult
+    record: records.RunRecord | None
+    scanner: results.OutputScanner
+    coverage: CompletenessScanner
+    sections: failures_.SectionScanner
+
+    def imported_from(self, user_root: Path) -> list[Path]:
+        """Files of the project's code this run imported from the user's working tree."""
+        if self.record is None or self.record.runner != "pytest":
+            return []
+        return imports.from_user_tree(self.record.imported, user_root)
+
+
+def attempt(
+    given: str | IdCommand,
+    cwd: Path,
+    env: dict[str, str],
+    tmp_dir: Path,
+    timeout: float,
+    *,
+    sections: bool,
+) -> Attempt:
+    """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
+    of the output (for a run with no record and no JUnit report)."""
+    actual = given.script if isinstance(given, IdCommand) else given
+    args = given.args if isinstance(given, IdCommand) else ()
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))
+    scanner, coverage = results.OutputScanner(), CompletenessScanner()
+    found, kept = failures_.SectionScanner(), _KeptOutput()
+
+    def feed(line: str) -> None:
+        scanner.feed(line)
+        coverage.feed(line)
+        kept.feed(line)
+        if sections:
+            found.feed(line)
+
+    try:
+        result = run_command(
+            actual, cwd, timeout=timeout, on_line=feed, args=args,
+            env={**env, **records.plugin_env(probe_dir, env)},
+        )  # fmt: skip
+        record = records.read_pytest(probe_dir)
+    finally:
+        shutil.rmtree(probe_dir, ignore_errors=True)
+    return Attempt(result, record or kept.record(), scanner, coverage, found)
+
+
+@dataclass(frozen=True)
+class Context:
+    """Which command ran where, for the reasons a run gives."""
+
+    command: str
+    side: str
+    name: Literal["setup", "test", "test_one"]
+    config: Config
+    worktree: Path
+    report: Path | None
+    """The configured JUnit report in the worktree (``junit``), for the test command."""
+
+
+@dataclass
+class Said:
+    """What one run says: its status and reason, and its tests' outcomes and failures."""
+
+    status: Status
+    reason: str | None
+    tests: dict[str, evidence.Outcome] | None = None
+    tests_from: evidence.Source | None = None
+    collected: list[str] | None = None
+    stopped: str | None = None
+    none_ran: bool = False
+    failures: dict[str, failures_.Failure] = field(default_factory=dict)
+
+
+def read(attempt: Attempt, context: Context) -> Said:
+    """What ``attempt`` says, from its runner's record, else from its text."""
+    result = attempt.result
+    said = Said(
+        status=result.status,
+        reason=unrunnable.missing_command(result.exit_code, result.tail) or result.reason,
+    )
+    if attempt.record is not None:
+        _from_record(said, attempt.record, result, context)
+    else:
+        _from_text(said, attempt, context)
+    return said
+
+
+def _why_not(said: Said, result: CommandResult, context: Context, failing: bool,
+             junit_missing: str | None) -> str | None:  # fmt: skip
+    return unrunnable.why_not_run(
+        unrunnable.Attempt(
+            command=context.command, side=context.side, name=context.name, status=said.status,
+            exit_code=result.exit_code, tail=result.tail, failing_read=failing,
+            isolated=context.config.effective_isolate == "venv", junit_missing=junit_missing,
+        )
+    )  # fmt: skip
+
+
+def _from_record(
+    said: Said, record: records.RunRecord, result: CommandResult, context: Context
+) -> None:
+    reading = evidence.read(record)
+    said.stopped, said.none_ran = reading.stopped, reading.none_ran
+    said.failures = reading.failures
+    failing = any(o in evidence.FAILING for o in reading.outcomes.values())
+    why = reading.unfinished or _why_not(said, result, context, failing, None)
+    if why is not None and not (reading.none_ran and result.exit_code == 5):
+        said.status, said.reason = "ERROR", why
+        return
+    if said.status == "PASSED" and failing:
+        said.status = "FAILED"  # a failing test is a failing run, whatever the exit code
+    if said.status == "FAILED" and not failing and not reading.none_ran:
+        said.status = "ERROR"
+        said.reason = (
+            f"the command failed (exit {result.exit_code}) but its runner recorded no failing test"
+        )
+        return
+    said.tests, said.tests_from = dict(reading.outcomes), reading.source
+    said.collected = reading.collected
+
+
+def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
+    """The fallback for a runner eyeful has no record of: its JUnit report or its text."""
+    result = attempt.result
+    said.stopped, said.none_ran = attempt.coverage.stopped, attempt.coverage.none_ran
+    outcomes: dict[str, evidence.Outcome] = {}
+    found: dict[str, failures_.Failure] = {}
+    report = context.report
+    if report is not None and context.config.junit:
+        # The tests ran in the worktree: whatever they left must still lead to a file in it.
+        report = _still_inside(context.worktree, context.config.junit)
+    junit_missing = context.config.junit if context.report is not None and (
+        report is None or not report.is_file()
+    ) else None  # fmt: skip
+    if report is not None and report.is_file():
+        with contextlib.suppress(results.ResultsError):
+            outcomes = dict(results.parse_junit(report, found))
+            said.tests_from = "junit"
+    if said.tests_from is None:
+        outcomes = dict(attempt.scanner.outcomes)
+        said.tests_from = "output" if outcomes else None
+        found = failures_.by_test(attempt.scanner.outcomes, attempt.sections.sections)
+    said.failures = found
+    failing = any(o in evidence.FAILING for o in outcomes.values())
+    why = _why_not(said, result, context, failing, junit_missing)
+    if why is not None:
+        said.status, said.reason = "ERROR", why
+    # pytest exits 5 when it collected no test at all (an empty base, say): every test is
+    # then absent there, which is a known answer rather than an unnamed failure.
+    no_tests = result.exit_code == 5 and not outcomes and "no tests ran" in result.tail
+    if said.status == "PASSED" or (said.status == "FAILED" and (failing or no_tests)):
+        said.tests = outcomes
+    else:
+        said.tests_from = None
+
+
+def _still_inside(worktree: Path, junit: str) -> Path | None:
+    """The configured report, when it still leads to a file inside the worktree."""
+    try:
+        return inside(worktree, junit)
+    except Refused:
+        return None
