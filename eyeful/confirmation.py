@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful.regressions import Evidence, Seen, alone, decide, exists_in_tree, in_run
+from eyeful.regressions import (
+    Evidence,
+    Seen,
+    alone,
+    decide,
+    exists_in_tree,
+    file_in_tree,
+    in_run,
+)
 from eyeful.runs import Extra, Run, Runner, passable
 from eyeful.shell import parallel_map
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
@@ -50,11 +58,14 @@ def confirm(
         Evidence(t, base_suite=in_run(base_suite, t), change_cached=change.cached)
         for t in sorted(change.failing)
     ]
-    if change.collected is None:  # read from text: whether the base has a test is guessed
-        with runner.lock_repo():
-            for ev in evidence:
-                if ev.base_suite == "unknown" and not exists_in_tree(repo, snap.base.tree, ev.test):
-                    ev.base_suite = "absent"
+    # A test whose file the base does not have is not there. Whether the file has the test is
+    # the base's collection's to say (doctests, inherited tests, any parameter): guessed from
+    # the file's text only when the runner keeps no record.
+    exists = exists_in_tree if change.collected is None else file_in_tree
+    with runner.lock_repo():
+        for ev in evidence:
+            if ev.base_suite == "unknown" and not exists(repo, snap.base.tree, ev.test):
+                ev.base_suite = "absent"
     # An id that cannot be an argument (a NUL or a line break) stays unconfirmed on its own;
     # it never keeps the others from their live runs.
     live = [ev for ev in evidence if ev.base_suite in ("passed", "unknown") and passable(ev.test)]
@@ -162,8 +173,14 @@ def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:
 
 def _not_found(batches: list[list[Run]]) -> bool:
     """Whether pytest said it could not find an id it was given ("ERROR: not found: ...")."""
-    runs = (r for batch in batches for r in batch if r.name == "test_one")
-    return any("\nERROR: not found: " in "\n" + run.tail for run in runs)
+    runs = [r for batch in batches for r in batch if r.name == "test_one"]
+    if any(run.status == "ERROR" and run.none_ran for run in runs):
+        return True  # refused before it ran anything (its record collected nothing)
+    return any(
+        f"\nERROR: {what}not found: " in "\n" + run.tail
+        for run in runs
+        for what in ("", "file or directory ")
+    )
 
 
 def _per_test(ids: list[str], batch: list[Run]) -> dict[str, Seen]:

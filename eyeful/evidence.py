@@ -18,7 +18,9 @@ From a record:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path, PurePath
 from typing import Literal
 
 from eyeful import failures as failures_
@@ -44,40 +46,53 @@ class Reading:
     """Why the record is no result: the run never got to its end."""
 
 
-def failure_of(record: FailureRecord, *, collection: bool = False) -> failures_.Failure:
+def _relative(path: str, root: Path | None) -> str:
+    """A frame's file as the repository names it, when it is in the checkout."""
+    if root is None:
+        return path
+    try:
+        return PurePath(os.path.realpath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
+def failure_of(
+    record: FailureRecord, *, collection: bool = False, root: Path | None = None
+) -> failures_.Failure:
     """A record's failure as the rest of eyeful keeps one: the exception that ended the test
-    (its type and message from the exception object), where it was raised, the frames."""
+    (its type and message from the exception object), where it was raised (a path in the
+    repository when it is in the checkout ``root``), the frames, and the runner's text."""
     first = record.chain[0] if record.chain else None
     exc_type = first.type.rsplit(".", 1)[-1] if first is not None else None
     message = record.crash_message or (first.message if first is not None else "")
     if first is not None and exc_type and not message.startswith(exc_type):
         message = f"{exc_type}: {first.message}" if first.message else exc_type
-    frames = [frame.file for frame in record.frames][-30:]
     chain = [f"{link.type}: {link.message}" for link in record.chain]
     lines = [record.crash_message] if record.crash_message else []
     text = record.text or "\n".join(dict.fromkeys([*lines, *chain]) or [message])
+    raised = record.raised_in.file if record.raised_in is not None else None
     return failures_.Failure(
         type=exc_type,
         message=message.splitlines()[0] if message else "",
         text=text[-failures_.TEXT_CHARS :],
-        raised_in=record.raised_in.file if record.raised_in is not None else None,
-        frames=frames,
+        raised_in=_relative(raised, root) if raised is not None else None,
+        frames=[_relative(frame.file, root) for frame in record.frames][-30:],
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",
         chain=chain,
     )
 
 
-def read(record: RunRecord) -> Reading:
+def read(record: RunRecord, root: Path | None = None) -> Reading:
     """A run's outcomes, failures and coverage from its runner's record."""
     reading = Reading(source=_SOURCES[record.runner], collected=list(record.collected))
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:
-            reading.failures[test_id] = failure_of(test.failure)
+            reading.failures[test_id] = failure_of(test.failure, root=root)
     for error in record.collect_errors:
         reading.outcomes[error.id] = "error"
-        reading.failures[error.id] = failure_of(error.failure, collection=True)
+        reading.failures[error.id] = failure_of(error.failure, collection=True, root=root)
     if record.runner == "pytest" and not record.finished:
         reading.unfinished = (
             f"the pytest session never reached its end after {len(record.tests)} of "

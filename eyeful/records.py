@@ -139,8 +139,9 @@ class FailureRecord(_Model):
     frames: list[Frame] = Field(default_factory=list)
     """The first exception's traceback, outermost first, at most 50 (the innermost kept)."""
     text: str = ""
-    """Runner text where that is all there is: go's output of the test, unittest's traceback, a
-    collection error's report, a crash message. Bounded, its end kept."""
+    """The runner's rendering, for a person to read: pytest's report of the failure, go's output
+    of the test, unittest's traceback, a collection error's report, a crash message. Bounded,
+    its end kept."""
 
 
 class Captured(_Model):
@@ -460,7 +461,7 @@ def read_pytest(probe_dir: Path) -> RunRecord | None:
         durations = [_as_float(p.line.get("dur")) for p in test.values()]
         failure: FailureRecord | None = None
         if _RANK[outcome] >= _RANK["failed"]:
-            text = ""
+            text = _as_str(phase.line.get("longrepr")) or ""
             if phase.when == "crash":
                 text = _as_str(phase.line.get("message")) or ""
             elif outcome == "xpass_strict":

@@ -95,6 +95,17 @@ def _blobs(
             yield f"{prefix}{entry.name}", entry
 
 
+def file_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
+    """Whether the file a test id names is in the tree (ids that name no file: assumed so)."""
+    if "::" not in test and not test.endswith(".py"):
+        return True
+    try:
+        tree_at(repo, tree_id)[id_path(test)]
+    except KeyError:
+        return False
+    return True
+
+
 def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     """Whether the base has this test, judged from its id when the run did not list it.
 

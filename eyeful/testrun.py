@@ -29,7 +29,7 @@ class _KeptOutput:
     """A run's output lines, kept (bounded) for the runners whose record is their output:
     ``go test -json`` events and unittest's verbose lines."""
 
-    LIMIT = 32 * 1024 * 1024
+    LIMIT = 4 * 1024 * 1024  # past it, the run is read from its text
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -163,7 +163,7 @@ def _why_not(said: Said, result: CommandResult, context: Context, failing: bool,
 def _from_record(
     said: Said, record: records.RunRecord, result: CommandResult, context: Context
 ) -> None:
-    reading = evidence.read(record)
+    reading = evidence.read(record, context.worktree.resolve())
     said.stopped, said.none_ran = reading.stopped, reading.none_ran
     said.failures = reading.failures
     failing = any(o in evidence.FAILING for o in reading.outcomes.values())

@@ -145,7 +145,7 @@ def test_fails_text_in_echoed_source_is_not_the_failure(report):
         assert run["fails_seen"] is False
         assert run["failure"]["type"] == "TypeError"
         assert "carry" in run["failure"]["message"]
-        assert run["failure"]["source"] == "junit"  # asked for behind `env`
+        assert run["failure"]["source"] == "probe"  # pytest behind `env`: the probe's record
         assert run["failure"]["raised_in"] == "tests/test_echoed.py"
         assert "'add returns the wrong sum" not in run["failure"]["text"]
 

@@ -164,7 +164,7 @@ def test_json_report_fields(tmp_path):
         sorted(sides[1:])
         == [("base", "test_one", "PASSED")] * 3 + [("change", "test_one", "FAILED")] * 3
     )
-    assert report["runs"][0]["tests_from"] == "junit"
+    assert report["runs"][0]["tests_from"] == "probe"  # the runner's own record
     assert regression["confirmation"] == (
         "on the change, alone: failed 3/3; on the base, alone: passed 3/3"
     )
@@ -197,8 +197,10 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
 
 
 def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
-    # A shell pipeline: eyeful cannot add --junitxml, so it reads pytest's FAILED lines.
-    config = eyeful_config(f"true && {PYTEST}", test_one=f"true && {PYTEST} {{test}}")
+    # A runner eyeful keeps no record of (here pytest with the probe unloaded): the labelled
+    # fallback reads pytest's FAILED lines.
+    bare = f"env -u PYTEST_PLUGINS {PYTEST}"
+    config = eyeful_config(bare, test_one=f"{bare} {{test}}")
     repo = _confirmed_project(tmp_path, config)
     stage(repo, {"calc.py": BROKEN_ADD})
     proc = eyeful("--format", "json", cwd=repo)

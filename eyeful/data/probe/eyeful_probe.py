@@ -419,6 +419,8 @@ class _Probe:
         if outcome == "failed":
             exc = getattr(excinfo, "value", None)
             line["failure"] = _failure(exc, report.longrepr, self.internal)
+            # pytest's own rendering, for a person to read: never what a verdict rests on.
+            line["longrepr"] = _cut_end(_longrepr_text(report.longrepr), LONGREPR_CHARS)
         self._line(line)
 
     def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
