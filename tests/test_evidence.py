@@ -15,6 +15,7 @@ import pytest
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
+    PYTHON,
     confirm,
     eyeful,
     eyeful_config,
@@ -291,4 +292,32 @@ def test_an_editable_install_of_the_users_tree_does_not_hide_a_regression(tmp_pa
         assert code == 3
         return
     assert _kinds(report) == {"tests/test_pkg.py::test_add": "regression"}, report
+    assert code == 1
+
+
+UT_TESTS = """import unittest
+
+from calc import add
+
+
+class TestCalc(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_zero(self):
+        self.assertEqual(add(0, 0), 0)
+"""
+
+
+def test_unittest_outcomes_are_read_per_test(tmp_path):
+    unittest = f"{PYTHON} -m unittest"
+    repo = _project(
+        tmp_path,
+        {"tests/__init__.py": "", "tests/test_calc.py": UT_TESTS},
+        eyeful_config(unittest, test_one=f"{unittest} {{test}}"),
+    )
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests.test_calc.TestCalc.test_add": "regression"}, report
+    assert report["runs"][0]["tests_from"] == "unittest"
     assert code == 1
