@@ -170,6 +170,7 @@ def compact(report: Report) -> Report:
         if run.tests is not None:
             run.counts = dict(Counter(run.tests.values()))
             run.tests = {t: o for t, o in run.tests.items() if t in keep}
+        run.collected = None  # every id the runner collected: with --all-tests only
     return out
 
 
