@@ -80,6 +80,13 @@ def _test_run(runs: list[Run]) -> Run | None:
     return runs[-1] if runs and runs[-1].name == "test" else None
 
 
+_READ_FROM_TEXT = (
+    "the tests' results were read from the runner's {how} (a fallback: eyeful keeps a record "
+    "of pytest 7.0 or newer, `python -m unittest` and `go test -json`), so which tests exist and "
+    "what each failed with is inferred from text"
+)
+
+
 def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
     progress = progress or Silent()
     snap = request.snapshot
@@ -186,6 +193,10 @@ def _regressions(
         return runner, change, None
     if change.status == "PASSED":
         return runner, change, None
+    if change.tests_from in (None, "junit", "output"):
+        report.note(
+            _READ_FROM_TEXT.format(how=change.tests_from or "exit status"), unverified=False
+        )
 
     if snap.base.tree == EMPTY_TREE:
         # Nothing to run on an empty base (an unborn branch, a root commit): every test is new.

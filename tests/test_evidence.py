@@ -321,3 +321,14 @@ def test_unittest_outcomes_are_read_per_test(tmp_path):
     assert _kinds(report) == {"tests.test_calc.TestCalc.test_add": "regression"}, report
     assert report["runs"][0]["tests_from"] == "unittest"
     assert code == 1
+
+
+def test_a_run_read_from_text_says_so(tmp_path):
+    bare = f"env -u PYTEST_PLUGINS {PYTEST}"  # pytest with eyeful's probe unloaded
+    repo = _project(tmp_path, {"tests/test_add.py": GOOD}, eyeful_config(bare))
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review(repo)
+    assert report["runs"][0]["tests_from"] == "output"
+    texts = [u["text"] for u in report["uncertainty"]]
+    assert any("read from the runner's output (a fallback" in t for t in texts), texts
+    assert code == 3  # no test_one: unconfirmed
