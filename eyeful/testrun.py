@@ -182,8 +182,8 @@ def _from_record(
     said.stopped, said.none_ran = reading.stopped, reading.none_ran
     said.failures = reading.failures
     failing = any(o in evidence.FAILING for o in reading.outcomes.values())
-    why = reading.unfinished or _why_not(said, result, context, failing, None)
-    if why is not None and not (reading.none_ran and result.exit_code == 5):
+    why = reading.unfinished or _why_not(said, result, context, failing, _junit_missing(context))
+    if why is not None:
         said.status, said.reason = "ERROR", why
         return
     if said.status == "PASSED" and failing:
@@ -204,13 +204,8 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
     said.stopped, said.none_ran = attempt.coverage.stopped, attempt.coverage.none_ran
     outcomes: dict[str, evidence.Outcome] = {}
     found: dict[str, failures_.Failure] = {}
-    report = context.report
-    if report is not None and context.config.junit:
-        # The tests ran in the worktree: whatever they left must still lead to a file in it.
-        report = _still_inside(context.worktree, context.config.junit)
-    junit_missing = context.config.junit if context.report is not None and (
-        report is None or not report.is_file()
-    ) else None  # fmt: skip
+    report = _report(context)
+    junit_missing = _junit_missing(context)
     if report is not None and report.is_file():
         with contextlib.suppress(results.ResultsError):
             outcomes = dict(results.parse_junit(report, found))
@@ -233,9 +228,20 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
         said.tests_from = None
 
 
-def _still_inside(worktree: Path, junit: str) -> Path | None:
-    """The configured report, when it still leads to a file inside the worktree."""
+def _report(context: Context) -> Path | None:
+    """The configured JUnit report, when it still leads to a file inside the worktree: the tests
+    ran there, and whatever they left must not lead eyeful out of it."""
+    if context.report is None or not context.config.junit:
+        return None
     try:
-        return inside(worktree, junit)
+        return inside(context.worktree, context.config.junit)
     except Refused:
         return None
+
+
+def _junit_missing(context: Context) -> str | None:
+    """The configured JUnit report's path when the run did not write it."""
+    report = _report(context)
+    if context.report is not None and (report is None or not report.is_file()):
+        return context.config.junit
+    return None

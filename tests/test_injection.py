@@ -216,13 +216,12 @@ def test_safe_test_ids_are_accepted(good):
     [
         "-k",
         "--basetemp=/x",
-        "tests/test_a.py::-k",
         "/abs/test.py",
         "../up/test.py",
         ".git/hooks/test.py",
-        "tests/test_a.py::test[$(id)]",
-        "tests/test_a.py::test`id`",
         "tests/test_a.py::",
+        "tests/test_a.py::test[a\nb]",
+        "tests/test_a.py::test[a\x00b]",
         "@args.txt",
         "+x",
         "a\nb",
@@ -234,6 +233,17 @@ def test_safe_test_ids_are_accepted(good):
 def test_unsafe_test_ids_are_refused(bad):
     with pytest.raises(ValueError):
         check_test_id(bad)
+
+
+@pytest.mark.parametrize(
+    "odd",
+    ["tests/test_a.py::-k", "tests/test_a.py::test[$(id)]", "tests/test_a.py::test`id`",
+     "tests/test_a.py::test[it's \"µ\" (x) a;b|c]"],
+)  # fmt: skip
+def test_a_runners_names_may_hold_any_character_an_argument_can(odd):
+    """After the path, the runner's own names: the id travels as an argument, never as shell
+    text, and starts with the path, so no runner reads it as an option."""
+    assert check_test_id(odd) == odd
 
 
 def _demo_agent_repo(tmp_path: Path, test_id: str, experts: str = '["correctness"]') -> Path:

@@ -480,7 +480,8 @@ def test_as_a_pre_commit_hook_of_commit_a_the_regression_blocks_and_nothing_chan
         stdin=subprocess.DEVNULL,
     )
     assert result.returncode != 0, "the hook let a regression through"
-    assert "tests/test_calc.py::test_add` fails on the change" in result.stdout + result.stderr
+    # Without test_one it cannot be confirmed alone: exit 3, which stops the commit too.
+    assert "`tests/test_calc.py::test_add` failed on the change" in result.stdout + result.stderr
     assert user_state(repo) == before
     assert not _env_names(envfile) & {"GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE"}
 
