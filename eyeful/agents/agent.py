@@ -19,7 +19,8 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from eyeful.agents.providers import Provider, ProviderError, strip_thinking
+from eyeful.agents.presets import strip_thinking
+from eyeful.agents.providers import Provider, ProviderError
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
 from eyeful.findings import Claim, Oracle, ReproPath, TestId
