@@ -18,9 +18,7 @@ def hook_text() -> str:
     packaged = resources.files("eyeful") / "data" / "hooks" / "pre-push"
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
-    return (Path(__file__).resolve().parents[2] / "hooks" / "pre-push").read_text(
-        encoding="utf-8"
-    )
+    return (Path(__file__).resolve().parents[2] / "hooks" / "pre-push").read_text(encoding="utf-8")
 
 
 def hooks_dir(paths: RepoPaths) -> Path:
