@@ -6,7 +6,6 @@ Read from the user's working tree. Every mistake is one line naming the file and
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -24,11 +23,7 @@ from pydantic import (
 from eyeful.errors import EyefulError
 from eyeful.testids import check_template
 from eyeful.textsafe import escape_char, first_hidden, visible
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from eyeful.tomlcompat import tomllib
 
 PYPROJECT = "pyproject.toml"
 EYEFUL_TOML = ".eyeful.toml"

@@ -235,6 +235,29 @@ class GateRunner:
             verdict.fix_note = "no fix was suggested"
         return verdict, finding
 
+    def _repeated(
+        self,
+        verdict: Verdict,
+        tree: str,
+        side: str,
+        test: str,
+        extra: Extra,
+        test_file: str | None,
+        fails: str,
+    ) -> list[Run | None]:
+        """The reproduction run ``repro_runs`` times on ``tree`` in parallel: each run's last
+        step (None where setup failed), with its own failure recorded. Refused when the test
+        cannot be put on the tree."""
+        batches = parallel_map(
+            lambda _: self.runner.one(tree, side, test, extra),
+            list(range(self.repro_runs)),
+            self.jobs,
+        )
+        finals = [self._last(runs, verdict) for runs in batches]
+        for run in finals:
+            _observe(run, test, test_file, fails)
+        return finals
+
     def _reproduce(self, finding: Finding, test_file: str | None) -> Verdict:
         """The first four gates."""
         verdict = Verdict()
@@ -252,17 +275,10 @@ class GateRunner:
         test = _test_id(repro)
         head, base = self.snapshot.head.tree, self.snapshot.base.tree
         try:
-            batches = parallel_map(
-                lambda _: self.runner.one(head, "change", test, extra),
-                list(range(self.repro_runs)),
-                self.jobs,
-            )
+            finals = self._repeated(verdict, head, "change", test, extra, test_file, repro.fails)
         except Refused as err:
             verdict.refused = str(err)
             return verdict
-        finals = [self._last(runs, verdict) for runs in batches]
-        for run in finals:
-            _observe(run, test, test_file, repro.fails)
         first = finals[0]
         if first is None or first.status == "ERROR":
             why = "setup failed" if first is None else (first.reason or "it did not finish")
@@ -309,16 +325,9 @@ class GateRunner:
         the change: each must have run in every base run (a run of a file the base has an
         older copy of passes without the test the change added to it)."""
         try:
-            batches = parallel_map(
-                lambda _: self.runner.one(base, "base", test, extra),
-                list(range(self.repro_runs)),
-                self.jobs,
-            )
+            finals = self._repeated(verdict, base, "base", test, extra, test_file, repro.fails)
         except Refused as err:
             return verdict.set("introduced", False, f"could not put the test on the base: {err}")
-        finals = [self._last(runs, verdict) for runs in batches]
-        for run in finals:
-            _observe(run, test, test_file, repro.fails)
         same = sum(1 for r in finals if r is not None and r.fails_seen)
         if same:
             verdict.base_passed = False

@@ -81,7 +81,8 @@ _warnings: list[str] = []  # what importing _WARM warned, as a fresh start would
 _WARM = (
     "eyeful.cli.launch", "eyeful.cli.app", "eyeful.cli.reviewcmd", "eyeful.review",
     "eyeful.config", "eyeful.gitutil", "eyeful.trust", "eyeful.report", "eyeful.sarif",
-    "eyeful.agents.agent", "eyeful.agents.providers", "eyeful.gates", "eyeful.regressions",
+    "eyeful.agents.agent", "eyeful.agents.providers", "eyeful.agents.command",
+    "eyeful.agents.openai_provider", "eyeful.gates", "eyeful.regressions",
     "eyeful.worktrees", "eyeful.runs", "eyeful.results", "eyeful.findings",
     "eyeful.agents.export", "eyeful.cli.demo", "eyeful.cli.evalcmd",
     "pygit2", "pydantic", "typer", "rich.console", "rich.progress", "jsonschema",

@@ -19,13 +19,9 @@ from typing import Any
 
 import pytest
 
-from eyeful.agents.providers import (
-    CommandProvider,
-    OpenAIProvider,
-    ProviderError,
-    Usage,
-    make_provider,
-)
+from eyeful.agents.command import CommandProvider
+from eyeful.agents.openai_provider import OpenAIProvider
+from eyeful.agents.providers import ProviderError, Usage, make_provider
 from eyeful.config import AgentConfig
 from eyeful.errors import EyefulError
 

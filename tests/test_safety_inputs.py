@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from eyeful.agents.agent import extract_json
-from eyeful.agents.providers import _json_values, _Unreadable
+from eyeful.agents.presets import Unreadable, _json_values
 from eyeful.config import load_config
 from eyeful.confine import Refused
 from eyeful.runs import Extra
@@ -484,5 +484,5 @@ def test_an_agent_reply_nested_too_deeply_is_an_invalid_reply_not_a_crash():
     deep = '{"a":' * 200_000 + "}" * 200_000
     with pytest.raises(ValueError, match="the reply is not valid JSON"):
         extract_json(deep)
-    with pytest.raises(_Unreadable, match="output is not JSON"):
+    with pytest.raises(Unreadable, match="output is not JSON"):
         _json_values(deep)

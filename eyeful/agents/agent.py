@@ -13,13 +13,15 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from eyeful.agents.providers import Provider, ProviderError, strip_thinking
+from eyeful.agents.presets import strip_thinking
+from eyeful.agents.providers import Provider, ProviderError
 from eyeful.cache import Cache, cache_key
 from eyeful.config import AgentConfig
 from eyeful.findings import Claim, Oracle, ReproPath, TestId
@@ -116,31 +118,28 @@ def load_prompt(role: str, repo_root: Path | None) -> str:
     return (resources.files("eyeful.agents") / "prompts" / f"{role}.md").read_text(encoding="utf-8")
 
 
+def _role_usages() -> dict[str, RoleUsage]:
+    return {role: RoleUsage() for role in ROLES}
+
+
+@dataclass(eq=False, repr=False)  # compared and shown as an object, not by its fields
 class Agents:
     """One run's access to the configured agent: budget, usage per role, faults, reply cache."""
 
-    def __init__(
-        self,
-        config: AgentConfig,
-        provider: Provider,
-        *,
-        cwd: Callable[[], Path],
-        cache: Cache | None,
-        repo_root: Path | None,
-    ) -> None:
-        self.config = config
-        self.provider = provider
-        self.cwd = cwd
-        self.cache = cache
-        self.repo_root = repo_root
-        self.usage: dict[str, RoleUsage] = {role: RoleUsage() for role in ROLES}
-        self.faults: list[Fault] = []
-        self.skipped: list[str] = []
-        self.notes: list[str] = []
-        """Checklist lines about calls that answered: tools refused, files left out."""
-        self._lock = threading.Lock()
-        self._tokens = 0
-        self._calls = 0
+    config: AgentConfig
+    provider: Provider
+    _: KW_ONLY
+    cwd: Callable[[], Path]
+    cache: Cache | None
+    repo_root: Path | None
+    usage: dict[str, RoleUsage] = field(init=False, default_factory=_role_usages)
+    faults: list[Fault] = field(init=False, default_factory=list)
+    skipped: list[str] = field(init=False, default_factory=list)
+    notes: list[str] = field(init=False, default_factory=list)
+    """Checklist lines about calls that answered: tools refused, files left out."""
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _tokens: int = field(init=False, default=0)
+    _calls: int = field(init=False, default=0)
 
     # -- budget ---------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 import typer
 from typer._click.exceptions import ClickException
 from typer.exceptions import Abort
+from typer.models import OptionInfo
 
 from eyeful import __version__, reaper
 from eyeful.cli.progress import RichProgress
@@ -80,6 +81,12 @@ def _fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
+def _file_option(flag: str, help_text: str) -> OptionInfo:
+    """An option naming a file (not a directory)."""
+    option: OptionInfo = typer.Option(flag, metavar="FILE", help=help_text, dir_okay=False)
+    return option
+
+
 @app.callback(invoke_without_command=True)
 def review_command(
     ctx: typer.Context,
@@ -110,21 +117,10 @@ def review_command(
     ] = _DEFAULT.jobs,
     findings: Annotated[
         list[Path] | None,
-        typer.Option(
-            "--findings",
-            metavar="FILE",
-            help="Findings to verify: a JSON array or JSON lines (repeatable).",
-            dir_okay=False,
-        ),
+        _file_option("--findings", "Findings to verify: a JSON array or JSON lines (repeatable)."),
     ] = None,
     description_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--description",
-            metavar="FILE",
-            help="File with the change's description.",
-            dir_okay=False,
-        ),
+        Path | None, _file_option("--description", "File with the change's description.")
     ] = None,
     message: Annotated[
         str | None,
@@ -140,12 +136,7 @@ def review_command(
     ] = None,
     sarif: Annotated[
         Path | None,
-        typer.Option(
-            "--sarif",
-            metavar="FILE",
-            help="Also write every finding as SARIF 2.1.0 to this file.",
-            dir_okay=False,
-        ),
+        _file_option("--sarif", "Also write every finding as SARIF 2.1.0 to this file."),
     ] = None,
     all_tests: Annotated[
         bool,

@@ -7,7 +7,6 @@ ground-truth key fails the case instead of silently weakening its check.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,11 +25,7 @@ from pydantic import (
 from eyeful.config import Config, parse_config
 from eyeful.errors import EyefulError
 from eyeful.findings import confined
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from eyeful.tomlcompat import tomllib
 
 CASE_FILE = "case.toml"
 BUNDLE = "repo.bundle"
