@@ -147,6 +147,11 @@ def test_never():
 """
 
 
+# The Python whose pytest runs the projects: this one, or another environment's to check the probe
+# with another pytest (e.g. pytest 7.0 and pytest-xdist 3.5, the oldest checked).
+PYTEST_PYTHON = os.environ.get("EYEFUL_PROBE_TEST_PYTHON") or sys.executable
+
+
 def write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name
@@ -172,9 +177,16 @@ class Run:
     def __init__(self, root: Path, args: list[str], probe: Path | None, env: dict[str, str]):
         if probe is not None:
             env = {**env, **plugin_env(probe, env)}
-        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+        command = [PYTEST_PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *args]
         proc = subprocess.run(
-            command, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False
+            command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
         self.returncode = proc.returncode
         self.stdout = proc.stdout
@@ -480,7 +492,13 @@ needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not inst
 @pytest.fixture(scope="module")
 def go_env() -> dict[str, str]:
     env = clean_env()
-    cache = subprocess.run(["go", "env", "GOCACHE"], capture_output=True, text=True, check=True)
+    cache = subprocess.run(
+        ["go", "env", "GOCACHE"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     env.update(GOCACHE=cache.stdout.strip(), GOPROXY="off", GOFLAGS="", GOTOOLCHAIN="local")
     return env
 
@@ -495,6 +513,7 @@ def go_json(root: Path, env: dict[str, str], *args: str) -> RunRecord:
         ["go", "test", "-json", *args],
         cwd=root,
         env=env,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,  # go 1.19 prints a build failure's details on stderr
         text=True,
@@ -725,6 +744,7 @@ def test_unittest_run(tmp_path):
         [sys.executable, "-m", "unittest", "-v", "ut_pkg.test_mod", "ut_pkg.test_broken"],
         cwd=tmp_path,
         env=clean_env(),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,

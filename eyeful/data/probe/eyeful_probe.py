@@ -240,19 +240,23 @@ class _Probe:
         self.pending: list[str] = []  # a passing call's line, until the test's teardown
         # A failed phase's line, until pytest_exception_interact brings its exception.
         self.held: tuple[str, str, dict[str, Any], object] | None = None
+        self.controller = False
         self.counts: dict[str, int] = {}
+        self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.internal = _internal_dirs()
 
     # writing
 
-    def _write(self, text: str, flush: bool = True) -> None:
-        """Append a line; with ``flush`` write it and those held back to the file."""
-        self.pending.append(text)
-        if flush and self.fd is not None:
-            data = "".join(self.pending).encode("ascii")
-            self.pending.clear()
-            while data:
-                data = data[os.write(self.fd, data) :]
+    def _write(self, text: str) -> None:
+        """Write a line, after those held back."""
+        pending = self.pending
+        if pending:
+            pending.append(text)
+            text = "".join(pending)
+            pending.clear()
+        data = text.encode("ascii")
+        while data and self.fd is not None:
+            data = data[os.write(self.fd, data) :]
 
     def _line(self, obj: dict[str, Any]) -> None:
         self._write(json.dumps(obj, ensure_ascii=True, default=repr, separators=(",", ":")) + "\n")
@@ -273,6 +277,7 @@ class _Probe:
         try:
             if self.role == "main" and self.config.pluginmanager.has_plugin("dsession"):
                 self.role = "controller"
+                self.controller = True
             self._open()
             workerinput = getattr(self.config, "workerinput", None)
             rootdir = getattr(self.config, "rootpath", None) or getattr(self.config, "rootdir", "")
@@ -294,7 +299,7 @@ class _Probe:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         try:
-            if self.role == "controller":
+            if self.controller:
                 return
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
@@ -308,7 +313,7 @@ class _Probe:
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
         outcome = yield
         try:
-            if self.role == "controller":
+            if self.controller:
                 return
             report = outcome.get_result()
             if not report.failed:
@@ -335,7 +340,27 @@ class _Probe:
             if self.held is not None:
                 self._write_held(None)
             when = report.when
-            if self.role == "controller":
+            if (
+                report.outcome == "passed"
+                and not report.sections
+                and "wasxfail" not in report.__dict__
+                and not self.controller
+            ):
+                # The common case, without building an object. A passing call's line waits
+                # for the teardown's; a setup's is written at once, so that a test that never
+                # ends still shows it began.
+                line = (
+                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
+                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n'
+                )
+                if when == "call":
+                    self.pending.append(line)
+                    self.passed += 1
+                    return
+                if when == "setup" or when == "teardown":
+                    self._write(line)
+                    return
+            if self.controller:
                 if when not in _PHASES:  # xdist's report of a worker that died running it
                     self._line(
                         {
@@ -347,21 +372,6 @@ class _Probe:
                     self.counts["crashed"] = self.counts.get("crashed", 0) + 1
                 else:
                     self._count(report, when)
-                return
-            if (
-                report.outcome == "passed"
-                and not report.sections
-                and when in _PHASES
-                and not hasattr(report, "wasxfail")
-            ):
-                # the common case, without building an object
-                self._write(
-                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
-                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n',
-                    flush=when != "call",  # a test that never ends still shows it began
-                )
-                if when == "call":
-                    self.counts["passed"] = self.counts.get("passed", 0) + 1
                 return
             self._phase(report, when)
         except Exception as error:
@@ -462,11 +472,14 @@ class _Probe:
         except Exception as error:
             self._internal_error("pytest_sessionfinish", error)
         try:
+            counts = dict(self.counts)
+            if self.passed:
+                counts["passed"] = counts.get("passed", 0) + self.passed
             self._line(
                 {
                     "t": "finish",
                     "exitstatus": int(exitstatus),
-                    "counts": self.counts,
+                    "counts": counts,
                     "collected": getattr(session, "testscollected", None),
                     "failed": getattr(session, "testsfailed", None),
                 }
@@ -479,7 +492,7 @@ class _Probe:
             if self.held is not None:
                 self._write_held(None)
             if self.fd is not None:
-                self._write("", flush=True)
+                self._write("")
                 os.close(self.fd)
                 self.fd = None
             if self.role != "worker":
