@@ -480,7 +480,7 @@ def read_pytest(probe_dir: Path) -> RunRecord | None:
             id=node_id,
             outcome=_OUTCOMES[outcome],
             phase=_PHASES[phase.when],
-            duration=sum(d for d in durations if d is not None),
+            duration=round(sum(d for d in durations if d is not None), 6),
             failure=failure,
             reason=reason,
             captured=captured,

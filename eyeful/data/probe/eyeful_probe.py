@@ -6,9 +6,10 @@ Loaded into a project's own pytest run without touching its command line: eyeful
 file's directory first on PYTHONPATH and adds ``eyeful_probe`` to PYTEST_PLUGINS (see
 ``eyeful.records.plugin_env``). With EYEFUL_PROBE_DIR unset it does nothing at all. With it set,
 each pytest process (``main``; with pytest-xdist the ``controller`` and each ``worker``) writes
-``<pid>-<role>.jsonl`` in that directory: one JSON object a line, each line written to the file
-(one ``os.write``, no buffering in this process) when its event happens, so a run that is killed
-leaves the record up to that point. ``eyeful.records.read_pytest`` reads it.
+``<pid>-<role>.jsonl`` in that directory: one JSON object a line, each written to the file
+(``os.write``, no buffer in between) as it happens, except that a passing call's line waits for
+its test's teardown: a run that is killed leaves the record of every test that had ended, and
+the setup line of the one it was in. ``eyeful.records.read_pytest`` reads it.
 
 It must never change which tests run or how they end: every hook catches every ``Exception``
 and writes an ``internal_error`` line instead (KeyboardInterrupt and SystemExit go on as
@@ -204,21 +205,24 @@ def _longrepr_text(longrepr: object) -> str:
         return f"<str() failed: {type(error).__name__}>"
 
 
-def _outside_python(names: list[str]) -> list[str]:
+def _outside_python() -> list[str]:
+    """The files of the imported modules that are neither the standard library's nor an
+    installed distribution's: the project's own, wherever they were imported from."""
     paths = sysconfig.get_paths()
     roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
     with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
         roots.update(site.getsitepackages())
         roots.add(site.getusersitepackages())
-    prefixes = tuple(os.path.join(os.path.abspath(root), "") for root in roots if root)
+    roots = {os.path.abspath(root) for root in roots if root}
+    roots |= {os.path.realpath(root) for root in roots}
+    prefixes = tuple(os.path.join(root, "") for root in roots)
     files: set[str] = set()
-    for name in names:
-        module = sys.modules.get(name)
+    for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or name == __name__:
+        if not isinstance(path, str) or name == __name__ or path.startswith(prefixes):
             continue
         path = os.path.abspath(path)
-        if path.startswith(prefixes):
+        if path.startswith(prefixes) or os.path.realpath(path).startswith(prefixes):
             continue
         parts = path.split(os.sep)
         if "site-packages" in parts or "dist-packages" in parts:
@@ -236,15 +240,26 @@ class _Probe:
         self.previous_session = previous_session
         self.role = "worker" if hasattr(config, "workerinput") else "main"
         self.fd: int | None = None
-        self.excinfo: dict[tuple[str, str], Any] = {}
+        self.pending: list[str] = []  # a passing call's line, until the test's teardown
+        # A failed phase's line, until pytest_exception_interact brings its exception.
+        self.held: tuple[str, str, dict[str, Any], object] | None = None
+        self.controller = False
         self.counts: dict[str, int] = {}
+        self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.internal = _internal_dirs()
 
     # writing
 
     def _write(self, text: str) -> None:
-        if self.fd is not None:
-            os.write(self.fd, text.encode("ascii"))
+        """Write a line, after those held back."""
+        pending = self.pending
+        if pending:
+            pending.append(text)
+            text = "".join(pending)
+            pending.clear()
+        data = text.encode("ascii")
+        while data and self.fd is not None:
+            data = data[os.write(self.fd, data) :]
 
     def _line(self, obj: dict[str, Any]) -> None:
         self._write(json.dumps(obj, ensure_ascii=True, default=repr, separators=(",", ":")) + "\n")
@@ -265,6 +280,7 @@ class _Probe:
         try:
             if self.role == "main" and self.config.pluginmanager.has_plugin("dsession"):
                 self.role = "controller"
+                self.controller = True
             self._open()
             workerinput = getattr(self.config, "workerinput", None)
             rootdir = getattr(self.config, "rootpath", None) or getattr(self.config, "rootdir", "")
@@ -286,7 +302,7 @@ class _Probe:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         try:
-            if self.role == "controller":
+            if self.controller:
                 return
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
@@ -300,7 +316,7 @@ class _Probe:
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
         outcome = yield
         try:
-            if self.role == "controller":
+            if self.controller:
                 return
             report = outcome.get_result()
             if not report.failed:
@@ -322,19 +338,32 @@ class _Probe:
         except Exception as error:
             self._internal_error("pytest_make_collect_report", error)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
-        # The exception itself, for the report that pytest_runtest_logreport gets next.
-        try:
-            if call.excinfo is not None:
-                self.excinfo[(item.nodeid, call.when)] = call.excinfo
-        except Exception as error:
-            self._internal_error("pytest_runtest_makereport", error)
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
+            if self.held is not None:
+                self._write_held(None)
             when = report.when
-            if self.role == "controller":
+            if (
+                report.outcome == "passed"
+                and not report.sections
+                and "wasxfail" not in report.__dict__
+                and not self.controller
+            ):
+                # The common case, without building an object. A passing call's line waits
+                # for the teardown's; a setup's is written at once, so that a test that never
+                # ends still shows it began.
+                line = (
+                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
+                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n'
+                )
+                if when == "call":
+                    self.pending.append(line)
+                    self.passed += 1
+                    return
+                if when == "setup" or when == "teardown":
+                    self._write(line)
+                    return
+            if self.controller:
                 if when not in _PHASES:  # xdist's report of a worker that died running it
                     self._line(
                         {
@@ -347,26 +376,36 @@ class _Probe:
                 else:
                     self._count(report, when)
                 return
-            excinfo = self.excinfo.pop((report.nodeid, when), None)
-            outcome = report.outcome
-            sections = report.sections
-            if (
-                outcome == "passed"
-                and not sections
-                and when in _PHASES
-                and not hasattr(report, "wasxfail")
-            ):
-                # the common case, without building an object
-                self._write(
-                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
-                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n'
-                )
-                if when == "call":
-                    self.counts["passed"] = self.counts.get("passed", 0) + 1
-                return
-            self._phase(report, when, excinfo)
+            self._phase(report, when)
         except Exception as error:
             self._internal_error("pytest_runtest_logreport", error)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_exception_interact(
+        self, node: object, call: pytest.CallInfo[object], report: object
+    ) -> None:
+        # pytest calls this right after pytest_runtest_logreport for a phase that raised (not a
+        # skip, not an xfail): the failure's line waits for it, for the exception itself.
+        try:
+            held = self.held
+            if (
+                held is not None
+                and isinstance(report, pytest.TestReport)
+                and (held[0], held[1]) == (report.nodeid, report.when)
+            ):
+                excinfo = call.excinfo
+                self._write_held(excinfo.value if excinfo is not None else None)
+        except Exception as error:
+            self._internal_error("pytest_exception_interact", error)
+
+    def _write_held(self, exc: BaseException | None) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            line, longrepr = held[2], held[3]
+            line["failure"] = _failure(exc, longrepr, self.internal)
+            # pytest's own rendering, for a person to read: never what a verdict rests on.
+            line["longrepr"] = _cut_end(_longrepr_text(longrepr), LONGREPR_CHARS)
+            self._line(line)
 
     def _outcome(self, report: pytest.TestReport, when: str) -> str:
         outcome: str = report.outcome
@@ -394,7 +433,7 @@ class _Probe:
             self.counts[key] = self.counts.get(key, 0) + 1
         return outcome
 
-    def _phase(self, report: pytest.TestReport, when: str, excinfo: object) -> None:
+    def _phase(self, report: pytest.TestReport, when: str) -> None:
         outcome = self._count(report, when)
         line: dict[str, Any] = {
             "t": "phase",
@@ -409,18 +448,17 @@ class _Probe:
             line["reason"] = _cut(_longrepr_text(report.longrepr), REASON_CHARS)
         elif outcome == "xpass_strict":
             line["reason"] = _cut(str(report.longrepr), REASON_CHARS)
-        if report.sections:
+        if report.sections:  # each phase's report has the sections of the phases before it too
             captured = {"stdout": 0, "stderr": 0, "log": 0}
             for title, content in report.sections:
                 for kind in captured:
-                    if title.startswith("Captured " + kind):
+                    if title == f"Captured {kind} {when}":
                         captured[kind] += len(content)
-            line["captured"] = captured
+            if any(captured.values()):
+                line["captured"] = captured
         if outcome == "failed":
-            exc = getattr(excinfo, "value", None)
-            line["failure"] = _failure(exc, report.longrepr, self.internal)
-            # pytest's own rendering, for a person to read: never what a verdict rests on.
-            line["longrepr"] = _cut_end(_longrepr_text(report.longrepr), LONGREPR_CHARS)
+            self.held = (report.nodeid, when, line, report.longrepr)
+            return
         self._line(line)
 
     def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
@@ -432,17 +470,21 @@ class _Probe:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            names = list(sys.modules)
-            files = _outside_python(names)
+            if self.held is not None:
+                self._write_held(None)
+            files = _outside_python()
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
         except Exception as error:
             self._internal_error("pytest_sessionfinish", error)
         try:
+            counts = dict(self.counts)
+            if self.passed:
+                counts["passed"] = counts.get("passed", 0) + self.passed
             self._line(
                 {
                     "t": "finish",
                     "exitstatus": int(exitstatus),
-                    "counts": self.counts,
+                    "counts": counts,
                     "collected": getattr(session, "testscollected", None),
                     "failed": getattr(session, "testsfailed", None),
                 }
@@ -452,7 +494,10 @@ class _Probe:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         with contextlib.suppress(Exception):
+            if self.held is not None:
+                self._write_held(None)
             if self.fd is not None:
+                self._write("")
                 os.close(self.fd)
                 self.fd = None
             if self.role != "worker":

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""What eyeful's pytest probe costs a run: 2,000 fast tests with and without it.
+
+Generates a project of 20 modules x 100 trivial tests (a few parametrized, a few printing) in a
+temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, alternately without and with
+the probe (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as eyeful.records'
+plugin_env gives them), several repetitions each, plus one untimed warm-up of each first.
+Third-party plugin autoloading is off in both (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that the
+two differ by the probe alone. Prints min and median wall time of each and their ratios.
+
+Goal: median ratio <= 1.05. A measurement, not a test: exits 0 unless the runs themselves
+break (a run that does not pass, a probe record that misses tests).
+
+Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`:
+
+    without probe: min 1.364 s  median 1.387 s
+    with probe:    min 1.393 s  median 1.420 s
+    ratio:         min 1.021    median 1.024   (goal <= 1.05)
+
+    .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from eyeful.records import plugin_env, read_pytest  # noqa: E402
+
+GOAL = 1.05
+PER_MODULE = 100
+
+
+def make_project(root: Path, tests: int) -> None:
+    tests_dir = root / "tests"
+    tests_dir.mkdir(parents=True)
+    modules = max(1, tests // PER_MODULE)
+    for number in range(modules):
+        lines = ["import pytest", ""]
+        for index in range(PER_MODULE - 10):
+            lines += [f"def test_{index}():", f"    assert {index} + 1 == {index + 1}", ""]
+        lines += [
+            "@pytest.mark.parametrize('value', range(5))",
+            "def test_param(value):",
+            "    assert value >= 0",
+            "",
+            "class TestGroup:",
+        ]
+        for index in range(4):
+            lines += [f"    def test_method_{index}(self):", "        print('a line')", ""]
+        lines += ["def test_last(tmp_path_factory):", "    pass", ""]
+        (tests_dir / f"test_mod{number:03d}.py").write_text("\n".join(lines), encoding="utf-8")
+
+
+def run(root: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one pytest run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout is not None
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"pytest failed ({proc.returncode}):\n{output[-2000:].decode()}")
+    return elapsed, usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--tests", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="eyeful-bench-probe-") as tmp:
+        root = Path(tmp) / "project"
+        make_project(root, args.tests)
+        base = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("PYTEST_", "EYEFUL_PROBE"))
+        }
+        base["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        base.pop("PYTHONDONTWRITEBYTECODE", None)  # rewritten test modules cached, as usual
+        records = Path(tmp) / "records"
+        probed = {**base, **plugin_env(records, base)}
+        times: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+        for turn in range(args.repeat + 1):
+            order = [("without", base), ("with", probed)]
+            for name, env in order if turn % 2 else reversed(order):
+                for stale in records.glob("*.jsonl"):
+                    stale.unlink()
+                measured = run(root, env)
+                if turn:  # the first turn warms the caches
+                    times[name].append(measured)
+        record = read_pytest(records)
+        if record is None or len(record.tests) != len(record.collected) or not record.finished:
+            sys.exit("the probe's record is incomplete")
+        count = len(record.tests)
+    print(f"{count} tests, {args.repeat} runs each, alternating")
+    for index, what in ((0, "wall"), (1, "cpu")):
+        without = [pair[index] for pair in times["without"]]
+        probed_times = [pair[index] for pair in times["with"]]
+        low, mid = min(without), statistics.median(without)
+        low_p, mid_p = min(probed_times), statistics.median(probed_times)
+        print(f"{what:4}  without probe: min {low:.3f} s  median {mid:.3f} s")
+        print(f"{what:4}  with probe:    min {low_p:.3f} s  median {mid_p:.3f} s")
+        print(
+            f"{what:4}  ratio:         min {low_p / low:.3f}    median {mid_p / mid:.3f}"
+            f"   (goal <= {GOAL})"
+        )
+
+
+if __name__ == "__main__":
+    main()

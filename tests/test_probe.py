@@ -1,0 +1,761 @@
+"""Runner records: eyeful's pytest probe in real pytest runs, and the go and unittest readers on
+real `go test -json` and `python -m unittest -v` output.
+
+Each project is written once per module and run a handful of times in all (with the probe,
+without it, collect-only, under xdist, one killed by os._exit), so the module stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from eyeful.records import (
+    PROBE_DIR,
+    PROBE_MODULE,
+    RunRecord,
+    go_test_args,
+    plugin_env,
+    read_go_json,
+    read_pytest,
+    read_unittest,
+    split_go_id,
+)
+
+CALC = '''\
+class ParseError(Exception):
+    pass
+
+
+def add(a, b):
+    """Add two numbers.
+
+    >>> add(1, 2)
+    3
+    """
+    return a + b
+
+
+def parse(text):
+    try:
+        return int(text)
+    except ValueError as error:
+        raise ParseError(f"cannot parse {text!r}") from error  # RAISES
+'''
+
+BASE_CASES = """\
+class Base:
+    def test_inherited(self):
+        assert self.value == 1
+"""
+
+SHAPES = """\
+import pytest
+
+import extlib
+from pkg import calc
+from tests.base_cases import Base
+
+
+@pytest.mark.parametrize("value", ["a b", "\u00b5", "it's", 'say "hi"', "[x]", "f(", "x::y"])
+def test_value(value):
+    assert value
+
+
+class TestChild(Base):
+    value = 1
+
+
+class TestOuter:
+    class TestInner:
+        def test_deep(self):
+            assert extlib.answer() == 42
+
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfail_fails():
+    assert False
+
+
+@pytest.mark.xfail(strict=True, reason="must fail")
+def test_xpass_strict():
+    pass
+
+
+@pytest.mark.xfail(reason="may pass")
+def test_xpass():
+    pass
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+def test_chain():
+    calc.parse("zz")
+
+
+@pytest.mark.parametrize("text", ["boom the needle"])
+def test_param_text(text):
+    raise RuntimeError("real failure")
+
+
+def test_prints():
+    print("SECRET_STDOUT_MARKER")
+    assert calc.add(1, 1) == 3
+
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise OSError("teardown broke")
+
+
+def test_teardown_error(broken_teardown):
+    pass
+"""
+
+EXITING = """\
+import os
+import subprocess
+import sys
+
+
+def test_first(tmp_path):
+    # A pytest run inside the recorded one (it inherits the probe's environment) records nothing.
+    (tmp_path / "pytest.ini").write_text("[pytest]\\n")
+    (tmp_path / "test_inner.py").write_text("def test_inner():\\n    pass\\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+
+
+def test_exit():
+    os._exit(0)
+
+
+def test_never():
+    pass
+"""
+
+
+# The Python whose pytest runs the projects: this one, or another environment's to check the probe
+# with another pytest (e.g. pytest 7.0 and pytest-xdist 3.5, the oldest checked).
+PYTEST_PYTHON = os.environ.get("EYEFUL_PROBE_TEST_PYTHON") or sys.executable
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def clean_env(pythonpath: list[Path] | None = None) -> dict[str, str]:
+    """This process's environment without pytest's, xdist's or the probe's variables."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTEST_", "EYEFUL_PROBE")) and key != "PYTHONPATH"
+    }
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # plugins by -p only: a faster start
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(map(str, pythonpath))
+    return env
+
+
+class Run:
+    def __init__(self, root: Path, args: list[str], probe: Path | None, env: dict[str, str]):
+        if probe is not None:
+            env = {**env, **plugin_env(probe, env)}
+        command = [PYTEST_PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *args]
+        proc = subprocess.run(
+            command,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.record = read_pytest(probe) if probe is not None else None
+        self.files = sorted(probe.glob("*.jsonl")) if probe is not None else []
+
+    def must_record(self) -> RunRecord:
+        assert self.record is not None, self.stdout + self.stderr
+        return self.record
+
+
+SHAPES_ARGS = ["-rA", "--continue-on-collection-errors", "--doctest-modules", "pkg", "tests"]
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("shapes")
+    write(
+        root,
+        {
+            "pytest.ini": "[pytest]\n",
+            "pkg/__init__.py": "",
+            "pkg/calc.py": CALC,
+            "tests/__init__.py": "",
+            "tests/base_cases.py": BASE_CASES,
+            "tests/test_shapes.py": SHAPES,
+            "tests/test_broken.py": "import does_not_exist_xyz\n",
+            "tests/test_other.py": "def test_still_runs():\n    pass\n",
+        },
+    )
+    write(root.parent / "external", {"extlib.py": "def answer():\n    return 42\n"})
+    return root
+
+
+@pytest.fixture(scope="module")
+def shapes_env(shapes: Path) -> dict[str, str]:
+    return clean_env([shapes.parent / "external"])
+
+
+@pytest.fixture(scope="module")
+def probed(shapes: Path, shapes_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory):
+    return Run(shapes, SHAPES_ARGS, tmp_path_factory.mktemp("records"), shapes_env)
+
+
+@pytest.fixture(scope="module")
+def record(probed: Run) -> RunRecord:
+    return probed.must_record()
+
+
+def test_plugin_env_appends_to_what_is_there(tmp_path):
+    env = plugin_env(tmp_path, {"PYTEST_PLUGINS": "myplug", "PYTHONPATH": "/a" + os.pathsep})
+    assert env["PYTEST_PLUGINS"] == f"myplug,{PROBE_MODULE}"
+    assert env["PYTHONPATH"] == os.pathsep.join([str(PROBE_DIR), "/a"])
+    assert env["EYEFUL_PROBE_DIR"] == str(tmp_path)
+    again = plugin_env(tmp_path, {**env})
+    assert again["PYTEST_PLUGINS"] == env["PYTEST_PLUGINS"]
+    assert plugin_env(tmp_path, {})["PYTEST_PLUGINS"] == PROBE_MODULE
+    assert plugin_env(tmp_path, {})["PYTHONPATH"] == str(PROBE_DIR)
+
+
+def test_the_probe_ships_in_the_package_alone():
+    resource = importlib.resources.files("eyeful") / "data" / "probe" / "eyeful_probe.py"
+    assert resource.is_file()
+    assert sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py") == ["eyeful_probe.py"]
+    # stdlib and pytest only: it runs in the project's own environment
+    imports = re.findall(r"^(?:from|import) (\w+)", resource.read_text("utf-8"), re.MULTILINE)
+    assert set(imports) - set(sys.stdlib_module_names) == {"pytest"}
+
+
+def test_no_record_without_the_probe(tmp_path):
+    assert read_pytest(tmp_path) is None
+    assert read_pytest(tmp_path / "missing") is None
+
+
+def test_outcomes(probed: Run, record: RunRecord):
+    assert probed.returncode == 1, probed.stdout
+    assert record.finished and record.exitstatus == 1
+    outcomes = {test_id: test.outcome for test_id, test in record.tests.items()}
+    shapes = "tests/test_shapes.py::"
+    assert outcomes[shapes + "test_xfail_fails"] == "xfailed"
+    assert outcomes[shapes + "test_xpass_strict"] == "xpass_strict"
+    assert outcomes[shapes + "test_xpass"] == "xpassed"
+    assert outcomes[shapes + "test_skipped"] == "skipped"
+    assert record.tests[shapes + "test_skipped"].reason == "Skipped: not here"
+    assert record.tests[shapes + "test_xfail_fails"].reason == "known bug"
+    assert outcomes[shapes + "test_chain"] == "failed"
+    assert outcomes[shapes + "TestChild::test_inherited"] == "passed"
+    assert outcomes[shapes + "TestOuter::TestInner::test_deep"] == "passed"
+    assert outcomes["pkg/calc.py::pkg.calc.add"] == "passed"  # a doctest
+    # the other module's tests ran although one module failed to import
+    assert outcomes["tests/test_other.py::test_still_runs"] == "passed"
+    teardown = record.tests[shapes + "test_teardown_error"]
+    assert (teardown.outcome, teardown.phase) == ("error", "teardown")
+    assert teardown.failure is not None
+    assert [(link.type, link.message) for link in teardown.failure.chain] == [
+        ("OSError", "teardown broke")
+    ]
+    assert set(record.collected) == set(record.tests)
+    assert not record.notes
+
+
+def test_ids_are_pytests_own(shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path):
+    collect = Run(shapes, [*SHAPES_ARGS, "--collect-only", "-q"], tmp_path / "rec", shapes_env)
+    listed = [line for line in collect.stdout.splitlines() if "::" in line]
+    assert listed == record.collected
+    for param in ["a b", "\\xb5", "it's", 'say "hi"', "[x]", "f(", "x::y"]:
+        assert f"tests/test_shapes.py::test_value[{param}]" in record.tests
+    collected_only = collect.must_record()
+    assert collected_only.collected == record.collected
+    assert collected_only.finished and not collected_only.tests
+
+
+def test_collection_error(record: RunRecord):
+    errors = {error.id: error for error in record.collect_errors}
+    assert list(errors) == ["tests/test_broken.py"]
+    failure = errors["tests/test_broken.py"].failure
+    assert failure.chain[0].type == "ModuleNotFoundError"
+    assert "does_not_exist_xyz" in failure.chain[0].message
+    assert failure.raised_in is not None
+    assert "does_not_exist_xyz" in failure.text  # pytest's report, bounded
+
+
+def test_exception_chain_and_raising_frame(shapes: Path, record: RunRecord):
+    failure = record.tests["tests/test_shapes.py::test_chain"].failure
+    assert failure is not None
+    assert [link.type for link in failure.chain] == ["pkg.calc.ParseError", "ValueError"]
+    assert failure.chain[0].message == "cannot parse 'zz'"
+    assert "invalid literal" in failure.chain[1].message
+    calc = shapes / "pkg" / "calc.py"
+    line = next(n for n, text in enumerate(CALC.splitlines(), 1) if "# RAISES" in text)
+    assert failure.raised_in is not None
+    assert (failure.raised_in.file, failure.raised_in.line) == (str(calc), line)
+    assert [(f.file, f.function) for f in failure.frames] == [
+        (str(shapes / "tests" / "test_shapes.py"), "test_chain"),
+        (str(calc), "parse"),
+    ]
+    assert failure.crash_message == "pkg.calc.ParseError: cannot parse 'zz'"
+
+
+def test_failure_is_the_exception_not_the_id_or_the_output(record: RunRecord):
+    param = record.tests["tests/test_shapes.py::test_param_text[boom the needle]"]
+    assert param.failure is not None
+    assert [(link.type, link.message) for link in param.failure.chain] == [
+        ("RuntimeError", "real failure")
+    ]
+    assert "needle" not in param.failure.model_dump_json()
+    printed = record.tests["tests/test_shapes.py::test_prints"]
+    assert printed.failure is not None
+    assert "SECRET_STDOUT_MARKER" not in printed.failure.model_dump_json()
+    assert printed.captured is not None
+    assert printed.captured.stdout == len("SECRET_STDOUT_MARKER\n")
+    assert "assert 2 == 3" in (printed.failure.crash_message or "")  # pytest's explanation
+
+
+def test_imported_shows_modules_from_outside_the_checkout(shapes: Path, record: RunRecord):
+    assert str(shapes.parent / "external" / "extlib.py") in record.imported
+    assert str(shapes / "pkg" / "calc.py") in record.imported
+    assert not [path for path in record.imported if "site-packages" in path]
+    assert not [path for path in record.imported if path.endswith("eyeful_probe.py")]
+
+
+def test_the_probe_changes_no_outcome(shapes: Path, shapes_env: dict[str, str], probed: Run):
+    plain = Run(shapes, SHAPES_ARGS, None, shapes_env)
+
+    def summary(run: Run) -> list[str]:
+        lines = run.stdout.splitlines()
+        start = next(n for n, line in enumerate(lines) if "short test summary info" in line)
+        return [re.sub(r" in [\d.]+s", "", line) for line in lines[start:]]
+
+    assert plain.returncode == probed.returncode
+    assert summary(plain) == summary(probed)
+    assert "eyeful_probe" not in probed.stdout + probed.stderr
+
+
+def test_a_truncated_record_is_read(probed: Run, tmp_path):
+    (main,) = probed.files
+    data = main.read_bytes()
+    cut = data[: data.rindex(b'{"t":"imported"') + 20]  # killed in the middle of a line
+    (tmp_path / main.name).write_bytes(cut)
+    record = read_pytest(tmp_path)
+    assert record is not None
+    assert not record.finished and record.exitstatus is None
+    assert len(record.tests) == len(probed.must_record().tests)
+    assert any("incomplete" in note for note in record.notes)
+
+
+def test_xdist_each_test_once(
+    shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path
+):
+    run = Run(shapes, [*SHAPES_ARGS, "-p", "xdist.plugin", "-n", "2"], tmp_path, shapes_env)
+    assert run.returncode == 1, run.stdout
+    roles = sorted(path.stem.split("-")[1] for path in run.files)
+    assert roles == ["controller", "worker", "worker"]
+    calls: dict[str, int] = {}
+    for path in run.files:
+        for line in path.read_text("utf-8").splitlines():
+            event = json.loads(line)
+            if event["t"] == "phase" and event["when"] == "teardown":
+                calls[event["id"]] = calls.get(event["id"], 0) + 1
+    assert set(calls.values()) == {1}
+    xdist = run.must_record()
+    assert xdist.finished and xdist.exitstatus == 1
+    assert {i: t.outcome for i, t in xdist.tests.items()} == {
+        i: t.outcome for i, t in record.tests.items()
+    }
+    assert xdist.collected == record.collected
+    assert [error.id for error in xdist.collect_errors] == ["tests/test_broken.py"]
+    chain = xdist.tests["tests/test_shapes.py::test_chain"].failure
+    assert chain is not None and chain.chain[0].type == "pkg.calc.ParseError"
+
+
+@pytest.fixture(scope="module")
+def exiting(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("exiting")
+    return write(root, {"pytest.ini": "[pytest]\n", "tests/test_exit.py": EXITING})
+
+
+def test_a_run_that_exits_early_is_not_finished(exiting: Path, tmp_path):
+    run = Run(exiting, ["tests"], tmp_path, clean_env())
+    assert run.returncode == 0  # os._exit(0): the exit code says all is well
+    record = run.must_record()
+    assert not record.finished and record.exitstatus is None
+    assert {i: t.outcome for i, t in record.tests.items()} == {
+        "tests/test_exit.py::test_first": "passed"
+    }
+    assert record.collected[-1] == "tests/test_exit.py::test_never"
+    # the test it ended in began: its setup line was written
+    assert any("tests/test_exit.py::test_exit: started" in note for note in record.notes)
+    # the nested pytest run of test_first wrote nothing
+    assert len(run.files) == 1
+    assert not [test_id for test_id in record.collected if "test_inner" in test_id]
+
+
+def test_a_worker_that_dies_is_reported_by_the_controller(exiting: Path, tmp_path):
+    run = Run(exiting, ["-p", "xdist.plugin", "-n", "2", "tests"], tmp_path, clean_env())
+    record = run.must_record()
+    assert record.finished and record.exitstatus == 1, run.stdout
+    crashed = record.tests["tests/test_exit.py::test_exit"]
+    assert (crashed.outcome, crashed.phase) == ("failed", "crash")
+    assert crashed.failure is not None and "crashed" in crashed.failure.text
+    assert record.tests["tests/test_exit.py::test_first"].outcome == "passed"
+    assert any("crashed" in note for note in record.notes)
+    assert not [test_id for test_id in record.collected if "test_inner" in test_id]
+
+
+# --- go test -json ---
+
+GO_FILES = {
+    "go.mod": "module example.com/m\n\ngo 1.19\n",
+    "a/a.go": "package a\n\nfunc Parse(s string) int { return len(s) }\n",
+    "a/a_test.go": """package a
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	if Parse("ab") != 2 {
+		t.Fatal("bad")
+	}
+}
+
+func TestCases(t *testing.T) {
+	for _, name := range []string{"one", "two words", "x.y"} {
+		name := name
+		t.Run(name, func(t *testing.T) {
+			if name == "two words" {
+				t.Errorf("case %q failed", name)
+			}
+		})
+	}
+}
+
+func TestSkip(t *testing.T) { t.Skip("not today") }
+""",
+    "b/b.go": "package b\n\nfunc Parse(s string) int { return 0 }\n",
+    "b/b_test.go": """package b
+
+import "testing"
+
+func TestParse(t *testing.T) {
+	if got := Parse("ab"); got != 2 {
+		t.Errorf("Parse(ab) = %d, want 2", got)
+	}
+}
+""",
+    "c/c.go": "package c\n\nfunc Broken() int { return undefinedThing }\n",
+    "c/c_test.go": 'package c\n\nimport "testing"\n\nfunc TestC(t *testing.T) {}\n',
+    "d/d_test.go": """package d
+
+import "testing"
+
+func index(xs []int, i int) int { return xs[i] }
+
+func TestOK(t *testing.T) {}
+
+func TestPanic(t *testing.T) { index(nil, 3) }
+""",
+}
+
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+
+
+@pytest.fixture(scope="module")
+def go_env() -> dict[str, str]:
+    env = clean_env()
+    cache = subprocess.run(
+        ["go", "env", "GOCACHE"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    env.update(GOCACHE=cache.stdout.strip(), GOPROXY="off", GOFLAGS="", GOTOOLCHAIN="local")
+    return env
+
+
+@pytest.fixture(scope="module")
+def go_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write(tmp_path_factory.mktemp("gomod"), GO_FILES)
+
+
+def go_json(root: Path, env: dict[str, str], *args: str) -> RunRecord:
+    proc = subprocess.run(
+        ["go", "test", "-json", *args],
+        cwd=root,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # go 1.19 prints a build failure's details on stderr
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode != 0
+    return read_go_json(proc.stdout.splitlines(keepends=True))
+
+
+@needs_go
+def test_go_ids_are_qualified_by_package(go_module: Path, go_env: dict[str, str]):
+    record = go_json(go_module, go_env, "./...")
+    outcomes = {test_id: test.outcome for test_id, test in record.tests.items()}
+    assert outcomes == {
+        "example.com/m/a.TestParse": "passed",
+        "example.com/m/a.TestCases": "failed",
+        "example.com/m/a.TestCases/one": "passed",
+        "example.com/m/a.TestCases/two_words": "failed",
+        "example.com/m/a.TestCases/x.y": "passed",
+        "example.com/m/a.TestSkip": "skipped",
+        "example.com/m/b.TestParse": "failed",
+        "example.com/m/d.TestOK": "passed",
+        "example.com/m/d.TestPanic": "failed",
+    }
+    assert record.tests["example.com/m/a.TestSkip"].reason == "not today"
+    failed = record.tests["example.com/m/b.TestParse"].failure
+    assert failed is not None and failed.crash_message == "b_test.go:7: Parse(ab) = 0, want 2"
+    assert failed.raised_in is not None and failed.raised_in.line == 7
+    panic = record.tests["example.com/m/d.TestPanic"].failure
+    assert panic is not None and panic.chain[0].type == "panic"
+    assert "index out of range" in panic.chain[0].message
+    assert panic.raised_in is not None
+    assert (panic.raised_in.file, panic.raised_in.line) == (str(go_module / "d" / "d_test.go"), 5)
+    assert [error.id for error in record.collect_errors] == ["example.com/m/c"]
+    assert "undefinedThing" in record.collect_errors[0].failure.text
+    assert record.finished
+
+
+@needs_go
+def test_go_ids_run_again(go_module: Path, go_env: dict[str, str]):
+    test_id = "example.com/m/a.TestCases/two_words"
+    assert split_go_id(test_id) == ("example.com/m/a", "TestCases/two_words")
+    assert split_go_id("example.com/m/a.TestCases/x.y", ["example.com/m", "example.com/m/a"]) == (
+        "example.com/m/a",
+        "TestCases/x.y",
+    )
+    args = go_test_args(test_id)
+    assert args == ["example.com/m/a", "-run", "^TestCases$/^two_words$"]
+    again = go_json(go_module, go_env, *args)
+    assert set(again.tests) == {"example.com/m/a.TestCases", test_id}
+    assert again.tests[test_id].outcome == "failed"
+
+
+# --- python -m unittest -v ---
+
+UNITTEST_MODULE = """\
+import unittest
+
+
+def helper():
+    try:
+        raise KeyError("inner")
+    except KeyError as error:
+        raise ValueError("outer msg") from error
+
+
+class TestA(unittest.TestCase):
+    def test_ok(self):
+        pass
+
+    def test_fail(self):
+        print("printed out")
+        self.assertEqual(1, 2)
+
+    def test_error(self):
+        helper()
+
+    @unittest.skip("no reason really")
+    def test_skip(self):
+        pass
+
+    @unittest.expectedFailure
+    def test_xf(self):
+        self.assertTrue(False)
+
+    @unittest.expectedFailure
+    def test_xp(self):
+        pass
+
+    def test_doc(self):
+        \"\"\"A docstring's first line.\"\"\"
+
+    def test_sub(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                self.assertEqual(i, 0)
+
+
+class TestB(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        raise RuntimeError("class setup")
+
+    def test_never(self):
+        pass
+"""
+
+UNITTEST_EXPECTED = {
+    "ut_pkg.test_mod.TestA.test_ok": "passed",
+    "ut_pkg.test_mod.TestA.test_fail": "failed",
+    "ut_pkg.test_mod.TestA.test_error": "error",
+    "ut_pkg.test_mod.TestA.test_skip": "skipped",
+    "ut_pkg.test_mod.TestA.test_xf": "xfailed",
+    "ut_pkg.test_mod.TestA.test_xp": "xpassed",
+    "ut_pkg.test_mod.TestA.test_doc": "passed",
+    "ut_pkg.test_mod.TestA.test_sub": "failed",
+    "ut_pkg.test_mod.TestB": "error",
+}
+
+# Python 3.10's -v output of the same run (before 3.11 a test's id was its class's).
+UNITTEST_310 = """\
+test_doc (ut_pkg.test_mod.TestA)
+A docstring's first line. ... ok
+test_error (ut_pkg.test_mod.TestA) ... ERROR
+test_fail (ut_pkg.test_mod.TestA) ... printed out
+FAIL
+test_ok (ut_pkg.test_mod.TestA) ... ok
+test_skip (ut_pkg.test_mod.TestA) ... skipped 'no reason really'
+test_sub (ut_pkg.test_mod.TestA) ... test_xf (ut_pkg.test_mod.TestA) ... expected failure
+test_xp (ut_pkg.test_mod.TestA) ... unexpected success
+ERROR
+test_broken (unittest.loader._FailedTest) ... ERROR
+
+======================================================================
+ERROR: test_error (ut_pkg.test_mod.TestA)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/ut_pkg/test_mod.py", line 6, in helper
+    raise KeyError("inner")
+KeyError: 'inner'
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/w/ut_pkg/test_mod.py", line 20, in test_error
+    helper()
+  File "/w/ut_pkg/test_mod.py", line 8, in helper
+    raise ValueError("outer msg") from error
+ValueError: outer msg
+
+======================================================================
+ERROR: setUpClass (ut_pkg.test_mod.TestB)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/ut_pkg/test_mod.py", line 45, in setUpClass
+    raise RuntimeError("class setup")
+RuntimeError: class setup
+
+======================================================================
+ERROR: test_broken (unittest.loader._FailedTest)
+----------------------------------------------------------------------
+ImportError: Failed to import test module: test_broken
+Traceback (most recent call last):
+  File "/usr/lib/python3.10/unittest/loader.py", line 154, in loadTestsFromName
+    module = __import__(module_name)
+  File "/w/ut_pkg/test_broken.py", line 1, in <module>
+    import nonexistent_zzz
+ModuleNotFoundError: No module named 'nonexistent_zzz'
+
+
+======================================================================
+FAIL: test_fail (ut_pkg.test_mod.TestA)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/ut_pkg/test_mod.py", line 17, in test_fail
+    self.assertEqual(1, 2)
+AssertionError: 1 != 2
+
+======================================================================
+FAIL: test_sub (ut_pkg.test_mod.TestA) (i=1)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/ut_pkg/test_mod.py", line 38, in test_sub
+    self.assertEqual(i, 0)
+AssertionError: 1 != 0
+
+----------------------------------------------------------------------
+Ran 9 tests in 0.001s
+
+FAILED (failures=2, errors=3, skipped=1, expected failures=1, unexpected successes=1)
+"""
+
+
+def check_unittest_record(record: RunRecord, root: str) -> None:
+    assert {i: t.outcome for i, t in record.tests.items()} == UNITTEST_EXPECTED
+    assert record.tests["ut_pkg.test_mod.TestA.test_skip"].reason == "no reason really"
+    assert record.tests["ut_pkg.test_mod.TestB"].phase == "setup"
+    error = record.tests["ut_pkg.test_mod.TestA.test_error"].failure
+    assert error is not None
+    assert [(link.type, link.message) for link in error.chain] == [
+        ("ValueError", "outer msg"),
+        ("KeyError", "'inner'"),
+    ]
+    assert error.raised_in is not None
+    assert (error.raised_in.file, error.raised_in.line) == (f"{root}/ut_pkg/test_mod.py", 8)
+    assert [frame.function for frame in error.frames] == ["test_error", "helper"]
+    fail = record.tests["ut_pkg.test_mod.TestA.test_fail"].failure
+    assert fail is not None and fail.crash_message == "AssertionError: 1 != 2"
+    sub = record.tests["ut_pkg.test_mod.TestA.test_sub"].failure
+    assert sub is not None and sub.crash_message == "AssertionError: 1 != 0"
+    assert [error.id for error in record.collect_errors] == ["test_broken"]
+    broken = record.collect_errors[0].failure
+    assert broken.chain[0].type == "ModuleNotFoundError"
+    assert record.finished
+
+
+def test_unittest_run(tmp_path):
+    write(
+        tmp_path,
+        {
+            "ut_pkg/__init__.py": "",
+            "ut_pkg/test_mod.py": UNITTEST_MODULE,
+            "ut_pkg/test_broken.py": "import nonexistent_zzz\n",
+        },
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "unittest", "-v", "ut_pkg.test_mod", "ut_pkg.test_broken"],
+        cwd=tmp_path,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    record = read_unittest(proc.stderr)
+    check_unittest_record(record, str(tmp_path))
+    assert record.collected[0] == "ut_pkg.test_mod.TestA.test_doc"
+    assert not record.notes
+
+
+def test_unittest_before_3_11():
+    check_unittest_record(read_unittest(UNITTEST_310), "/w")
