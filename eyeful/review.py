@@ -151,7 +151,7 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
                     unverified=False)  # fmt: skip
         return None
     from eyeful.agents.agent import Agents
-    from eyeful.agents.providers import make_provider
+    from eyeful.agents.transport import make_provider
 
     state = request.paths.state_dir
     return Agents(

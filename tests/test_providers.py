@@ -21,7 +21,8 @@ import pytest
 
 from eyeful.agents.command import CommandProvider
 from eyeful.agents.openai_provider import OpenAIProvider
-from eyeful.agents.providers import ProviderError, Usage, make_provider
+from eyeful.agents.providers import ProviderError, Usage
+from eyeful.agents.transport import make_provider
 from eyeful.config import AgentConfig
 from eyeful.errors import EyefulError
 

@@ -22,7 +22,7 @@ Two providers, chosen by ``[tool.eyeful.agent] provider``:
 
 Every failure to get a usable answer is a :class:`ProviderError` with a one-line message. This
 module holds what every provider shares: the :class:`Provider` protocol, what a call returns
-and :func:`make_provider`.
+and eyeful/agents/transport.py builds the one a configuration names.
 """
 
 from __future__ import annotations
@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel
-
-from eyeful.config import AgentConfig
 
 _MESSAGE_CHARS = 300  # of a reason quoted in a one-line error
 
@@ -68,18 +66,6 @@ class Provider(Protocol):
         ...
 
     def complete(self, prompt: str, *, cwd: Path, want_json: bool = True) -> Completion: ...
-
-
-def make_provider(config: AgentConfig) -> Provider:
-    """The provider ``config`` describes; EyefulError when it cannot be built."""
-    # Imported here: each provider's module imports this one.
-    if config.provider == "openai":
-        from eyeful.agents.openai_provider import OpenAIProvider
-
-        return OpenAIProvider(config)
-    from eyeful.agents.command import CommandProvider
-
-    return CommandProvider(config)
 
 
 def one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:

@@ -207,7 +207,7 @@ def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tu
         check_repro_paths(open_repository(paths), snapshot, given)
     provider = None
     if config.agent is not None and not snapshot.empty:
-        from eyeful.agents.providers import make_provider
+        from eyeful.agents.transport import make_provider
 
         provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
     confirmed = snapshot.empty or _ensure_confirmed(stderr, paths, config, TrustStore())

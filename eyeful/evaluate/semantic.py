@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from eyeful.agents.agent import extract_json
-from eyeful.agents.providers import Provider, ProviderError, make_provider
+from eyeful.agents.providers import Provider, ProviderError
+from eyeful.agents.transport import make_provider
 from eyeful.config import AgentConfig
 from eyeful.evaluate.judges import FindingView, SemanticMatch
 
