@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -192,6 +193,9 @@ def _failure(
         failure["frames_total"] = 0
         failure["raised_in"] = None
     return failure
+
+
+_CAPTURED = re.compile(r"\n-+ Captured (?:stdout|stderr|log) ")
 
 
 def _longrepr_text(longrepr: object) -> str:
@@ -404,7 +408,9 @@ class _Probe:
             line, longrepr = held[2], held[3]
             line["failure"] = _failure(exc, longrepr, self.internal)
             # pytest's own rendering, for a person to read: never what a verdict rests on.
-            line["longrepr"] = _cut_end(_longrepr_text(longrepr), LONGREPR_CHARS)
+            # pytest's own rendering, without the captured output it appends (kept apart).
+            rendered = _CAPTURED.split(_longrepr_text(longrepr), 1)[0]
+            line["longrepr"] = _cut_end(rendered, LONGREPR_CHARS)
             self._line(line)
 
     def _outcome(self, report: pytest.TestReport, when: str) -> str:
