@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from eyeful.records import plugin_env, read_pytest  # noqa: E402
+from eyeful.pytest_records import plugin_env, read_pytest  # noqa: E402
 
 GOAL = 1.05
 PER_MODULE = 100

@@ -228,6 +228,19 @@ def from_junit(testcase: ET.Element) -> Failure | None:
 # --- the output ----------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def as_shown(line: str, limit: int) -> str:
+    """A line of output as a terminal shows it: cut at ``limit``, what was written after its
+    last carriage return, no colour codes, no trailing space."""
+    line = line[:limit].rstrip("\r\n")
+    if "\r" in line:
+        line = line.rsplit("\r", 1)[1]
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    return line.rstrip()
+
+
 _EQ_HEADER = re.compile(r"=+ (.*?) =+")
 _US_HEADER = re.compile(r"_{3,} (.+?) _{3,}")
 _CAPTURED = re.compile(r"-+ Captured .* -+")
@@ -286,12 +299,7 @@ class SectionScanner:
         return section
 
     def feed(self, line: str) -> None:
-        line = line[:_MAX_LINE].rstrip("\r\n")
-        if "\r" in line:
-            line = line.rsplit("\r", 1)[1]
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
-        line = line.rstrip()
+        line = as_shown(line, _MAX_LINE)
         header = _EQ_HEADER.fullmatch(line) if line.startswith("==") else None
         if header:
             title = header[1].strip()

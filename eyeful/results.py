@@ -12,14 +12,14 @@ a strict xpass is reported by pytest itself as FAILED.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from eyeful.failures import Failure, from_junit
+from eyeful.failures import Failure, as_shown, from_junit
+from eyeful.records import json_object
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 
@@ -45,7 +45,6 @@ _PYTEST_WORDS: dict[str, Outcome] = {
 _GO_WORDS: dict[str, Outcome] = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 _GO_ACTIONS: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # "===== short test summary info =====": pytest's section headers.
 _SECTION = re.compile(r"=+ (.*?) =+")
 # "3 failed, 1 passed in 0.12s": pytest's last line, between "=" only without -q.
@@ -147,13 +146,7 @@ class OutputScanner:
         return dict(self._outcomes)
 
     def feed(self, line: str) -> None:
-        line = line[:MAX_LINE].rstrip("\r\n")
-        if "\r" in line:
-            # A terminal shows what was written after the last carriage return.
-            line = line.rsplit("\r", 1)[1]
-        if "\x1b" in line:
-            line = _ANSI.sub("", line)
-        line = line.rstrip()
+        line = as_shown(line, MAX_LINE)
         if not line:
             return
         header = _SECTION.fullmatch(line)
@@ -183,11 +176,8 @@ class OutputScanner:
             self._feed_pytest_verbose(line)
 
     def _feed_go_json(self, line: str) -> bool:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            return False
-        if not isinstance(event, dict):
+        event = json_object(line)
+        if event is None:
             return False
         action = event.get("Action")
         test = event.get("Test")

@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from eyeful import evidence, imports, records, results, unrunnable
+from eyeful import (
+    evidence,
+    go_records,
+    imports,
+    pytest_records,
+    records,
+    results,
+    unittest_records,
+    unrunnable,
+)
 from eyeful import failures as failures_
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
@@ -49,8 +58,8 @@ class _KeptOutput:
         if self.size > self.LIMIT:
             return None
         if self.go:
-            return records.read_go_json(self.lines)
-        unittest = records.read_unittest("\n".join(self.lines))
+            return go_records.read_go_json(self.lines)
+        unittest = unittest_records.read_unittest("\n".join(self.lines))
         if unittest.tests or unittest.collect_errors:
             return unittest
         return None
@@ -115,9 +124,9 @@ def attempt(
     try:
         result = run_command(
             actual, cwd, timeout=timeout, on_line=feed, args=args,
-            env={**env, **records.plugin_env(probe_dir, env)},
+            env={**env, **pytest_records.plugin_env(probe_dir, env)},
         )  # fmt: skip
-        record = records.read_pytest(probe_dir)
+        record = pytest_records.read_pytest(probe_dir)
     finally:
         shutil.rmtree(probe_dir, ignore_errors=True)
     return Attempt(result, record or kept.record(), scanner, coverage, found)

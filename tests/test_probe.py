@@ -18,17 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.records import (
-    PROBE_DIR,
-    PROBE_MODULE,
-    RunRecord,
-    go_test_args,
-    plugin_env,
-    read_go_json,
-    read_pytest,
-    read_unittest,
-    split_go_id,
-)
+from eyeful.go_records import go_test_args, read_go_json, split_go_id
+from eyeful.pytest_records import PROBE_DIR, PROBE_MODULE, plugin_env, read_pytest
+from eyeful.records import RunRecord
+from eyeful.unittest_records import read_unittest
 
 CALC = '''\
 class ParseError(Exception):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eyeful.agents.providers import Usage, as_int, one_line
+from eyeful.records import json_object
 
 Parsed = tuple[str, Usage, list[str]]  # the answer, its usage, notes for the checklist
 
@@ -195,11 +196,8 @@ def keep_event(line: bytes, drop: frozenset[str]) -> bool:
     """
     if not line.lstrip().startswith(b"{"):
         return True
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return True
-    if not isinstance(event, dict):
+    event = json_object(line)
+    if event is None:
         return True
     kind = event.get("type")
     if kind == "item.completed" and "item.completed" in drop:  # codex: keep the messages

@@ -4,12 +4,12 @@
 
 Loaded into a project's own pytest run without touching its command line: eyeful puts this
 file's directory first on PYTHONPATH and adds ``eyeful_probe`` to PYTEST_PLUGINS (see
-``eyeful.records.plugin_env``). With EYEFUL_PROBE_DIR unset it does nothing at all. With it set,
-each pytest process (``main``; with pytest-xdist the ``controller`` and each ``worker``) writes
+``eyeful.pytest_records.plugin_env``). With EYEFUL_PROBE_DIR unset it does nothing at all. With it
+set, each pytest process (``main``; with pytest-xdist the ``controller`` and each ``worker``) writes
 ``<pid>-<role>.jsonl`` in that directory: one JSON object a line, each written to the file
 (``os.write``, no buffer in between) as it happens, except that a passing call's line waits for
 its test's teardown: a run that is killed leaves the record of every test that had ended, and
-the setup line of the one it was in. ``eyeful.records.read_pytest`` reads it.
+the setup line of the one it was in. ``eyeful.pytest_records.read_pytest`` reads it.
 
 It must never change which tests run or how they end: every hook catches every ``Exception``
 and writes an ``internal_error`` line instead (KeyboardInterrupt and SystemExit go on as

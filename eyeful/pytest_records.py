@@ -1,0 +1,280 @@
+"""pytest's record of a run, written by eyeful's probe (``eyeful/data/probe/eyeful_probe.py``).
+
+:func:`plugin_env` gives the environment that loads the probe into a project's own pytest
+command; :func:`read_pytest` reads the per-process files it wrote into one
+:class:`~eyeful.records.RunRecord`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from eyeful import records
+from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
+
+PROBE_MODULE = "eyeful_probe"
+PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
+"""The directory that holds only the probe module: put first on PYTHONPATH."""
+
+
+def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables to set on top of ``environ`` so that pytest loads the probe and records
+    into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
+    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_SESSION emptied
+    (so that a run started from inside another recorded run records too)."""
+    plugins = [name.strip() for name in environ.get("PYTEST_PLUGINS", "").split(",")]
+    plugins = [name for name in plugins if name]
+    if PROBE_MODULE not in plugins:
+        plugins.append(PROBE_MODULE)
+    path = [str(PROBE_DIR)]
+    path += [entry for entry in environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    return {
+        "PYTEST_PLUGINS": ",".join(plugins),
+        "PYTHONPATH": os.pathsep.join(path),
+        "EYEFUL_PROBE_DIR": str(probe_dir),
+        "EYEFUL_PROBE_SESSION": "",
+    }
+
+
+class _Process:
+    """One pytest process's lines."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.role = "main"
+        self.worker: str | None = None
+        self.pid = 0
+        self.lines: list[dict[str, object]] = []
+        self.finish: dict[str, object] | None = None
+
+
+def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Process, int]:
+    process = _Process(path.name)
+    stem = path.stem.rsplit("-", 1)
+    if len(stem) == 2 and stem[1] in ("main", "controller", "worker"):
+        process.role = stem[1]
+    limit = min(records.MAX_FILE_BYTES, budget)
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        data = data[:limit]
+        notes.add(f"{path.name}: record cut at {limit} bytes")
+        data = data[: data.rfind(b"\n") + 1]
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1]:
+        notes.add(f"{path.name}: its last line is incomplete (the process was killed?)")
+    for number, raw in enumerate(raw_lines[:-1], 1):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            notes.add(f"{path.name}:{number}: not a JSON line")
+            continue
+        if not isinstance(line, dict):
+            continue
+        kind = line.get("t")
+        if kind == "start":
+            process.role = records.as_str(line.get("role")) or process.role
+            process.worker = records.as_str(line.get("worker"))
+            process.pid = records.as_int(line.get("pid")) or 0
+        elif kind == "finish":
+            process.finish = line
+        process.lines.append(line)
+    return process, len(data)
+
+
+def _worker_key(process: _Process) -> tuple[int, int, str]:
+    match = re.fullmatch(r"gw(\d+)", process.worker or "")
+    return (int(match[1]) if match else 1 << 30, process.pid, process.name)
+
+
+def _failure(value: object, text: str = "") -> FailureRecord:
+    data = records.as_dict(value)
+    chain = []
+    for link in records.as_list(data.get("chain")):
+        link = records.as_dict(link)
+        type_name, message = records.as_str(link.get("type")), records.as_str(link.get("message"))
+        if type_name is not None:
+            chain.append(ChainLink(type=type_name, message=message or ""))
+    frames = []
+    for frame in records.as_list(data.get("frames"))[-records.MAX_FRAMES :]:
+        frame = records.as_dict(frame)
+        file, line = records.as_str(frame.get("file")), records.as_int(frame.get("line"))
+        if file is not None and line is not None:
+            frames.append(
+                Frame(file=file, line=line, function=records.as_str(frame.get("function")) or "")
+            )
+    raised = records.as_dict(data.get("raised_in"))
+    file, line = records.as_str(raised.get("file")), records.as_int(raised.get("line"))
+    return FailureRecord(
+        chain=chain,
+        crash_message=records.as_str(data.get("crash_message")),
+        raised_in=Location(file=file, line=line) if file is not None and line is not None else None,
+        frames=frames,
+        text=records.cut_end(text, records.TEXT_CHARS),
+    )
+
+
+class _PhaseLine:
+    def __init__(self, when: str, outcome: str, line: dict[str, object]) -> None:
+        self.when = when
+        self.outcome = outcome
+        self.line = line
+
+
+def _decide(phases: dict[str, _PhaseLine]) -> tuple[str, _PhaseLine] | None:
+    """The test's outcome and the phase that decided it, or None when no phase decided yet."""
+    candidates: list[tuple[str, _PhaseLine]] = []
+    for when in ("setup", "call", "teardown", "crash"):
+        phase = phases.get(when)
+        if phase is None:
+            continue
+        outcome = phase.outcome
+        if outcome == "failed" and when in ("setup", "teardown"):
+            outcome = "error"
+        if records.RANK.get(outcome, 0) >= records.RANK["failed"]:
+            candidates.append((outcome, phase))
+    if candidates:
+        return max(candidates, key=lambda pair: records.RANK[pair[0]])  # the first of the worst
+    call = phases.get("call")
+    if call is not None and call.outcome in records.RANK:
+        return call.outcome, call
+    setup = phases.get("setup")
+    if setup is not None and setup.outcome in ("skipped", "xfailed"):
+        return setup.outcome, setup
+    return None
+
+
+def read_pytest(probe_dir: Path) -> records.RunRecord | None:
+    """The run recorded by the probe in ``probe_dir``; None when it wrote nothing (not loaded,
+    or pytest stopped before its session started: a usage error, a conftest that fails)."""
+    try:
+        paths = sorted(probe_dir.glob("*.jsonl"))
+    except OSError:
+        return None
+    if not paths:
+        return None
+    notes = records.Notes()
+    processes: list[_Process] = []
+    budget = records.MAX_TOTAL_BYTES
+    for path in paths:
+        if budget <= 0:
+            notes.add(f"{path.name}: not read, the records passed {records.MAX_TOTAL_BYTES} bytes")
+            continue
+        try:
+            process, size = _read_process(path, budget, notes)
+        except OSError as error:
+            notes.add(f"{path.name}: unreadable: {error}")
+            continue
+        budget -= size
+        processes.append(process)
+    leaders = [p for p in processes if p.role in ("main", "controller")]
+    workers = sorted((p for p in processes if p.role == "worker"), key=_worker_key)
+    leaders.sort(key=lambda p: (p.finish is None, p.pid))
+    if len(leaders) > 1:
+        notes.add(f"{len(leaders)} main processes recorded into one directory (reused?)")
+
+    collected: dict[str, None] = {}
+    phases: dict[str, dict[str, _PhaseLine]] = {}
+    errors: dict[str, records.CollectError] = {}
+    imported: set[str] = set()
+    for process in [*leaders, *workers]:
+        label = f"{process.role} {process.worker or process.pid}"
+        for line in process.lines:
+            kind = line.get("t")
+            if kind == "collected":
+                for node_id in records.as_list(line.get("ids")):
+                    if isinstance(node_id, str):
+                        collected[node_id] = None
+            elif kind in ("phase", "crash"):
+                node_id = records.as_str(line.get("id"))
+                if node_id is None:
+                    continue
+                if kind == "crash":
+                    when, outcome = "crash", "failed"
+                    notes.add(f"{label}: {records.as_str(line.get('message')) or 'worker crashed'}")
+                else:
+                    when = records.as_str(line.get("when")) or "?"
+                    outcome = records.as_str(line.get("outcome")) or "?"
+                if (
+                    when not in ("setup", "call", "teardown", "crash")
+                    or outcome not in records.RANK
+                ):
+                    notes.add(f"{label}: {node_id}: unknown phase {when!r} outcome {outcome!r}")
+                    continue
+                test = phases.setdefault(node_id, {})
+                seen = test.get(when)
+                if seen is None or records.RANK[outcome] > records.RANK[seen.outcome]:
+                    test[when] = _PhaseLine(when, outcome, line)
+            elif kind == "collect_error":
+                node_id = records.as_str(line.get("id"))
+                if node_id is not None and node_id not in errors:
+                    text = records.as_str(line.get("longrepr")) or ""
+                    errors[node_id] = records.CollectError(
+                        id=node_id, failure=_failure(line.get("failure"), text)
+                    )
+            elif kind == "imported":
+                imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
+                total = records.as_int(line.get("total"))
+                if total is not None and total > len(records.as_list(line.get("files"))):
+                    notes.add(f"{label}: {total} imported files, the list was cut")
+            elif kind == "internal_error":
+                hook, problem = records.as_str(line.get("hook")), records.as_str(line.get("error"))
+                notes.add(f"{label}: probe internal error in {hook}: {problem}")
+            elif kind == "pytest_internal_error":
+                notes.add(f"{label}: pytest INTERNALERROR: {records.as_str(line.get('error'))}")
+        if process.role == "worker" and process.finish is None:
+            notes.add(f"worker {process.worker or process.pid} wrote no finish line")
+
+    tests: dict[str, TestRecord] = {}
+    for node_id, test in phases.items():
+        decided = _decide(test)
+        if decided is None:
+            notes.add(f"{node_id}: started, no outcome recorded (the run ended during it?)")
+            continue
+        outcome, phase = decided
+        if "teardown" not in test and "crash" not in test:
+            notes.add(f"{node_id}: no teardown recorded")
+        durations = [records.as_float(p.line.get("dur")) for p in test.values()]
+        failure: FailureRecord | None = None
+        if records.RANK[outcome] >= records.RANK["failed"]:
+            text = records.as_str(phase.line.get("longrepr")) or ""
+            if phase.when == "crash":
+                text = records.as_str(phase.line.get("message")) or ""
+            elif outcome == "xpass_strict":
+                text = records.as_str(phase.line.get("reason")) or ""
+            failure = _failure(phase.line.get("failure"), text)
+        captured = None
+        if any("captured" in p.line for p in test.values()):
+            sums = {"stdout": 0, "stderr": 0, "log": 0}
+            for p in test.values():
+                counts = records.as_dict(p.line.get("captured"))
+                for key in sums:
+                    sums[key] += records.as_int(counts.get(key)) or 0
+            captured = records.Captured(**sums)
+        reason = records.as_str(phase.line.get("reason")) if outcome != "xpass_strict" else None
+        tests[node_id] = TestRecord(
+            id=node_id,
+            outcome=records.OUTCOMES[outcome],
+            phase=records.PHASES[phase.when],
+            duration=round(sum(d for d in durations if d is not None), 6),
+            failure=failure,
+            reason=reason,
+            captured=captured,
+        )
+    finish = leaders[0].finish if leaders else None
+    if not leaders:
+        notes.add("no main process record: only workers wrote")
+    return records.RunRecord(
+        runner="pytest",
+        collected=list(collected),
+        tests=tests,
+        collect_errors=list(errors.values()),
+        finished=finish is not None,
+        exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
+        imported=sorted(imported),
+        notes=notes.done(),
+    )

@@ -1,0 +1,207 @@
+"""``python -m unittest -v``'s record of a run, read from its per-test lines and failure blocks."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from eyeful import records
+from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
+
+# "test_x (pkg.mod.TestCls.test_x)" (3.11+) or "test_x (pkg.mod.TestCls)" (older); a subtest adds
+# " (i=1)" or " [msg]"; the description (a docstring's first line) may follow on the next line.
+_UT_TEST = re.compile(r"(\w+) \(([\w.]+)\)")
+_UT_RESULT = re.compile(
+    r"(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|\".*\"))\s*"
+)
+_UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)(.*)")
+_UT_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
+_UT_FRAME = re.compile(r'  File "(.+)", line (\d+), in (.+)')
+_UT_CHAINED = (
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+)
+_UT_FIXTURES = {
+    "setUpClass": "setup",
+    "tearDownClass": "teardown",
+    "setUpModule": "setup",
+    "tearDownModule": "teardown",
+}
+_UT_WORDS: dict[str, records.Outcome] = {
+    "ok": "passed",
+    "FAIL": "failed",
+    "ERROR": "error",
+    "expected failure": "xfailed",
+    "unexpected success": "xpassed",
+}
+
+
+def _ut_id(name: str, inner: str) -> str:
+    return inner if inner.endswith("." + name) or inner == name else f"{inner}.{name}"
+
+
+def _ut_failure(text: str) -> FailureRecord:
+    """The chain, frames and last exception line of a Python traceback as unittest printed it."""
+    segments = re.split("|".join(re.escape(s) for s in _UT_CHAINED), text)
+    chain: list[ChainLink] = []
+    frames: list[Frame] = []
+    for segment in segments:
+        seg_frames: list[Frame] = []
+        exception: list[str] = []
+        after_frames = False
+        for line in segment.splitlines():
+            frame = _UT_FRAME.fullmatch(line)
+            if frame:
+                seg_frames.append(Frame(file=frame[1], line=int(frame[2]), function=frame[3]))
+                after_frames, exception = True, []
+            elif line.startswith("    ") and after_frames and not exception:
+                continue  # the frame's source line, its carets
+            elif after_frames and line.strip():
+                if line.startswith(("Stdout:", "Stderr:")):
+                    break  # -b's captured output
+                exception.append(line)
+        if exception:
+            first = exception[0]
+            type_name, _, message = first.partition(": ")
+            message = "\n".join([message, *exception[1:]]).strip()
+            chain.append(
+                ChainLink(
+                    type=type_name.strip(), message=records.cut(message, records.MESSAGE_CHARS)
+                )
+            )
+            frames = seg_frames
+    chain.reverse()  # printed cause first: the last one printed is the one that ended the test
+    last = frames[-1] if frames else None
+    crash = None
+    if chain:
+        crash = records.cut(
+            f"{chain[0].type}: {chain[0].message}".removesuffix(": "), records.MESSAGE_CHARS
+        )
+    return FailureRecord(
+        chain=chain,
+        crash_message=crash,
+        raised_in=Location(file=last.file, line=last.line) if last else None,
+        frames=frames[-records.MAX_FRAMES :],
+        text=records.cut_end(text, records.TEXT_CHARS),
+    )
+
+
+def read_unittest(text: str) -> records.RunRecord:
+    """The run that ``python -m unittest -v`` printed on stderr: each test's line
+    (``test_x (pkg.mod.TestCls.test_x) ... ok``), then the FAIL and ERROR blocks with their
+    tracebacks. What a test prints to stderr can come between its name and its result; a
+    result is still read from the start of a later line. A module that failed to import
+    (unittest's ``_FailedTest``) is a collection error."""
+    notes = records.Notes()
+    lines = [line[: records.MAX_LINE] for line in text.splitlines()]
+    outcomes: dict[str, tuple[records.Outcome, str | None]] = {}
+    collected: list[str] = []
+    pending: str | None = None
+    index = 0
+    # The verbose listing: everything before the first block or "Ran N tests".
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith(("=" * 70, "-" * 70)) or _UT_RAN.fullmatch(line):
+            break
+        index += 1
+        rest = line
+        while rest:
+            test = _UT_TEST.match(rest.lstrip())
+            if test is not None and not rest.startswith(" "):
+                test_id = _ut_id(test[1], test[2])
+                if test_id not in collected and not test[2].startswith("unittest.loader."):
+                    collected.append(test_id)
+                pending = test_id
+                rest = rest.lstrip()[test.end() :]
+                _, dots, rest = rest.partition(" ... ")
+                if not dots:  # its description is on the next line
+                    break
+                continue
+            if test is not None:  # "  test_x (...) (i=1) ... FAIL": a subtest
+                _, dots, result = rest.partition(" ... ")
+                parent = _ut_id(test[1], test[2])
+                word = _UT_RESULT.fullmatch(result)
+                if dots and word and parent in collected:
+                    sub_outcome = _UT_WORDS.get(word[1])
+                    if sub_outcome == "failed" or sub_outcome == "error":
+                        outcomes[parent] = (sub_outcome, None)
+                break
+            if pending is None:
+                break
+            _, dots, after = rest.rpartition(" ... ")
+            word = _UT_RESULT.fullmatch(after if dots else rest)
+            if word is None:
+                break  # the test's own output
+            found = word[1]
+            if found.startswith("skipped "):
+                try:
+                    why = str(ast.literal_eval(found[len("skipped ") :]))
+                except (ValueError, SyntaxError):
+                    why = found[len("skipped ") :]
+                outcomes[pending] = ("skipped", why)
+            else:
+                outcomes.setdefault(pending, (_UT_WORDS[found], None))
+            pending = None
+            break
+
+    # The blocks: "=====", "FAIL: test_x (pkg.mod.T.test_x)", "-----", the traceback.
+    failures: dict[str, FailureRecord] = {}
+    errors: list[records.CollectError] = []
+    tests: dict[str, TestRecord] = {}
+    finished = False
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if _UT_RAN.fullmatch(line):
+            finished = True
+            continue
+        block = _UT_BLOCK.fullmatch(line)
+        if block is None or index >= len(lines) or not lines[index].startswith("-" * 70):
+            continue
+        index += 1
+        body: list[str] = []
+        while index < len(lines) and not lines[index].startswith("=" * 70):
+            if _UT_RAN.fullmatch(lines[index]):
+                break
+            following = lines[index + 1] if index + 1 < len(lines) else ""
+            if lines[index].startswith("-" * 70) and _UT_RAN.fullmatch(following):
+                break
+            body.append(lines[index])
+            index += 1
+        kind, name, inner = block[1], block[2], block[3]
+        failure = _ut_failure("\n".join(body).strip("\n"))
+        if inner.startswith("unittest.loader._FailedTest"):
+            errors.append(records.CollectError(id=name, failure=failure))
+            continue
+        if name in _UT_FIXTURES and not inner.endswith("." + name):
+            tests[inner] = TestRecord(
+                id=inner,
+                outcome="error",
+                phase=records.PHASES[_UT_FIXTURES[name]],
+                failure=failure,
+            )
+            continue
+        test_id = _ut_id(name, inner)
+        if kind == "UNEXPECTED SUCCESS":
+            continue
+        failures.setdefault(test_id, failure)  # a subtest's block: its first
+        block_outcome: records.Outcome = "failed" if kind == "FAIL" else "error"
+        previous = outcomes.get(test_id)
+        if previous is None or records.RANK[block_outcome] > records.RANK[previous[0]]:
+            outcomes[test_id] = (block_outcome, None)
+        if test_id not in collected:
+            collected.append(test_id)
+
+    for test_id in collected:
+        if test_id not in outcomes:
+            notes.add(f"{test_id}: no result read")
+            continue
+        outcome, test_reason = outcomes[test_id]
+        tests[test_id] = TestRecord(
+            id=test_id,
+            outcome=outcome,
+            phase="call",
+            failure=failures.get(test_id) if outcome in ("failed", "error") else None,
+            reason=test_reason,
+        )
+    return records.record_of("unittest", collected, tests, errors, finished, notes)
