@@ -7,6 +7,7 @@ command; :func:`read_pytest` reads the per-process files it wrote into one
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -278,3 +279,21 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         imported=sorted(imported),
         notes=notes.done(),
     )
+
+
+def without_record(probe_dir: Path, output: str) -> str | None:
+    """Why a pytest run left no record, when the probe says or the output shows it: a pytest
+    older than the probe supports, or a command that set PYTHONPATH or PYTEST_PLUGINS itself so
+    that the probe could not be loaded. None when there is no sign of either."""
+    with contextlib.suppress(OSError):
+        for path in sorted(probe_dir.glob("*-unsupported.txt")):
+            version = path.read_text("utf-8", errors="replace")[:40].strip()
+            return f"pytest {version} is older than 7.0, the oldest the probe supports"
+    if f'Error importing plugin "{PROBE_MODULE}"' in output or (
+        f"No module named '{PROBE_MODULE}'" in output
+    ):
+        return (
+            "the test command sets PYTHONPATH or PYTEST_PLUGINS itself, so eyeful's pytest "
+            "probe could not be loaded (pytest's `pythonpath` ini option does not hide it)"
+        )
+    return None

@@ -194,8 +194,10 @@ def _regressions(
     if change.status == "PASSED":
         return runner, change, None
     if change.tests_from in (None, "junit", "output"):
+        because = f": {change.read_from_text}" if change.read_from_text else ""
         report.note(
-            _READ_FROM_TEXT.format(how=change.tests_from or "exit status"), unverified=False
+            _READ_FROM_TEXT.format(how=change.tests_from or "exit status") + because,
+            unverified=False,
         )
 
     if snap.base.tree == EMPTY_TREE:

@@ -76,6 +76,8 @@ class Run(BaseModel):
     tests_from: evidence.Source | None = None
     """Where the outcomes were read: the runner's record (``probe``, ``go-json``, ``unittest``),
     or its text (``junit``, ``output``: the fallback for a runner eyeful has no record of)."""
+    read_from_text: str | None = None
+    """Why a pytest run was read from its text (an old pytest, a probe its command hid)."""
     collected: list[str] | None = None
     """Every test the runner collected, from its record (None: read from text, not known)."""
     stopped: str | None = None
@@ -473,6 +475,7 @@ class Runner:
                 said.tests_from,
             )
             run.collected, run.stopped, run.none_ran = said.collected, said.stopped, said.none_ran
+            run.read_from_text = attempt.why_text
             run.failures = said.failures or None
         self.progress.finished(run)
         return run

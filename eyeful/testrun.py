@@ -88,6 +88,8 @@ class Attempt:
     scanner: results.OutputScanner
     coverage: CompletenessScanner
     sections: failures_.SectionScanner
+    why_text: str | None = None
+    """Why a pytest run has no record (it is read from its text)."""
 
     def imported_from(self, user_root: Path) -> list[Path]:
         """Files of the project's code this run imported from the user's working tree."""
@@ -127,9 +129,16 @@ def attempt(
             env={**env, **pytest_records.plugin_env(probe_dir, env)},
         )  # fmt: skip
         record = pytest_records.read_pytest(probe_dir)
+        why_text = None if record else pytest_records.without_record(probe_dir, result.tail)
     finally:
         shutil.rmtree(probe_dir, ignore_errors=True)
-    return Attempt(result, record or kept.record(), scanner, coverage, found)
+    if why_text is not None and "could not be loaded" in why_text:
+        # The command's own PYTHONPATH hid the probe and pytest stopped at once: run it as
+        # written, without the probe, and read its text.
+        scanner, coverage = results.OutputScanner(), CompletenessScanner()
+        found, kept = failures_.SectionScanner(), _KeptOutput()
+        result = run_command(actual, cwd, timeout=timeout, on_line=feed, args=args, env=env)
+    return Attempt(result, record or kept.record(), scanner, coverage, found, why_text)
 
 
 @dataclass(frozen=True)

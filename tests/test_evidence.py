@@ -21,6 +21,7 @@ from tests.gitrepo import (
     eyeful_config,
     make_repo,
     report_json,
+    run,
     stage,
 )
 
@@ -332,3 +333,43 @@ def test_a_run_read_from_text_says_so(tmp_path):
     texts = [u["text"] for u in report["uncertainty"]]
     assert any("read from the runner's output (a fallback" in t for t in texts), texts
     assert code == 3  # no test_one: unconfirmed
+
+
+def test_a_command_that_sets_pythonpath_itself_is_read_from_text_and_still_blocks(tmp_path):
+    own = f"PYTHONPATH=. {PYTEST}"  # the command's PYTHONPATH hides eyeful's probe
+    config = eyeful_config(own, test_one=f"{own} {{test}}")
+    repo = _project(tmp_path, {"tests/test_add.py": GOOD}, config)
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review(repo)
+    change = report["runs"][0]
+    assert change["status"] == "FAILED" and change["tests_from"] == "output", change
+    assert "sets PYTHONPATH or PYTEST_PLUGINS itself" in change["read_from_text"]
+    texts = [u["text"] for u in report["uncertainty"]]
+    assert any("could not be loaded" in t for t in texts), texts
+    assert _kinds(report) == {"tests/test_add.py::test_add": "regression"}, report
+    assert code == 1
+
+
+@pytest.fixture(scope="module")
+def old_pytest(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python whose pytest is older than the probe supports (6.2)."""
+    venv = tmp_path_factory.mktemp("pytest6") / "venv"
+    run(PYTHON, "-m", "venv", str(venv), cwd=venv.parent)
+    python = str(venv / "bin" / "python")
+    run(python, "-m", "pip", "install", "-q", "pytest==6.2.5", cwd=venv.parent)
+    return python
+
+
+def test_a_pytest_older_than_the_probe_supports_is_read_from_text_and_says_why(
+    tmp_path, old_pytest
+):
+    old = f"{old_pytest} -m pytest -q -p no:cacheprovider"
+    config = eyeful_config(old, test_one=f"{old} {{test}}")
+    repo = _project(tmp_path, {"tests/test_add.py": GOOD}, config)
+    stage(repo, {"calc.py": BROKEN})
+    code, report = _review(repo)
+    change = report["runs"][0]
+    assert change["tests_from"] == "output", change
+    assert change["read_from_text"].startswith("pytest 6.2.5 is older than 7.0"), change
+    assert _kinds(report) == {"tests/test_add.py::test_add": "regression"}, report
+    assert code == 1

@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH123, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -14,7 +14,9 @@ the setup line of the one it was in. ``eyeful.pytest_records.read_pytest`` reads
 It must never change which tests run or how they end: every hook catches every ``Exception``
 and writes an ``internal_error`` line instead (KeyboardInterrupt and SystemExit go on as
 usual). It uses only the standard library and pytest's own hook decorator. Verified with
-pytest 7.0.0 (the oldest supported) and 9.2, pytest-xdist 3.5 and 3.8, on Python 3.11.
+pytest 7.0.0 (the oldest supported) and 9.2, pytest-xdist 3.5 and 3.8, on Python 3.11. An older
+pytest gets no recorder: its main process writes ``<pid>-unsupported.txt`` (pytest's version)
+and the run is read from its text.
 
 Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are absolute:
 
@@ -87,6 +89,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if not directory:
             return
         directory = os.path.abspath(directory)
+        if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
+            if not hasattr(config, "workerinput"):
+                _say_unsupported(directory)
+            return
         session = os.environ.get(_SESSION_VAR, "")
         owner, _, owned_dir = session.partition(" ")
         if hasattr(config, "workerinput"):
@@ -104,6 +110,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
+
+
+def _say_unsupported(directory: str) -> None:
+    """Tell eyeful that this pytest is older than the probe supports: it reads the run's text."""
+    name = os.path.join(directory, f"{os.getpid()}-unsupported.txt")
+    with open(name, "w", encoding="utf-8") as file:
+        file.write(str(getattr(pytest, "__version__", "unknown")))
 
 
 def _cut(text: str, limit: int) -> str:
