@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import pygit2
 
+from eyeful import focus
+from eyeful.focus import passable
 from eyeful.regressions import (
     Evidence,
     Seen,
@@ -23,7 +25,7 @@ from eyeful.regressions import (
     file_in_tree,
     in_run,
 )
-from eyeful.runs import Extra, Run, Runner, passable
+from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import id_path
@@ -36,10 +38,11 @@ class Confirmation:
 
 
 def can_focus(runner: Runner, change: Run) -> bool:
-    """Whether the change's failing tests can be run on their own: `test_one` is configured and
-    the run named them with ids that can be passed to it."""
+    """Whether the change's failing tests can be run on their own: `test_one` is configured (or
+    derived: eyeful/focus.py) and the run named them with ids that can be passed to it."""
+    commands = runner.config.commands
     return (
-        runner.config.commands.test_one is not None
+        focus.of(commands.test, commands.test_one) is not None
         and change.names_known
         and any(passable(t) for t in change.failing)
     )

@@ -7,7 +7,6 @@ A blocking issue is only ever a test that failed on the change and not on the ba
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 from datetime import datetime, timezone
 from typing import Literal
@@ -16,7 +15,9 @@ from pydantic import BaseModel, Field
 
 from eyeful import __version__
 from eyeful import mdsafe as md
+from eyeful.confine import Refused
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
+from eyeful.focus import Focus
 from eyeful.grading import ReportedFinding
 from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
 from eyeful.runs import Run
@@ -141,21 +142,24 @@ def _fence(text: str, lang: str = "text") -> list[str]:
     return md.fence(text, lang)
 
 
-def rerun_command(template: str, test: str) -> str:
-    """`test_one` with the test id shell-quoted: a command to paste into a shell."""
-    return template.replace("{test}", shlex.quote(test))
+def rerun_command(how: Focus, test: str) -> str | None:
+    """The command that runs ``test`` alone, to paste into a shell (None: not an id it takes)."""
+    try:
+        return how.rerun(test)
+    except Refused:
+        return None
 
 
-def add_reruns(report: Report, test: str | None, test_one: str | None) -> None:
+def add_reruns(report: Report, test: str | None, how: Focus | None) -> None:
     """Give every regression and finding the command that reruns it locally."""
     for failure in [*report.regressions, *report.other_failures]:
         if failure.test == SUITE:
             failure.rerun = test
-        elif test_one:
-            failure.rerun = rerun_command(test_one, failure.test)
+        elif how is not None:
+            failure.rerun = rerun_command(how, failure.test)
     for finding in report.findings:
-        if finding.repro is not None and test_one:
-            finding.rerun = rerun_command(test_one, finding.repro.test or finding.repro.path)
+        if finding.repro is not None and how is not None:
+            finding.rerun = rerun_command(how, finding.repro.test or finding.repro.path)
 
 
 def compact(report: Report) -> Report:

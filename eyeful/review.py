@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pygit2
 
+from eyeful import focus
 from eyeful.cache import Cache, Served, cache_key
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
@@ -124,7 +125,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
             for text in agents.notes:
                 report.note(text, unverified=False)
-    add_reruns(report, request.config.commands.test, request.config.commands.test_one)
+    commands = request.config.commands
+    add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
     return report.finish()
 
 
@@ -299,7 +301,7 @@ def _findings(
 ) -> None:
     """Experts, one-problem merging, reproduction and fixes, the gates, grading, the judge."""
     snap, config = request.snapshot, request.config
-    if why_not_run is None and not config.commands.test_one:
+    if why_not_run is None and focus.of(config.commands.test, config.commands.test_one) is None:
         why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
     gathered = _gather(request, repo, report, agents, progress)
     findings, attempts, ctx = gathered.findings, gathered.attempts, gathered.ctx

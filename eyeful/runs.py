@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import evidence, imports, isolation, results, shell, testrun
+from eyeful import evidence, focus, imports, isolation, shell, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
@@ -28,7 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.gitutil import git
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
-from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
+from eyeful.testids import IdCommand, id_path
 from eyeful.worktrees import Worktree, WorktreePool
 
 RunName = Literal["setup", "test", "test_one"]
@@ -185,29 +185,6 @@ def _last_line(data: bytes) -> str:
 def environment_key(config: Config) -> dict[str, object]:
     """What a run's results depend on besides the tree (eyeful/shell.py)."""
     return shell.environment_key(config.env)
-
-
-def focused_commands(template: str, tests: Sequence[str]) -> list[IdCommand]:
-    """`test_one` for ``tests``: one command for them all where the runner takes several ids
-    (pytest), else one command per id. The ids travel as arguments, never as shell text
-    (eyeful/testids.py); raises :class:`Refused` for an id that is not safe data."""
-    try:
-        for test in tests:
-            check_test_id(test, "the test id")
-        if len(tests) > 1 and results.is_pytest_command(template.replace("{test}", "ids")):
-            return [with_ids(template, tests)]
-        return [with_ids(template, [t]) for t in tests]
-    except ValueError as err:
-        raise Refused(str(err)) from None
-
-
-def passable(test: str) -> bool:
-    """Whether an id can be given to `test_one` (safe data: eyeful/testids.py)."""
-    try:
-        check_test_id(test)
-    except ValueError:
-        return False
-    return True
 
 
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
@@ -386,13 +363,10 @@ class Runner:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live."""
-        template = self.config.commands.test_one
-        assert template is not None, "callers check that test_one is configured"
+        how = focus.of(self.config.commands.test, self.config.commands.test_one)
+        assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
-        if each:
-            commands = [c for t in tests for c in focused_commands(template, [t])]
-        else:
-            commands = focused_commands(template, tests)
+        commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey)

@@ -10,7 +10,6 @@ labelled fallback (``tests_from`` says which).
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Literal
 
 from eyeful import (
     evidence,
+    focus,
     go_records,
     imports,
     pytest_records,
@@ -65,20 +65,6 @@ class _KeptOutput:
         return None
 
 
-_UNITTEST = re.compile(r"^(\S*python[\d.]*) -m unittest(?= |$)")
-_SHELL_WORDS = re.compile(r"[;&|<>`$(){}]|-v\b|--verbose\b|-q\b|--quiet\b")
-
-
-def verbose_unittest(command: str) -> str:
-    """A plain ``python -m unittest ...`` with ``-v``: its verbose lines are unittest's record of
-    each test (the id it takes back, how it ended). Anything else is run as written."""
-    match = _UNITTEST.match(command)
-    rest = command[match.end() :] if match else ""
-    if match is None or _SHELL_WORDS.search(rest.replace('"$@"', "")):
-        return command
-    return f"{command} -v"  # last: `-v discover ...` would not parse
-
-
 @dataclass
 class Attempt:
     """One run of a test command: its result, and its runner's record or text readers."""
@@ -109,7 +95,7 @@ def attempt(
 ) -> Attempt:
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
     of the output (for a run with no record and no JUnit report)."""
-    actual = verbose_unittest(given.script if isinstance(given, IdCommand) else given)
+    actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
     args = given.args if isinstance(given, IdCommand) else ()
     tmp_dir.mkdir(parents=True, exist_ok=True)
     probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))

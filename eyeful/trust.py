@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eyeful import focus
 from eyeful.errors import EyefulError
 
 if TYPE_CHECKING:
@@ -109,6 +110,10 @@ def shown_settings(config: Config, root: Path) -> list[tuple[str, str]]:
             continue
         text = value if isinstance(value, str) else json.dumps(value)
         items.append((key.removeprefix("commands."), text))
+    derived = focus.of(config.commands.test, config.commands.test_one)
+    if derived is not None and derived.derived:
+        # No test_one: the one eyeful derives from `test` is part of what `test` confirms.
+        items.append(("test_one", f"{derived.shown}  (derived from test)"))
     items.sort(key=lambda item: "." in item[0])  # commands, then the other settings
     for name, digest in prompt_overrides(root).items():
         about = digest if digest.startswith("not used") else f"sha256 {digest[:12]}"

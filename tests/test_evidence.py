@@ -8,10 +8,13 @@ allow-list of id characters, the output's summary lines).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from eyeful.config import load_config
+from eyeful.trust import shown_settings
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
@@ -372,4 +375,54 @@ def test_a_pytest_older_than_the_probe_supports_is_read_from_text_and_says_why(
     assert change["tests_from"] == "output", change
     assert change["read_from_text"].startswith("pytest 6.2.5 is older than 7.0"), change
     assert _kinds(report) == {"tests/test_add.py::test_add": "regression"}, report
+    assert code == 1
+
+
+GO_MOD = "module example.com/m\n\ngo 1.19\n"
+GO_PARSE = "package {pkg}\n\nfunc Parse(s string) int {{ return len(s) }}\n"
+GO_TEST = """package {pkg}
+
+import "testing"
+
+func TestParse(t *testing.T) {{
+	if got := Parse("ab"); got != {want} {{
+		t.Fatalf("Parse(ab) = %d, want {want}", got)
+	}}
+}}
+"""
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed (.ci/run installs it)")
+def test_go_tests_of_one_name_in_two_packages_are_two_tests(tmp_path, monkeypatch):
+    # a.TestParse fails on the base already; the change breaks b.TestParse: a regression of b's,
+    # not hidden behind a's old failure. No test_one: derived from the plain `go test`.
+    monkeypatch.setenv("GOCACHE", str(Path.home().parent / "go-build"))
+    monkeypatch.setenv("GOTOOLCHAIN", "local")
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    files = {
+        "go.mod": GO_MOD,
+        "a/a.go": GO_PARSE.format(pkg="a"),
+        "a/a_test.go": GO_TEST.format(pkg="a", want=3),
+        "b/b.go": GO_PARSE.format(pkg="b"),
+        "b/b_test.go": GO_TEST.format(pkg="b", want=2),
+    }
+    config = eyeful_config("go test ./...")
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, **files})
+    confirm(repo)
+    derived = ("test_one", "go test -json -run '^NAME$' PACKAGE  (derived from test)")
+    assert derived in shown_settings(load_config(repo), repo)  # what confirming showed
+    stage(repo, {"b/b.go": "package b\n\nfunc Parse(s string) int { return 0 }\n"})
+    code, report = _review(repo)
+    assert report["runs"][0]["tests_from"] == "go-json"
+    assert _kinds(report) == {
+        "example.com/m/b.TestParse": "regression",
+        "example.com/m/a.TestParse": "pre_existing",
+    }, report
+    (regression,) = report["regressions"]
+    assert regression["rerun"] == "go test -json -run '^TestParse$' example.com/m/b"
+    alone = [r for r in report["runs"] if r["name"] == "test_one"]
+    assert {r["command"] for r in alone} == {
+        "go test -json -run '^TestParse$' example.com/m/a",  # one package each
+        "go test -json -run '^TestParse$' example.com/m/b",
+    }
     assert code == 1

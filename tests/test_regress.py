@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from eyeful import runs
+from eyeful import focus
 from eyeful.cache import Cache
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import load_config
@@ -145,10 +145,10 @@ def test_runs_that_stop_early_are_recognised(pytest_outputs):
 
 def test_several_ids_go_in_one_pytest_command_and_one_each_otherwise():
     ids = ["tests/t.py::test_a", "tests/t.py::test_b[x y]"]
-    (both,) = runs.focused_commands(f"{PYTEST} {{test}}", ids)
+    (both,) = focus.Focus(template=f"{PYTEST} {{test}}").commands(ids)
     assert both.args == tuple(ids)  # arguments, never shell text
     assert both.shown == f"{PYTEST} tests/t.py::test_a 'tests/t.py::test_b[x y]'"
-    go = runs.focused_commands("go test -run {test} ./...", ["TestA", "TestB"])
+    go = focus.Focus(template="go test -run {test} ./...").commands(["TestA", "TestB"])
     assert [c.args for c in go] == [("TestA",), ("TestB",)]
     assert [c.shown for c in go] == ["go test -run TestA ./...", "go test -run TestB ./..."]
 

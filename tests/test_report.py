@@ -170,11 +170,12 @@ def test_blocking_finding_shows_its_reproduction_test_and_a_rerun_command():
 
 
 def test_rerun_commands_quote_the_test_id_for_the_shell():
+    from eyeful.focus import Focus
     from eyeful.report import add_reruns
 
     odd = "tests/test_p.py::test_p[a b;$(touch x)]"
     report = Report(base=HEAD, head=STAGED, regressions=[_regression(odd)])
-    add_reruns(report, "pytest -q", "pytest -q {test}")
+    add_reruns(report, "pytest -q", Focus(template="pytest -q {test}"))
     assert report.regressions[0].rerun == f"pytest -q {shlex.quote(odd)}"
     assert shlex.split(report.regressions[0].rerun)[-1] == odd
 

@@ -1,0 +1,145 @@
+"""The confirmed commands as eyeful runs them: for the runner's record, and one test at a time.
+
+What eyeful adds to a confirmed command changes what the runner *says*, never what it runs:
+
+- a plain ``python -m unittest ...`` gets ``-v`` (its lines name each test as unittest takes it
+  back: eyeful/unittest_records.py);
+- a plain ``go test ...`` gets ``-json`` (Go's record: eyeful/go_records.py).
+
+One test on its own (:func:`of`) is ``test_one`` where it is configured. Where it is not and
+``test`` is a plain ``go test``, it is derived: ``go test -json FLAGS -run '^TestX$/^sub$' PKG``
+for each package-qualified id (Go's own names; a bare ``-run TestX ./...`` would also run a test of
+that name in every other package). A derived command is a function of the confirmed ``test``
+command alone, so confirming ``test`` confirms it; the confirmation shows it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from eyeful import results
+from eyeful.confine import Refused
+from eyeful.go_records import go_test_args
+from eyeful.testids import IdCommand, check_test_id, with_ids
+
+__all__ = ["Focus", "for_record", "of", "passable"]
+
+_SHELL = re.compile(r"[;&|<>`$(){}\\\n\r#'\"*?\[\]~]")
+_UNITTEST = re.compile(r"^(\S*python[\d.]*) -m unittest(?= |$)")
+_UNITTEST_WORDS = re.compile(r"[;&|<>`$(){}]|-v\b|--verbose\b|-q\b|--quiet\b")
+_GO_TEST = re.compile(r"^go test(?= |$)")
+# go test's flags that take no value; any other flag is kept only as -name=value.
+_GO_BOOL_FLAGS = frozenset(
+    ("-v", "-race", "-short", "-failfast", "-cover", "-trimpath", "-json", "-msan", "-asan")
+)
+_GO_VALUE = re.compile(r"-{1,2}[a-z][\w.]*=\S*")
+_GO_PACKAGE = re.compile(r"[\w.][\w./@+~-]*|\.")
+
+
+def for_record(command: str) -> str:
+    """``command`` with what makes its runner keep a record of each test (see the module's
+    docstring); anything not plain is run as written."""
+    match = _UNITTEST.match(command)
+    if match is not None:
+        if _UNITTEST_WORDS.search(command[match.end() :].replace('"$@"', "")):
+            return command
+        return f"{command} -v"  # last: `-v discover ...` would not parse
+    flags = _go_flags(command)
+    if flags is not None and "-json" not in flags:
+        return "go test -json" + command[len("go test") :]
+    return command
+
+
+def _go_flags(command: str) -> list[str] | None:
+    """The flags of a plain ``go test [flags] [packages]``: flags without a value, or given as
+    ``-name=value``; None for anything else (a flag whose value is a separate word cannot be
+    told from a package without knowing go's flags: such a command is run as written)."""
+    if not _GO_TEST.match(command) or _SHELL.search(command):
+        return None
+    flags = []
+    for word in command.split()[2:]:
+        if word.startswith("-"):
+            if word not in _GO_BOOL_FLAGS and not _GO_VALUE.fullmatch(word):
+                return None
+            if word.split("=", 1)[0].lstrip("-") == "run":
+                return None  # the command picks its own tests: not plain
+            flags.append(word)
+        elif not _GO_PACKAGE.fullmatch(word):
+            return None
+    return flags
+
+
+def passable(test: str) -> bool:
+    """Whether an id can be given to a focused command (safe data: eyeful/testids.py)."""
+    try:
+        check_test_id(test)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Focus:
+    """How one test runs on its own: a ``test_one`` template, or Go's derived command."""
+
+    template: str | None = None
+    """``test_one`` as configured (``{test}`` is the id)."""
+    go_flags: tuple[str, ...] | None = None
+    """Set when derived from a plain ``go test``: the flags it keeps."""
+
+    @property
+    def derived(self) -> bool:
+        return self.go_flags is not None
+
+    @property
+    def shown(self) -> str:
+        """The command as the confirmation and the README show it."""
+        if self.go_flags is not None:
+            return shlex.join(["go", "test", "-json", *self.go_flags, "-run", "^NAME$", "PACKAGE"])
+        assert self.template is not None
+        return self.template
+
+    def commands(self, tests: Sequence[str], *, each: bool = False) -> list[IdCommand]:
+        """The commands for ``tests``: one for them all where the runner takes several ids
+        (pytest) unless ``each``, else one per id. The ids travel as arguments, never as shell
+        text; raises :class:`Refused` for an id that is not safe data."""
+        try:
+            for test in tests:
+                check_test_id(test, "the test id")
+            if self.go_flags is not None:
+                return [self._go(test) for test in tests]
+            assert self.template is not None
+            several = results.is_pytest_command(self.template.replace("{test}", "ids"))
+            if len(tests) > 1 and several and not each:
+                return [with_ids(self.template, tests)]
+            return [with_ids(self.template, [test]) for test in tests]
+        except ValueError as err:
+            raise Refused(str(err)) from None
+
+    def rerun(self, test: str) -> str:
+        """The command to paste into a shell that runs ``test`` alone."""
+        return self.commands([test])[0].shown
+
+    def _go(self, test: str) -> IdCommand:
+        assert self.go_flags is not None
+        package, run, pattern = go_test_args(test)
+        words = ["go", "test", "-json", *self.go_flags]
+        return IdCommand(
+            script=shlex.join(words) + ' -run "$1" "$2"',
+            args=(pattern, package),
+            shown=shlex.join([*words, run, pattern, package]),
+        )
+
+
+def of(test: str | None, test_one: str | None) -> Focus | None:
+    """How one test runs on its own: ``test_one``, else one derived from ``test``; None when
+    there is neither."""
+    if test_one:
+        return Focus(template=test_one)
+    flags = _go_flags(test) if test else None
+    if flags is not None:
+        return Focus(go_flags=tuple(f for f in flags if f != "-json"))
+    return None
