@@ -40,6 +40,7 @@ class Reading:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
     collected: list[str] = field(default_factory=list)
+    kinds: dict[str, str] = field(default_factory=dict)
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -85,7 +86,9 @@ def failure_of(
 
 def read(record: RunRecord, root: Path | None = None) -> Reading:
     """A run's outcomes, failures and coverage from its runner's record."""
-    reading = Reading(source=_SOURCES[record.runner], collected=list(record.collected))
+    reading = Reading(
+        source=_SOURCES[record.runner], collected=list(record.collected), kinds=dict(record.kinds)
+    )
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

@@ -179,6 +179,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         notes.add(f"{len(leaders)} main processes recorded into one directory (reused?)")
 
     collected: dict[str, None] = {}
+    kinds: dict[str, str] = {}
     phases: dict[str, dict[str, _PhaseLine]] = {}
     errors: dict[str, records.CollectError] = {}
     imported: set[str] = set()
@@ -190,6 +191,10 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):
                         collected[node_id] = None
+            elif kind == "kinds":
+                for node_id, name in records.as_dict(line.get("kinds")).items():
+                    if isinstance(name, str):
+                        kinds[node_id] = name
             elif kind in ("phase", "crash"):
                 node_id = records.as_str(line.get("id"))
                 if node_id is None:
@@ -272,6 +277,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     return records.RunRecord(
         runner="pytest",
         collected=list(collected),
+        kinds=kinds,
         tests=tests,
         collect_errors=list(errors.values()),
         finished=finish is not None,

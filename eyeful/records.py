@@ -165,6 +165,9 @@ class RunRecord(_Model):
     runner: Runner
     collected: list[str] = Field(default_factory=list)
     """Ids in the order they were collected (pytest) or started (go, unittest)."""
+    kinds: dict[str, str] = Field(default_factory=dict)
+    """pytest: the item class of each collected test that is not a plain test function
+    (``DoctestItem``, a plugin's item): its file may be the code under test itself."""
     tests: dict[str, TestRecord] = Field(default_factory=dict)
     collect_errors: list[CollectError] = Field(default_factory=list)
     finished: bool = False

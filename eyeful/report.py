@@ -175,6 +175,7 @@ def compact(report: Report) -> Report:
             run.counts = dict(Counter(run.tests.values()))
             run.tests = {t: o for t, o in run.tests.items() if t in keep}
         run.collected = None  # every id the runner collected: with --all-tests only
+        run.kinds = None
     return out
 
 

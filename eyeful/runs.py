@@ -78,6 +78,9 @@ class Run(BaseModel):
     or its text (``junit``, ``output``: the fallback for a runner eyeful has no record of)."""
     read_from_text: str | None = None
     """Why a pytest run was read from its text (an old pytest, a probe its command hid)."""
+    kinds: dict[str, str] | None = None
+    """pytest's item class of each collected test that is not a plain test function
+    (``DoctestItem``...), from its record (None: read from text, not known)."""
     collected: list[str] | None = None
     """Every test the runner collected, from its record (None: read from text, not known)."""
     stopped: str | None = None
@@ -450,6 +453,7 @@ class Runner:
             )
             run.collected, run.stopped, run.none_ran = said.collected, said.stopped, said.none_ran
             run.read_from_text = attempt.why_text
+            run.kinds = said.kinds
             run.failures = said.failures or None
         self.progress.finished(run)
         return run

@@ -149,6 +149,7 @@ class Said:
     tests: dict[str, evidence.Outcome] | None = None
     tests_from: evidence.Source | None = None
     collected: list[str] | None = None
+    kinds: dict[str, str] | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -199,7 +200,7 @@ def _from_record(
         )
         return
     said.tests, said.tests_from = dict(reading.outcomes), reading.source
-    said.collected = reading.collected
+    said.collected, said.kinds = reading.collected, reading.kinds
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

@@ -100,7 +100,9 @@ class TestCalc(Checks):
 """
 
 
-def test_doctests_and_inherited_tests_exist_on_the_base(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "4"])
+def test_doctests_and_inherited_tests_exist_on_the_base(tmp_path, jobs):
+    # -j 1: every run in one worktree, so a doctest's failure reads the same wherever it ran
     config = eyeful_config(
         f"{PYTEST} --doctest-modules", test_one=f"{PYTEST} --doctest-modules {{test}}"
     )
@@ -115,7 +117,7 @@ def test_doctests_and_inherited_tests_exist_on_the_base(tmp_path):
         config,
     )
     stage(repo, {"calc.py": DOCTEST.replace("return a + b", "return a - b")})
-    code, report = _review(repo)
+    code, report = _review_args(repo, "-j", jobs)
     kinds = _kinds(report)
     assert kinds == {
         "calc.py::calc.add": "regression",

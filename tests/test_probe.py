@@ -279,6 +279,8 @@ def test_outcomes(probed: Run, record: RunRecord):
         ("OSError", "teardown broke")
     ]
     assert set(record.collected) == set(record.tests)
+    # what is not a test function says so: a doctest's file is the code under test
+    assert record.kinds == {"pkg/calc.py::pkg.calc.add": "DoctestItem"}
     assert not record.notes
 
 

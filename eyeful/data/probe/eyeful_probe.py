@@ -23,6 +23,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``start``: ``role``, ``pid``, ``worker`` (xdist's worker id or null), ``pytest``,
   ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``time`` (epoch seconds).
 - ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
+- ``kinds``: ``kinds``: {id: item class name} for each collected test that is not a plain test
+  function (``DoctestItem``, a plugin's item), in chunks of at most 500.
 - ``collect_error``: ``id`` (the collector: a module's id), ``failure``, ``longrepr`` (its
   text, bounded).
 - ``phase``: ``id``, ``when`` (setup/call/teardown), ``outcome`` (passed/failed/skipped, or
@@ -80,6 +82,7 @@ CHUNK = 500  # ids per "collected" line
 
 _encode = json.encoder.encode_basestring_ascii
 _PHASES = ("setup", "call", "teardown")
+_FUNCTION = pytest.Function
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -326,6 +329,13 @@ class _Probe:
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
             if not ids:
                 self._line({"t": "collected", "ids": []})
+            # Tests that are not test functions (a doctest, a plugin's item): their file may be
+            # the code under test itself.
+            kinds = {i.nodeid: type(i).__name__ for i in session.items if type(i) is not _FUNCTION}
+            names = list(kinds)
+            for start in range(0, len(names), CHUNK):
+                chunk = names[start : start + CHUNK]
+                self._line({"t": "kinds", "kinds": {name: kinds[name] for name in chunk}})
         except Exception as error:
             self._internal_error("pytest_collection_finish", error)
 
