@@ -3,7 +3,7 @@
 
 Generates a project of 20 modules x 100 trivial tests (a few parametrized, a few printing) in a
 temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, alternately without and with
-the probe (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as eyeful.records'
+the probe (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as eyeful.pytest_records'
 plugin_env gives them), several repetitions each, plus one untimed warm-up of each first.
 Third-party plugin autoloading is off in both (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that the
 two differ by the probe alone. Prints min and median wall time of each and their ratios.
@@ -11,11 +11,13 @@ two differ by the probe alone. Prints min and median wall time of each and their
 Goal: median ratio <= 1.05. A measurement, not a test: exits 0 unless the runs themselves
 break (a run that does not pass, a probe record that misses tests).
 
-Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`:
+Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`, 2026-12-03,
+with another developer's test run on the machine (load 1.0):
 
-    without probe: min 1.364 s  median 1.387 s
-    with probe:    min 1.393 s  median 1.420 s
-    ratio:         min 1.021    median 1.024   (goal <= 1.05)
+    wall  without probe: min 0.851 s  median 0.860 s
+    wall  with probe:    min 0.890 s  median 0.897 s
+    wall  ratio:         min 1.046    median 1.043   (goal <= 1.05)
+    cpu   ratio:         min 1.046    median 1.044
 
     .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000]
 """
