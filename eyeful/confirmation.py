@@ -1,22 +1,28 @@
-"""The live runs behind a regression: the change's failing tests run on their own, on each side.
+"""The live runs behind a regression: the change's failing tests run again on each side, in the
+context their failure needs.
 
-When the change fails, the base's evidence comes from its cached suite run if there is one,
-otherwise from `test_one` runs of just the failing tests on the base (a focused run costs a
-fraction of the suite). Every test that could still be a regression is then run alone `reruns`
-times on the change and on the base, in parallel worktrees and never from the cache, so a cached
-or stale result can save time but never block on its own. Several ids go in one command where the
-runner takes several (pytest).
+Every failing test whose file the base has runs live `reruns` times on each side: first alone
+(`test_one`; several ids in one command where the runner takes several). Where alone is not where
+the failure lives (it passes alone on the change, or fails there otherwise than in the suite, or
+fails alone on the base that the base's suite said passed), it runs with the rest of its file,
+then in the whole suite. The base's evidence always comes from the context the change's came
+from. The runs of a context go in pairs, each pair in one worktree, change then base or base then
+change in turn, so whatever a run leaves behind weighs on both sides alike. A cached run (the
+base's suite) says where to look, never what a test is: nothing cached blocks or unblocks.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import pygit2
 
 from eyeful import focus
+from eyeful.failures import Failure
 from eyeful.focus import passable
 from eyeful.regressions import (
+    Context,
     Evidence,
     Seen,
     alone,
@@ -29,6 +35,7 @@ from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import id_path
+from eyeful.worktrees import Worktree
 
 
 @dataclass
@@ -48,54 +55,168 @@ def can_focus(runner: Runner, change: Run) -> bool:
     )
 
 
+CONTEXTS: tuple[Context, ...] = ("alone", "file", "suite")
+
+
 def confirm(
     runner: Runner,
     repo: pygit2.Repository,
     snap: Snapshot,
     change: Run,
-    base_suite: Run | None,
+    hint: Run | None,
     jobs: int,
 ) -> Confirmation:
-    """Evidence for each failing test, with the live runs on their own where they can decide."""
+    """Evidence for each failing test from live runs, in the context its failure needs.
+
+    ``hint`` is the base's cached suite run, if any: it says where to look (a test it names as
+    passing that fails alone on the base is looked at in its file), never what a test is.
+    """
     evidence = [
-        Evidence(t, base_suite=in_run(base_suite, t), change_cached=change.cached)
+        Evidence(t, base_suite=in_run(hint, t), change_cached=change.cached)
         for t in sorted(change.failing)
     ]
-    # A test whose file the base does not have is not there. Whether the file has the test is
-    # the base's collection's to say (doctests, inherited tests, any parameter): guessed from
-    # the file's text only when the runner keeps no record.
+    # A test whose file the base does not have is not there: a fact of the tree. Whether the
+    # file has the test is the base's collection's to say (doctests, inherited tests, any
+    # parameter), in the live runs below; guessed from the file's text only without a record.
     exists = exists_in_tree if change.collected is None else file_in_tree
     with runner.lock_repo():
-        for ev in evidence:
-            if ev.base_suite == "unknown" and not exists(repo, snap.base.tree, ev.test):
-                ev.base_suite = "absent"
+        missing = {ev.test for ev in evidence if not exists(repo, snap.base.tree, ev.test)}
+    for ev in evidence:
+        if ev.test in missing:
+            ev.base_suite = "absent"
+        elif hint is not None and hint.cached and ev.base_suite in ("failed", "absent"):
+            ev.base_suite = "unknown"  # a cached run may say where to look, never what it is
     # An id that cannot be an argument (a NUL or a line break) stays unconfirmed on its own;
     # it never keeps the others from their live runs.
-    live = [ev for ev in evidence if ev.base_suite in ("passed", "unknown") and passable(ev.test)]
-    if not live:
-        return Confirmation(evidence)
-    ids = [ev.test for ev in live]
-    reruns = runner.config.reruns
-    sides = [("change", snap.head.tree)] * reruns + [("base", snap.base.tree)] * reruns
-    batches = parallel_map(lambda side: runner.one(side[1], side[0], ids), sides, jobs)
-    runs = [run for batch in batches for run in batch]
-    if _not_found([b for (name, _), b in zip(sides, batches, strict=True) if name == "base"]):
+    todo = [ev for ev in evidence if ev.test not in missing and passable(ev.test)]
+    done = Confirmation(evidence)
+    suites = _suite_failures(change)
+    for context in CONTEXTS:
+        if not todo:
+            break
+        if context == "file" and change.tests_from != "probe":
+            continue  # a file of tests is pytest's to run; other runners go on to the suite
+        seen, runs = _in_context(runner, snap, context, [ev.test for ev in todo], jobs)
+        done.runs += runs
+        for ev in todo:
+            ev.context = context
+            ev.change_alone = [outcome for outcome, _ in seen[("change", ev.test)]]
+            ev.base_alone = [outcome for outcome, _ in seen[("base", ev.test)]]
+        todo = [
+            ev for ev in todo
+            if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)])
+        ]  # fmt: skip
+    done.runs += _edited_tests(runner, repo, snap, change, evidence, jobs)
+    return done
+
+
+Observed = tuple[Seen, Failure | None]
+
+
+def _in_context(
+    runner: Runner, snap: Snapshot, context: Context, tests: list[str], jobs: int
+) -> tuple[dict[tuple[str, str], list[Observed]], list[Run]]:
+    """``reruns`` pairs of live runs of ``tests`` in ``context``, each pair in one worktree,
+    change then base, or base then change for every other pair: whatever one run leaves in the
+    worktree (ignored files, caches) weighs on both sides alike."""
+    sides = {"change": snap.head.tree, "base": snap.base.tree}
+
+    def pair(index: int) -> list[tuple[str, list[Run]]]:
+        order = ["change", "base"] if index % 2 == 0 else ["base", "change"]
+        out = []
+        with runner.hold() as worktree:
+            for side in order:
+                out.append((side, _run(runner, context, sides[side], side, tests, worktree)))
+        return out
+
+    seen: dict[tuple[str, str], list[Observed]] = {}
+    runs: list[Run] = []
+    for batches in parallel_map(pair, range(runner.config.reruns), jobs):
+        for side, batch in batches:
+            runs += batch
+            for test, observed in _per_test(context, tests, batch).items():
+                seen.setdefault((side, test), []).append(observed)
+    return seen, runs
+
+
+def _run(
+    runner: Runner, context: Context, tree: str, side: str, tests: list[str], worktree: Worktree
+) -> list[Run]:
+    if context == "suite":
+        return runner.suite(tree, side, live=True, worktree=worktree)
+    ids = tests if context == "alone" else sorted({id_path(t) for t in tests})
+    batch = runner.one(tree, side, ids, worktree=worktree)
+    if context == "alone" and side == "base" and _not_found([batch]):
         # pytest refuses a whole command when one id is not in the tree (a parameter the change
-        # added): the base runs again with one command per id.
-        base = [(name, tree) for name, tree in sides if name == "base"]
-        again = parallel_map(lambda side: runner.one(side[1], "base", ids, each=True), base, jobs)
-        batches = [b for (name, _), b in zip(sides, batches, strict=True) if name == "change"]
-        sides, batches = [s for s in sides if s[0] == "change"] + base, batches + again
-        runs += [run for batch in again for run in batch]
-    for (side, _), batch in zip(sides, batches, strict=True):
-        seen = _per_test(ids, batch)
-        for ev in live:
-            if side == "change":
-                ev.change_alone = [*(ev.change_alone or []), seen[ev.test]]
-            else:
-                ev.base_alone = [*(ev.base_alone or []), seen[ev.test]]
-    runs += _edited_tests(runner, repo, snap, change, live, jobs)
-    return Confirmation(evidence, runs)
+        # added): one command per id.
+        batch += runner.one(tree, side, ids, each=True, worktree=worktree)
+    return batch
+
+
+def _per_test(context: Context, tests: list[str], batch: list[Run]) -> dict[str, Observed]:
+    """What one context's run(s) on one side said about each test (setup runs first; a failed
+    setup: unknown)."""
+    name = "test" if context == "suite" else "test_one"
+    runs = [run for run in batch if run.name == name]
+    if not runs:
+        return dict.fromkeys(tests, ("unknown", None))
+    if context == "alone" and len(runs) > 1:  # one command for all, then one per id
+        each = runs[-len(tests) :] if len(runs) > len(tests) else runs
+        if len(each) == len(tests):
+            return {
+                test: (alone(run, test, only=True), _failure_of(run, test))
+                for test, run in zip(tests, each, strict=True)
+            }
+    run = runs[-1]
+    only = context == "alone" and len(tests) == 1
+    return {test: (alone(run, test, only=only), _failure_of(run, test)) for test in tests}
+
+
+def _failure_of(run: Run, test: str) -> Failure | None:
+    return (run.failures or {}).get(test)
+
+
+def _suite_failures(change: Run) -> dict[str, Failure]:
+    return dict(change.failures or {})
+
+
+def _look_further(ev: Evidence, in_suite: Failure | None, change: list[Observed]) -> bool:
+    """Whether this context is not where the failure lives, so the next one (file, suite) must
+    judge: the test passed here on the change every time, or failed every time but not as it
+    failed in the suite (alone it lacks what the tests before it set up); or it failed every time
+    on the base here while the base's suite run said it passed there."""
+    outcomes = [outcome for outcome, _ in change]
+    if outcomes and all(o == "passed" for o in outcomes):
+        return True
+    if outcomes and all(o == "failed" for o in outcomes):
+        if any(not _same_failure_as(in_suite, failure) for _, failure in change):
+            return True
+        base = ev.base_alone or []
+        return bool(base) and all(b == "failed" for b in base) and ev.base_suite == "passed"
+    return False
+
+
+_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+_WORKTREE = re.compile(r"\S*/eyeful/worktrees/wt-\d+")
+_TMP = re.compile(r"\S*/pytest-of-[^/\s]+/pytest-\d+/[^/\s]+")
+
+
+def _normal(text: str) -> str:
+    text = _ADDRESS.sub("0x?", text)
+    text = _WORKTREE.sub("<worktree>", text)
+    return _TMP.sub("<tmp>", text)
+
+
+def _same_failure_as(first: Failure | None, other: Failure | None) -> bool:
+    """Whether two runs' failures of one test are the same exception (types and messages of
+    the chain, the raising file), addresses and temporary paths aside; True when either was
+    not recorded as an exception (read from text): nothing to tell them apart by."""
+    if first is None or other is None or not first.chain or not other.chain:
+        return True
+    return (first.raised_in, [_normal(link) for link in first.chain]) == (
+        other.raised_in,
+        [_normal(link) for link in other.chain],
+    )
 
 
 def _edited_tests(
@@ -187,14 +308,3 @@ def _not_found(batches: list[list[Run]]) -> bool:
         for run in runs
         for what in ("", "file or directory ")
     )
-
-
-def _per_test(ids: list[str], batch: list[Run]) -> dict[str, Seen]:
-    """What one `Runner.one` call said about each id (setup runs first; a failed setup: unknown)."""
-    tests = [run for run in batch if run.name == "test_one"]
-    if not tests:
-        return dict.fromkeys(ids, "unknown")
-    if len(tests) == len(ids):  # one command per id
-        return {test: alone(run, test, only=True) for test, run in zip(ids, tests, strict=True)}
-    run = tests[-1]
-    return {test: alone(run, test, only=len(ids) == 1) for test in ids}

@@ -1,12 +1,12 @@
 """Tests the change breaks: failing on the change, passing on the base, confirmed live.
 
 Only positive evidence counts. A test is `regression` (blocking, a `derived` oracle: the
-repository's own test) only when a run on the base named it as passed or a run of it alone there
-passed, and then every one of its live runs on its own failed on the change and passed on the
-base. Mixed live runs: `flaky`; passing alone on the change: `order_dependent`; passing on the
-base once with no way to run it alone: `unconfirmed` (questions, never blocking). A test failing
-on both sides is pre-existing, one the base does not have is new; nothing the runs do not name
-(a run that stopped early, output listing failures only) is read as a pass.
+repository's own test) only when every one of its live runs in one context (alone, in its file,
+in the suite: eyeful/confirmation.py) failed on the change and passed on the base, order
+dependence or not. Mixed live runs, or a failure that does not come back live: `flaky`; passing
+on the base once with no way to run it alone: `unconfirmed` (questions, never blocking). A test
+failing on both sides is pre-existing, one the base does not have is new; nothing the runs do
+not name (a run that stopped early, output listing failures only) is read as a pass.
 """
 
 from __future__ import annotations
@@ -138,6 +138,9 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
 
 
 Seen = Literal["passed", "failed", "absent", "unknown"]
+Context = Literal["alone", "file", "suite"]
+"""Where a test's live runs ran: on its own, with the rest of its file, in the whole suite."""
+_IN: dict[Context, str] = {"alone": ", alone", "file": ", in its file", "suite": ", in the suite"}
 
 
 def in_run(run: Run | None, test: str) -> Seen:
@@ -202,9 +205,12 @@ class Evidence:
 
     test: str
     base_suite: Seen = "unknown"
+    """What a suite run on the base said; with live runs (``base_alone``) it is only a hint."""
     base_alone: list[Seen] | None = None
-    """None: not run on its own (no `test_one`)."""
+    """The live runs on the base in ``context``; None: not run live (no `test_one`)."""
     change_alone: list[Seen] | None = None
+    """The live runs on the change in ``context``."""
+    context: Context = "alone"
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
@@ -219,7 +225,8 @@ def _counts(seen: list[Seen]) -> str:
     return ", ".join(parts)
 
 
-def _confirmation(ev: Evidence, how: str = ", alone") -> str | None:
+def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
+    how = _IN[ev.context] if how is None else how
     if ev.base_alone is None and ev.change_alone is None:
         return None
     out = []
@@ -245,8 +252,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
         return kinds[ev.base_suite], ev.base_suite
     if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
         return "new_test", "absent"
-    base = [s for s in [ev.base_suite] if s in ("passed", "failed")] + ev.base_alone
-    if not ev.base_alone or any(s in ("unknown", "absent") for s in base):
+    base = ev.base_alone  # live runs only: a cached run never decides
+    if not base or any(s in ("unknown", "absent") for s in base):
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
         return "pre_existing", "failed"
@@ -259,8 +266,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
         if ev.edited_fails_on_base:
             return "pre_existing", "failed"
         return "regression", "passed"
-    if all(s == "passed" for s in change):
-        return ("flaky" if ev.change_cached else "order_dependent"), "passed"
+    # Passing on the change in the widest context it was run in (the suite's failure did not
+    # come back), or mixed: flaky.
     return "flaky", "passed"
 
 
@@ -289,7 +296,7 @@ def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> Test
     ev = Evidence(SUITE, change_alone=[seen(r) for r in on_change],
                   base_alone=[seen(r) for r in on_base])  # fmt: skip
     kind, on_base_word = decide(ev)
-    failure = _failure(SUITE, "flaky" if kind == "order_dependent" else kind, change, on_base_word)
+    failure = _failure(SUITE, kind, change, on_base_word)
     failure.confirmation = _confirmation(ev, " (live runs)")
     return failure
 

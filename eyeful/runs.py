@@ -7,6 +7,7 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import tempfile
 import threading
@@ -331,8 +332,19 @@ class Runner:
         """The test command's cached run on ``tree``, without running anything."""
         return self.cache.get("runs", self.suite_key(tree), _cached_run(side))
 
+    def hold(self) -> contextlib.AbstractContextManager[Worktree]:
+        """One worktree for several runs in a row (a context's paired runs: eyeful/confirmation.py);
+        waits when all are busy."""
+        return self.pool.acquire()
+
     def suite(
-        self, tree: str, side: str, extra: Extra | None = None, *, live: bool = False
+        self,
+        tree: str,
+        side: str,
+        extra: Extra | None = None,
+        *,
+        live: bool = False,
+        worktree: Worktree | None = None,
     ) -> list[Run]:
         """Setup (when needed) and the test command on ``tree``; the test run comes last.
 
@@ -349,7 +361,7 @@ class Runner:
         if hit is not None:
             self.progress.finished(hit)
             return [hit]
-        runs = self._execute(tree, side, "test", [command], extra, skey)
+        runs = self._execute(tree, side, "test", [command], extra, skey, worktree)
         if runs[-1].name == "test" and runs[-1].status != "ERROR":
             self.cache.put("runs", key, runs[-1].model_dump(exclude={"side", "cached"}))
         return runs
@@ -362,6 +374,7 @@ class Runner:
         extra: Extra | None = None,
         *,
         each: bool = False,
+        worktree: Worktree | None = None,
     ) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
@@ -372,7 +385,7 @@ class Runner:
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
-        return self._execute(tree, side, "test_one", commands, extra, skey)
+        return self._execute(tree, side, "test_one", commands, extra, skey, worktree)
 
     def _execute(
         self,
@@ -382,9 +395,11 @@ class Runner:
         commands: Sequence[str | IdCommand],
         extra: Extra | None,
         skey: str | None,
+        held: Worktree | None = None,
     ) -> list[Run]:
+        """Setup (when needed) and ``commands`` in ``held``, else in a worktree of the pool's."""
         out: list[Run] = []
-        with self.pool.acquire() as worktree:
+        with contextlib.nullcontext(held) if held is not None else self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
             for command in commands:

@@ -223,7 +223,9 @@ ORDER_BASE = {
 ORDER_LEAKS = "SEEN = []\n\n\ndef remember(x):\n    SEEN.append(x)\n    return SEEN\n"
 
 
-def test_failing_in_the_suite_but_passing_alone_is_order_dependent(tmp_path):
+def test_failing_in_the_suite_but_passing_alone_is_judged_in_its_file(tmp_path):
+    # The change made test_later depend on test_earlier: that dependence is the change's, so
+    # failing with its file on the change, passing there on the base, it is a regression.
     config = eyeful_config(extra="reruns = 2")
     repo = make_repo(
         tmp_path / "repo", {"pyproject.toml": config, "pytest.ini": PYTEST_INI, **ORDER_BASE}
@@ -232,15 +234,15 @@ def test_failing_in_the_suite_but_passing_alone_is_order_dependent(tmp_path):
     stage(repo, {"state.py": ORDER_LEAKS})
     proc = eyeful("--format", "json", cwd=repo)
     report = report_json(proc)
-    assert proc.returncode == 0, proc.stdout
-    assert _kinds(report) == [("tests/test_order.py::test_later", "order_dependent")]
-    [failure] = report["other_failures"]
+    assert proc.returncode == 1, proc.stdout
+    assert _kinds(report) == [("tests/test_order.py::test_later", "regression")]
+    [failure] = report["regressions"]
     assert failure["confirmation"] == (
-        "on the change, alone: passed 2/2; on the base, alone: passed 2/2"
+        "on the change, in its file: failed 2/2; on the base, in its file: passed 2/2"
     )
-    alone = [r for r in report["runs"] if r["name"] == "test_one"]
-    assert len(alone) == 4  # reruns = 2, on each side
-    assert "test_later" in eyeful(cwd=repo).stdout.split("### Questions")[1].split("###")[0]
+    alone = [r["command"].split()[-1] for r in report["runs"] if r["name"] == "test_one"]
+    # reruns = 2 on each side: alone (it passed), then with its file
+    assert sorted(alone) == ["tests/test_order.py"] * 4 + ["tests/test_order.py::test_later"] * 4
 
 
 PARAMS = """import pytest
