@@ -542,10 +542,7 @@ def _judge(
 
 
 def _cached_verdict(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
-    verdict = Verdict.model_validate(entry["verdict"])
-    for run in verdict.runs:
-        run.cached = True
-    return verdict, Finding.model_validate(entry["finding"])
+    return Verdict.model_validate(entry["verdict"]), Finding.model_validate(entry["finding"])
 
 
 def _verify_cached(
@@ -573,7 +570,12 @@ def _verify_cached(
     )
     hit = runner.cache.get("verdicts", key, _cached_verdict)
     if hit is not None:
-        return hit
+        # What the agents made (a corrected reproduction, a fix) is kept; the gates run again,
+        # live: a cached verdict never makes a finding fail, nor keeps it from failing.
+        earlier, final = hit
+        verdict, final = gates.verify(final, test_file(final))
+        verdict.corrected = verdict.corrected or earlier.corrected
+        return verdict, final
     verdict, final = gates.verify(finding, test_file(finding), corrector, fixer)
     if not any(r.status == "ERROR" for r in verdict.runs):
         value = {

@@ -4,6 +4,7 @@ nothing cached decides a verdict either way (issue 20, points 1 and 2)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.gitrepo import (
@@ -83,6 +84,7 @@ def test_a_failure_that_needs_its_file_is_judged_in_its_file_on_the_base_too(tmp
 
 # Fails the first time it ever runs (a counter in the common git dir): a flaky failure.
 FLAKY_ONCE = """import subprocess
+import json
 from pathlib import Path
 
 from calc import add
@@ -159,3 +161,43 @@ def test_a_real_regression_still_blocks_alone(tmp_path):
     alone = [r for r in report["runs"] if r["name"] == "test_one"]
     assert len(alone) == 4  # only the test in question, live, reruns = 2 on each side
     assert code == 1
+
+
+WHILE_SET = """import os
+
+from calc import add
+
+
+def test_sum():
+    if os.environ.get("EYEFUL_TEST_BUG"):
+        assert add(2, 3) == 5, "add does not return the sum"
+"""
+
+
+def test_a_cached_finding_verdict_is_verified_again_live(tmp_path, monkeypatch):
+    finding = {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": "calc.py", "line": 2, "title": "add subtracts", "body": "add returns a - b.",
+        "oracle": {"kind": "specified", "quote": "add returns the sum of its arguments",
+                   "source": "README.md"},
+        "repro": {"path": "tests/test_repro.py", "code": WHILE_SET,
+                  "fails": "add does not return the sum"},
+    }  # fmt: skip
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([finding]), encoding="utf-8")
+    repo = _project(
+        tmp_path,
+        {
+            "calc.py": CALC,
+            "README.md": "add returns the sum of its arguments\n",
+            "tests/test_other.py": "def test_nothing():\n    pass\n",
+        },
+    )
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    monkeypatch.setenv("EYEFUL_TEST_BUG", "1")  # not listed in `env`: not in any cache key
+    first, report = _review(repo, "--findings", str(findings))
+    assert (first, report["findings"][0]["kind"]) == (1, "fail"), report["findings"]
+    monkeypatch.delenv("EYEFUL_TEST_BUG")
+    again, report = _review(repo, "--findings", str(findings))
+    assert report["findings"][0]["kind"] != "fail", report["findings"]
+    assert again == 0
