@@ -364,7 +364,7 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
     """pre-commit runs eyeful from its own virtualenv, first on PATH; project commands get PATH
     without it (eyeful/shell.py `project_env`), so *their* `python` is the user's, and the
     run cache keys on that one. The user's virtualenv rebuilt on another interpreter (here: a
-    `python` that has no pytest) is a new review."""
+    `python` of its own: another file, the same interpreter behind it) is a new review."""
     import sysconfig
 
     hook_env = tmp_path / "pre-commit" / "repo1" / "py_env-python3"
@@ -375,7 +375,7 @@ def test_under_pre_commit_the_users_python_changing_runs_it_again(tmp_path: Path
     user_bin = tmp_path / "user" / "bin"
     user_bin.mkdir(parents=True)
     for name, body in (("py-with", f'exec {sys.executable} "$@"'),
-                       ("py-without", "echo 'No module named pytest' >&2; exit 1")):  # fmt: skip
+                       ("py-without", f'exec {sys.executable} "$@"')):  # fmt: skip
         (user_bin / name).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
         (user_bin / name).chmod(0o755)
     (user_bin / "python").symlink_to("py-with")
