@@ -41,6 +41,8 @@ class Reading:
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
     collected: list[str] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)
+    executed: dict[str, list[int]] | None = None
+    """The traced lines that ran, by repository path (eyeful/hunks.py)."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -89,6 +91,8 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     reading = Reading(
         source=_SOURCES[record.runner], collected=list(record.collected), kinds=dict(record.kinds)
     )
+    if record.executed is not None:
+        reading.executed = {_relative(p, root): lines for p, lines in record.executed.items()}
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

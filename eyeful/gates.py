@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from eyeful.confine import Refused
 from eyeful.failures import Failure, from_output, scrub
 from eyeful.findings import Finding, Fix, Repro
+from eyeful.hunks import changed_lines, touched
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot
@@ -57,6 +58,9 @@ class Verdict(BaseModel):
     change_tail: str = ""
     failure: Failure | None = None
     """What the reproduction's own test failed with on the change (its first run)."""
+    ran_change: bool | None = None
+    """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
+    None when that could not be traced (no probe record, nothing traceable changed)."""
 
     def gate(self, name: GateName) -> Gate:
         return next(g for g in self.gates if g.name == name)
@@ -190,6 +194,8 @@ class GateRunner:
         self.change_suite = change_suite
         self.jobs = max(1, jobs)
         self.repro_runs = runner.config.repro_runs
+        with runner.lock_repo():
+            self.changed = changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree)
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()
@@ -248,8 +254,9 @@ class GateRunner:
         """The reproduction run ``repro_runs`` times on ``tree`` in parallel: each run's last
         step (None where setup failed), with its own failure recorded. Refused when the test
         cannot be put on the tree."""
+        trace = self.changed if side == "change" else None
         batches = parallel_map(
-            lambda _: self.runner.one(tree, side, test, extra),
+            lambda _: self.runner.one(tree, side, test, extra, trace=trace),
             list(range(self.repro_runs)),
             self.jobs,
         )
@@ -285,6 +292,8 @@ class GateRunner:
             verdict.set("runs", False, f"the test could not run on the change: {why}")
             return verdict
         verdict.change_tail = first.tail
+        ran = {touched(r.executed, self.changed) for r in finals if r is not None}
+        verdict.ran_change = True if True in ran else (False if ran == {False} else None)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:

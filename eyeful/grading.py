@@ -213,6 +213,11 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
     introduced = verdict.gate("introduced")
     if introduced.status == "fail" and not verdict.pre_existing:
         return f"introduced: {introduced.detail}"
+    if verdict.ran_change is False and not verdict.pre_existing:
+        return (
+            "its test ran none of the lines the change touched, so its failure is not a "
+            "problem of this change's code"
+        )
     return None
 
 

@@ -18,6 +18,8 @@ from eyeful import records
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 PROBE_MODULE = "eyeful_probe"
+TRACE_VAR = "EYEFUL_PROBE_TRACE"
+"""Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
 PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 """The directory that holds only the probe module: put first on PYTHONPATH."""
 
@@ -38,6 +40,7 @@ def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
         "EYEFUL_PROBE_SESSION": "",
+        TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
     }
 
 
@@ -183,6 +186,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     phases: dict[str, dict[str, _PhaseLine]] = {}
     errors: dict[str, records.CollectError] = {}
     imported: set[str] = set()
+    executed: dict[str, set[int]] | None = None
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
@@ -222,6 +226,15 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                     errors[node_id] = records.CollectError(
                         id=node_id, failure=_failure(line.get("failure"), text)
                     )
+            elif kind == "executed":
+                files = line.get("files")
+                if isinstance(files, dict):
+                    executed = {} if executed is None else executed
+                    for path, lines in files.items():
+                        numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
+                        executed.setdefault(path, set()).update(numbers)
+                else:
+                    notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -283,6 +296,9 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         finished=finish is not None,
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),
+        executed=None
+        if executed is None
+        else {path: sorted(lines) for path, lines in sorted(executed.items())},
         notes=notes.done(),
     )
 

@@ -175,6 +175,9 @@ class RunRecord(_Model):
     line; every go package reported its result; unittest printed ``Ran N tests``."""
     exitstatus: int | None = None
     """pytest's exit status; None for go and unittest (their process's exit code tells)."""
+    executed: dict[str, list[int]] | None = None
+    """pytest, when asked to trace some lines (EYEFUL_PROBE_TRACE): those that ran, by file
+    (absolute); None when not asked, or when it could not trace."""
     imported: list[str] = Field(default_factory=list)
     """pytest: files of the modules imported outside the standard library and site-packages."""
     notes: list[str] = Field(default_factory=list)

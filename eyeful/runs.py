@@ -27,6 +27,7 @@ from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
 from eyeful.gitutil import git
+from eyeful.hunks import ChangedLines
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
 from eyeful.testids import IdCommand, id_path
@@ -79,6 +80,9 @@ class Run(BaseModel):
     or its text (``junit``, ``output``: the fallback for a runner eyeful has no record of)."""
     read_from_text: str | None = None
     """Why a pytest run was read from its text (an old pytest, a probe its command hid)."""
+    executed: dict[str, list[int]] | None = None
+    """For a run asked to trace the change's lines (a reproduction on the change): those that ran,
+    by file; None when not traced (eyeful/hunks.py)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -375,6 +379,7 @@ class Runner:
         *,
         each: bool = False,
         worktree: Worktree | None = None,
+        trace: ChangedLines | None = None,
     ) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
@@ -385,7 +390,7 @@ class Runner:
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
-        return self._execute(tree, side, "test_one", commands, extra, skey, worktree)
+        return self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
 
     def _execute(
         self,
@@ -396,6 +401,7 @@ class Runner:
         extra: Extra | None,
         skey: str | None,
         held: Worktree | None = None,
+        trace: ChangedLines | None = None,
     ) -> list[Run]:
         """Setup (when needed) and ``commands`` in ``held``, else in a worktree of the pool's."""
         out: list[Run] = []
@@ -417,7 +423,7 @@ class Runner:
                 if setup_run.status != "PASSED":
                     return out
             for command in commands:
-                out.append(self._run_tests(worktree, side, tree, command, name, env))
+                out.append(self._run_tests(worktree, side, tree, command, name, env, trace))
         return out
 
     def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
@@ -433,6 +439,7 @@ class Runner:
         given: str | IdCommand,
         name: RunName,
         env: dict[str, str] | None = None,
+        trace: ChangedLines | None = None,
     ) -> Run:
         """One test command in ``worktree``, read from its runner's record (eyeful/testrun.py);
         run again with the worktree's import roots first when it imported the user's tree."""
@@ -448,11 +455,13 @@ class Runner:
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
         env = project_env() if env is None else env
-        attempt = self._attempt(worktree, given, env, report)
+        attempt = self._attempt(worktree, given, env, report, trace)
         wrong = attempt.imported_from(self.pool.paths.root)
         if wrong:
             roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
-            attempt = self._attempt(worktree, given, imports.with_roots_first(env, roots), report)
+            attempt = self._attempt(
+                worktree, given, imports.with_roots_first(env, roots), report, trace
+            )
             wrong = attempt.imported_from(self.pool.paths.root)
         run = self._record(side, name, command, tree, attempt.result)
         if wrong:
@@ -468,14 +477,20 @@ class Runner:
             )
             run.collected, run.stopped, run.none_ran = said.collected, said.stopped, said.none_ran
             run.read_from_text = attempt.why_text
-            run.kinds = said.kinds
+            run.kinds, run.executed = said.kinds, said.executed
             run.failures = said.failures or None
         self.progress.finished(run)
         return run
 
     def _attempt(
-        self, worktree: Worktree, given: str | IdCommand, env: dict[str, str], report: Path | None
+        self,
+        worktree: Worktree,
+        given: str | IdCommand,
+        env: dict[str, str],
+        report: Path | None,
+        trace: ChangedLines | None = None,
     ) -> testrun.Attempt:
         return testrun.attempt(
-            given, worktree.path, env, self.tmp_dir, self.config.timeout, sections=report is None
-        )
+            given, worktree.path, env, self.tmp_dir, self.config.timeout,
+            sections=report is None, trace=trace,
+        )  # fmt: skip

@@ -10,8 +10,10 @@ labelled fallback (``tests_from`` says which).
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -92,9 +94,11 @@ def attempt(
     timeout: float,
     *,
     sections: bool,
+    trace: Mapping[str, Iterable[int]] | None = None,
 ) -> Attempt:
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
-    of the output (for a run with no record and no JUnit report)."""
+    of the output (for a run with no record and no JUnit report); ``trace``: the lines (by path
+    in ``cwd``) whose running the probe records (eyeful/hunks.py)."""
     actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
     args = given.args if isinstance(given, IdCommand) else ()
     tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -109,11 +113,15 @@ def attempt(
         if sections:
             found.feed(line)
 
+    probe_env = pytest_records.plugin_env(probe_dir, env)
+    if trace:
+        spec = probe_dir / "trace.json"
+        spec.write_text(json.dumps({str(cwd / p): sorted(n) for p, n in trace.items()}), "utf-8")
+        probe_env[pytest_records.TRACE_VAR] = str(spec)
     try:
         result = run_command(
-            actual, cwd, timeout=timeout, on_line=feed, args=args,
-            env={**env, **pytest_records.plugin_env(probe_dir, env)},
-        )  # fmt: skip
+            actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env}
+        )
         record = pytest_records.read_pytest(probe_dir)
         why_text = None if record else pytest_records.without_record(probe_dir, result.tail)
     finally:
@@ -150,6 +158,7 @@ class Said:
     tests_from: evidence.Source | None = None
     collected: list[str] | None = None
     kinds: dict[str, str] | None = None
+    executed: dict[str, list[int]] | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -200,7 +209,7 @@ def _from_record(
         )
         return
     said.tests, said.tests_from = dict(reading.outcomes), reading.source
-    said.collected, said.kinds = reading.collected, reading.kinds
+    said.collected, said.kinds, said.executed = reading.collected, reading.kinds, reading.executed
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

@@ -36,6 +36,9 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``pytest_internal_error``: ``error``: pytest's own INTERNALERROR.
 - ``finish``: ``exitstatus``, ``counts`` (tests by outcome, as this process saw them),
   ``collected`` (session.testscollected), ``failed`` (session.testsfailed).
+- ``executed``: with EYEFUL_PROBE_TRACE naming a JSON file of {path: [line, ...]}: ``files``,
+  the lines of those that ran in this process ({path: [line, ...]}, only those with any), or
+  null with ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -61,14 +64,16 @@ import re
 import site
 import sys
 import sysconfig
+import threading
 import time
-from collections.abc import Generator
-from types import TracebackType
+from collections.abc import Callable, Generator
+from types import FrameType, TracebackType
 from typing import Any
 
 import pytest
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
+_TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SESSION_VAR = "EYEFUL_PROBE_SESSION"
 
 MESSAGE_CHARS = 2000  # of each exception's str()
@@ -107,12 +112,74 @@ def pytest_configure(config: pytest.Config) -> None:
                 return  # a pytest run inside a recorded run
             previous = os.environ.get(_SESSION_VAR)
             os.environ[_SESSION_VAR] = f"{os.getpid()} {directory}"
-        config.pluginmanager.register(_Probe(config, directory, previous), "eyeful_probe_recorder")
+        probe = _Probe(config, directory, previous)
+        config.pluginmanager.register(probe, "eyeful_probe_recorder")
+        trace = os.environ.get(_TRACE_VAR)
+        if trace:
+            probe.tracer = _Tracer.start(trace)
         # One module that fails to import must not hide the rest of the suite: its collection
         # error is recorded, and every other module still runs.
         config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
+
+
+_TraceFn = Callable[[FrameType, str, Any], Any]
+
+
+class _Tracer:
+    """Which of the given lines of the given files ran (``sys.settrace``, in every thread)."""
+
+    def __init__(self, targets: dict[str, frozenset[int]]) -> None:
+        self.targets = targets
+        self.hits: dict[str, set[int]] = {path: set() for path in targets}
+        self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
+        self.why: str | None = None
+
+    @classmethod
+    def start(cls, spec: str) -> _Tracer:
+        with open(spec, encoding="utf-8") as file:
+            given = json.load(file)
+        tracer = cls({os.path.realpath(p): frozenset(lines) for p, lines in given.items()})
+        if sys.gettrace() is not None:  # a debugger or coverage: theirs, not ours
+            tracer.why = "another tracer was active"
+            return tracer
+        threading.settrace(tracer._call)
+        sys.settrace(tracer._call)
+        return tracer
+
+    def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
+        found = self.codes.get(code, False)
+        if found is False:
+            path = os.path.realpath(getattr(code, "co_filename", ""))
+            lines = self.targets.get(path)
+            found = self.codes[code] = None if lines is None else (path, lines)
+        return found  # type: ignore[return-value]
+
+    def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
+        target = self._target(frame.f_code)
+        if target is None:
+            return None
+        path, lines = target
+        hits = self.hits[path]
+
+        def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
+            if event == "line" and frame.f_lineno in lines:
+                hits.add(frame.f_lineno)
+            return local
+
+        if frame.f_lineno in lines:
+            hits.add(frame.f_lineno)
+        return local
+
+    def stop(self) -> dict[str, Any]:
+        if self.why is None:
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+            files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
+        else:
+            files = None
+        return {"t": "executed", "files": files, "why": self.why}
 
 
 def _say_unsupported(directory: str) -> None:
@@ -267,6 +334,7 @@ class _Probe:
         self.counts: dict[str, int] = {}
         self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.internal = _internal_dirs()
+        self.tracer: _Tracer | None = None
 
     # writing
 
@@ -503,6 +571,8 @@ class _Probe:
                 self._write_held(None)
             files = _outside_python()
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
+            if self.tracer is not None:
+                self._line(self.tracer.stop())
         except Exception as error:
             self._internal_error("pytest_sessionfinish", error)
         try:

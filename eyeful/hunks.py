@@ -1,0 +1,49 @@
+"""The lines a change touched, on the change's side: what a test must run to show a problem of
+this change (the probe traces them: eyeful/data/probe/eyeful_probe.py).
+
+Only Python files count (the probe can trace nothing else). An added or modified line counts as
+itself; a deletion counts as the lines around where it was (the one before and the one after),
+which is where code that ran through the deleted lines now runs. A file the change added counts
+whole; a file it deleted counts for nothing (no code of it is left to run).
+"""
+
+from __future__ import annotations
+
+import pygit2
+
+from eyeful.snapshot import tree_at
+
+ChangedLines = dict[str, frozenset[int]]
+"""Repository path -> line numbers in the change's version of the file."""
+
+
+def changed_lines(repo: pygit2.Repository, base_tree: str, head_tree: str) -> ChangedLines:
+    """The Python lines ``head_tree`` adds or changes against ``base_tree``, and the lines around
+    each of its deletions."""
+    diff = tree_at(repo, base_tree).diff_to_tree(tree_at(repo, head_tree), context_lines=0)
+    out: ChangedLines = {}
+    for patch in diff:
+        if patch is None or patch.delta.status_char() == "D":
+            continue
+        path = patch.delta.new_file.path
+        if not path.endswith(".py") or patch.delta.is_binary:
+            continue
+        lines: set[int] = set()
+        for hunk in patch.hunks:
+            if hunk.new_lines == 0:  # a deletion: the lines on either side of it
+                lines.update(n for n in (hunk.new_start, hunk.new_start + 1) if n > 0)
+            else:
+                lines.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
+        if lines:
+            out[path] = frozenset(lines)
+    return out
+
+
+def touched(executed: dict[str, list[int]] | None, changed: ChangedLines) -> bool | None:
+    """Whether a run executed a changed line: None when the run was not traced (no record of
+    what it executed) or nothing traceable changed."""
+    if executed is None or not changed:
+        return None
+    return any(
+        changed.get(path, frozenset()).intersection(lines) for path, lines in executed.items()
+    )

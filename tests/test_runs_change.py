@@ -1,0 +1,107 @@
+"""A finding must run the change: its test blocks only if, on the change, it executed a line the
+change touched (issue 20, point 4). The probe traces only the changed Python files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from eyeful.gitutil import find_repo
+from eyeful.hunks import changed_lines, touched
+from eyeful.snapshot import open_repository
+from tests.gitrepo import (
+    PYTEST_INI,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    report_json,
+    stage,
+)
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+REFACTORED = (
+    "def add(a, b):\n    total = a + b\n    return total\n\n\ndef mul(a, b):\n    return a * b\n"
+)
+BROKEN = CALC.replace("return a + b", "return a - b")
+
+MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+READS_TEXT = """from pathlib import Path
+
+
+def test_spelling():
+    source = Path("calc.py").read_text()
+    assert "return a + b" in source, "add no longer returns the sum"
+"""
+CALLS = """from calc import add
+
+
+def test_sum():
+    assert add(2, 3) == 5, "add no longer returns the sum"
+"""
+
+
+def _finding(code: str) -> dict:
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": "calc.py", "line": 2, "title": "add broke", "body": "add no longer sums.",
+        "oracle": {"kind": "specified", "quote": "add returns the sum of its arguments",
+                   "source": "README.md"},
+        "repro": {"path": "tests/test_repro.py", "code": code,
+                  "fails": "add no longer returns the sum"},
+    }  # fmt: skip
+
+
+def _review(tmp_path: Path, change: str, repro: str) -> tuple[int, dict]:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "README.md": "add returns the sum of its arguments\n",
+            "calc.py": CALC,
+            "tests/test_mul.py": MUL_TEST,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": change})
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_finding(repro)]), encoding="utf-8")
+    proc = eyeful("--format", "json", "--findings", str(findings), cwd=repo)
+    return proc.returncode, report_json(proc)
+
+
+def test_a_reproduction_that_never_runs_the_changed_code_does_not_block(tmp_path):
+    # A harmless refactor; the test reads calc.py as text and asserts on its spelling.
+    code, report = _review(tmp_path, REFACTORED, READS_TEXT)
+    (finding,) = report["findings"]
+    assert finding["kind"] == "review", finding
+    assert "ran none of the lines the change touched" in finding["unverified"]
+    assert not finding["fix_verified"]
+    assert code == 0
+
+
+def test_a_reproduction_that_runs_the_changed_code_still_blocks(tmp_path):
+    code, report = _review(tmp_path, BROKEN, CALLS)
+    (finding,) = report["findings"]
+    assert finding["kind"] == "fail", finding
+    change_runs = [r for r in finding["runs"] if r["side"] == "change" and r["name"] == "test_one"]
+    assert change_runs and all(r["executed"] == {"calc.py": [2]} for r in change_runs)
+    assert code == 1
+
+
+def test_changed_lines_count_the_lines_around_a_deletion(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.py": "1\n2\n3\n4\n", "b.txt": "x\n", "gone.py": "x\n"})
+    base = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, {"a.py": "1\n3\nnew\n4\n", "b.txt": "y\n", "c.py": "c\nd\n"})
+    git(repo, "rm", "-q", "--cached", "gone.py")
+    head = git(repo, "write-tree").strip()
+    changed = changed_lines(open_repository(find_repo(repo)), base, head)
+    # 2 was deleted (lines 1 and 2 now stand around it), 3 became "new"; c.py added whole;
+    # b.txt is not Python; gone.py has no lines left.
+    assert changed == {"a.py": frozenset({1, 2, 3}), "c.py": frozenset({1, 2})}
+    assert touched({"a.py": [3]}, changed) is True
+    assert touched({"a.py": [4]}, changed) is False
+    assert touched(None, changed) is None
