@@ -174,6 +174,9 @@ class Config(BaseModel):
     """Remove ignored files too (`git clean -ffdx`) at every checkout: a pristine tree."""
     isolate: Literal["venv", "none"] | None = None
     """Where project commands run; unset: "venv" when a setup command is configured."""
+    sandbox: Literal["auto", "require", "all"] = "auto"
+    """Reproductions and fixes run sandboxed where bubblewrap can (auto), or must (require:
+    exit 3 where it cannot); all: the confirmed project commands too (eyeful/sandbox.py)."""
     source: str = Field(default="", exclude=True)
 
     @property

@@ -102,15 +102,43 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
     repo = open_repository(request.paths)
     state = request.paths.state_dir
     pool = WorktreePool(request.paths, repo, size=max(2, request.jobs))
-    if request.effective_level == "read_only":
-        why_not_run: str | None = "the level is read_only: no project command runs"
-        report.note(f"{why_not_run}; findings are judged, not tested", unverified=False)
-        runner: Runner | None = None
-        change: Run | None = None
-    else:
-        cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
-        fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
-        runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
+    fresh: Runner | None = None
+    try:
+        if request.effective_level == "read_only":
+            why_not_run: str | None = "the level is read_only: no project command runs"
+            report.note(f"{why_not_run}; findings are judged, not tested", unverified=False)
+            runner: Runner | None = None
+            change: Run | None = None
+        else:
+            cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
+            fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
+            runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
+        _experts_and_findings(request, repo, report, runner, change, why_not_run, progress)
+        if fresh is not None and fresh.unsandboxed is not None:
+            required = request.config.sandbox != "auto"
+            report.note(
+                f"code nobody confirmed {'could not run' if required else 'ran unsandboxed'}: "
+                f"{fresh.unsandboxed}",
+                unverified=required,
+            )
+    finally:
+        if fresh is not None:
+            fresh.close()
+    commands = request.config.commands
+    add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
+    return report.finish()
+
+
+def _experts_and_findings(
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    runner: Runner | None,
+    change: Run | None,
+    why_not_run: str | None,
+    progress: Progress,
+) -> None:
+    """The agents' findings (and a findings file's), verified through the gates."""
     with _agent_files(request, repo) as agent_tree:
         agents = _agents(request, report, agent_tree)
         _findings(request, repo, report, runner, change, why_not_run, agents, progress)
@@ -125,9 +153,6 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
                 report.note(f"skipped, budget spent: {skipped}", unverified=False)
             for text in agents.notes:
                 report.note(text, unverified=False)
-    commands = request.config.commands
-    add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
-    return report.finish()
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -21,13 +22,14 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import evidence, focus, imports, isolation, shell, testrun
+from eyeful import evidence, focus, imports, isolation, sandbox, shell, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
 from eyeful.gitutil import git
 from eyeful.hunks import ChangedLines
+from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
 from eyeful.testids import IdCommand, id_path
@@ -80,6 +82,8 @@ class Run(BaseModel):
     or its text (``junit``, ``output``: the fallback for a runner eyeful has no record of)."""
     read_from_text: str | None = None
     """Why a pytest run was read from its text (an old pytest, a probe its command hid)."""
+    sandboxed: bool = False
+    """Run in the sandbox (eyeful/sandbox.py): code nobody confirmed, or `sandbox = "all"`."""
     executed: dict[str, list[int]] | None = None
     """For a run asked to trace the change's lines (a reproduction on the change): those that ran,
     by file; None when not traced (eyeful/hunks.py)."""
@@ -190,6 +194,10 @@ def _last_line(data: bytes) -> str:
     return lines[-1] if lines else "no message"
 
 
+def _shown(command: str | IdCommand) -> str:
+    return command.shown if isinstance(command, IdCommand) else command
+
+
 def environment_key(config: Config) -> dict[str, object]:
     """What a run's results depend on besides the tree (eyeful/shell.py)."""
     return shell.environment_key(config.env)
@@ -244,6 +252,40 @@ class Runner:
         self.tmp_dir = tmp_dir
         self.progress: Progress = progress or Silent()
         self._repo_lock = threading.Lock()  # pygit2 objects are not for concurrent use
+        self._jail: Jail | None = None
+        self._private: Path | None = None
+        self.unsandboxed: str | None = None
+        """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
+
+    def jail(self, untrusted: bool) -> Jail | Literal[False] | None:
+        """The review's sandbox for a run of untrusted code (a reproduction, a fix) or, with
+        ``sandbox = "all"``, of any command; None: run it as it is; False: it must not run."""
+        mode = self.config.sandbox
+        if not untrusted and mode != "all":
+            return None
+        why = sandbox.unavailable()
+        if why is not None:
+            self.unsandboxed = why
+            return None if mode == "auto" else False
+        if self._jail is None:
+            self._jail = Jail(self.private(), frozenset(self.config.env))
+        return self._jail
+
+    def private(self) -> Path:
+        """The review's private directory for code nobody confirmed: ``tmp/`` is its TMPDIR
+        (sandboxed or not), ``home/`` its HOME in the sandbox; removed when the review ends."""
+        with self._repo_lock:
+            if self._private is None:
+                self.tmp_dir.mkdir(parents=True, exist_ok=True)
+                self._private = Path(tempfile.mkdtemp(prefix="private-", dir=self.tmp_dir))
+                (self._private / "tmp").mkdir()
+                (self._private / "home").mkdir()
+        return self._private
+
+    def close(self) -> None:
+        """Remove what the review's untrusted runs left in their private directory."""
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
 
     def _record(
         self, side: str, name: RunName, command: str, tree: str, result: CommandResult
@@ -405,6 +447,12 @@ class Runner:
     ) -> list[Run]:
         """Setup (when needed) and ``commands`` in ``held``, else in a worktree of the pool's."""
         out: list[Run] = []
+        untrusted = extra is not None and bool(extra.files or extra.patch)
+        jail = self.jail(untrusted)
+        if jail is False:
+            return [self._not_run(side, name, _shown(commands[0]), tree,
+                                  f"no sandbox for code nobody confirmed: {self.unsandboxed} "
+                                  '(sandbox = "require")')]  # fmt: skip
         with contextlib.nullcontext(held) if held is not None else self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
             self.prepare(worktree, tree, extra)
@@ -417,13 +465,15 @@ class Runner:
                 return [failed]
             env = repointed(project_env() if env is None else env, self.pool.paths.root,
                             worktree.path)  # fmt: skip
+            if untrusted:  # its temporary files are the review's, sandboxed or not
+                env["TMPDIR"] = str(self.private() / "tmp")
             setup_run = self._setup(worktree, side, tree, skey, env)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
             for command in commands:
-                out.append(self._run_tests(worktree, side, tree, command, name, env, trace))
+                out.append(self._run_tests(worktree, side, tree, command, name, env, trace, jail))
         return out
 
     def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
@@ -440,6 +490,7 @@ class Runner:
         name: RunName,
         env: dict[str, str] | None = None,
         trace: ChangedLines | None = None,
+        jail: Jail | None = None,
     ) -> Run:
         """One test command in ``worktree``, read from its runner's record (eyeful/testrun.py);
         run again with the worktree's import roots first when it imported the user's tree."""
@@ -455,19 +506,21 @@ class Runner:
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
         env = project_env() if env is None else env
-        attempt = self._attempt(worktree, given, env, report, trace)
+        attempt = self._attempt(worktree, given, env, report, trace, jail)
         wrong = attempt.imported_from(self.pool.paths.root)
         if wrong:
             roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
             attempt = self._attempt(
-                worktree, given, imports.with_roots_first(env, roots), report, trace
+                worktree, given, imports.with_roots_first(env, roots), report, trace, jail
             )
             wrong = attempt.imported_from(self.pool.paths.root)
         run = self._record(side, name, command, tree, attempt.result)
         if wrong:
             run.status, run.reason = "ERROR", imports.wrong_code(wrong, self.pool.paths.root)
         else:
-            context = testrun.Context(command, side, name, self.config, worktree.path, report)
+            context = testrun.Context(
+                command, side, name, self.config, worktree.path, report, jail is not None
+            )
             said = testrun.read(attempt, context)
             run.status, run.reason, run.tests, run.tests_from = (
                 said.status,
@@ -479,6 +532,7 @@ class Runner:
             run.read_from_text = attempt.why_text
             run.kinds, run.executed = said.kinds, said.executed
             run.failures = said.failures or None
+        run.sandboxed = jail is not None
         self.progress.finished(run)
         return run
 
@@ -489,8 +543,9 @@ class Runner:
         env: dict[str, str],
         report: Path | None,
         trace: ChangedLines | None = None,
+        jail: Jail | None = None,
     ) -> testrun.Attempt:
         return testrun.attempt(
             given, worktree.path, env, self.tmp_dir, self.config.timeout,
-            sections=report is None, trace=trace,
+            sections=report is None, trace=trace, jail=jail,
         )  # fmt: skip

@@ -25,6 +25,7 @@ from typing import Literal, TypeVar
 
 from eyeful import reaper
 from eyeful.gitutil import clean_env
+from eyeful.sandbox import Jail
 
 Status = Literal["PASSED", "FAILED", "ERROR"]
 T = TypeVar("T")
@@ -230,21 +231,29 @@ def run_command(
     env: Mapping[str, str] | None = None,
     on_line: Callable[[str], None] | None = None,
     args: Sequence[str] = (),
+    jail: Jail | None = None,
+    writable: Sequence[Path] = (),
 ) -> CommandResult:
     """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure.
 
     ``args`` are the shell's positional arguments (``"$@"`` in ``command``): data, never parsed.
+    ``jail``: run it in the sandbox (eyeful/sandbox.py), writing only ``cwd``, ``writable`` and
+    the jail's private directories.
 
     Raises :class:`Cancelled` when the run was interrupted (before or while it runs).
     """
     check_cancelled()
     started = time.monotonic()
     token = reaper.new_token()
+    argv = ["/bin/sh", "-c", command, "eyeful", *args]
+    run_env = project_env() if env is None else dict(env)
+    if jail is not None:
+        argv, run_env = jail.argv(argv, [cwd, *writable]), jail.environment(run_env)
     try:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command, "eyeful", *args],
+            argv,
             cwd=cwd,
-            env={**(project_env() if env is None else env), reaper.TOKEN_VAR: token},
+            env={**run_env, reaper.TOKEN_VAR: token},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -33,6 +33,7 @@ from eyeful import failures as failures_
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
+from eyeful.sandbox import Jail, refused_by_sandbox
 from eyeful.shell import CommandResult, Status, run_command
 from eyeful.testids import IdCommand
 
@@ -95,6 +96,7 @@ def attempt(
     *,
     sections: bool,
     trace: Mapping[str, Iterable[int]] | None = None,
+    jail: Jail | None = None,
 ) -> Attempt:
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
     of the output (for a run with no record and no JUnit report); ``trace``: the lines (by path
@@ -120,8 +122,9 @@ def attempt(
         probe_env[pytest_records.TRACE_VAR] = str(spec)
     try:
         result = run_command(
-            actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env}
-        )
+            actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env},
+            jail=jail, writable=[probe_dir],
+        )  # fmt: skip
         record = pytest_records.read_pytest(probe_dir)
         why_text = None if record else pytest_records.without_record(probe_dir, result.tail)
     finally:
@@ -131,7 +134,9 @@ def attempt(
         # written, without the probe, and read its text.
         scanner, coverage = results.OutputScanner(), CompletenessScanner()
         found, kept = failures_.SectionScanner(), _KeptOutput()
-        result = run_command(actual, cwd, timeout=timeout, on_line=feed, args=args, env=env)
+        result = run_command(
+            actual, cwd, timeout=timeout, on_line=feed, args=args, env=env, jail=jail
+        )
     return Attempt(result, record or kept.record(), scanner, coverage, found, why_text)
 
 
@@ -146,6 +151,9 @@ class Context:
     worktree: Path
     report: Path | None
     """The configured JUnit report in the worktree (``junit``), for the test command."""
+    sandboxed: bool = False
+    """Run in the sandbox: a failure the sandbox caused (a write outside, the network) is an
+    error of the run, not a failure of the code."""
 
 
 @dataclass
@@ -175,6 +183,17 @@ def read(attempt: Attempt, context: Context) -> Said:
         _from_record(said, attempt.record, result, context)
     else:
         _from_text(said, attempt, context)
+    if context.sandboxed and said.status == "FAILED":
+        texts = [result.tail, *(f.text for f in said.failures.values())]
+        texts += [link for f in said.failures.values() for link in f.chain]
+        refused = refused_by_sandbox(texts)
+        if refused is not None:
+            said.status = "ERROR"
+            said.reason = (
+                f"the sandbox stopped it ({refused}): code nobody confirmed may write only in "
+                "the worktree and its TMPDIR and HOME, and reaches no network; a failure the "
+                "sandbox causes says nothing about the code"
+            )
     return said
 
 

@@ -1,0 +1,112 @@
+"""Code nobody confirmed runs in a sandbox: bubblewrap (``bwrap``) on Linux, as Claude Code's does.
+
+A reproduction or a fix was written by an agent or a findings file, not by the user; the runs
+that execute it see (README "What untrusted code can do"):
+
+- the filesystem read-only, except the worktree it runs in, the probe's record directory, a
+  temporary directory private to the review (``TMPDIR``) and a private ``HOME``; the user's
+  repository and its common git directory are read-only with the rest;
+- no network (a network namespace of its own: loopback only);
+- its own pid namespace (``/proc`` shows nothing of eyeful's or the user's processes); it dies
+  with eyeful;
+- an allow-listed environment: what any program needs (``PATH``, locale, terminal), the
+  variables the confirmed commands need (``[tool.eyeful] env``, the virtualenv, ``PYTHON*`` and
+  ``PYTEST_*``), and eyeful's own (the probe's, the reaper's token).
+
+Elsewhere (no ``bwrap``, not Linux, namespaces not allowed) :func:`unavailable` says why, and the
+review says the runs went unsandboxed (``sandbox = "require"`` makes that exit 3).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Jail", "refused_by_sandbox", "unavailable"]
+
+_ALWAYS = frozenset(
+    {"PATH", "USER", "LOGNAME", "TERM", "LANG", "LANGUAGE", "TZ", "SHELL", "VIRTUAL_ENV"}
+)
+_PREFIXES = ("LC_", "PYTHON", "PYTEST_", "EYEFUL_PROBE", "EYEFUL_REAPER", "GOFLAGS", "GOCACHE")
+
+
+@functools.cache
+def unavailable() -> str | None:
+    """Why runs cannot be sandboxed here, or None when they can (checked once a process)."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap sandboxes only on Linux (this is {sys.platform})"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    probe = [bwrap, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "true"]  # fmt: skip
+    try:
+        proc = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"bubblewrap could not start: {err}"
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"bubblewrap cannot make namespaces here: {why}"
+    return None
+
+
+def _namespaces() -> list[str]:
+    return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+
+
+@dataclass(frozen=True)
+class Jail:
+    """Where one sandboxed run may write, and what it may read from the environment."""
+
+    private: Path
+    """The review's private directory: ``tmp/`` (TMPDIR) and ``home/`` (HOME) in it."""
+    env_names: frozenset[str] = frozenset()
+    """``[tool.eyeful] env``: variables the confirmed commands need."""
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` cut to the allow-list, with the private TMPDIR and HOME."""
+        out = {
+            name: value
+            for name, value in env.items()
+            if name in _ALWAYS or name in self.env_names or name.startswith(_PREFIXES)
+        }
+        out["TMPDIR"] = str(self.private / "tmp")
+        out["HOME"] = str(self.private / "home")
+        return out
+
+    def argv(self, argv: list[str], writable: Iterable[Path]) -> list[str]:
+        """``argv`` run under bwrap: read-only but for ``writable`` and the private dirs."""
+        bwrap = shutil.which("bwrap")
+        assert bwrap is not None, "callers check unavailable() first"
+        for name in ("tmp", "home"):
+            (self.private / name).mkdir(parents=True, exist_ok=True)
+        binds: list[str] = []
+        for path in [*writable, self.private / "tmp", self.private / "home"]:
+            real = str(Path(path).resolve())
+            binds += ["--bind", real, real]
+        return [bwrap, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                *binds, "--", *argv]  # fmt: skip
+
+
+# What a program prints when the sandbox, not the code, stopped it: a write outside the places it
+# may write (EROFS), the network (no route, no name resolution).
+_REFUSALS = re.compile(
+    r"\[Errno 30\] Read-only file system|Read-only file system|"
+    r"\[Errno 101\] Network is unreachable|Temporary failure in name resolution|"
+    r"\[Errno -3\]"
+)
+
+
+def refused_by_sandbox(texts: Iterable[str]) -> str | None:
+    """The line saying the sandbox stopped the run, if a failure's text holds one."""
+    for text in texts:
+        found = _REFUSALS.search(text)
+        if found is not None:
+            return found.group(0)
+    return None
