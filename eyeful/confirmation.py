@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import focus
+from eyeful.failures import same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
     Evidence,
@@ -155,12 +156,11 @@ def _edited_tests(
 
 def _same_failure(change: Run, other: Run, test: str) -> bool:
     """Whether ``test`` failed in ``other`` exactly as in the change's run: the same failure,
-    traceback and values (anything that differs, an address say, keeps it a regression)."""
+    raising frame and values (eyeful.failures.same_failure: addresses, object ids and
+    temporary paths aside; anything else that differs keeps it a regression)."""
     mine = (change.failures or {}).get(test)
     theirs = (other.failures or {}).get(test)
-    if mine is None or theirs is None or not mine.text.strip():
-        return False
-    return (mine.type, mine.message, mine.text) == (theirs.type, theirs.message, theirs.text)
+    return mine is not None and theirs is not None and same_failure(mine, theirs)
 
 
 def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:
