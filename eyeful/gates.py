@@ -325,8 +325,15 @@ class GateRunner:
         failing = _failing_ids(first, test, test_file, repro.fails)
         edited = self._edited_test(repro, test_file, first)
         if edited is not None:
-            extra = Extra(files={repro.path: edited})
-        self._introduced(verdict, base, test, extra, repro, test_file, failing, edited is not None)
+            as_written = Extra(files={repro.path: edited})
+            decided = self._introduced(
+                verdict, base, test, as_written, repro, test_file, failing, edited=True
+            )
+            if decided is not None:
+                return verdict
+            # The change's version told nothing on the base (it could not run there, its test
+            # did not run): the base's own copy decides, as for a file the change left alone.
+        self._introduced(verdict, base, test, extra, repro, test_file, failing)
         return verdict
 
     def _edited_test(self, repro: Repro, test_file: str | None, first: Run) -> str | None:
@@ -357,16 +364,22 @@ class GateRunner:
         test_file: str | None,
         failing: list[str],
         edited: bool = False,
-    ) -> bool:
+    ) -> bool | None:
         """As many runs on the base as on the change; any failure there showing the fails text
         makes the problem pre-existing. ``failing`` are the tests whose failure showed it on
         the change: each must have run in every base run (a run of a file the base has an
-        older copy of passes without the test the change added to it). ``edited``: the base
-        runs the change's version of the test file (``extra``), as the change wrote it."""
+        older copy of passes without the test the change added to it).
+
+        ``edited``: the base runs the change's version of the test file (``extra``), as the
+        change wrote it. Failing there with the text, the problem is pre-existing (a test made
+        stricter fails the old code too); passing with each failing test run, it is introduced.
+        Anything else (it could not run, its test did not) sets no gate and returns None."""
         version = f" (the change's version of {repro.path})" if edited else ""
         try:
             finals = self._repeated(verdict, base, "base", test, extra, test_file, repro.fails)
         except Refused as err:
+            if edited:
+                return None
             return verdict.set("introduced", False, f"could not put the test on the base: {err}")
         same = sum(1 for r in finals if r is not None and r.fails_seen)
         if same:
@@ -377,6 +390,8 @@ class GateRunner:
                 f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
                 "pre-existing",
             )
+        if edited and any(r is None or r.status == "ERROR" for r in finals):
+            return None
         if any(r is None or r.status == "ERROR" for r in finals):
             broken = next(r for r in finals if r is None or r.status == "ERROR")
             why = "setup failed" if broken is None else broken.reason
@@ -384,7 +399,7 @@ class GateRunner:
         own_copy = repro.code is None and repro.test is None and not edited
         unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
         if unshown is not None:
-            return verdict.set("introduced", False, unshown)
+            return None if edited else verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
         return verdict.set("introduced", True, f"on the base{version}, {self.repro_runs} runs: "

@@ -357,3 +357,31 @@ def test_same_failure_ignores_addresses_temporary_paths_and_object_ids():
     assert same_failure(failure(wt.format(1)), failure(wt.format(4)))
     assert not same_failure(a, failure("<calc.Box object at 0x7f11aa22bb90> has no value"))
     assert not same_failure(a, failure(a.message, raised_in="calc.py"))
+
+
+def test_a_derived_finding_in_an_edited_file_the_base_cannot_import_still_blocks(tmp_path):
+    """The change breaks add and adds `double` with its test to the same file: the change's
+    version of the file cannot import on the base, so it says nothing there, and the base's own
+    copy decides: test_add passed there, the change broke it."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(test_one=f"{PYTEST} {{test}}"),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
+            "    assert add(2, 3) == 5, 'add does not add'\n",
+        },
+    )
+    confirm(repo)
+    stage(repo, {
+        "calc.py": "def add(a, b):\n    return a - b\n\n\ndef double(a):\n    return 2 * a\n",
+        "tests/test_calc.py": "from calc import add, double\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5, 'add does not add'\n\n\ndef test_double():\n"
+        "    assert double(2) == 4\n",
+    })  # fmt: skip
+    repro = {"path": "tests/test_calc.py", "test": "tests/test_calc.py::test_add",
+             "fails": "add does not add"}  # fmt: skip
+    found = _by_id(_review(repo, tmp_path, [_finding("broken", {"kind": "derived"}, repro)]))
+    assert (found["broken"]["kind"], found["broken"]["label"]) == ("fail", "issue (blocking)")
+    assert _gates(found["broken"])["introduced"] == "pass"
