@@ -13,13 +13,12 @@ base's suite) says where to look, never what a test is: nothing cached blocks or
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import pygit2
 
 from eyeful import focus
-from eyeful.failures import Failure
+from eyeful.failures import Failure, same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
     Context,
@@ -196,27 +195,14 @@ def _look_further(ev: Evidence, in_suite: Failure | None, change: list[Observed]
     return False
 
 
-_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
-_WORKTREE = re.compile(r"\S*/eyeful/worktrees/wt-\d+")
-_TMP = re.compile(r"\S*/pytest-of-[^/\s]+/pytest-\d+/[^/\s]+")
-
-
-def _normal(text: str) -> str:
-    text = _ADDRESS.sub("0x?", text)
-    text = _WORKTREE.sub("<worktree>", text)
-    return _TMP.sub("<tmp>", text)
-
-
 def _same_failure_as(first: Failure | None, other: Failure | None) -> bool:
-    """Whether two runs' failures of one test are the same exception (types and messages of
-    the chain, the raising file), addresses and temporary paths aside; True when either was
-    not recorded as an exception (read from text): nothing to tell them apart by."""
+    """Whether two runs' failures of one test are the same exception (eyeful.failures
+    ``same_failure``: the chain and where it was raised, addresses and temporary paths aside);
+    True when either was not recorded as an exception (read from text): nothing to tell them
+    apart by."""
     if first is None or other is None or not first.chain or not other.chain:
         return True
-    return (first.raised_in, [_normal(link) for link in first.chain]) == (
-        other.raised_in,
-        [_normal(link) for link in other.chain],
-    )
+    return same_failure(first, other)
 
 
 def _edited_tests(
@@ -276,12 +262,11 @@ def _edited_tests(
 
 def _same_failure(change: Run, other: Run, test: str) -> bool:
     """Whether ``test`` failed in ``other`` exactly as in the change's run: the same failure,
-    traceback and values (anything that differs, an address say, keeps it a regression)."""
+    raising frame and values (eyeful.failures.same_failure: addresses, object ids and
+    temporary paths aside; anything else that differs keeps it a regression)."""
     mine = (change.failures or {}).get(test)
     theirs = (other.failures or {}).get(test)
-    if mine is None or theirs is None or not mine.text.strip():
-        return False
-    return (mine.type, mine.message, mine.text) == (theirs.type, theirs.message, theirs.text)
+    return mine is not None and theirs is not None and same_failure(mine, theirs)
 
 
 def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:

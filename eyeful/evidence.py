@@ -79,6 +79,7 @@ def failure_of(
         message=message.splitlines()[0] if message else "",
         text=text[-failures_.TEXT_CHARS :],
         raised_in=_relative(raised, root) if raised is not None else None,
+        raised_line=record.raised_in.line if record.raised_in is not None else None,
         frames=[_relative(frame.file, root) for frame in record.frames][-30:],
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",

@@ -9,8 +9,14 @@ printed). So each failing test's own failure is read, in this order of trust:
    (without the "Captured ..." output), or go test's lines for that test;
 3. for a run that names nothing: the last Python traceback of the output, else the whole output.
 
-Before a reproduction's failure is searched for its ``fails`` text, every line that repeats a
-line of the test file is removed (:func:`scrub`): a message the test merely *contains* is not a
+A failure read from a runner's record (``source == "probe"``: pytest's probe, unittest's and go's
+records) is matched by what was raised (:func:`own_words`): each exception of the chain, its type
+and message (pytest's assertion explanation, ``assert 3 == 4`` / ``where 3 = add(1, 2)``, is part
+of an AssertionError's message: pytest builds it from the values the test's own assertion
+compared, so it counts), or a Go test's ``t.Error`` lines. Never the runner's rendering around it:
+the echoed source, the function's arguments (a parametrize value), locals, captured output.
+For a failure read from text (the fallback), every line that repeats a line of the test file is
+removed before it is searched (:func:`scrub`): a message the test merely *contains* is not a
 message it *printed*. The raising frame is the last traceback entry (pytest ends each entry with
 ``path:line: ExcType``), the last ``File "..."`` line of a Python traceback, or the first frame of
 a Go panic outside the Go runtime and ``testing`` package.
@@ -36,8 +42,11 @@ __all__ = [
     "describe",
     "from_junit",
     "not_runtime",
+    "own_words",
+    "same_failure",
     "scrub",
     "section_title",
+    "test_path",
 ]
 
 TEXT_CHARS = 4000  # of each failure's text, its end kept (the raising frame is last)
@@ -58,6 +67,8 @@ class Failure(BaseModel):
     """The failure text (the end of it, bounded)."""
     raised_in: str | None = None
     """File of the raising frame, as the runner printed it."""
+    raised_line: int | None = None
+    """Its line, where a runner's record gives it."""
     frames: list[str] = Field(default_factory=list)
     """Files of the traceback's entries, outermost first (at most 30)."""
     kind: FailureKind = "unknown"
@@ -439,16 +450,83 @@ def from_output(output: str, sections: dict[str, str], test_id: str | None) -> F
     return describe("\n".join(kept))
 
 
+def own_words(failure: Failure) -> list[str]:
+    """What a failure read from a runner's record said itself: each exception of its chain
+    (``Type: message``, the whole message), its one-line message, and for a failure with no
+    exception (a Go ``t.Error``) the test's log lines (``file_test.go:12: message``). Not the
+    rendering around them (source, arguments, locals, captured output)."""
+    words = [*failure.chain, failure.message]
+    if not failure.chain:
+        words += [
+            f"{log[1]}: {log[2]}"
+            for line in failure.text.splitlines()
+            if (log := _GO_LOG_LINE.fullmatch(line))
+        ]
+    return [w for w in words if w]
+
+
+_GO_LOG_LINE = re.compile(r"\s+(\S+\.go:\d+): (.*)")
+# A test's own files besides the reproduction: conftest.py, test modules, files in test dirs.
+_TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
+_TEST_NAME = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
+# Calls that signal, abort or end the test's own process: a crash the test causes itself.
+_SELF_SIGNAL = re.compile(
+    r"\bos\.(?:kill|killpg|abort|_exit)\s*\(|\bsignal\.(?:raise_signal|pthread_kill|alarm"
+    r"|setitimer)\s*\(|\bsys\.exit\s*\(|\bfaulthandler\._\w+\s*\("
+    r"|\bfrom\s+os\s+import\b[^\n]*\b(?:kill|killpg|abort|_exit)\b"
+)
+
+
+def test_path(printed: str) -> bool:
+    """Whether a frame's file (as a runner printed it) is one of the tests' own files in the
+    repository: a ``conftest.py``, a test module (``test_*.py``, ``*_test.py``, ``*_test.go``)
+    or any file in a ``tests``/``test``/``testing`` directory (helpers). A file outside the
+    repository (the standard library's ``test`` package, an installed one) never is."""
+    relative = _repo_relative(printed)
+    if relative is None:
+        return False
+    parts = PurePosixPath(relative).parts
+    return bool(parts) and (
+        bool(_TEST_NAME.fullmatch(parts[-1])) or any(p in _TEST_DIRS for p in parts[:-1])
+    )
+
+
+def _repo_relative(printed: str) -> str | None:
+    """A printed path as the repository names it: a relative one as it is, an absolute one
+    only inside one of eyeful's checkouts (``.../eyeful/worktrees/wt-N/<file>``)."""
+    if not printed or printed.startswith("<"):
+        return None
+    path = PurePosixPath(printed.replace("\\", "/"))
+    parts = path.parts
+    if any(part in ("site-packages", "dist-packages") for part in parts):
+        return None
+    if not path.is_absolute():
+        return "/".join(p for p in parts if p not in ("/", ".."))
+    for i in range(1, len(parts) - 2):
+        if parts[i - 1 : i + 1] == (STATE_DIR, WORKTREES_DIR) and parts[i + 1].startswith(
+            WORKTREE_PREFIX
+        ):
+            return "/".join(parts[i + 2 :])
+    return None
+
+
 def not_runtime(
-    failure: Failure | None, repro_path: str, in_repo: Callable[[str], bool] | None = None
+    failure: Failure | None,
+    repro_path: str,
+    in_repo: Callable[[str], bool] | None = None,
+    test_file: str | None = None,
 ) -> str | None:
     """Why ``failure`` is not a failure from the runtime (the implicit oracle), or None.
 
-    A runtime failure is an exception raised outside the reproduction file, a crash signal, a
-    sanitizer or race report, or a timeout, whose raising frame is not in the reproduction file.
-    With ``in_repo``, a traceback must also pass through the repository's own code (not only
-    the test and the standard library, nor code the test built with ``exec``): an error the test
-    provokes in ``json.loads`` or in ``exec("{}['x']")`` is its own doing.
+    A runtime failure is an exception raised outside the test's own files, a crash signal, a
+    sanitizer or race report, or a timeout. The test's own files are the reproduction file,
+    ``conftest.py``, test modules and helpers in the test directories (:func:`test_path`): an
+    error raised there is the test's verdict, not the runtime's. A crash when the reproduction
+    (``test_file``) signals, aborts or exits its own process (``os.kill(os.getpid(), ...)``,
+    ``os._exit``, ``sys.exit``) is its own doing. With ``in_repo``, a traceback must also pass
+    through the repository's own code (not only the tests and the standard library, nor code
+    the test built with ``exec``): an error the test provokes in ``json.loads`` or in
+    ``exec("{}['x']")`` is its own doing.
     """
     if failure is None:
         return "no failure of the test itself was recorded"
@@ -458,15 +536,53 @@ def not_runtime(
         return "the test failed an assertion of its own"
     if failure.kind == "unknown":
         return "the failure is not a raised error, crash, sanitizer report or timeout"
-    if failure.raised_in is not None and _same_file(failure.raised_in, repro_path):
-        return f"the test's own code raised {failure.type or 'the error'} ({repro_path})"
+
+    def own(printed: str) -> bool:
+        return _same_file(printed, repro_path) or test_path(printed)
+
+    if failure.raised_in is not None and own(failure.raised_in):
+        return f"the test's own code raised {failure.type or 'the error'} ({failure.raised_in})"
     if failure.raised_in is None and failure.kind == "exception":
         return "the frame that raised the error is not known"
+    if failure.kind in ("crash", "exception") and test_file and _SELF_SIGNAL.search(test_file):
+        found = _SELF_SIGNAL.search(test_file)
+        said = found[0].rstrip("( ") if found else "it"
+        return f"the test signals or ends its own process ({said}): the crash is its own doing"
     if in_repo is not None and failure.frames:
-        others = [f for f in failure.frames if not _same_file(f, repro_path)]
+        others = [f for f in failure.frames if not own(f)]
         if not any(_in_repo(f, in_repo) for f in others):
-            return "the traceback does not pass through the repository's code, only the test's"
+            return "the traceback does not pass through the repository's code, only the tests'"
     return None
+
+
+# What differs between two runs of one failure: memory addresses, object ids, temporary paths
+# (pytest's tmp_path, tempfile's, eyeful's worktrees).
+_VOLATILE = [
+    (re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "0x?"),
+    (re.compile(r"\b\d{10,}\b"), "<id>"),
+    (re.compile(r"(?:/[^\s/'\"]+)*/pytest-of-[^\s/'\"]+/pytest-\d+"), "<tmp>"),
+    (re.compile(rf"(?:/[^\s/'\"]+)*/{STATE_DIR}/{WORKTREES_DIR}/{WORKTREE_PREFIX}\d+"), "<tree>"),
+    (re.compile(r"(?:/[^\s/'\"]+)*/tmp[a-z0-9_]{8}\b"), "<tmp>"),
+]
+
+
+def _normal(text: str) -> str:
+    for pattern, replacement in _VOLATILE:
+        text = pattern.sub(replacement, text)
+    return "\n".join(_norm(line) for line in text.splitlines() if line.strip())
+
+
+def same_failure(a: Failure, b: Failure) -> bool:
+    """Whether two failures are one: the same exception types, messages and raising frame (from
+    a runner's record), or the same type, message and text (read from text), addresses, object
+    ids and temporary paths aside. Nothing to compare is no match."""
+    if a.chain and b.chain:
+        where = (a.raised_in, a.raised_line) == (b.raised_in, b.raised_line)
+        return where and [_normal(x) for x in a.chain] == [_normal(x) for x in b.chain]
+    if not a.text.strip() or a.chain or b.chain:
+        return False
+    said = (a.type, _normal(a.message), _normal(a.text))
+    return said == (b.type, _normal(b.message), _normal(b.text))
 
 
 def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
@@ -477,23 +593,13 @@ def _in_repo(printed: str, in_repo: Callable[[str], bool]) -> bool:
     checkouts (``.../eyeful/worktrees/wt-N/<file>``): the standard library's ``email/utils.py``
     is not the repository's ``utils.py``. Installed packages never count.
     """
-    path = PurePosixPath(printed)
-    parts = path.parts
-    if not parts or printed.startswith("<"):
+    relative = _repo_relative(printed)
+    if relative is None:
         return False
-    if any(part in ("site-packages", "dist-packages") for part in parts):
-        return False
-    if path.is_absolute():
-        checkouts = (STATE_DIR, WORKTREES_DIR)
-        for i in range(1, len(parts) - 2):
-            if parts[i - 1 : i + 1] == checkouts and parts[i + 1].startswith(WORKTREE_PREFIX):
-                return in_repo("/".join(parts[i + 2 :]))
-        return False
-    for start in range(len(parts)):
-        tail = "/".join(p for p in parts[start:] if p not in ("/", ".."))
-        if tail and in_repo(tail):
-            return True
-    return False
+    if PurePosixPath(printed).is_absolute():
+        return in_repo(relative)
+    parts = PurePosixPath(relative).parts
+    return any(in_repo("/".join(parts[start:])) for start in range(len(parts)))
 
 
 def _same_file(printed: str, repro_path: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from eyeful.confine import Refused
-from eyeful.failures import Failure, from_output, scrub
+from eyeful.failures import Failure, from_output, own_words, scrub, test_path
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import changed_lines, touched
 from eyeful.runs import Extra, Run, Runner
@@ -105,9 +105,10 @@ def fails_text_problem(finding: Finding, test_file: str | None) -> str | None:
 def own_failure(run: Run, test: str, test_file: str | None, fails: str) -> Failure | None:
     """The failure of the reproduction's own test(s) in ``run``, never other text of the output.
 
-    From the run's per-test failures (JUnit, or the test's section of the output) when it has
-    any for this test (or its file's collection error), else from the output; the lines that
-    repeat a line of the test file are removed. The first failure showing ``fails`` is chosen.
+    From the run's per-test failures (the runner's record, JUnit, or the test's section of the
+    output) when it has any for this test (or its file's collection error), else from the
+    output; the lines that repeat a line of the test file are removed from its text. The first
+    failure showing ``fails`` (:func:`shows`) is chosen.
     """
     if run.status != "FAILED":
         return None
@@ -120,13 +121,21 @@ def own_failure(run: Run, test: str, test_file: str | None, fails: str) -> Failu
         found = from_output(run.tail[-TAIL_CHARS:], {}, None)
         mine = [found] if found is not None else []
     cleaned = [f.model_copy(update={"text": scrub(f.text, test_file)}) for f in mine]
-    seen = [f for f in cleaned if _shows(f, fails)]
+    seen = [f for f in cleaned if shows(f, fails)]
     chosen = seen or cleaned
     return chosen[0] if chosen else None
 
 
-def _shows(failure: Failure | None, fails: str) -> bool:
-    return failure is not None and (fails in failure.message or fails in failure.text)
+def shows(failure: Failure | None, fails: str) -> bool:
+    """Whether ``failure`` shows ``fails``. A failure from a runner's record shows what it
+    raised (eyeful.failures.own_words: the exception chain's types and messages), never the
+    text around it (source, arguments, locals, captured output); one read from text (the
+    fallback) shows its message or its text, without the lines that repeat the test file."""
+    if failure is None:
+        return False
+    if failure.source == "probe":
+        return any(fails in said for said in own_words(failure))
+    return fails in failure.message or fails in failure.text
 
 
 def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> bool:
@@ -134,7 +143,7 @@ def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> b
     if run is None:
         return False
     run.failure = own_failure(run, test, test_file, fails)
-    run.fails_seen = _shows(run.failure, fails) if run.status == "FAILED" else None
+    run.fails_seen = shows(run.failure, fails) if run.status == "FAILED" else None
     return bool(run.fails_seen)
 
 
@@ -143,7 +152,7 @@ def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list
     return sorted(
         t for t, f in (run.failures or {}).items()
         if "::" in t and _same_test(t, test)
-        and _shows(f.model_copy(update={"text": scrub(f.text, test_file)}), fails)
+        and shows(f.model_copy(update={"text": scrub(f.text, test_file)}), fails)
     )  # fmt: skip
 
 
@@ -187,8 +196,12 @@ class GateRunner:
         change_suite: Run | None,
         jobs: int,
         in_change: Callable[[str], bool],
+        read_base: Callable[[str], str | None] | None = None,
     ) -> None:
         self.in_change = in_change
+        self.read_base = read_base
+        """A file of the base, as text (None when it has none): to see whether the change
+        edited an existing test file."""
         self.runner = runner
         self.snapshot = snapshot
         self.change_suite = change_suite
@@ -311,13 +324,44 @@ class GateRunner:
             verdict.set(
                 "fails_as_claimed",
                 False,
-                f"the test's failure ({got}) does not show {repro.fails!r}: it needs correcting",
+                f"the test's failure ({got}) does not show {repro.fails!r}{_read(first.failure)}"
+                ": it needs correcting",
             )
             return verdict
-        verdict.set("fails_as_claimed", True, f"its failure shows {repro.fails!r}")
+        verdict.set(
+            "fails_as_claimed", True, f"its failure shows {repro.fails!r}{_read(first.failure)}"
+        )
         failing = _failing_ids(first, test, test_file, repro.fails)
+        edited = self._edited_test(repro, test_file, first)
+        if edited is not None:
+            as_written = Extra(files={repro.path: edited})
+            decided = self._introduced(
+                verdict, base, test, as_written, repro, test_file, failing, edited=True
+            )
+            if decided is not None:
+                return verdict
+            # The change's version told nothing on the base (it could not run there, its test
+            # did not run): the base's own copy decides, as for a file the change left alone.
         self._introduced(verdict, base, test, extra, repro, test_file, failing)
         return verdict
+
+    def _edited_test(self, repro: Repro, test_file: str | None, first: Run) -> str | None:
+        """The change's version of an existing test file the change edited, to run on the base
+        as the change wrote it (a test made stricter is not a problem the change's code
+        brought), or None. Not for a test the runner names as no test function (a doctest's
+        file is the code it tests), nor, where the runner said nothing of that (read from
+        text), for a file that is no test file (tests/, test_*.py, conftest.py ...)."""
+        if repro.code is not None or test_file is None or self.read_base is None:
+            return None
+        old = self.read_base(repro.path)
+        if old is None or old == test_file:
+            return None
+        test = _test_id(repro)
+        if first.kinds is None:
+            return test_file if test_path(repro.path) else None
+        if any(_same_test(t, test) for t in first.kinds):
+            return None
+        return test_file
 
     def _introduced(
         self,
@@ -328,14 +372,23 @@ class GateRunner:
         repro: Repro,
         test_file: str | None,
         failing: list[str],
-    ) -> bool:
+        edited: bool = False,
+    ) -> bool | None:
         """As many runs on the base as on the change; any failure there showing the fails text
         makes the problem pre-existing. ``failing`` are the tests whose failure showed it on
         the change: each must have run in every base run (a run of a file the base has an
-        older copy of passes without the test the change added to it)."""
+        older copy of passes without the test the change added to it).
+
+        ``edited``: the base runs the change's version of the test file (``extra``), as the
+        change wrote it. Failing there with the text, the problem is pre-existing (a test made
+        stricter fails the old code too); passing with each failing test run, it is introduced.
+        Anything else (it could not run, its test did not) sets no gate and returns None."""
+        version = f" (the change's version of {repro.path})" if edited else ""
         try:
             finals = self._repeated(verdict, base, "base", test, extra, test_file, repro.fails)
         except Refused as err:
+            if edited:
+                return None
             return verdict.set("introduced", False, f"could not put the test on the base: {err}")
         same = sum(1 for r in finals if r is not None and r.fails_seen)
         if same:
@@ -343,19 +396,22 @@ class GateRunner:
             return verdict.set(
                 "introduced",
                 False,
-                f"fails the same way on the base ({same} of {self.repro_runs} runs): pre-existing",
+                f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
+                "pre-existing",
             )
+        if edited and any(r is None or r.status == "ERROR" for r in finals):
+            return None
         if any(r is None or r.status == "ERROR" for r in finals):
             broken = next(r for r in finals if r is None or r.status == "ERROR")
             why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
-        own_copy = repro.code is None and repro.test is None
+        own_copy = repro.code is None and repro.test is None and not edited
         unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
         if unshown is not None:
-            return verdict.set("introduced", False, unshown)
+            return None if edited else verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
-        return verdict.set("introduced", True, f"on the base, {self.repro_runs} runs: "
+        return verdict.set("introduced", True, f"on the base{version}, {self.repro_runs} runs: "
                            f"{', '.join(statuses)}")  # fmt: skip
 
     def _fix_gates(self, verdict: Verdict, finding: Finding, extra: Extra, test: str) -> None:
@@ -399,9 +455,19 @@ class GateRunner:
 
 def _same_test(test_id: str, repro_id: str) -> bool:
     """Whether ``test_id`` is the reproduction's test (a file, a function, its parameters or
-    Go subtests)."""
+    Go subtests; unittest's dotted ids, of a module or of the file's module)."""
     root = repro_id.rstrip("/")
-    return test_id == repro_id or test_id.startswith((root + "::", root + "[", root + "/"))
+    if test_id == repro_id or test_id.startswith((root + "::", root + "[", root + "/")):
+        return True
+    module = root.removesuffix(".py").replace("/", ".") if "::" not in root else None
+    return module is not None and (test_id == module or test_id.startswith(module + "."))
+
+
+def _read(failure: Failure | None) -> str:
+    """What a gate adds when the failure was read from text: the fallback, labelled."""
+    if failure is None or failure.source == "probe":
+        return ""
+    return f" (read from the runner's {failure.source}, a fallback: no record of the exception)"
 
 
 def _said(failure: Failure | None) -> str:

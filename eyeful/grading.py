@@ -171,7 +171,7 @@ def grade_oracle(
         # Graded on the failure that happened, never on the claimed text (see eyeful.failures).
         failure = verdict.failure if verdict is not None else None
         path = finding.repro.path if finding.repro else ""
-        why = not_runtime(failure, path, lambda p: read_file(p) is not None)
+        why = not_runtime(failure, path, lambda p: read_file(p) is not None, test_file)
         if why is None and failure is not None:
             graded, note = "implicit", f"a failure from the runtime ({failure.kind}"
             note += f", raised in {failure.raised_in})" if failure.raised_in else ")"

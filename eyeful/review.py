@@ -362,7 +362,15 @@ def _findings(
     ]  # fmt: skip
     if runner is not None and why_not_run is None and runnable:
         progress.phase(f"verifying {len(runnable)} findings")
-        gates = GateRunner(runner, snap, change, request.jobs, lambda p: read(p) is not None)
+        active = runner
+
+        def read_base(path: str) -> str | None:
+            with active.lock_repo():
+                return read_in_tree(repo, snap.base.tree, path)
+
+        gates = GateRunner(
+            runner, snap, change, request.jobs, lambda p: read(p) is not None, read_base
+        )
         with runner.lock_repo():
             skey = setup_key(repo, snap.head.tree, config)
         corrector, fixer = _agent_hooks(agents, ctx)

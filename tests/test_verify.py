@@ -455,8 +455,8 @@ def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
 
 def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_base(tmp_path):
     """The change appends a failing test to an existing file; the base's copy of that file does
-    not have it, so the base's runs of the file pass without running it. That is no evidence
-    the test passes on the base (here it fails there too: the code it tests is unchanged)."""
+    not have it, so the base runs the change's version of the file (as the change wrote it),
+    and the test fails there too: the code it tests is unchanged, the problem pre-existing."""
     repo = _project(tmp_path)
     tests = (repo / "tests/test_calc.py").read_text()
     new_test = (
@@ -468,11 +468,11 @@ def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_
         repo, tmp_path, [_finding(id="appended", oracle={"kind": "derived"}, repro=appended)]
     )
     found = _by_id(report)["appended"]
-    assert (found["label"], found["kind"]) == ("question", "review"), found
+    assert (found["label"], found["kind"]) == ("note (pre-existing)", "review"), found
     gates = _gates(found)
     assert (gates["fails_as_claimed"], gates["introduced"]) == ("pass", "fail"), found["gates"]
     introduced = next(g for g in found["gates"] if g["name"] == "introduced")
-    assert "tests/test_calc.py::test_add_floats" in introduced["detail"], introduced
+    assert "the change's version of tests/test_calc.py" in introduced["detail"], introduced
 
 
 def test_a_bug_in_a_function_the_change_adds_still_blocks(tmp_path):
