@@ -115,18 +115,19 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
         _experts_and_findings(request, repo, report, runner, change, why_not_run, progress)
         if fresh is not None and fresh.unsandboxed is not None:
-            required = request.config.sandbox != "auto"
-            report.note(
-                f"code nobody confirmed {'could not run' if required else 'ran unsandboxed'}: "
-                f"{fresh.unsandboxed}",
-                unverified=required,
-            )
+            _unsandboxed(report, fresh.unsandboxed, request.config.sandbox != "auto")
     finally:
         if fresh is not None:
             fresh.close()
     commands = request.config.commands
     add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
     return report.finish()
+
+
+def _unsandboxed(report: Report, why: str, required: bool) -> None:
+    """The checklist line for code nobody confirmed that had no sandbox (eyeful/sandbox.py)."""
+    what = "could not run (sandbox is required)" if required else "ran unsandboxed"
+    report.note(f"code nobody confirmed (a reproduction, a fix) {what}: {why}", unverified=required)
 
 
 def _experts_and_findings(

@@ -60,3 +60,26 @@ def test_a_tmpdir_inside_a_repository_is_passed_over(
     with exported_tree(repo, _tree(repo)) as root:
         assert not root.is_relative_to(tmp_path)
     assert not list(inside.iterdir())
+
+
+def test_no_link_resolves_outside_the_export_however_chained(tmp_path: Path) -> None:
+    # Each link alone stays inside by its text; chained, they lead out: `pkg/up` is the export's
+    # root, so `pkg/up/..` is its parent; `esc` goes through a link that goes through another.
+    repo = pygit2.init_repository(str(tmp_path / "repo"))
+    blob = repo.create_blob
+    pkg = repo.TreeBuilder()
+    pkg.insert("up", blob(b".."), pygit2.GIT_FILEMODE_LINK)
+    pkg.insert("deep.txt", blob(b"deep\n"), pygit2.GIT_FILEMODE_BLOB)
+    top = repo.TreeBuilder()
+    top.insert("pkg", pkg.write(), pygit2.GIT_FILEMODE_TREE)
+    top.insert("out", blob(b"pkg/up/.."), pygit2.GIT_FILEMODE_LINK)
+    top.insert("hop", blob(b"pkg/up"), pygit2.GIT_FILEMODE_LINK)
+    top.insert("esc", blob(b"hop/pkg/up/../x"), pygit2.GIT_FILEMODE_LINK)
+    top.insert("ok", blob(b"hop/pkg/deep.txt"), pygit2.GIT_FILEMODE_LINK)
+    with exported_tree(repo, str(top.write())) as root:
+        for path in root.rglob("*"):
+            if path.is_symlink():
+                resolved = Path(os.path.realpath(path))
+                assert resolved == root or resolved.is_relative_to(root), (path, resolved)
+        assert not (root / "out").is_symlink() and not (root / "esc").is_symlink()
+        assert (root / "ok").read_text() == "deep\n"  # a chain that stays inside is kept

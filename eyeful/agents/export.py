@@ -78,6 +78,25 @@ def write_tree(repo: pygit2.Repository, tree: str, root: Path) -> None:
                     path.chmod(0o755)
 
 
+def _drop_escaping_links(root: Path) -> None:
+    """Remove every symlink that resolves outside ``root``, however links chain (``a -> b/..``
+    where ``b -> ..``); each alone stayed inside by its text. Again until none is left, since a
+    link's way out may run through another."""
+    while True:
+        escaping = []
+        for directory, dirs, files in os.walk(root):  # never follows links
+            for name in dirs + files:
+                path = Path(directory) / name
+                if path.is_symlink():
+                    resolved = os.path.realpath(path)
+                    if resolved != str(root) and not resolved.startswith(str(root) + os.sep):
+                        escaping.append(path)
+        if not escaping:
+            return
+        for path in escaping:
+            path.unlink()
+
+
 def _remove(root: Path) -> None:
     """Remove the export, also where an agent took away write permission."""
     for directory, _, _ in os.walk(root):
@@ -92,6 +111,7 @@ def exported_tree(repo: pygit2.Repository, tree: str) -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="eyeful-agent-", dir=_base_dir())).resolve()
     try:
         write_tree(repo, tree, root)
+        _drop_escaping_links(root)
         yield root
     finally:
         _remove(root)

@@ -1,0 +1,177 @@
+"""Code nobody confirmed runs in a sandbox (issue 21, point 1): a reproduction writes nothing
+outside its worktree and private directories, reaches no network, sees none of eyeful's
+processes and none of the user's environment; where no sandbox can be had, the review says so,
+and `sandbox = "require"` makes that exit 3."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from eyeful import sandbox
+from tests.gitrepo import (
+    PYTEST_INI,
+    confirm,
+    eyeful,
+    eyeful_config,
+    make_repo,
+    report_json,
+    stage,
+    user_state,
+)
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox.unavailable() is not None,
+    reason=f"no sandbox here: {sandbox.unavailable()} (.ci/run installs bubblewrap as root)",
+)
+
+CALC = "def add(a, b):\n    return a + b\n"
+BROKEN = "def add(a, b):\n    return a - b\n"
+ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def _finding(code: str, fails: str) -> dict:
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": "calc.py", "line": 2, "title": "add broke", "body": "add no longer sums.",
+        "oracle": {"kind": "specified", "quote": "add returns the sum of its arguments",
+                   "source": "README.md"},
+        "repro": {"path": "tests/test_repro.py", "code": code, "fails": fails},
+    }  # fmt: skip
+
+
+def _repo(tmp_path: Path, extra: str = "") -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(extra=extra),
+            "pytest.ini": PYTEST_INI,
+            "README.md": "add returns the sum of its arguments\n",
+            "calc.py": CALC,
+            "tests/test_other.py": "def test_nothing():\n    pass\n",
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN})
+    return repo
+
+
+def _review(repo: Path, tmp_path: Path, code: str, fails: str, env: dict | None = None):
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([_finding(code, fails)]), encoding="utf-8")
+    proc = eyeful("--format", "json", "--findings", str(findings), cwd=repo, env=env)
+    return proc.returncode, report_json(proc)
+
+
+def _change_runs(report: dict) -> list[dict]:
+    (finding,) = report["findings"]
+    return [r for r in finding["runs"] if r["side"] == "change" and r["name"] == "test_one"]
+
+
+@needs_bwrap
+def test_a_reproduction_cannot_write_outside_its_worktree(tmp_path):
+    repo = _repo(tmp_path)
+    home = Path(os.environ["HOME"])
+    code = f"""from pathlib import Path
+
+from calc import add
+
+
+def test_sum():
+    Path({str(repo / "calc.py")!r}).write_text("pwned")
+    Path({str(home / "planted")!r}).write_text("pwned")
+    assert add(2, 3) == 5, "add no longer returns the sum"
+"""
+    before = user_state(repo)
+    code_, report = _review(repo, tmp_path, code, "add no longer returns the sum")
+    runs = _change_runs(report)
+    assert runs and all(r["sandboxed"] for r in runs)
+    assert all(r["status"] == "ERROR" and "sandbox stopped it" in r["reason"] for r in runs), runs
+    (finding,) = report["findings"]
+    assert finding["kind"] != "fail"  # the sandbox stopped it: no finding about the code
+    assert user_state(repo) == before
+    assert not (home / "planted").exists()
+    assert code_ != 1
+
+
+@needs_bwrap
+def test_a_reproduction_sees_no_network_no_processes_and_no_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("EYEFUL_TEST_SECRET", "hunter2")
+    repo = _repo(tmp_path)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    code = f"""import os
+import socket
+from pathlib import Path
+
+from calc import add
+
+
+def _reachable():
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_sum():
+    seen = []
+    if _reachable():
+        seen.append("network")
+    if Path("/proc/{os.getpid()}").exists():
+        seen.append("processes")
+    if "EYEFUL_TEST_SECRET" in os.environ:
+        seen.append("secret")
+    if not os.environ["TMPDIR"].startswith({str(repo / ".git" / "eyeful")!r}):
+        seen.append("tmp")
+    assert add(2, 3) == 5, f"add no longer returns the sum (saw: {{seen or 'nothing'}})"
+"""
+    try:
+        _, report = _review(repo, tmp_path, code, "add no longer returns the sum")
+    finally:
+        listener.close()
+    runs = _change_runs(report)
+    assert runs and all(r["sandboxed"] for r in runs)
+    # add is broken, so the assertion fails; had the test seen anything, it would say so.
+    failures = [r["failure"]["message"] for r in runs]
+    assert failures and all("(saw: nothing)" in m for m in failures), failures
+
+
+def _path_without_bwrap(tmp_path: Path) -> str:
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("git", "sh", "env"):
+        found = shutil.which(name)
+        assert found is not None
+        (tools / name).symlink_to(found)
+    bin_dir = str(Path(shutil.which("git-eyeful") or "").parent)
+    return os.pathsep.join([bin_dir, str(tools)])
+
+
+@pytest.mark.parametrize("mode", ["auto", "require"])
+def test_without_a_sandbox_the_review_says_so_and_require_exits_3(tmp_path, mode):
+    repo = _repo(tmp_path, extra=f'sandbox = "{mode}"')
+    env = {**os.environ, "PATH": _path_without_bwrap(tmp_path)}
+    code = "from calc import add\n\n\ndef test_sum():\n"
+    code += "    assert add(2, 3) == 5, 'add no longer returns the sum'\n"
+    code_, report = _review(repo, tmp_path, code, "add no longer returns the sum", env)
+    texts = [u["text"] for u in report["uncertainty"]]
+    (finding,) = report["findings"]
+    if mode == "auto":
+        assert any("ran unsandboxed: bubblewrap (bwrap) is not installed" in t for t in texts)
+        assert finding["kind"] == "fail", finding  # verified all the same
+        assert code_ == 1
+    else:
+        assert any(
+            "could not run (sandbox is required): bubblewrap (bwrap) is not installed" in t
+            for t in texts
+        )
+        assert finding["kind"] != "fail"
+        assert all(r["status"] == "ERROR" for r in _change_runs(report))
+        assert code_ == 3
