@@ -163,25 +163,28 @@ def test_a_real_regression_still_blocks_alone(tmp_path):
     assert code == 1
 
 
-WHILE_SET = """import os
+WHILE_FLAG = """from pathlib import Path
 
 from calc import add
 
 
 def test_sum():
-    if os.environ.get("EYEFUL_TEST_BUG"):
-        assert add(2, 3) == 5, "add does not return the sum"
+    if Path({flag!r}).exists():
+        assert add(2, 3) == 5, "add no longer returns the sum"
 """
 
 
-def test_a_cached_finding_verdict_is_verified_again_live(tmp_path, monkeypatch):
+def test_a_cached_finding_verdict_is_verified_again_live(tmp_path):
+    # The reproduction fails only while a file outside the repository exists: outside every
+    # cache key (as the README says), so only a live run can tell that it no longer fails.
+    flag = tmp_path / "flag"
     finding = {
         "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
         "path": "calc.py", "line": 2, "title": "add subtracts", "body": "add returns a - b.",
         "oracle": {"kind": "specified", "quote": "add returns the sum of its arguments",
                    "source": "README.md"},
-        "repro": {"path": "tests/test_repro.py", "code": WHILE_SET,
-                  "fails": "add does not return the sum"},
+        "repro": {"path": "tests/test_repro.py", "code": WHILE_FLAG.format(flag=str(flag)),
+                  "fails": "add no longer returns the sum"},
     }  # fmt: skip
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([finding]), encoding="utf-8")
@@ -194,10 +197,10 @@ def test_a_cached_finding_verdict_is_verified_again_live(tmp_path, monkeypatch):
         },
     )
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
-    monkeypatch.setenv("EYEFUL_TEST_BUG", "1")  # not listed in `env`: not in any cache key
+    flag.write_text("set")
     first, report = _review(repo, "--findings", str(findings))
     assert (first, report["findings"][0]["kind"]) == (1, "fail"), report["findings"]
-    monkeypatch.delenv("EYEFUL_TEST_BUG")
+    flag.unlink()
     again, report = _review(repo, "--findings", str(findings))
     assert report["findings"][0]["kind"] != "fail", report["findings"]
     assert again == 0

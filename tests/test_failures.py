@@ -69,7 +69,9 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _review(root: Path) -> dict:
-    counter = root / "counter"
+    # The review's TMPDIR, shared by its reproduction runs (the only place outside a worktree a
+    # sandboxed reproduction may write).
+    counter = "os.path.join(os.environ['TMPDIR'], 'flaky-base-counter')"
     repo = make_repo(
         root / "repo",
         {
@@ -108,9 +110,9 @@ def _review(root: Path) -> dict:
         # Point 6: the problem is there on the base too, in some runs only.
         _finding("flaky-base", SPEC_SUB, "tests/test_flaky_base.py",
                  "import os\n\nfrom calc import sub\n\n\ndef test_sub():\n"
-                 f"    fd = os.open({str(counter)!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)\n"
+                 f"    fd = os.open({counter}, os.O_WRONLY | os.O_APPEND | os.O_CREAT)\n"
                  "    os.write(fd, b'x')\n    os.close(fd)\n"
-                 f"    runs = os.path.getsize({str(counter)!r})\n"
+                 f"    runs = os.path.getsize({counter})\n"
                  "    assert sub(3, 1) == 2 and runs <= 3, 'sub is unreliable'\n",
                  "sub is unreliable"),
         # The rule still lets a real one through: the message the test writes, in its failure.

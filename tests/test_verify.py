@@ -595,20 +595,18 @@ def test_description_file_and_its_errors(tmp_path):
 
 
 def test_ctrl_c_during_parallel_gate_runs_kills_them_all_at_once(tmp_path):
-    import os
     import signal
     import subprocess
     import time
 
     from tests.gitrepo import PYTHON, user_state
 
-    pids = tmp_path / "pids"
-    pids.mkdir()
     repo = _project(tmp_path)
+    # Sandboxed, a reproduction writes only in its worktree: each leaves a marker there.
     slow = {
         "path": "tests/test_slow.py",
-        "code": "import os, pathlib, time\n\n\ndef test_slow():\n"
-        f"    pathlib.Path({str(pids)!r}, str(os.getpid())).write_text('x')\n"
+        "code": "import pathlib, time\n\n\ndef test_slow():\n"
+        "    pathlib.Path('started-slow').write_text('x')\n"
         "    time.sleep(300)\n    assert False, 'never gets here'\n",
         "fails": "never gets here",
     }
@@ -619,24 +617,34 @@ def test_ctrl_c_during_parallel_gate_runs_kills_them_all_at_once(tmp_path):
         [git_eyeful, "--findings", str(findings), "-j", "2"],
         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    worktrees = repo / ".git" / "eyeful" / "worktrees"
     deadline = time.monotonic() + 120
-    while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+    while len(list(worktrees.glob("*/started-slow"))) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
-    started = [int(p.name) for p in pids.iterdir()]
-    assert len(started) >= 2, "two reproduction runs in parallel"
+    assert len(list(worktrees.glob("*/started-slow"))) >= 2, "two reproduction runs in parallel"
+
+    def running() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if entry.name.isdigit() and b"test_slow.py" in cmdline:
+                found.append(int(entry.name))
+        return found
+
+    assert running(), "the reproduction runs are processes of this machine"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)  # not the 300 s the tests would sleep
     assert proc.returncode == 130, err
     assert out == ""
-    for pid in started:
-        for _ in range(50):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-        else:
-            raise AssertionError(f"test process {pid} outlived the interrupt")
+    for _ in range(50):
+        if not running():
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"test processes {running()} outlived the interrupt")
     assert user_state(repo) == before
 
 
