@@ -20,11 +20,12 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import evidence, focus, imports, isolation, shell, testrun
+from eyeful import evidence, focus, imports, isolation, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
+from eyeful.environment import EnvironmentKey
 from eyeful.gitutil import git
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
@@ -185,11 +186,6 @@ def _last_line(data: bytes) -> str:
     return lines[-1] if lines else "no message"
 
 
-def environment_key(config: Config) -> dict[str, object]:
-    """What a run's results depend on besides the tree (eyeful/shell.py)."""
-    return shell.environment_key(config.env)
-
-
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
     """What setup depends on: its command and the blobs of its input files in ``tree_id``."""
     setup = config.commands.setup
@@ -239,6 +235,15 @@ class Runner:
         self.tmp_dir = tmp_dir
         self.progress: Progress = progress or Silent()
         self._repo_lock = threading.Lock()  # pygit2 objects are not for concurrent use
+        # Asked now, read when a key is first needed: one review, one look at the interpreters.
+        self._environment_key = EnvironmentKey(
+            config.env, pool.paths.root, isolate=config.effective_isolate == "venv"
+        )
+
+    def environment_key(self) -> dict[str, object]:
+        """What a run's results depend on besides the tree and the commands (the interpreters
+        and what is installed on them, PYTHONPATH, PATH, `env`: eyeful/environment.py)."""
+        return self._environment_key.value()
 
     def _record(
         self, side: str, name: RunName, command: str, tree: str, result: CommandResult
@@ -324,7 +329,7 @@ class Runner:
             junit=self.config.junit,
             timeout=self.config.timeout,
             extra=None if extra is None else extra.key(),
-            environment=environment_key(self.config),
+            environment=self.environment_key(),
         )
 
     def cached_suite(self, tree: str, side: str) -> Run | None:
