@@ -26,7 +26,7 @@ from eyeful.grading import ReportedFinding, grade
 from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
 from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
-from eyeful.runs import Progress, Run, Runner, Silent, environment_key, setup_key
+from eyeful.runs import Progress, Run, Runner, Silent, setup_key
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
@@ -600,7 +600,7 @@ def _verify_cached(
         setup=skey,
         junit=config.junit,
         timeout=config.timeout,
-        environment=environment_key(config),
+        environment=runner.environment_key(),
     )
     hit = runner.cache.get("verdicts", key, _cached_verdict)
     if hit is not None:

@@ -22,11 +22,12 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel
 
-from eyeful import evidence, focus, imports, isolation, sandbox, shell, testrun
+from eyeful import evidence, focus, imports, isolation, sandbox, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
+from eyeful.environment import EnvironmentKey
 from eyeful.gitutil import git
 from eyeful.hunks import ChangedLines
 from eyeful.sandbox import Jail
@@ -198,11 +199,6 @@ def _shown(command: str | IdCommand) -> str:
     return command.shown if isinstance(command, IdCommand) else command
 
 
-def environment_key(config: Config) -> dict[str, object]:
-    """What a run's results depend on besides the tree (eyeful/shell.py)."""
-    return shell.environment_key(config.env)
-
-
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
     """What setup depends on: its command and the blobs of its input files in ``tree_id``."""
     setup = config.commands.setup
@@ -256,6 +252,16 @@ class Runner:
         self._private: Path | None = None
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
+
+        # Asked now, read when a key is first needed: one review, one look at the interpreters.
+        self._environment_key = EnvironmentKey(
+            config.env, pool.paths.root, isolate=config.effective_isolate == "venv"
+        )
+
+    def environment_key(self) -> dict[str, object]:
+        """What a run's results depend on besides the tree and the commands (the interpreters
+        and what is installed on them, PYTHONPATH, PATH, `env`: eyeful/environment.py)."""
+        return self._environment_key.value()
 
     def jail(self, untrusted: bool) -> Jail | Literal[False] | None:
         """The review's sandbox for a run of untrusted code (a reproduction, a fix) or, with
@@ -371,7 +377,7 @@ class Runner:
             junit=self.config.junit,
             timeout=self.config.timeout,
             extra=None if extra is None else extra.key(),
-            environment=environment_key(self.config),
+            environment=self.environment_key(),
         )
 
     def cached_suite(self, tree: str, side: str) -> Run | None:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,18 +83,6 @@ def project_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
         if env.get("VIRTUAL_ENV") and _inside(env["VIRTUAL_ENV"], own):
             del env["VIRTUAL_ENV"]
     return env
-
-
-def environment_key(names: Iterable[str]) -> dict[str, object]:
-    """What results depend on besides the tree: the PATH project commands get, the interpreters
-    it resolves to, and the values of the variables ``names`` (`[tool.eyeful] env`)."""
-    env = project_env()
-    path = env.get("PATH", "")
-    pythons = {}
-    for name in ("python", "python3"):
-        found = shutil.which(name, path=path)
-        pythons[name] = None if found is None else [found, os.path.realpath(found)]
-    return {"PATH": path, "python": pythons, "env": {name: env.get(name) for name in names}}
 
 
 def repointed(env: Mapping[str, str], user_root: Path, worktree: Path) -> dict[str, str]:

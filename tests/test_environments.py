@@ -262,3 +262,152 @@ def test_a_pythonpath_into_your_tree_points_into_the_worktree_instead(tmp_path, 
     report = json.loads(proc.stdout)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
+# --- the cache key covers the interpreter, its distributions and PYTHONPATH ----------------------
+
+DEP_CALC = "import tinydep\n\n\ndef answer():\n    return tinydep.answer()\n"
+DEP_CALC_CHANGED = "import tinydep\n\n\ndef answer():\n    return tinydep.answer() + 1\n"
+DEP_TESTS = "from calc import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"
+
+
+def _wheel(where: Path, version: str, answer: int) -> Path:
+    """A wheel of `tinydep` VERSION whose answer() is ANSWER, written here (no build, no index)."""
+    import base64
+    import zipfile
+
+    files = {
+        "tinydep.py": f"def answer():\n    return {answer}\n",
+        f"tinydep-{version}.dist-info/METADATA": (
+            f"Metadata-Version: 2.1\nName: tinydep\nVersion: {version}\n"
+        ),
+        f"tinydep-{version}.dist-info/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = ""
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record += f"{name},sha256={digest.decode()},{len(text.encode())}\n"
+    record += f"tinydep-{version}.dist-info/RECORD,,\n"
+    path = where / f"tinydep-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, text in {**files, f"tinydep-{version}.dist-info/RECORD": record}.items():
+            wheel.writestr(name, text)
+    return path
+
+
+def _pip_install(venv: Path, wheel: Path) -> None:
+    """`pip install` into ``venv`` (pip runs from this interpreter: the venv has no pip)."""
+    subprocess.run(
+        [PYTHON, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+         "--no-index", "--no-deps", "--disable-pip-version-check", str(wheel)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+
+
+def _user_venv(where: Path) -> Path:
+    """The user's environment: a real virtualenv whose `python` finds pytest (through a `.pth`
+    naming this interpreter's site-packages, quicker than installing it)."""
+    import sysconfig
+
+    venv = where / "user-venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    (site / "zz_eyeful_tests.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+def _kinds(report: dict) -> list[tuple[str, str]]:
+    return [(f["test"], f["kind"]) for f in report["regressions"] + report["other_failures"]]
+
+
+def test_a_distribution_installed_since_is_not_served_from_the_cache(tmp_path):
+    """`pip install -U` in the interpreter the tests use changes what they do: the runs cached
+    before it are not served, and the verdict follows the environment as it is now."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            # No test_one: the base's whole suite runs, and is cached.
+            "pyproject.toml": eyeful_config(USER_PYTEST),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": DEP_CALC,
+            "tests/test_calc.py": DEP_TESTS,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": DEP_CALC_CHANGED})
+    venv = _user_venv(tmp_path)
+    _pip_install(venv, _wheel(tmp_path, "1.0", 42))
+    env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+    first = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    assert [(r["side"], r["status"], r["cached"]) for r in first["runs"]] == [
+        ("change", "FAILED", False),
+        ("base", "PASSED", False),
+    ]
+    assert _kinds(first) == [("tests/test_calc.py::test_answer", "unconfirmed")]
+    again = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    assert [r["cached"] for r in again["runs"]] == [True, True]  # the key is stable
+
+    _pip_install(venv, _wheel(tmp_path, "2.0", 43))  # an upgrade: the base fails as well now
+    after = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    assert [(r["side"], r["status"], r["cached"]) for r in after["runs"]] == [
+        ("change", "FAILED", False),
+        ("base", "FAILED", False),
+    ]
+    assert _kinds(after) == [("tests/test_calc.py::test_answer", "pre_existing")]
+
+
+def test_a_pythonpath_changed_since_is_not_served_from_the_cache(tmp_path):
+    """PYTHONPATH is part of the key, for the runs and for the review given again unchanged."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": DEP_CALC,
+            "tests/test_calc.py": DEP_TESTS,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"tests/test_more.py": "def test_more():\n    pass\n"})
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write(good, {"tinydep.py": "def answer():\n    return 42\n"})
+    write(bad, {"tinydep.py": "def answer():\n    return 41\n"})
+    with_good = dict(os.environ, PYTHONPATH=str(good))
+    with_bad = dict(os.environ, PYTHONPATH=str(bad))
+
+    ran = eyeful(cwd=repo, env=with_good)  # the quick path
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    clean = eyeful(cwd=repo, env=with_good)  # all served from the cache: remembered
+    assert "(cached: ran" in clean.stdout and "test_answer" not in clean.stdout
+    assert eyeful(cwd=repo, env=with_good).stdout == clean.stdout  # given again
+    served = report_json(eyeful("--format", "json", cwd=repo, env=with_good))
+    assert [(r["side"], r["status"], r["cached"]) for r in served["runs"]] == [
+        ("change", "PASSED", True)
+    ]
+
+    changed = eyeful(cwd=repo, env=with_bad)
+    assert "test_answer" in changed.stdout, changed.stdout  # not the remembered review
+    report = report_json(eyeful("--format", "json", cwd=repo, env=with_bad))
+    assert (report["runs"][0]["side"], report["runs"][0]["status"]) == ("change", "FAILED")
+    assert _kinds(report) == [("tests/test_calc.py::test_answer", "pre_existing")]
+
+
+def test_an_interpreter_that_cannot_run_is_a_stable_marker_in_the_key(tmp_path, monkeypatch):
+    from eyeful.environment import environment_key
+
+    bin_dir = tmp_path / "bin"
+    write(bin_dir, {"python": "#!/bin/sh\nexit 3\n", "python3": "#!/bin/sh\necho hello\n"})
+    for name in ("python", "python3"):
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    key = environment_key([], tmp_path)
+    assert key["interpreters"] == {
+        "python": {"unusable": "exit 3"},
+        "python3": {"unusable": "exit 0"},  # it ran, but did not say what it is
+    }
+    assert environment_key([], tmp_path) == key
+    (bin_dir / "python").unlink()
+    assert environment_key([], tmp_path)["interpreters"] == {"python3": {"unusable": "exit 0"}}

@@ -9,7 +9,8 @@ or the plain hook's `--hook --base ID --head ID`) prints it without importing ei
 
 What the fingerprint covers: eyeful's version; the environment variables a review reads (PATH,
 HOME, XDG_CONFIG_HOME, every GIT_*, PRE_COMMIT* and EYEFUL_* variable, and those the
-configuration's `env` names); the PATH project commands get and the interpreters it resolves to;
+configuration's `env` names); what the run cache keys on (eyeful/environment.py: the PATH project
+commands get, PYTHONPATH, the interpreters PATH resolves to and what is installed on them);
 the repository's paths; the bytes of `pyproject.toml` and `.eyeful.toml`, of the confirmations
 file and of the prompt overrides; the repository's git config (an extension libgit2 cannot read
 stops the review); HEAD's commit and a pushed range's, whether they are here; the bytes of the
@@ -32,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eyeful import __version__
+from eyeful.environment import EnvironmentKey
 from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, find_repo, index_path, is_commit_id
-from eyeful.shell import environment_key
 from eyeful.textsafe import first_hidden
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
 
@@ -145,13 +146,12 @@ class Memory:
     def fingerprint(self) -> str:
         root = self.paths.root
         names = _env_names(root)
+        # The interpreters are asked first and read last: they answer while the rest is read.
+        results = EnvironmentKey(names, root)
         parts = {
             "eyeful": __version__,
             "args": self.args,
             "environment": _environment(names),
-            # What the run cache keys on (the PATH project commands get, the interpreters it
-            # resolves to): under pre-commit that PATH is without eyeful's own virtualenv.
-            "results": environment_key(names),
             "paths": [str(root), str(self.paths.git_dir), str(self.paths.common_dir)],
             "config": {name: _digest(root / name) for name in _CONFIG_FILES},
             "confirmed": _digest(config_home() / "confirmed"),
@@ -165,6 +165,11 @@ class Memory:
             "merging": (self.paths.git_dir / "MERGE_HEAD").exists(),
             "shallow": _digest(self.paths.common_dir / "shallow"),
             "grafts": _digest(self.paths.common_dir / "info" / "grafts"),
+            # What the run cache keys on (the PATH project commands get, the interpreters it
+            # resolves to and what is installed on them, PYTHONPATH): under pre-commit that PATH
+            # is without eyeful's own virtualenv. Read as with `isolate = "none"`, which covers
+            # more than `venv` does: a review that may have changed is never given again.
+            "results": results.value(),
         }
         payload = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode("utf-8", "surrogateescape")).hexdigest()

@@ -1,0 +1,196 @@
+"""What results depend on in the environment project commands get, besides the tree: the
+``environment`` part of a cached run's key.
+
+- PATH, and which `python` and `python3` it resolves to;
+- each of those interpreters as it runs: its version, implementation, executable and prefix, its
+  ``sys.path``, and the distributions installed on it, read as the names and modification times
+  of the ``*.dist-info``, ``*.egg-info``, ``*.egg-link``, ``*.egg`` and ``*.pth`` entries (and
+  of their ``METADATA``/``PKG-INFO``) in each directory of ``sys.path``: installing, removing,
+  upgrading or reinstalling a distribution changes them. That is what ``importlib.metadata``
+  finds, at the cost of a directory listing instead of reading every distribution's metadata;
+- PYTHONPATH, and the values of the variables `[tool.eyeful] env` names.
+
+With ``isolate = "venv"`` the commands' interpreter is the worktree's own virtualenv, made from
+the `python3` (else `python`) on the user's PATH, and what is installed in it is what setup
+installed (setup's inputs are in the key already): there the key covers that interpreter's
+version and what PYTHONPATH adds (it runs with ``-S``: none of the user's site-packages), not
+what the user's environment has installed.
+
+Each interpreter costs one short process, started when the key is made (:class:`EnvironmentKey`)
+and read when it is first needed, so it runs alongside the review's other start-up work. It runs
+in the repository's root, as a worktree's commands would find it (a version manager's shim reads
+`.python-version` there), and reads nothing relative to it. One that cannot run (missing, broken,
+timed out) is a stable marker in the key, never an error.
+
+Files outside the repository are not in the key: a dependency installed from a local path and
+edited in place without a reinstall, or a module PYTHONPATH names edited in place, is served from
+the cache as before (the README says so: `--no-cache`, or a new version).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from eyeful.isolation import base_interpreter
+from eyeful.shell import kill_group, project_env, track, untrack
+
+_TIMEOUT = 10.0  # seconds for an interpreter to say what it is
+_MARK = "eyeful-interpreter "
+
+# Runs on whatever interpreter PATH gives (Python 2 included: it still says what it is).
+_PROBE = r"""
+import hashlib, json, os, sys
+SUFFIXES = (".dist-info", ".egg-info", ".egg-link", ".egg", ".pth")
+digest = hashlib.sha256()
+def add(text):
+    digest.update(text.encode("utf-8", "surrogateescape") + b"\0")
+def stamp(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return "%s:%s" % (getattr(st, "st_mtime_ns", st.st_mtime), st.st_size)
+for entry in sys.path:
+    if not entry or not os.path.isabs(entry):
+        continue
+    add("path " + entry)
+    if not os.path.isdir(entry):
+        add(stamp(entry))
+        continue
+    try:
+        names = sorted(os.listdir(entry))
+    except OSError:
+        add("unlistable")
+        continue
+    for name in names:
+        if name.endswith(SUFFIXES):
+            full = os.path.join(entry, name)
+            add(" ".join([name, stamp(full), stamp(os.path.join(full, "METADATA")),
+                          stamp(os.path.join(full, "PKG-INFO"))]))
+impl = getattr(sys, "implementation", None)
+print("eyeful-interpreter " + json.dumps({
+    "version": sys.version,
+    "implementation": getattr(impl, "name", None),
+    "cache_tag": getattr(impl, "cache_tag", None),
+    "executable": sys.executable,
+    "prefix": sys.prefix,
+    "base_prefix": getattr(sys, "base_prefix", None),
+    "distributions": digest.hexdigest(),
+}))
+"""
+
+
+class _Probe:
+    """One interpreter asked what it is: started at once, read with :meth:`result`."""
+
+    def __init__(self, python: str, env: Mapping[str, str], cwd: Path, *, site: bool) -> None:
+        self.started = time.monotonic()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.failed: str | None = None
+        argv = [python, *([] if site else ["-S"]), "-c", _PROBE]
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                env=dict(env),
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            self.failed = "could not start"
+            return
+        track(self.proc.pid)
+
+    def result(self) -> dict[str, object]:
+        if self.proc is None:
+            return {"unusable": self.failed}
+        try:
+            left = max(0.1, _TIMEOUT - (time.monotonic() - self.started))
+            out, _ = self.proc.communicate(timeout=left)
+        except subprocess.TimeoutExpired:
+            return {"unusable": "timed out"}
+        finally:
+            kill_group(self.proc.pid, signal.SIGKILL)  # and whatever a .pth file started
+            self.proc.wait()
+            untrack(self.proc.pid)
+        lines = out.decode("utf-8", "replace").splitlines()
+        said = [line[len(_MARK) :] for line in lines if line.startswith(_MARK)]
+        if self.proc.returncode != 0 or not said:
+            return {"unusable": f"exit {self.proc.returncode}"}
+        try:
+            value = json.loads(said[-1])
+        except ValueError:
+            return {"unusable": "unreadable"}
+        return value if isinstance(value, dict) else {"unusable": "unreadable"}
+
+
+def _pythons(path: str) -> dict[str, list[str] | None]:
+    """Which `python` and `python3` ``path`` resolves to: each as found and its real path."""
+    out: dict[str, list[str] | None] = {}
+    for name in ("python", "python3"):
+        found = shutil.which(name, path=path)
+        out[name] = None if found is None else [found, os.path.realpath(found)]
+    return out
+
+
+class EnvironmentKey:
+    """The environment part of a run's key, computed once: the interpreters are asked as soon as
+    it is made, and read the first time :meth:`value` is called (from any thread)."""
+
+    def __init__(self, names: Iterable[str], root: Path, *, isolate: bool = False) -> None:
+        env = project_env()
+        path = env.get("PATH", "")
+        pythons = _pythons(path)
+        self._plain: dict[str, object] = {
+            "PATH": path,
+            "python": pythons,
+            "PYTHONPATH": env.get("PYTHONPATH"),
+            "env": {name: env.get(name) for name in names},
+        }
+        self._probes: dict[str, _Probe] = {}
+        if isolate:
+            # The worktree's virtualenv is made from this one; its site-packages are setup's.
+            base = base_interpreter(env)
+            if base is not None:
+                self._probes["venv from"] = _Probe(base, env, root, site=False)
+        else:
+            seen: dict[tuple[str, str], _Probe] = {}
+            for name, where in pythons.items():
+                if where is None:
+                    continue
+                # `python` and `python3` side by side, one file: one interpreter, asked once.
+                same = (str(Path(where[0]).parent), where[1])
+                if same not in seen:
+                    seen[same] = _Probe(where[0], env, root, site=True)
+                self._probes[name] = seen[same]
+        self._lock = threading.Lock()
+        self._value: dict[str, object] | None = None
+
+    def value(self) -> dict[str, object]:
+        with self._lock:
+            if self._value is None:
+                results: dict[int, dict[str, object]] = {}
+                interpreters = {}
+                for name, probe in self._probes.items():
+                    if id(probe) not in results:
+                        results[id(probe)] = probe.result()
+                    interpreters[name] = results[id(probe)]
+                self._value = {**self._plain, "interpreters": interpreters}
+            return self._value
+
+
+def environment_key(
+    names: Iterable[str], root: Path, *, isolate: bool = False
+) -> dict[str, object]:
+    """:class:`EnvironmentKey`'s value, made and read at once."""
+    return EnvironmentKey(names, root, isolate=isolate).value()
