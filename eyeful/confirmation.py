@@ -25,6 +25,7 @@ from eyeful.regressions import (
     Evidence,
     Seen,
     alone,
+    context_line,
     decide,
     exists_in_tree,
     file_in_tree,
@@ -98,6 +99,8 @@ def confirm(
         seen, runs = _in_context(runner, snap, context, [ev.test for ev in todo], jobs)
         done.runs += runs
         for ev in todo:
+            if ev.change_alone is not None:
+                ev.history.append(context_line(ev) or "")
             ev.context = context
             ev.change_alone = [outcome for outcome, _ in seen[("change", ev.test)]]
             ev.base_alone = [outcome for outcome, _ in seen[("base", ev.test)]]
@@ -185,12 +188,14 @@ def _look_further(ev: Evidence, in_suite: Failure | None, change: list[Observed]
     failed in the suite (alone it lacks what the tests before it set up); or it failed every time
     on the base here while the base's suite run said it passed there."""
     outcomes = [outcome for outcome, _ in change]
+    base = ev.base_alone or []
+    if any(b != base[0] for b in base):
+        return False  # mixed on the base: flaky, wherever it runs
     if outcomes and all(o == "passed" for o in outcomes):
         return True
     if outcomes and all(o == "failed" for o in outcomes):
         if any(not _same_failure_as(in_suite, failure) for _, failure in change):
             return True
-        base = ev.base_alone or []
         return bool(base) and all(b == "failed" for b in base) and ev.base_suite == "passed"
     return False
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import pygit2
@@ -211,6 +211,8 @@ class Evidence:
     change_alone: list[Seen] | None = None
     """The live runs on the change in ``context``."""
     context: Context = "alone"
+    history: list[str] = field(default_factory=list)
+    """What the narrower contexts showed before this one (a confirmation line each)."""
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
@@ -225,7 +227,8 @@ def _counts(seen: list[Seen]) -> str:
     return ", ".join(parts)
 
 
-def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
+def context_line(ev: Evidence, how: str | None = None) -> str | None:
+    """What the live runs of the test's present context showed, on each side."""
     how = _IN[ev.context] if how is None else how
     if ev.base_alone is None and ev.change_alone is None:
         return None
@@ -240,6 +243,12 @@ def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
             "version failed on the base's code exactly as on the change"
         )
     return "; ".join(out)
+
+
+def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
+    """Every context the test ran in, narrowest first."""
+    line = context_line(ev, how)
+    return None if line is None else "; then ".join([*ev.history, line])
 
 
 def decide(ev: Evidence) -> tuple[FailureKind, str]:

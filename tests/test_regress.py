@@ -238,6 +238,7 @@ def test_failing_in_the_suite_but_passing_alone_is_judged_in_its_file(tmp_path):
     assert _kinds(report) == [("tests/test_order.py::test_later", "regression")]
     [failure] = report["regressions"]
     assert failure["confirmation"] == (
+        "on the change, alone: passed 2/2; on the base, alone: passed 2/2; then "
         "on the change, in its file: failed 2/2; on the base, in its file: passed 2/2"
     )
     alone = [r["command"].split()[-1] for r in report["runs"] if r["name"] == "test_one"]
