@@ -89,10 +89,12 @@ class Focus:
     """``test_one`` as configured (``{test}`` is the id)."""
     go_flags: tuple[str, ...] | None = None
     """Set when derived from a plain ``go test``: the flags it keeps."""
+    from_test: bool = False
+    """``template`` was derived from a plain pytest or ``python -m unittest`` ``test``."""
 
     @property
     def derived(self) -> bool:
-        return self.go_flags is not None
+        return self.go_flags is not None or self.from_test
 
     @property
     def shown(self) -> str:
@@ -139,7 +141,146 @@ def of(test: str | None, test_one: str | None) -> Focus | None:
     there is neither."""
     if test_one:
         return Focus(template=test_one)
-    flags = _go_flags(test) if test else None
+    if not test:
+        return None
+    flags = _go_flags(test)
     if flags is not None:
         return Focus(go_flags=tuple(f for f in flags if f != "-json"))
-    return None
+    template = _pytest_one(test) or _unittest_one(test)
+    return Focus(template=template, from_test=True) if template else None
+
+
+# pytest's options that take the next word as their value (core, xdist, cov, timeout, rerun);
+# an option of the form --name=value, a short one with its value attached (-kexpr, -rA) and the
+# flags below take none. Any other option: its arity is not known, so nothing is derived.
+_PYTEST_VALUED = frozenset(
+    [
+        "-k",
+        "-m",
+        "-p",
+        "-c",
+        "-o",
+        "-r",
+        "-W",
+        "-n",
+        "--deselect",
+        "--ignore",
+        "--ignore-glob",
+        "--rootdir",
+        "--confcutdir",
+        "--basetemp",
+        "--junitxml",
+        "--junit-xml",
+        "--junit-prefix",
+        "--log-level",
+        "--log-file",
+        "--log-format",
+        "--log-date-format",
+        "--log-cli-level",
+        "--log-cli-format",
+        "--log-file-level",
+        "--tb",
+        "--maxfail",
+        "--durations",
+        "--durations-min",
+        "--import-mode",
+        "--capture",
+        "--show-capture",
+        "--override-ini",
+        "--color",
+        "--code-highlight",
+        "--assert",
+        "--doctest-glob",
+        "--doctest-report",
+        "--numprocesses",
+        "--dist",
+        "--maxprocesses",
+        "--cov-report",
+        "--cov-config",
+        "--timeout",
+        "--timeout-method",
+        "--reruns",
+        "--config-file",
+        "--pythonwarnings",
+    ]
+)
+_PYTEST_FLAGS = frozenset(
+    [
+        "--strict-markers",
+        "--strict-config",
+        "--strict",
+        "--lf",
+        "--last-failed",
+        "--ff",
+        "--failed-first",
+        "--nf",
+        "--new-first",
+        "--sw",
+        "--stepwise",
+        "--stepwise-skip",
+        "--showlocals",
+        "--no-header",
+        "--no-summary",
+        "--disable-warnings",
+        "--disable-pytest-warnings",
+        "--doctest-modules",
+        "--continue-on-collection-errors",
+        "--runxfail",
+        "--full-trace",
+        "--exitfirst",
+        "--quiet",
+        "--verbose",
+        "--pyargs",
+        "--cache-clear",
+        "--setup-show",
+        "--no-showlocals",
+        "--doctest-continue-on-failure",
+        "--capture=no",
+        "--tb=short",
+    ]
+)
+_SHORT_FLAGS = re.compile(r"-[qvsxlO]+")
+_PYTHON = re.compile(r"(?:\S*/)?python[\d.]*")
+
+
+def _pytest_one(test: str) -> str | None:
+    """``test`` with the paths it names left out and the ids in their place: a plain
+    ``pytest ...`` or ``python -m pytest ...`` whose every option is one eyeful knows."""
+    if _SHELL.search(test.replace("'", "").replace('"', "")) or not results.is_pytest_command(test):
+        return None
+    words = shlex.split(test)
+    if words[:1] == ["pytest"] or words[0].endswith("/pytest"):
+        start = 1
+    elif _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "pytest"]:
+        start = 3
+    else:
+        return None  # behind env, uv run, tox: run as written, with test_one configured
+    kept = words[:start]
+    rest = iter(words[start:])
+    for word in rest:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            continue  # a path the suite names: the ids take its place
+        kept.append(word)
+        if word in _PYTEST_VALUED:
+            value = next(rest, None)
+            if value is None:
+                return None
+            kept.append(value)
+        elif not (
+            word in _PYTEST_FLAGS
+            or _SHORT_FLAGS.fullmatch(word)
+            or (word.startswith("--") and "=" in word)
+            or (not word.startswith("--") and len(word) > 2 and word[:2] in _PYTEST_VALUED)
+        ):
+            return None
+    return shlex.join(kept) + " {test}"
+
+
+def _unittest_one(test: str) -> str | None:
+    """``<python> -m unittest {test}`` for a plain ``python -m unittest ...``."""
+    match = _UNITTEST.match(test)
+    if match is None or _SHELL.search(test):
+        return None
+    return f"{match[1]} -m unittest {{test}}"
