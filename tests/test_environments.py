@@ -107,8 +107,9 @@ def test_a_runner_that_could_not_run_is_error_exit_3(tmp_path, test, extra, stag
 def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
     repo = make_repo(
         tmp_path / "repo",
-        # No test_one: the base's whole suite runs, and pytest finds no test there (exit 5).
-        {"pyproject.toml": eyeful_config(f"{PYTEST} -rA"),
+        # No test_one (none derived behind `env`): the base's whole suite runs, and pytest finds
+        # no test there (exit 5).
+        {"pyproject.toml": eyeful_config(f"env {PYTEST} -rA"),
          "pytest.ini": "[pytest]\npythonpath = .\n", "calc.py": BROKEN_ADD},
     )  # fmt: skip
     confirm(repo)
@@ -328,8 +329,8 @@ def test_a_distribution_installed_since_is_not_served_from_the_cache(tmp_path):
     repo = make_repo(
         tmp_path / "repo",
         {
-            # No test_one: the base's whole suite runs, and is cached.
-            "pyproject.toml": eyeful_config(USER_PYTEST),
+            # No test_one (none derived behind `env`): the base's whole suite runs, and is cached.
+            "pyproject.toml": eyeful_config(f"env {USER_PYTEST}"),
             "pytest.ini": "[pytest]\npythonpath = .\n",
             "calc.py": DEP_CALC,
             "tests/test_calc.py": DEP_TESTS,
@@ -348,7 +349,8 @@ def test_a_distribution_installed_since_is_not_served_from_the_cache(tmp_path):
     ]
     assert _kinds(first) == [("tests/test_calc.py::test_answer", "unconfirmed")]
     again = report_json(eyeful("--format", "json", cwd=repo, env=env))
-    assert [r["cached"] for r in again["runs"]] == [True, True]  # the key is stable
+    # The key is stable: the change's run is served; the base's decides, so it always runs.
+    assert [r["cached"] for r in again["runs"]] == [True, False]
 
     _pip_install(venv, _wheel(tmp_path, "2.0", 43))  # an upgrade: the base fails as well now
     after = report_json(eyeful("--format", "json", cwd=repo, env=env))

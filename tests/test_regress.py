@@ -379,7 +379,8 @@ def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
 
 
 def test_without_test_one_a_regression_is_unconfirmed_never_silently_blocking(tmp_path):
-    repo = python_project(tmp_path / "repo", eyeful_config(f"{PYTEST} -v"))
+    # `env` before pytest: eyeful derives no test_one from it (tests/test_first_run.py)
+    repo = python_project(tmp_path / "repo", eyeful_config(f"env {PYTEST} -v"))
     text = (repo / "pyproject.toml").read_text()
     assert "test_one" not in text
     confirm(repo)

@@ -590,8 +590,8 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
 # F. Setup runs when its command or inputs change ------------------------------------------------
 
 
-def _setup_project(tmp_path: Path, setup: str, extra: str = "") -> Path:
-    config = f"{extra}\n[commands]\nsetup = {setup!r}\ntest = {PYTEST!r}\n"
+def _setup_project(tmp_path: Path, setup: str, extra: str = "", test: str = PYTEST) -> Path:
+    config = f"{extra}\n[commands]\nsetup = {setup!r}\ntest = {test!r}\n"
     repo = make_repo(
         tmp_path / "repo",
         {
@@ -650,7 +650,8 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
 
 def test_setup_runs_for_the_base_when_its_inputs_differ_from_the_change(tmp_path):
     counter = tmp_path / "counter"
-    repo = _setup_project(tmp_path, f"echo x >> {counter}")
+    # The base's whole suite (no test_one derived behind `env`): one setup, one test run there.
+    repo = _setup_project(tmp_path, f"echo x >> {counter}", test=f"env {PYTEST}")
     stage(repo, {"calc.py": FIXED_ADD})
     _review_runs(repo)
     assert len(_lines(counter)) == 1
