@@ -79,8 +79,14 @@ def confirm(
     # file has the test is the base's collection's to say (doctests, inherited tests, any
     # parameter), in the live runs below; guessed from the file's text only without a record.
     exists = exists_in_tree if change.collected is None else file_in_tree
+    # (An id whose file the change's tree lacks too does not name a repository path: a rootdir
+    # below the repository, say. Its live runs tell.)
     with runner.lock_repo():
-        missing = {ev.test for ev in evidence if not exists(repo, snap.base.tree, ev.test)}
+        missing = {
+            ev.test
+            for ev in evidence
+            if not exists(repo, snap.base.tree, ev.test) and exists(repo, snap.head.tree, ev.test)
+        }
     for ev in evidence:
         if ev.test in missing:
             ev.base_suite = "absent"
@@ -94,6 +100,7 @@ def confirm(
     for context in CONTEXTS:
         if not todo:
             break
+        files_next = context == "alone" and change.tests_from == "probe"
         if context == "file" and change.tests_from != "probe":
             continue  # a file of tests is pytest's to run; other runners go on to the suite
         seen, runs = _in_context(runner, snap, context, [ev.test for ev in todo], jobs)
@@ -106,7 +113,7 @@ def confirm(
             ev.base_alone = [outcome for outcome, _ in seen[("base", ev.test)]]
         todo = [
             ev for ev in todo
-            if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)])
+            if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next)
         ]  # fmt: skip
     done.runs += _edited_tests(runner, repo, snap, change, evidence, jobs)
     return done
@@ -182,11 +189,15 @@ def _suite_failures(change: Run) -> dict[str, Failure]:
     return dict(change.failures or {})
 
 
-def _look_further(ev: Evidence, in_suite: Failure | None, change: list[Observed]) -> bool:
+def _look_further(
+    ev: Evidence, in_suite: Failure | None, change: list[Observed], files_next: bool
+) -> bool:
     """Whether this context is not where the failure lives, so the next one (file, suite) must
     judge: the test passed here on the change every time, or failed every time but not as it
     failed in the suite (alone it lacks what the tests before it set up); or it failed every time
-    on the base here while the base's suite run said it passed there."""
+    on the base too, alone, and its file is next (a pre-existing failure unblocks: it must hold
+    with the test's file, where the tests before it ran), or here while the base's suite run
+    said it passed there."""
     outcomes = [outcome for outcome, _ in change]
     base = ev.base_alone or []
     if any(b != base[0] for b in base):
@@ -196,7 +207,8 @@ def _look_further(ev: Evidence, in_suite: Failure | None, change: list[Observed]
     if outcomes and all(o == "failed" for o in outcomes):
         if any(not _same_failure_as(in_suite, failure) for _, failure in change):
             return True
-        return bool(base) and all(b == "failed" for b in base) and ev.base_suite == "passed"
+        failing_on_base = bool(base) and all(b == "failed" for b in base)
+        return failing_on_base and (files_next or ev.base_suite == "passed")
     return False
 
 

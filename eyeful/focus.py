@@ -283,4 +283,9 @@ def _unittest_one(test: str) -> str | None:
     match = _UNITTEST.match(test)
     if match is None or _SHELL.search(test):
         return None
+    words = test.split()
+    if {"-s", "--start-directory"} & set(words) and not {"-t", "--top-level-directory"} & set(
+        words
+    ):
+        return None  # its ids are relative to the start directory: not importable from here
     return f"{match[1]} -m unittest {{test}}"

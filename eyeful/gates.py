@@ -19,7 +19,7 @@ from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import changed_lines, touched
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
-from eyeful.snapshot import Snapshot
+from eyeful.snapshot import Snapshot, blob_at, tree_at
 
 GateName = Literal[
     "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
@@ -58,6 +58,9 @@ class Verdict(BaseModel):
     change_tail: str = ""
     failure: Failure | None = None
     """What the reproduction's own test failed with on the change (its first run)."""
+    raised_by_change: bool = False
+    """The failure was raised at a line the change added or changed (a ``raise`` it wrote):
+    perhaps what the change meant to do, so no runtime failure for the ``implicit`` oracle."""
     ran_change: bool | None = None
     """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
     None when that could not be traced (no probe record, nothing traceable changed)."""
@@ -278,6 +281,23 @@ class GateRunner:
             _observe(run, test, test_file, fails)
         return finals
 
+    def _raised_by_change(self, failure: Failure | None) -> bool:
+        """Whether ``failure`` was raised by a ``raise`` statement on a line the change wrote."""
+        if failure is None or not failure.raised_in or not failure.raised_line:
+            return False
+        if failure.raised_line not in self.changed.get(failure.raised_in, frozenset()):
+            return False
+        with self.runner.lock_repo():
+            try:
+                entry = tree_at(self.runner.repo, self.snapshot.head.tree)[failure.raised_in]
+                text = blob_at(self.runner.repo, entry.id).data.decode("utf-8", "replace")
+            except (KeyError, ValueError):
+                return False
+        lines = text.splitlines()
+        if failure.raised_line > len(lines):
+            return False
+        return lines[failure.raised_line - 1].lstrip().startswith("raise")
+
     def _reproduce(self, finding: Finding, test_file: str | None) -> Verdict:
         """The first four gates."""
         verdict = Verdict()
@@ -318,6 +338,7 @@ class GateRunner:
             verdict.set("fails_as_claimed", False, "the test passes on the change")
             return verdict
         verdict.failure = first.failure
+        verdict.raised_by_change = self._raised_by_change(first.failure)
         if not first.fails_seen:
             verdict.needs_correcting = True
             got = _said(first.failure)

@@ -63,8 +63,12 @@ def git(
     hooks: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run git, hooks off unless asked; raise :class:`GitError` with its stderr when asked to."""
+    # No hook, and no fsmonitor command (a command git runs like a hook, named in config that a
+    # worktree's untrusted files might have pointed git at).
     argv: Sequence[str] = (
-        ["git", *args] if hooks else ["git", "-c", "core.hooksPath=/dev/null", *args]
+        ["git", *args]
+        if hooks
+        else ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args]
     )
     proc = subprocess.run(
         argv,

@@ -172,6 +172,11 @@ def grade_oracle(
         failure = verdict.failure if verdict is not None else None
         path = finding.repro.path if finding.repro else ""
         why = not_runtime(failure, path, lambda p: read_file(p) is not None, test_file)
+        if why is None and verdict is not None and verdict.raised_by_change:
+            why = (
+                "it was raised at a line the change wrote, which may be what the change means "
+                "to do (a validation, say): a question for a person"
+            )
         if why is None and failure is not None:
             graded, note = "implicit", f"a failure from the runtime ({failure.kind}"
             note += f", raised in {failure.raised_in})" if failure.raised_in else ")"

@@ -260,6 +260,11 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
         }  # fmt: skip
         return kinds[ev.base_suite], ev.base_suite
     if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
+        if ev.change_alone and all(s in ("absent", "unknown") for s in ev.change_alone):
+            # Not found on the change either: the id does not reach the test (a rootdir below
+            # the repository, a command that changes directory), so the base's silence says
+            # nothing of it.
+            return "undetermined", "unknown"
         return "new_test", "absent"
     base = ev.base_alone  # live runs only: a cached run never decides
     if not base or any(s in ("unknown", "absent") for s in base):

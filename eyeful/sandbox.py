@@ -10,8 +10,12 @@ that execute it see (README "What untrusted code can do"):
 - its own pid namespace (``/proc`` shows nothing of eyeful's or the user's processes); it dies
   with eyeful;
 - an allow-listed environment: what any program needs (``PATH``, locale, terminal), the
-  variables the confirmed commands need (``[tool.eyeful] env``, the virtualenv, ``PYTHON*`` and
-  ``PYTEST_*``), and eyeful's own (the probe's, the reaper's token).
+  variables the confirmed commands need (``[tool.eyeful] env``, the virtualenv, Python's, pytest's
+  and Go's own settings, each by name), and eyeful's own (the probe's, the reaper's token).
+
+It can still read what the user can (the root is bound read-only, not hidden: the interpreter,
+its virtualenv and the project's dependencies live anywhere); what a reproduction prints in its
+failure reaches the report.
 
 Elsewhere (no ``bwrap``, not Linux, namespaces not allowed) :func:`unavailable` says why, and the
 review says the runs went unsandboxed (``sandbox = "require"`` makes that exit 3).
@@ -30,10 +34,18 @@ from pathlib import Path
 
 __all__ = ["Jail", "refused_by_sandbox", "unavailable"]
 
+# Named one by one (a prefix would let through any PYTHON_TOKEN the user has set).
 _ALWAYS = frozenset(
-    {"PATH", "USER", "LOGNAME", "TERM", "LANG", "LANGUAGE", "TZ", "SHELL", "VIRTUAL_ENV"}
-)
-_PREFIXES = ("LC_", "PYTHON", "PYTEST_", "EYEFUL_PROBE", "EYEFUL_REAPER", "GOFLAGS", "GOCACHE")
+    {
+        "PATH", "USER", "LOGNAME", "TERM", "LANG", "LANGUAGE", "TZ", "SHELL", "VIRTUAL_ENV",
+        "PYTHONPATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING",
+        "PYTHONUTF8", "PYTHONWARNINGS", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONDEVMODE",
+        "PYTHONFAULTHANDLER", "PYTHONUNBUFFERED", "PYTHONPYCACHEPREFIX",
+        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+        "PYTEST_XDIST_AUTO_NUM_WORKERS", "GOFLAGS", "GOCACHE", "GOPATH", "GOTOOLCHAIN", "GOPROXY",
+    }
+)  # fmt: skip
+_PREFIXES = ("LC_", "EYEFUL_PROBE")
 
 
 @functools.cache
@@ -90,6 +102,12 @@ class Jail:
         for path in [*writable, self.private / "tmp", self.private / "home"]:
             real = str(Path(path).resolve())
             binds += ["--bind", real, real]
+        for path in writable:
+            # A worktree's `.git` file names the git directory eyeful's own (unsandboxed) git
+            # commands use there: it stays as it is.
+            dot_git = Path(path).resolve() / ".git"
+            if dot_git.exists():
+                binds += ["--ro-bind", str(dot_git), str(dot_git)]
         return [bwrap, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                 *binds, "--", *argv]  # fmt: skip
 

@@ -135,6 +135,9 @@ class _Tracer:
         self.hits: dict[str, set[int]] = {path: set() for path in targets}
         self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
         self.why: str | None = None
+        # Lines count while a test runs (its setup, call, teardown), not while the modules are
+        # collected: a line run at import is no sign that a test exercised it.
+        self.active = False
 
     @classmethod
     def start(cls, spec: str) -> _Tracer:
@@ -157,6 +160,8 @@ class _Tracer:
         return found  # type: ignore[return-value]
 
     def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
+        if not self.active:
+            return None
         target = self._target(frame.f_code)
         if target is None:
             return None
@@ -164,7 +169,7 @@ class _Tracer:
         hits = self.hits[path]
 
         def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
-            if event == "line" and frame.f_lineno in lines:
+            if event == "line" and frame.f_lineno in lines and self.active:
                 hits.add(frame.f_lineno)
             return local
 
@@ -432,6 +437,17 @@ class _Probe:
             )
         except Exception as error:
             self._internal_error("pytest_make_collect_report", error)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        tracer = self.tracer
+        if tracer is not None:
+            tracer.active = True
+        try:
+            yield
+        finally:
+            if tracer is not None:
+                tracer.active = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:

@@ -1,0 +1,204 @@
+"""What an adversarial run found in the evidence, context and sandbox work, each a test that
+failed before its fix: wrong verdicts both ways, and a way out of the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eyeful import sandbox
+from eyeful.config import load_config
+from eyeful.trust import shown_settings
+from tests.gitrepo import (
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful,
+    eyeful_config,
+    make_repo,
+    report_json,
+    stage,
+    user_state,
+)
+
+needs_bwrap = pytest.mark.skipif(
+    sandbox.unavailable() is not None, reason=f"no sandbox here: {sandbox.unavailable()}"
+)
+
+CALC = "def add(a, b):\n    return a + b\n"
+ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def _review(repo: Path, *args: str) -> tuple[int, dict]:
+    proc = eyeful("--format", "json", *args, cwd=repo)
+    return proc.returncode, report_json(proc)
+
+
+def _finding(code: str, fails: str, oracle: dict | None = None, path: str = "calc.py") -> dict:
+    oracle = oracle or {
+        "kind": "specified", "quote": "add returns the sum of its arguments", "source": "README.md"
+    }  # fmt: skip
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": path, "line": 1, "title": "a problem", "body": "a claim.", "oracle": oracle,
+        "repro": {"path": "tests/test_repro.py", "code": code, "fails": fails},
+    }  # fmt: skip
+
+
+def _with_findings(tmp_path: Path, repo: Path, finding: dict) -> tuple[int, dict]:
+    path = tmp_path / "findings.json"
+    path.write_text(json.dumps([finding]), encoding="utf-8")
+    return _review(repo, "--findings", str(path))
+
+
+@needs_bwrap
+def test_a_reproduction_cannot_repoint_its_worktrees_git_file(tmp_path):
+    # Rewritten, the worktree's `.git` would point eyeful's own unsandboxed git commands there at
+    # a git directory of the reproduction's making (core.fsmonitor runs any command).
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "calc.py": CALC,
+         "README.md": "add returns the sum of its arguments\n", "tests/test_add.py": ADD_TEST},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    code = """from pathlib import Path
+
+from calc import add
+
+
+def test_sum():
+    Path(".git").write_text("gitdir: /nowhere\\n")
+    assert add(2, 3) == 5, "add no longer returns the sum"
+"""
+    before = user_state(repo)
+    _with_findings(tmp_path, repo, _finding(code, "add no longer returns the sum"))
+    for dot_git in (repo / ".git" / "eyeful" / "worktrees").glob("*/.git"):
+        assert "nowhere" not in dot_git.read_text(), dot_git
+    again, report = _review(repo)  # the worktrees still work
+    assert again == 1 and report["regressions"], report
+    assert user_state(repo) == before
+
+
+def test_ids_that_do_not_reach_the_test_make_no_new_test(tmp_path):
+    # pytest's rootdir is tests/ (its ini there): ids are relative to it, not to the repository,
+    # so no run on either side finds them; that is no evidence the base lacks the test.
+    test = f"{PYTEST} tests"
+    config = eyeful_config(test, test_one=f"{PYTEST} {{test}}")
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": config, "tests/pytest.ini": "[pytest]\npythonpath = ..\n",
+         "calc.py": CALC, "tests/test_mod.py": ADD_TEST},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    code, report = _review(repo)
+    kinds = {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+    assert "new_test" not in kinds.values(), kinds
+    assert code != 0
+
+
+def test_no_test_one_is_derived_from_unittest_discover_with_a_start_directory(tmp_path):
+    test = f"{PYTHON} -m unittest discover -s tests"
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(test), "calc.py": CALC})
+    assert "test_one" not in dict(shown_settings(load_config(repo), repo))
+
+
+REGISTRY = (
+    "_registry = {}\n\n\ndef register(name, value):\n    _registry[name] = value\n\n\n"
+    "def lookup(name):\n    return _registry[name]\n"
+)
+REGISTRY_TESTS = (
+    "from mod import lookup, register\n\n\n"
+    'def test_a():\n    register("x", 1)\n\n\n'
+    'def test_b():\n    assert lookup("x") == 1\n    assert lookup("x") == 1\n'
+)
+
+
+def test_a_failure_alone_on_both_sides_is_judged_with_its_file_before_it_is_pre_existing(tmp_path):
+    # test_b needs test_a's state: alone it fails on both sides with the same KeyError. The
+    # change makes lookup pop the name; with its file, test_b fails on the change only.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(extra="reruns = 2"), "pytest.ini": PYTEST_INI,
+         "mod.py": REGISTRY, "tests/test_mod.py": REGISTRY_TESTS},
+    )  # fmt: skip
+    confirm(repo)
+    stage(
+        repo, {"mod.py": REGISTRY.replace("return _registry[name]", "return _registry.pop(name)")}
+    )
+    code, report = _review(repo)
+    kinds = {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+    assert kinds == {"tests/test_mod.py::test_b": "regression"}, report
+    assert code == 1
+
+
+SHOP = "def total(prices):\n    return sum(prices)\n"
+VALIDATING = (
+    "def total(prices):\n    if any(p < 0 for p in prices):\n"
+    '        raise ValueError("prices must not be negative")\n    return sum(prices)\n'
+)
+
+
+def _shop(tmp_path: Path, change: str) -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "shop.py": SHOP,
+         "README.md": "the total of the prices\n",
+         "tests/test_shop.py": "from shop import total\n\n\ndef test_total():\n"
+                               "    assert total([1, 2]) == 3\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"shop.py": change})
+    return repo
+
+
+def test_an_implicit_oracle_is_not_granted_to_a_raise_the_change_wrote(tmp_path):
+    repo = _shop(tmp_path, VALIDATING)
+    code = "from shop import total\n\n\ndef test_negative():\n    assert total([5, -2]) == 3\n"
+    finding = _finding(code, "prices must not be negative", {"kind": "implicit"}, "shop.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] != "fail", found
+    assert "a line the change wrote" in found["oracle"]["note"], found["oracle"]
+    assert exit_code != 1
+
+
+def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
+    # A no-op change to a module-level line; the reproduction reads the source as text.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
+         "shop.py": "LIMIT = 100\n\n\n" + SHOP, "README.md": "the total of the prices\n",
+         "tests/test_shop.py": "from shop import total\n\n\ndef test_total():\n"
+                               "    assert total([1, 2]) == 3\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"shop.py": "LIMIT = 10_0\n\n\n" + SHOP})
+    code = (
+        "import inspect\n\nimport shop\n\n\ndef test_limit():\n"
+        "    assert 'LIMIT = 100' in inspect.getsource(shop), 'LIMIT was changed'\n"
+    )
+    oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
+    exit_code, report = _with_findings(tmp_path, repo, _finding(code, "LIMIT was changed", oracle))
+    (found,) = report["findings"]
+    assert found["kind"] != "fail", found
+    assert "ran none of the lines the change touched" in found["unverified"], found
+    assert exit_code != 1
+
+
+@needs_bwrap
+def test_a_reproduction_does_not_see_pythonlike_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHON_TOKEN", "pysecret")
+    repo = _shop(tmp_path, SHOP.replace("sum(prices)", "sum(prices) + 1"))
+    code = (
+        "import os\n\nfrom shop import total\n\n\ndef test_total():\n"
+        "    assert total([1]) == 1, f\"wrong total (token: {os.environ.get('PYTHON_TOKEN')})\"\n"
+    )
+    oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
+    _, report = _with_findings(tmp_path, repo, _finding(code, "wrong total", oracle, "shop.py"))
+    assert "pysecret" not in json.dumps(report)
+    assert "token: None" in json.dumps(report)
