@@ -82,10 +82,13 @@ def confirm(
     # (An id whose file the change's tree lacks too does not name a repository path: a rootdir
     # below the repository, say. Its live runs tell.)
     with runner.lock_repo():
+        renamed = _renamed_files(repo, snap)
+        base_ids = {ev.test: _on_base(ev.test, renamed) for ev in evidence}
         missing = {
             ev.test
             for ev in evidence
-            if not exists(repo, snap.base.tree, ev.test) and exists(repo, snap.head.tree, ev.test)
+            if not exists(repo, snap.base.tree, base_ids[ev.test])
+            and exists(repo, snap.head.tree, ev.test)
         }
     for ev in evidence:
         if ev.test in missing:
@@ -103,7 +106,8 @@ def confirm(
         files_next = context == "alone" and change.tests_from == "probe"
         if context == "file" and change.tests_from != "probe":
             continue  # a file of tests is pytest's to run; other runners go on to the suite
-        seen, runs = _in_context(runner, snap, context, [ev.test for ev in todo], jobs)
+        tests = [ev.test for ev in todo]
+        seen, runs = _in_context(runner, snap, context, tests, base_ids, jobs)
         done.runs += runs
         for ev in todo:
             if ev.change_alone is not None:
@@ -123,19 +127,27 @@ Observed = tuple[Seen, Failure | None]
 
 
 def _in_context(
-    runner: Runner, snap: Snapshot, context: Context, tests: list[str], jobs: int
+    runner: Runner,
+    snap: Snapshot,
+    context: Context,
+    tests: list[str],
+    base_ids: dict[str, str],
+    jobs: int,
 ) -> tuple[dict[tuple[str, str], list[Observed]], list[Run]]:
     """``reruns`` pairs of live runs of ``tests`` in ``context``, each pair in one worktree,
     change then base, or base then change for every other pair: whatever one run leaves in the
-    worktree (ignored files, caches) weighs on both sides alike."""
+    worktree (ignored files, caches) weighs on both sides alike. On the base a test goes by its
+    id there (``base_ids``: its file's name before a rename)."""
     sides = {"change": snap.head.tree, "base": snap.base.tree}
+    ids = {"change": tests, "base": [base_ids.get(t, t) for t in tests]}
 
     def pair(index: int) -> list[tuple[str, list[Run]]]:
         order = ["change", "base"] if index % 2 == 0 else ["base", "change"]
         out = []
         with runner.hold() as worktree:
             for side in order:
-                out.append((side, _run(runner, context, sides[side], side, tests, worktree)))
+                batch = _run(runner, context, sides[side], side, ids[side], worktree)
+                out.append((side, batch))
         return out
 
     seen: dict[tuple[str, str], list[Observed]] = {}
@@ -143,9 +155,28 @@ def _in_context(
     for batches in parallel_map(pair, range(runner.config.reruns), jobs):
         for side, batch in batches:
             runs += batch
-            for test, observed in _per_test(context, tests, batch).items():
-                seen.setdefault((side, test), []).append(observed)
+            said = _per_test(context, ids[side], batch)
+            for test, side_id in zip(tests, ids[side], strict=True):
+                seen.setdefault((side, test), []).append(said[side_id])
     return seen, runs
+
+
+def _renamed_files(repo: pygit2.Repository, snap: Snapshot) -> dict[str, str]:
+    """Files the change renamed, as git finds renames: new path -> the base's path."""
+    diff = tree_at(repo, snap.base.tree).diff_to_tree(tree_at(repo, snap.head.tree))
+    diff.find_similar()
+    return {
+        d.new_file.path: d.old_file.path
+        for d in diff.deltas
+        if d.status_char() == "R" and d.new_file.path != d.old_file.path
+    }
+
+
+def _on_base(test: str, renamed: dict[str, str]) -> str:
+    """``test``'s id on the base: its file under the name it had there."""
+    path = id_path(test)
+    old = renamed.get(path)
+    return test if old is None else old + test[len(path) :]
 
 
 def _run(

@@ -18,6 +18,7 @@ from tests.gitrepo import (
     confirm,
     eyeful,
     eyeful_config,
+    git,
     make_repo,
     report_json,
     stage,
@@ -202,3 +203,20 @@ def test_a_reproduction_does_not_see_pythonlike_secrets(tmp_path, monkeypatch):
     _, report = _with_findings(tmp_path, repo, _finding(code, "wrong total", oracle, "shop.py"))
     assert "pysecret" not in json.dumps(report)
     assert "token: None" in json.dumps(report)
+
+
+def test_a_test_file_the_change_renamed_is_the_same_test_on_the_base(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "calc.py": CALC,
+         "tests/test_mod.py": ADD_TEST},
+    )  # fmt: skip
+    confirm(repo)
+    git(repo, "mv", "tests/test_mod.py", "tests/test_add.py")
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    code, report = _review(repo)
+    kinds = {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+    assert kinds == {"tests/test_add.py::test_add": "regression"}, report
+    base_alone = [r["command"] for r in report["runs"] if r["side"] == "base"]
+    assert base_alone and all(c.endswith("tests/test_mod.py::test_add") for c in base_alone)
+    assert code == 1
