@@ -19,6 +19,9 @@ from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 PROBE_MODULE = "eyeful_probe"
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
+SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
+"""Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
+it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
 PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 """The directory that holds only the probe module: put first on PYTHONPATH."""
@@ -41,6 +44,7 @@ def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
         "EYEFUL_PROBE_DIR": str(probe_dir),
         "EYEFUL_PROBE_SESSION": "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
+        SANDBOX_VAR: "",
     }
 
 
@@ -187,6 +191,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     errors: dict[str, records.CollectError] = {}
     imported: set[str] = set()
     executed: dict[str, set[int]] | None = None
+    sandboxed: list[str] = []
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
@@ -235,6 +240,9 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                         executed.setdefault(path, set()).update(numbers)
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
+            elif kind == "sandboxed":
+                hits = [h for h in records.as_list(line.get("hits")) if isinstance(h, str)]
+                sandboxed += hits[: 20 - len(sandboxed)]
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -296,6 +304,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         finished=finish is not None,
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),
+        sandboxed=sandboxed,
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

@@ -178,6 +178,9 @@ class RunRecord(_Model):
     executed: dict[str, list[int]] | None = None
     """pytest, when asked to trace some lines (EYEFUL_PROBE_TRACE): those that ran, by file
     (absolute); None when not asked, or when it could not trace."""
+    sandboxed: list[str] = Field(default_factory=list)
+    """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
+    outside, a connection), whatever the code made of the error."""
     imported: list[str] = Field(default_factory=list)
     """pytest: files of the modules imported outside the standard library and site-packages."""
     notes: list[str] = Field(default_factory=list)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -116,6 +117,9 @@ def attempt(
             found.feed(line)
 
     probe_env = pytest_records.plugin_env(probe_dir, env)
+    if jail is not None:
+        writable = [cwd, probe_dir, jail.private / "tmp", jail.private / "home"]
+        probe_env[pytest_records.SANDBOX_VAR] = os.pathsep.join(str(p) for p in writable)
     if trace:
         spec = probe_dir / "trace.json"
         spec.write_text(json.dumps({str(cwd / p): sorted(n) for p, n in trace.items()}), "utf-8")
@@ -186,7 +190,8 @@ def read(attempt: Attempt, context: Context) -> Said:
     if context.sandboxed and said.status == "FAILED":
         texts = [result.tail, *(f.text for f in said.failures.values())]
         texts += [link for f in said.failures.values() for link in f.chain]
-        refused = refused_by_sandbox(texts)
+        tried = attempt.record.sandboxed if attempt.record is not None else []
+        refused = tried[0] if tried else refused_by_sandbox(texts)
         if refused is not None:
             said.status = "ERROR"
             said.reason = (

@@ -220,3 +220,36 @@ def test_a_test_file_the_change_renamed_is_the_same_test_on_the_base(tmp_path):
     base_alone = [r["command"] for r in report["runs"] if r["side"] == "base"]
     assert base_alone and all(c.endswith("tests/test_mod.py::test_add") for c in base_alone)
     assert code == 1
+
+
+CACHING = """import json
+
+
+class CacheError(Exception):
+    pass
+
+
+def total(prices):
+    try:
+        with open("/var/tmp/eyeful-test-total-cache.json", "w") as handle:
+            json.dump(prices, handle)
+    except OSError:
+        raise CacheError("total cache unavailable") from None
+    return sum(prices)
+"""
+
+
+@needs_bwrap
+def test_a_failure_the_sandbox_caused_is_no_finding_even_when_the_code_hides_its_error(tmp_path):
+    # The change writes outside the worktree and wraps the error: the sandbox refused the write,
+    # whatever the message says; outside the sandbox, total() works.
+    repo = _shop(tmp_path, CACHING)
+    code = "from shop import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+    finding = _finding(code, "total cache unavailable", {"kind": "implicit"}, "shop.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] != "fail", found
+    runs = [r for r in found["runs"] if r["side"] == "change" and r["name"] == "test_one"]
+    assert runs and all(r["status"] == "ERROR" for r in runs), runs
+    assert all("write to /var/tmp/eyeful-test-total-cache.json" in r["reason"] for r in runs)
+    assert exit_code != 1

@@ -74,6 +74,7 @@ import pytest
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
+_SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _SESSION_VAR = "EYEFUL_PROBE_SESSION"
 
 MESSAGE_CHARS = 2000  # of each exception's str()
@@ -117,6 +118,9 @@ def pytest_configure(config: pytest.Config) -> None:
         trace = os.environ.get(_TRACE_VAR)
         if trace:
             probe.tracer = _Tracer.start(trace)
+        confined = os.environ.get(_SANDBOX_VAR)
+        if confined:
+            probe.walls = _Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
         # error is recorded, and every other module still runs.
         config.option.continue_on_collection_errors = True
@@ -185,6 +189,52 @@ class _Tracer:
         else:
             files = None
         return {"t": "executed", "files": files, "why": self.why}
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class _Walls:
+    """Under eyeful's sandbox: what the code tried that the sandbox refuses (a write outside the
+    places it may write, a connection), seen by an audit hook whatever the code made of the
+    error, so that a failure the sandbox caused is never taken for one of the code."""
+
+    def __init__(self, writable: list[str]) -> None:
+        self.writable = [os.path.realpath(p) for p in writable if p]
+        self.hits: list[str] = []
+
+    @classmethod
+    def start(cls, writable: list[str]) -> _Walls:
+        walls = cls(writable)
+        sys.addaudithook(walls._event)
+        return walls
+
+    def _outside(self, path: object) -> bool:
+        if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
+            return False
+        real = os.path.realpath(os.fsdecode(path))
+        if real.endswith(".pyc") or real.startswith("/dev/"):
+            return False  # bytecode caches (Python shrugs off a failure to write one), devices
+        return not any(real == root or real.startswith(root + os.sep) for root in self.writable)
+
+    def _event(self, event: str, args: tuple[Any, ...]) -> None:
+        if len(self.hits) >= 20:
+            return
+        try:
+            if event == "open" and len(args) >= 3:
+                path, mode, flags = args[0], args[1], args[2]
+                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    isinstance(flags, int) and flags & _WRITE_FLAGS
+                )
+                if writes and self._outside(path):
+                    self.hits.append(f"write to {os.fsdecode(path)}")
+            elif event in ("os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink"):
+                if args and self._outside(args[0]):
+                    self.hits.append(f"{event} {os.fsdecode(args[0])}")
+            elif event in ("socket.connect", "socket.sendto", "socket.getaddrinfo"):
+                self.hits.append(f"{event} {args[1] if len(args) > 1 else ''}")
+        except Exception:  # an audit hook must never break the code it watches
+            return
 
 
 def _say_unsupported(directory: str) -> None:
@@ -340,6 +390,7 @@ class _Probe:
         self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.internal = _internal_dirs()
         self.tracer: _Tracer | None = None
+        self.walls: _Walls | None = None
 
     # writing
 
@@ -589,6 +640,8 @@ class _Probe:
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
             if self.tracer is not None:
                 self._line(self.tracer.stop())
+            if self.walls is not None and self.walls.hits:
+                self._line({"t": "sandboxed", "hits": self.walls.hits})
         except Exception as error:
             self._internal_error("pytest_sessionfinish", error)
         try:
