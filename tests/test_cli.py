@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import core
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -72,6 +73,70 @@ def test_a_forked_start_gives_what_git_eyeful_gives(tmp_path):
     assert same().returncode == 1  # the regression confirmed live by each
     bad = same("--findings", "findings.json")
     assert bad.returncode == 2 and "findings.json" in bad.stderr, bad.stderr
+
+
+def test_a_review_in_process_gives_what_git_eyeful_gives(tmp_path):
+    """Most tests review through the core in their own process (tests/core.py); that is only
+    sound if it gives what `git eyeful` gives for the same input: the same exit code, report
+    and messages, for each verdict and for bad input."""
+    config = eyeful_config(extra="reruns = 1", test_one=f"{PYTEST} {{test}}")
+    repo = python_project(tmp_path / "repo", config)
+    write(repo, {"findings.json": "[{]", "description.md": "the change"})
+    elsewhere = tmp_path / "not-a-repo"
+    elsewhere.mkdir()
+
+    def same(where: Path, *args: str, **options: object) -> core.Reviewed:
+        started = eyeful("--no-cache", *args, cwd=where, fork=False)
+        here = core.review(where, no_cache=True, **options)
+        for proc in (here, started):  # durations differ from run to run
+            proc.stdout, proc.stderr = (
+                re.sub(r'\b\d+(\.\d+)?s\b|"(duration|started)": [^,\n]+', "N", text)
+                for text in (proc.stdout, proc.stderr)
+            )
+        assert (here.exit_code, here.stdout, here.stderr) == (
+            started.returncode, started.stdout, started.stderr
+        )  # fmt: skip
+        return here
+
+    assert same(repo).exit_code == 0  # nothing staged: nothing to review
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "calc.py")
+    assert same(repo).exit_code == 3  # the commands are not confirmed
+    confirm(repo)
+    assert (
+        same(repo, "--format", "json", "--all-tests", format="json", all_tests=True).exit_code == 1
+    )
+    assert same(repo, "-m", "why", message="why").exit_code == 1
+    bad = same(repo, "--findings", "findings.json", findings=Path("findings.json"))
+    assert bad.exit_code == 2 and "findings.json" in bad.stderr, bad.stderr
+    both = same(
+        repo, "--description", "description.md", "-m", "x",
+        description_file=Path("description.md"), message="x",
+    )  # fmt: skip
+    assert both.exit_code == 2
+    assert same(repo, "--base", "no-such-branch", base="no-such-branch").exit_code == 2
+    assert same(elsewhere).exit_code == 2
+    assert (
+        same(repo, "--base", "1" * 40, "--head", "HEAD", base="1" * 40, head="HEAD").exit_code == 3
+    )
+
+
+def test_a_review_in_process_reads_git_configuration_from_its_own_home(tmp_path):
+    """libgit2 (under pygit2) finds git's global and XDG configuration from HOME and
+    XDG_CONFIG_HOME when pygit2 is imported; a review in the test's process reads them again
+    from the environment it is given, as a fresh start would, and the test's own afterwards."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    for name in ("one", "two"):
+        home = tmp_path / name
+        env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "xdg")}
+        with core._as_git_eyeful(tmp_path, env):
+            assert Path.cwd() == tmp_path
+            assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == str(home)
+            assert pygit2.settings.search_path[ConfigLevel.XDG] == str(home / "xdg" / "git")
+            assert os.environ["GIT_EXEC_PATH"] == os.environ["PATH"].split(os.pathsep)[0]
+        assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == os.environ["HOME"]
 
 
 def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
