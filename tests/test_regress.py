@@ -1,8 +1,8 @@
 """A regression blocks on positive evidence confirmed live (issue 7, points 3, 4, 5, 7, 8).
 
 Each test is a real repository and real reviews of it (tests/core.py); each was checked to fail
-on the code before the change (a pass inferred from absence, one run per side, stale caches and bytecode, a
-shallow clone compared with the empty tree).
+on the code before the change (a pass inferred from absence, one run per side, stale caches and
+bytecode, a shallow clone compared with the empty tree).
 """
 
 from __future__ import annotations
