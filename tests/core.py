@@ -63,10 +63,6 @@ class Reviewed:
         result: dict[str, Any] = json.loads(self.json_text)
         return result
 
-    @property
-    def returncode(self) -> int:  # the name subprocess gives it, for helpers shared with runs
-        return self.exit_code
-
     def __str__(self) -> str:  # for assertion messages: everything printed
         return self.stdout + self.stderr
 
