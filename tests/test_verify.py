@@ -70,7 +70,7 @@ PY = "/path/to/.venv/bin/python3"
 
 def _normalised(text: str) -> str:
     """Output as the README shows it: only ids, times and the flaky runs' order may differ."""
-    text = re.sub(r"\S+/python3?(?= -m pytest)", PY, text)  # the interpreter the demo runs
+    text = re.sub(r"\S+/python3?(\.\d+)?(?= -m pytest)", PY, text)  # the interpreter the demo runs
     text = re.sub(r"\b[0-9a-f]{7}\b", "ID", text)
     text = re.sub(r"\d+\.\d+s\b", "Ts", text)
     text = re.sub(r"ended differently: [A-Z, ]+", "ended differently: ...", text)
