@@ -199,14 +199,14 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
 
-    first = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    first = core.review(repo, format="json").json
     # The suite on the change; the failing test alone on each side (the base's suite never ran).
     assert [(r["name"], r["cached"]) for r in first["runs"]] == [
         ("test", False), ("test_one", False), ("test_one", False)
     ]  # fmt: skip
     assert _count(counter) == 1
 
-    again = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    again = core.review(repo, format="json").json
     assert _count(counter) == 1  # the suite was not run again; the confirmation always is
     assert [(r["name"], r["cached"]) for r in again["runs"]] == [
         ("test", True), ("test_one", False), ("test_one", False)
@@ -217,7 +217,7 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
     # A different change: its suite runs.
     write(repo, {"calc.py": BROKEN_ADD + "\n# another change\n"})
     git(repo, "add", "-A")
-    third = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    third = core.review(repo, format="json").json
     assert _count(counter) == 2
     assert (third["runs"][0]["side"], third["runs"][0]["cached"]) == ("change", False)
     assert [r["test"] for r in third["regressions"]] == ["tests/test_calc.py::test_add"]
@@ -230,14 +230,14 @@ def test_a_damaged_cache_entry_is_a_miss_never_a_crash(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": CALC.replace("a + b", "b + a")})  # harmless
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 0
+    assert core.review(repo).exit_code == 0
     entries = sorted((repo / ".git" / "eyeful" / "cache" / "runs").rglob("*.json"))
     assert entries and _count(counter) == 1
     for damaged in ('{"status": "nonsense"}', "[]", '{"tree": 5}'):
         for entry in entries:
             entry.write_text(damaged, encoding="utf-8")  # JSON, but not a run record
-        proc = eyeful(cwd=repo)
-        assert proc.returncode == 0, proc.stdout + proc.stderr  # run afresh, not a crash
+        proc = core.review(repo)
+        assert proc.exit_code == 0, proc.stdout + proc.stderr  # run afresh, not a crash
         assert "cached: ran" not in proc.stdout
     assert _count(counter) == 4
 
@@ -250,14 +250,14 @@ def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     assert _count(counter) == 1
     (repo / "pyproject.toml").write_text(
         eyeful_config(f"echo other >> {counter} && {PYTEST}", **one)
     )
     confirm(repo)
     # pyproject.toml is unstaged: the tree is the same, the command is not.
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     assert _count(counter) == 2
 
 
@@ -395,7 +395,7 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     listed = git(repo, "worktree", "list", "--porcelain")
     assert ".git/eyeful/worktrees/wt-" in listed
     before = user_state(repo)
@@ -409,7 +409,7 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     )
     assert user_state(repo) == before
     # It all comes back on the next run.
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
 
 
 def _repro_finding(n: int) -> dict[str, object]:
