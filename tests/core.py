@@ -10,10 +10,12 @@ For the call, the process is given what `git eyeful` would have: the working dir
 environment (``env`` replaces it, as for a subprocess), git's exec-path first on PATH and
 GIT_EXEC_PATH, an empty stdin, its own stdout and stderr (file descriptors 1 and 2, so what a
 command started with them writes is seen too), libgit2's configuration search paths read again
-from HOME and XDG_CONFIG_HOME, and (Linux) the subreaper mark, so that what a command leaves
-behind stays below this process. Everything is restored afterwards, and what eyeful left is
-killed and reaped as the program's exit would: every process carrying one of this process's
-tokens, and every process that became a descendant of this one during the call.
+from HOME and XDG_CONFIG_HOME, the temporary directory from TMPDIR, and (Linux) the subreaper
+mark, so that what a command leaves behind stays below this process. Everything is restored
+afterwards, and what eyeful left is killed and reaped as the program's exit would: every process
+carrying one of this process's tokens, and every process that became a descendant of this one
+during the call. An unexpected exception propagates (the program would exit 4): the test fails
+with its traceback.
 """
 
 from __future__ import annotations
@@ -165,6 +167,7 @@ def _as_git_eyeful(cwd: Path, env: dict[str, str] | None) -> Iterator[list[str]]
             os.environ.clear()
             os.environ.update(run_env)
             _read_git_config_paths_again()
+            tempfile.tempdir = None  # TMPDIR as the run's environment sets it
             os.chdir(cwd)
             sys.stdin = io.StringIO("")
             try:
@@ -175,6 +178,7 @@ def _as_git_eyeful(cwd: Path, env: dict[str, str] | None) -> Iterator[list[str]]
                 os.environ.clear()
                 os.environ.update(saved_env)
                 _read_git_config_paths_again()
+                tempfile.tempdir = None
         printed += [out.decode("utf-8", "replace"), err.decode("utf-8", "replace")]
     finally:
         _sweep_leftovers(before)

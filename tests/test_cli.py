@@ -14,8 +14,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
 from tests import core
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -31,7 +29,7 @@ from tests.gitrepo import (
 
 
 def test_dash_h_documents_commands_and_exit_codes(tmp_path):
-    proc = eyeful("-h", cwd=tmp_path, fork=False)
+    proc = eyeful("-h", cwd=tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     for word in ("confirm", "install-hook", "demo", "--base", "--head", "--format"):
@@ -48,33 +46,6 @@ def test_both_entry_points_are_the_same_app(tmp_path):
         assert proc.stdout.startswith("eyeful ")
 
 
-def test_a_forked_start_gives_what_git_eyeful_gives(tmp_path):
-    """Most tests start eyeful as a fork of a process that has imported it (tests/forkserver.py);
-    that is only sound if it gives what `git eyeful` gives: the same report, messages and exit
-    code, through the fast path (no arguments) and through the CLI's parser (an error)."""
-    config = eyeful_config(extra="reruns = 1", test_one=f"{PYTEST} {{test}}")
-    repo = python_project(tmp_path / "repo", config)
-    confirm(repo)
-    write(repo, {"calc.py": BROKEN_ADD, "findings.json": "[{]"})
-    git(repo, "add", "calc.py")
-
-    def same(*args: str) -> subprocess.CompletedProcess[str]:
-        forked, started = eyeful(*args, cwd=repo), eyeful(*args, cwd=repo, fork=False)
-        for proc in (forked, started):  # durations differ from run to run
-            proc.stdout, proc.stderr = (
-                re.sub(r"\b\d+(\.\d+)?s\b", "Ns", text) for text in (proc.stdout, proc.stderr)
-            )
-        assert (forked.returncode, forked.stdout, forked.stderr) == (
-            started.returncode, started.stdout, started.stderr
-        )  # fmt: skip
-        return forked
-
-    assert eyeful(cwd=repo).returncode == 1  # caches the suite's runs for both starts below
-    assert same().returncode == 1  # the regression confirmed live by each
-    bad = same("--findings", "findings.json")
-    assert bad.returncode == 2 and "findings.json" in bad.stderr, bad.stderr
-
-
 def test_a_review_in_process_gives_what_git_eyeful_gives(tmp_path):
     """Most tests review through the core in their own process (tests/core.py); that is only
     sound if it gives what `git eyeful` gives for the same input: the same exit code, report
@@ -86,7 +57,7 @@ def test_a_review_in_process_gives_what_git_eyeful_gives(tmp_path):
     elsewhere.mkdir()
 
     def same(where: Path, *args: str, **options: object) -> core.Reviewed:
-        started = eyeful("--no-cache", *args, cwd=where, fork=False)
+        started = eyeful("--no-cache", *args, cwd=where)
         here = core.review(where, no_cache=True, **options)
         for proc in (here, started):  # durations differ from run to run
             proc.stdout, proc.stderr = (
@@ -137,52 +108,6 @@ def test_a_review_in_process_reads_git_configuration_from_its_own_home(tmp_path)
             assert pygit2.settings.search_path[ConfigLevel.XDG] == str(home / "xdg" / "git")
             assert os.environ["GIT_EXEC_PATH"] == os.environ["PATH"].split(os.pathsep)[0]
         assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == os.environ["HOME"]
-
-
-def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
-    """What an import reads from the environment was read in the zygote, from its environment:
-    libgit2 (under pygit2) finds git's global and XDG configuration and the home directory from
-    HOME and XDG_CONFIG_HOME when pygit2 is imported. A forked run reads them again from its own,
-    as a fresh interpreter would."""
-    from tests import forkserver
-
-    root = str(Path(__file__).parent.parent)
-    probe = f"import sys; sys.path.insert(0, {root!r}); from tests.forkserver import _probe"
-    for name in ("one", "two"):
-        home = tmp_path / name
-        env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "xdg")}
-        forked = forkserver.run([], cwd=tmp_path, env=env, timeout=60, stdin=None, probe=True)
-        fresh = subprocess.run([sys.executable, "-c", probe + "; _probe()"], env=env,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-        read = json.loads(forked.stdout)
-        assert read == json.loads(fresh.stdout)
-        assert read["homedir"] == str(home)
-        assert read["search_path"]["GLOBAL"] == str(home)
-        assert read["search_path"]["XDG"] == str(home / "xdg" / "git")
-
-
-@pytest.mark.skipif(
-    os.environ.get("EYEFUL_TESTS_FORK") == "0", reason="every run starts afresh: nothing forks"
-)
-def test_a_run_that_a_fork_cannot_give_what_a_fresh_start_gives_starts_afresh(tmp_path):
-    from tests import forkserver
-
-    env = dict(os.environ)
-    assert forkserver.forkable(env, [])
-    assert not forkserver.forkable(env, ["--help"])  # git's man page
-    assert not forkserver.forkable({**env, "PATH": "/usr/bin:/bin"}, [])  # no git-eyeful there
-    assert not forkserver.forkable({**env, "PYTHONHASHSEED": "7", "PYTHONPATH": "x"}, [])
-    previous = os.umask(0o077)  # inherited as it is now by a fresh start; by a fork, as it was
-    try:
-        assert not forkserver.forkable(env, [])
-    finally:
-        os.umask(previous)
-    previous_handler = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
-    try:
-        assert not forkserver.forkable(env, [])
-    finally:
-        signal.signal(signal.SIGUSR1, previous_handler)
-    assert forkserver.forkable(env, [])
 
 
 def _count(path: Path) -> int:

@@ -328,8 +328,8 @@ def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
 
 def test_a_forked_eyeful_marks_its_commands_with_tokens_of_its_own():
     """The token that marks a command's processes for killing is unique to the eyeful process
-    that made it, even for a fork of a process that had imported eyeful or made tokens already
-    (the suite forks eyeful from a zygote): a shared token would let one run kill another's."""
+    that made it, even for a fork of a process that had imported eyeful or made tokens already:
+    a shared token would let one run kill another's."""
     code = (
         "import os\n"
         "from eyeful import reaper\n"
