@@ -1,9 +1,10 @@
 """Every test runs in a sealed environment: its own HOME, git config and XDG config directory.
 
-Repositories are real, made with real git in temporary directories; eyeful always runs as a
-separate process: started as a user starts it where the test is about starting (git's dispatch,
-the console scripts, hooks, terminals, start-up), and otherwise forked from a process that has
-already imported it (tests/forkserver.py; EYEFUL_TESTS_FORK=0 starts every run afresh).
+Repositories are real, made with real git in temporary directories, and the project commands a
+review runs are real processes. A review's verdict is tested through the core, in the test's own
+process (tests/core.py: the review command's phases, given what `git eyeful` would have); eyeful
+is started as a user starts it where the test is about the program itself (git's dispatch, the
+console scripts, the command line, hooks, terminals, signals, the crash handler, start-up).
 """
 
 from __future__ import annotations
@@ -79,18 +80,12 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     return home
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    from tests import forkserver
-
-    forkserver.close()
-
-
 def pytest_configure(config: pytest.Config) -> None:
-    """eyeful's bytecode, written once: the suite starts a fresh eyeful some 60 times (and some
-    400 with EYEFUL_TESTS_FORK=0), and where PYTHONDONTWRITEBYTECODE is set (CI, many shells)
-    an editable install would compile every module afresh at each start (about 0.1 s of CPU
-    each). An install compiles them the same way;
-    compileall skips what is up to date. The bundled example project is left alone."""
+    """eyeful's bytecode, written once: the suite starts eyeful some 200 times (hooks, the
+    command line, terminals, signals, the eval), and where PYTHONDONTWRITEBYTECODE is set (CI,
+    many shells) an editable install would compile every module afresh at each start (about
+    0.1 s of CPU each). An install compiles them the same way; compileall skips what is up to
+    date. The bundled example project is left alone."""
     import compileall
     import re
 
@@ -115,9 +110,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if not path:
         yield
         return
-    from tests import forkserver
-
-    before, forked = os.times(), forkserver.cpu_seconds
+    before = os.times()
     yield
     after = os.times()
     row = {
@@ -127,9 +120,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         "children": after.children_user
         + after.children_system
         - before.children_user
-        - before.children_system
-        + forkserver.cpu_seconds  # eyeful's forked runs: not this process's children
-        - forked,
+        - before.children_system,
         "wall": after.elapsed - before.elapsed,
         "end": after.elapsed,
     }

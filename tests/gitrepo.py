@@ -1,4 +1,4 @@
-"""Helpers for tests: real repositories, running eyeful, and fingerprints of the user's state."""
+"""Helpers for tests: real repositories, starting eyeful, and fingerprints of the user's state."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-
-from tests import forkserver
 
 PYTHON = sys.executable
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
@@ -119,13 +117,10 @@ def eyeful(
     env: dict[str, str] | None = None,
     timeout: float = 180,
     stdin: str | None = None,
-    fork: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """`git eyeful ARGS`: a real, separate process given what `git eyeful` gives it; forked from a
-    process that has already imported eyeful (tests/forkserver.py) unless `fork=False`."""
-    run_env = dict(os.environ) if env is None else env
-    if fork and forkserver.forkable(run_env, list(args)):
-        return forkserver.run(list(args), cwd=cwd, env=run_env, timeout=timeout, stdin=stdin)
+    """`git eyeful ARGS`, started as a user starts it: for the tests about the program itself
+    (starting, the command line, terminals, hooks, signals, the crash handler). A review's
+    verdict is tested through the core, in the test's process: tests/core.py."""
     return subprocess.run(
         ["git", "eyeful", *args],
         cwd=cwd,

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from eyeful.cli.demo import make_demo_repo
-from tests.gitrepo import confirm, eyeful, git, user_state
+from tests.core import review
+from tests.gitrepo import confirm, git, user_state
 from tests.scripted_agent import serve_openai
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
@@ -167,10 +168,10 @@ def _command_agent(script: dict, tmp_path: Path, timeout: float = 60) -> str:
     return f'provider = "command"\ncommand = {json.dumps(command)}\ntimeout = {timeout}\n'
 
 
-def _report(repo: Path, *args: str) -> dict:
-    proc = eyeful("--format", "json", *args, cwd=repo)
-    assert proc.returncode in (0, 1, 3), proc.stderr
-    return json.loads(proc.stdout)
+def _report(repo: Path, **options: object) -> dict:
+    result = review(repo, format="json", **options)
+    assert result.exit_code in (0, 1, 3), result.stderr
+    return json.loads(result.stdout)
 
 
 def _by_title(report: dict) -> dict[str, dict]:
@@ -247,7 +248,7 @@ def test_command_provider_plays_every_role(tmp_path):
     assert "body" not in json.dumps(fix_task)
     assert fix_task["test"]["code"] in (BOUNDARY_TEST, NEGATIVE_TEST)
     # The markdown shows the merged pair, the judge's objection folded, and the usage footer.
-    md = eyeful(cwd=repo).stdout
+    md = review(repo).stdout
     assert "One problem with: `skeptic-1`." in md
     folded = md.split("<details><summary>Disputed (1)</summary>")[1].split("</details>")[0]
     assert "Objection: Python integers do not overflow" in folded
@@ -313,7 +314,7 @@ def test_read_only_level_runs_no_project_command_and_judges(tmp_path):
     repo = make_demo_repo(tmp_path)
     script = full_script(tmp_path / "log.jsonl")
     _configure(repo, _command_agent(script, tmp_path))
-    report = _report(repo, "--level", "read_only")
+    report = _report(repo, level="read_only")
     assert report["runs"] == []
     found = _by_title(report)
     assert all(f["kind"] in ("review", "open") for f in found.values())
@@ -442,7 +443,7 @@ def test_an_invalid_reply_is_asked_again_once_with_the_error_quoted(tmp_path):
     script["expert"]["skeptic"] = {"once": "malformed", "then": script["expert"]["skeptic"]}
     _configure(repo, _command_agent(script, tmp_path))
     # The experts are asked the same at either level: read_only spares the project's test runs.
-    report = _report(repo, "--level", "read_only")
+    report = _report(repo, level="read_only")
     prompts = [json.loads(line) for line in log.read_text().splitlines()]
     skeptic = [
         p["prompt"] for p in prompts if p["role"] == "expert" and p["task"]["expert"] == "skeptic"
@@ -462,7 +463,7 @@ def test_prompts_can_be_overridden_from_the_repository(tmp_path):
     override.write_text("# Role: judging findings no test could show\n\nHOUSE RULES: be strict.\n")
     _configure(repo, _command_agent(full_script(log), tmp_path))
     # read_only: the judge reads every finding, and no project test runs (not needed here).
-    _report(repo, "--level", "read_only")
+    _report(repo, level="read_only")
     prompts = [json.loads(line) for line in log.read_text().splitlines()]
     judge = [p["prompt"] for p in prompts if p["role"] == "judge"]
     assert judge and all("HOUSE RULES: be strict." in p for p in judge)
@@ -493,8 +494,8 @@ def test_a_bad_agent_setting_is_exit_2_before_anything_runs(tmp_path):
         f'[tool.eyeful.commands]\ntest = "touch {marker}"\n[tool.eyeful.agent]\npreset = "ollama"\n'
     )
     confirm(repo)
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2
+    proc = review(repo)
+    assert proc.exit_code == 2
     assert "ollama" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not marker.exists()
     assert proc.stdout == ""
@@ -504,8 +505,8 @@ def test_an_unknown_agent_key_names_the_field(tmp_path):
     repo = make_demo_repo(tmp_path)
     pyproject = repo / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + '\n[tool.eyeful.agent]\nprovder = "openai"\n')
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2
+    proc = review(repo)
+    assert proc.exit_code == 2
     assert "unknown key 'agent.provder'" in proc.stderr
 
 
@@ -540,7 +541,7 @@ def test_an_agent_with_a_shell_cannot_reach_the_users_repository(tmp_path):
     script = {"log": str(tmp_path / "log.jsonl"), "mischief": str(done), "expert": {}}
     _configure(repo, _command_agent(script, tmp_path) + 'experts = ["correctness"]\n')
     before = _git_dir_state(repo)
-    report = _report(repo, "--level", "read_only")  # the agents, and no project command
+    report = _report(repo, level="read_only")  # the agents, and no project command
     assert report["agents"]["expert"]["calls"] == 1
     assert _git_dir_state(repo) == before
     [attempt] = [json.loads(line) for line in done.read_text().splitlines()]

@@ -17,17 +17,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     PYTEST_INI,
     PYTHON,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
     python_project,
-    report_json,
     stage,
     user_state,
     write,
@@ -64,8 +63,8 @@ def test_a_conflicted_merge_is_exit_2(tmp_path):
     assert git(repo, "merge", "-q", "topic", check=False) is not None
     assert (repo / ".git" / "MERGE_HEAD").exists()
     before = user_state(repo)
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    proc = review(repo)
+    assert proc.exit_code == 2, proc.stdout + proc.stderr
     assert "unmerged paths" in _one_error_line(proc)
     assert not marker.exists()
     assert user_state(repo) == before
@@ -82,8 +81,8 @@ def test_a_merge_in_progress_without_conflicts_is_exit_2(tmp_path):
     git(repo, "merge", "-q", "--no-commit", "--no-ff", "topic")
     assert (repo / ".git" / "MERGE_HEAD").exists()
     before = user_state(repo)
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    proc = review(repo)
+    assert proc.exit_code == 2, proc.stdout + proc.stderr
     line = _one_error_line(proc)
     assert "a merge is in progress" in line and "git merge --abort" in line
     assert not marker.exists()
@@ -114,9 +113,9 @@ def _unborn(tmp_path: Path, calc: str) -> Path:
 def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_path):
     repo = _unborn(tmp_path, "def add(a, b):\n    return a + b\n")
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 0, proc.stdout + proc.stderr
+    report = proc.json
     assert report["base"] == {
         "tree": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
         "commit": None,
@@ -134,9 +133,9 @@ def test_an_unborn_branch_reviews_the_staged_files_against_the_empty_tree(tmp_pa
 def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
     repo = _unborn(tmp_path, "def add(a, b):\n    return a - b\n")
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 0, proc.stdout + proc.stderr
+    report = proc.json
     assert report["base"]["label"] == "empty tree"
     assert report["base"]["commit"] is None
     assert report["base"]["tree"] == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -148,8 +147,8 @@ def test_an_unborn_branch_failing_test_is_a_new_test_not_blocking(tmp_path):
     assert [(r["side"], r["status"]) for r in report["runs"]] == [
         ("change", "FAILED"),  # nothing runs on an empty base
     ]
-    md = eyeful(cwd=repo)
-    assert md.returncode == 0
+    md = review(repo)
+    assert md.exit_code == 0
     assert "`tests/test_calc.py::test_add` is new in the change and fails" in md.stdout
     assert user_state(repo) == before
 
@@ -161,7 +160,7 @@ def test_an_unborn_branch_with_a_suite_that_names_no_tests_does_not_block(tmp_pa
     check = f"{shlex.quote(sys.executable)} check.py"
     stage(repo, {"pyproject.toml": eyeful_config(check), "check.py": "raise SystemExit(1)\n"})
     confirm(repo)
-    report = report_json(eyeful("--format", "json", "--all-tests", cwd=repo))
+    report = review(repo, format="json", all_tests=True).json
     assert report["exit_code"] == 0
     assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
         ("the test suite", "new_test")
@@ -203,9 +202,9 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     confirm(repo)
     stage(repo, {"data dir/input file é.txt": "changed\n", "notes ñ/read me.txt": "x\n"})
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    report = proc.json
     assert [r["test"] for r in report["regressions"]] == [
         "tests ü/test_dätä.py::test_reads_the_data_file"
     ]
@@ -214,7 +213,7 @@ def test_paths_with_spaces_and_non_ascii_names(tmp_path):
     assert change["tests"]["tests ü/test_dätä.py::test_sees_every_awkward_name"] == "passed"
     # The failing test alone on the base, its awkward id passed to test_one as it is.
     assert base["tests"] == {"tests ü/test_dätä.py::test_reads_the_data_file": "passed"}
-    md = eyeful(cwd=repo).stdout
+    md = review(repo).stdout
     assert "`tests ü/test_dätä.py::test_reads_the_data_file` fails on the change" in md
     assert user_state(repo) == before
 
@@ -253,9 +252,9 @@ def test_binary_files_in_the_change(tmp_path):
     broken[1000] ^= 0xFF
     stage(repo, {"blob.bin": bytes(broken), "image.png": b"\x89PNG\r\n\x1a\n\x00\x00" * 100})
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    report = proc.json
     assert [r["test"] for r in report["regressions"]] == [
         "tests/test_files.py::test_binary_file_is_intact"
     ]
@@ -301,9 +300,9 @@ def test_symlinks_in_the_change(tmp_path):
     (repo / "current.txt").symlink_to("data/bad.txt")
     git(repo, "add", "-A")
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
+    report = proc.json
     change = report["runs"][0]
     assert change["tests"] == {
         "tests/test_links.py::test_current_is_good": "failed",
@@ -319,9 +318,9 @@ def test_symlinks_in_the_change(tmp_path):
     (repo / "current.txt").symlink_to("data/bad.txt")
     git(repo, "add", "-A")
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in report_json(proc)["regressions"]] == [
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in proc.json["regressions"]] == [
         "tests/test_links.py::test_current_is_good"
     ]
     assert user_state(repo) == before
@@ -351,9 +350,9 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         },
     )
     before = user_state(repo)
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 0, proc.stdout + proc.stderr
+    report = proc.json
     assert report["runs"][0]["tests"]["tests/test_vendor.py::test_no_submodule_files"] == "passed"
     submodule_lines = [u for u in report["uncertainty"] if "submodule" in u["text"]]
     assert submodule_lines == [
@@ -363,7 +362,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         }
     ]
     assert not [u for u in report["uncertainty"] if u["unverified"]]
-    md = eyeful(cwd=repo).stdout
+    md = review(repo).stdout
     uncertainty = md.split("### Uncertainty")[1]
     assert "- [ ] submodule `vendor/lib` was left out" in uncertainty
     assert user_state(repo) == before
@@ -377,7 +376,7 @@ def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
     repo = python_project(tmp_path / "repo")
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    assert eyeful(cwd=repo).returncode == 1  # eyeful's worktrees now exist inside .git
+    assert review(repo).exit_code == 1  # eyeful's worktrees now exist inside .git
     elsewhere = tmp_path / "elsewhere"
     if how == "moved":
         shutil.move(repo, elsewhere)
@@ -386,16 +385,16 @@ def test_a_moved_or_copied_repository_still_reviews(tmp_path, how):
     confirm(elsewhere)  # confirmations are per repository path
     stage(elsewhere, {"calc.py": BROKEN_ADD + "\n# a new tree, so not from the cache\n"})
     before = user_state(elsewhere)
-    proc = eyeful("--format", "json", cwd=elsewhere)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    proc = review(elsewhere, format="json")
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in proc.json["regressions"]] == ["tests/test_calc.py::test_add"]
     assert user_state(elsewhere) == before
     if how == "copied":
         # The original is untouched by the copy's review and still reviews on its own.
         original = user_state(repo)
         stage(repo, {"calc.py": BROKEN_ADD + "\n# the original's own change\n"})
-        proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-        assert proc.returncode == 1, proc.stdout + proc.stderr
+        proc = review(repo, format="json", all_tests=True)
+        assert proc.exit_code == 1, proc.stdout + proc.stderr
         assert original["HEAD"] == user_state(repo)["HEAD"]
 
 
@@ -407,7 +406,7 @@ def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
     repo = python_project(tmp_path / "repo")
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    assert eyeful(cwd=repo).returncode == 1
+    assert review(repo).exit_code == 1
     admins = _eyeful_admin_dirs(repo)
     assert admins
     for admin in admins:
@@ -415,9 +414,9 @@ def test_a_lock_file_left_by_a_killed_git_does_not_break_later_runs(tmp_path):
         (admin / "index.lock").write_bytes(b"")
         (admin / "HEAD.lock").write_bytes(b"")
     stage(repo, {"calc.py": BROKEN_ADD + "\n# again\n"})
-    proc = eyeful("--format", "json", "--all-tests", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    proc = review(repo, format="json", all_tests=True)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in proc.json["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
 def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
@@ -454,8 +453,8 @@ def test_sigterm_during_a_large_checkout_leaves_the_next_run_working(tmp_path):
             proc.wait()
     assert proc.returncode in (0, 130), out + err  # 0 only if it finished before the signal
     assert user_state(repo) == before
-    again = eyeful(cwd=repo)
-    assert again.returncode == 0, again.stdout + again.stderr
+    again = review(repo)
+    assert again.exit_code == 0, again.stdout + again.stderr
     assert user_state(repo) == before
 
 
@@ -533,7 +532,7 @@ def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, 
     assert peak_kb < 200 * 1024, f"peak RSS {peak_kb} KiB"
     # Flat: the output costs next to nothing over eyeful's own footprint (~50 MiB).
     assert peak_kb - baseline_kb < 16 * 1024, f"peak {peak_kb} KiB, baseline {baseline_kb} KiB"
-    md = eyeful(cwd=repo)
-    assert md.returncode == 1
+    md = review(repo)
+    assert md.exit_code == 1
     assert len(md.stdout) < 20_000
     assert user_state(repo) == before

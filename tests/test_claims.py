@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import seal
-from tests.gitrepo import PYTEST, confirm, eyeful, eyeful_config, git, make_repo, write
+from tests.core import review
+from tests.gitrepo import PYTEST, confirm, eyeful_config, git, make_repo, write
 
 AGENT = Path(__file__).with_name("scripted_agent.py")
 README = "# calc\n\nadd returns the sum of its arguments.\n"
@@ -113,8 +114,8 @@ def _review(root: Path) -> dict:
     ]  # fmt: skip
     path = root / "findings.json"
     path.write_text(json.dumps(findings), encoding="utf-8")
-    proc = eyeful("--findings", str(path), "--format", "json", cwd=repo)
-    assert proc.returncode in (0, 1), proc.stderr
+    proc = review(repo, findings=path, format="json")
+    assert proc.exit_code in (0, 1), proc.stderr
     report = json.loads(proc.stdout)
     tasks = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     return {

@@ -14,8 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
+from tests import core
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -30,7 +29,7 @@ from tests.gitrepo import (
 
 
 def test_dash_h_documents_commands_and_exit_codes(tmp_path):
-    proc = eyeful("-h", cwd=tmp_path, fork=False)
+    proc = eyeful("-h", cwd=tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     for word in ("confirm", "install-hook", "demo", "--base", "--head", "--format"):
@@ -47,77 +46,68 @@ def test_both_entry_points_are_the_same_app(tmp_path):
         assert proc.stdout.startswith("eyeful ")
 
 
-def test_a_forked_start_gives_what_git_eyeful_gives(tmp_path):
-    """Most tests start eyeful as a fork of a process that has imported it (tests/forkserver.py);
-    that is only sound if it gives what `git eyeful` gives: the same report, messages and exit
-    code, through the fast path (no arguments) and through the CLI's parser (an error)."""
+def test_a_review_in_process_gives_what_git_eyeful_gives(tmp_path):
+    """Most tests review through the core in their own process (tests/core.py); that is only
+    sound if it gives what `git eyeful` gives for the same input: the same exit code, report
+    and messages, for each verdict and for bad input."""
     config = eyeful_config(extra="reruns = 1", test_one=f"{PYTEST} {{test}}")
     repo = python_project(tmp_path / "repo", config)
-    confirm(repo)
-    write(repo, {"calc.py": BROKEN_ADD, "findings.json": "[{]"})
-    git(repo, "add", "calc.py")
+    write(repo, {"findings.json": "[{]", "description.md": "the change"})
+    elsewhere = tmp_path / "not-a-repo"
+    elsewhere.mkdir()
 
-    def same(*args: str) -> subprocess.CompletedProcess[str]:
-        forked, started = eyeful(*args, cwd=repo), eyeful(*args, cwd=repo, fork=False)
-        for proc in (forked, started):  # durations differ from run to run
+    def same(where: Path, *args: str, **options: object) -> core.Reviewed:
+        started = eyeful("--no-cache", *args, cwd=where)
+        here = core.review(where, no_cache=True, **options)
+        for proc in (here, started):  # durations differ from run to run
             proc.stdout, proc.stderr = (
-                re.sub(r"\b\d+(\.\d+)?s\b", "Ns", text) for text in (proc.stdout, proc.stderr)
+                re.sub(r'\b\d+(\.\d+)?s\b|"(duration|started)": [^,\n]+', "N", text)
+                for text in (proc.stdout, proc.stderr)
             )
-        assert (forked.returncode, forked.stdout, forked.stderr) == (
+        assert (here.exit_code, here.stdout, here.stderr) == (
             started.returncode, started.stdout, started.stderr
         )  # fmt: skip
-        return forked
+        return here
 
-    assert eyeful(cwd=repo).returncode == 1  # caches the suite's runs for both starts below
-    assert same().returncode == 1  # the regression confirmed live by each
-    bad = same("--findings", "findings.json")
-    assert bad.returncode == 2 and "findings.json" in bad.stderr, bad.stderr
+    assert same(repo).exit_code == 0  # nothing staged: nothing to review
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "calc.py")
+    assert same(repo).exit_code == 3  # the commands are not confirmed
+    confirm(repo)
+    assert (
+        same(repo, "--format", "json", "--all-tests", format="json", all_tests=True).exit_code == 1
+    )
+    assert same(repo, "-m", "why", message="why").exit_code == 1
+    bad = same(repo, "--findings", "findings.json", findings=Path("findings.json"))
+    assert bad.exit_code == 2 and "findings.json" in bad.stderr, bad.stderr
+    both = same(
+        repo, "--description", "description.md", "-m", "x",
+        description_file=Path("description.md"), message="x",
+    )  # fmt: skip
+    assert both.exit_code == 2
+    assert same(repo, "--base", "no-such-branch", base="no-such-branch").exit_code == 2
+    assert same(elsewhere).exit_code == 2
+    assert (
+        same(repo, "--base", "1" * 40, "--head", "HEAD", base="1" * 40, head="HEAD").exit_code == 3
+    )
 
 
-def test_a_forked_run_reads_its_own_environment_as_a_fresh_start_does(tmp_path):
-    """What an import reads from the environment was read in the zygote, from its environment:
-    libgit2 (under pygit2) finds git's global and XDG configuration and the home directory from
-    HOME and XDG_CONFIG_HOME when pygit2 is imported. A forked run reads them again from its own,
-    as a fresh interpreter would."""
-    from tests import forkserver
+def test_a_review_in_process_reads_git_configuration_from_its_own_home(tmp_path):
+    """libgit2 (under pygit2) finds git's global and XDG configuration from HOME and
+    XDG_CONFIG_HOME when pygit2 is imported; a review in the test's process reads them again
+    from the environment it is given, as a fresh start would, and the test's own afterwards."""
+    import pygit2
+    from pygit2.enums import ConfigLevel
 
-    root = str(Path(__file__).parent.parent)
-    probe = f"import sys; sys.path.insert(0, {root!r}); from tests.forkserver import _probe"
     for name in ("one", "two"):
         home = tmp_path / name
         env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "xdg")}
-        forked = forkserver.run([], cwd=tmp_path, env=env, timeout=60, stdin=None, probe=True)
-        fresh = subprocess.run([sys.executable, "-c", probe + "; _probe()"], env=env,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-        read = json.loads(forked.stdout)
-        assert read == json.loads(fresh.stdout)
-        assert read["homedir"] == str(home)
-        assert read["search_path"]["GLOBAL"] == str(home)
-        assert read["search_path"]["XDG"] == str(home / "xdg" / "git")
-
-
-@pytest.mark.skipif(
-    os.environ.get("EYEFUL_TESTS_FORK") == "0", reason="every run starts afresh: nothing forks"
-)
-def test_a_run_that_a_fork_cannot_give_what_a_fresh_start_gives_starts_afresh(tmp_path):
-    from tests import forkserver
-
-    env = dict(os.environ)
-    assert forkserver.forkable(env, [])
-    assert not forkserver.forkable(env, ["--help"])  # git's man page
-    assert not forkserver.forkable({**env, "PATH": "/usr/bin:/bin"}, [])  # no git-eyeful there
-    assert not forkserver.forkable({**env, "PYTHONHASHSEED": "7", "PYTHONPATH": "x"}, [])
-    previous = os.umask(0o077)  # inherited as it is now by a fresh start; by a fork, as it was
-    try:
-        assert not forkserver.forkable(env, [])
-    finally:
-        os.umask(previous)
-    previous_handler = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
-    try:
-        assert not forkserver.forkable(env, [])
-    finally:
-        signal.signal(signal.SIGUSR1, previous_handler)
-    assert forkserver.forkable(env, [])
+        with core._as_git_eyeful(tmp_path, env):
+            assert Path.cwd() == tmp_path
+            assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == str(home)
+            assert pygit2.settings.search_path[ConfigLevel.XDG] == str(home / "xdg" / "git")
+            assert os.environ["GIT_EXEC_PATH"] == os.environ["PATH"].split(os.pathsep)[0]
+        assert pygit2.settings.search_path[ConfigLevel.GLOBAL] == os.environ["HOME"]
 
 
 def _count(path: Path) -> int:
@@ -134,14 +124,14 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
 
-    first = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    first = core.review(repo, format="json").json
     # The suite on the change; the failing test alone on each side (the base's suite never ran).
     assert [(r["name"], r["cached"]) for r in first["runs"]] == [
         ("test", False), ("test_one", False), ("test_one", False)
     ]  # fmt: skip
     assert _count(counter) == 1
 
-    again = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    again = core.review(repo, format="json").json
     assert _count(counter) == 1  # the suite was not run again; the confirmation always is
     assert [(r["name"], r["cached"]) for r in again["runs"]] == [
         ("test", True), ("test_one", False), ("test_one", False)
@@ -152,7 +142,7 @@ def test_results_are_cached_by_tree_and_commands(tmp_path):
     # A different change: its suite runs.
     write(repo, {"calc.py": BROKEN_ADD + "\n# another change\n"})
     git(repo, "add", "-A")
-    third = json.loads(eyeful("--format", "json", cwd=repo).stdout)
+    third = core.review(repo, format="json").json
     assert _count(counter) == 2
     assert (third["runs"][0]["side"], third["runs"][0]["cached"]) == ("change", False)
     assert [r["test"] for r in third["regressions"]] == ["tests/test_calc.py::test_add"]
@@ -165,14 +155,14 @@ def test_a_damaged_cache_entry_is_a_miss_never_a_crash(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": CALC.replace("a + b", "b + a")})  # harmless
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 0
+    assert core.review(repo).exit_code == 0
     entries = sorted((repo / ".git" / "eyeful" / "cache" / "runs").rglob("*.json"))
     assert entries and _count(counter) == 1
     for damaged in ('{"status": "nonsense"}', "[]", '{"tree": 5}'):
         for entry in entries:
             entry.write_text(damaged, encoding="utf-8")  # JSON, but not a run record
-        proc = eyeful(cwd=repo)
-        assert proc.returncode == 0, proc.stdout + proc.stderr  # run afresh, not a crash
+        proc = core.review(repo)
+        assert proc.exit_code == 0, proc.stdout + proc.stderr  # run afresh, not a crash
         assert "cached: ran" not in proc.stdout
     assert _count(counter) == 4
 
@@ -185,14 +175,14 @@ def test_a_changed_command_is_not_served_from_the_old_cache(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     assert _count(counter) == 1
     (repo / "pyproject.toml").write_text(
         eyeful_config(f"echo other >> {counter} && {PYTEST}", **one)
     )
     confirm(repo)
     # pyproject.toml is unstaged: the tree is the same, the command is not.
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     assert _count(counter) == 2
 
 
@@ -330,7 +320,7 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     confirm(repo)
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
     listed = git(repo, "worktree", "list", "--porcelain")
     assert ".git/eyeful/worktrees/wt-" in listed
     before = user_state(repo)
@@ -344,7 +334,7 @@ def test_clean_removes_worktrees_and_cache_and_nothing_of_the_users(tmp_path):
     )
     assert user_state(repo) == before
     # It all comes back on the next run.
-    assert eyeful(cwd=repo).returncode == 1
+    assert core.review(repo).exit_code == 1
 
 
 def _repro_finding(n: int) -> dict[str, object]:

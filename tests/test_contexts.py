@@ -7,21 +7,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.core import review
 from tests.gitrepo import (
     PYTEST_INI,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
-    report_json,
     stage,
 )
 
 
-def _review(repo: Path, *args: str) -> tuple[int, dict]:
-    proc = eyeful("--format", "json", *args, cwd=repo)
-    return proc.returncode, report_json(proc)
+def _review(repo: Path, **options: object) -> tuple[int, dict]:
+    done = review(repo, format="json", **options)
+    return done.exit_code, done.json
 
 
 def _kinds(report: dict) -> dict[str, str]:
@@ -139,10 +138,10 @@ def test_runs_of_both_sides_share_worktrees_so_warm_state_weighs_alike(tmp_path)
         extra="reruns = 5",
     )
     stage(repo, {"calc.py": "# touched\n" + CALC})
-    _review(repo, "-j", "5")  # the change's suite run (it fails: a cold start) is cached
+    _review(repo, jobs=5)  # the change's suite run (it fails: a cold start) is cached
     for marker in (repo / ".git" / "eyeful" / "worktrees").glob("*/.warm"):
         marker.unlink()  # the worktrees as fresh ones would be
-    code, report = _review(repo, "-j", "5")
+    code, report = _review(repo, jobs=5)
     assert report["runs"][0]["cached"], report["runs"][0]
     assert report["regressions"] == [], report
     assert code != 1
@@ -198,9 +197,9 @@ def test_a_cached_finding_verdict_is_verified_again_live(tmp_path):
     )
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
     flag.write_text("set")
-    first, report = _review(repo, "--findings", str(findings))
+    first, report = _review(repo, findings=findings)
     assert (first, report["findings"][0]["kind"]) == (1, "fail"), report["findings"]
     flag.unlink()
-    again, report = _review(repo, "--findings", str(findings))
+    again, report = _review(repo, findings=findings)
     assert report["findings"][0]["kind"] != "fail", report["findings"]
     assert again == 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -54,9 +55,9 @@ def test_a_python_without_pytest_is_could_not_verify_not_pre_existing(
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
     env = dict(os.environ, PATH=f"{python_without_pytest}{os.pathsep}{os.environ['PATH']}")
-    proc = eyeful("--format", "json", cwd=repo, env=env)
-    report = report_json(proc)
-    assert proc.returncode == 3, proc.stdout
+    proc = review(repo, env=env, format="json")
+    report = proc.json
+    assert proc.exit_code == 3, proc.stdout
     assert report["outcome"] == "unverified"
     (run,) = report["runs"]  # nothing ran on the base: there is nothing to compare
     assert (run["side"], run["status"]) == ("change", "ERROR")
@@ -65,8 +66,8 @@ def test_a_python_without_pytest_is_could_not_verify_not_pre_existing(
     checklist = [u["text"] for u in report["uncertainty"] if u["unverified"]]
     assert any("No module named pytest" in line and "install pytest" in line for line in checklist)
 
-    markdown = eyeful(cwd=repo, env=env)
-    assert markdown.returncode == 3
+    markdown = review(repo, env=env)
+    assert markdown.exit_code == 3
     assert "No module named pytest" in markdown.stdout
 
 
@@ -95,9 +96,9 @@ def test_a_runner_that_could_not_run_is_error_exit_3(tmp_path, test, extra, stag
     repo = python_project(tmp_path / "repo", eyeful_config(test, extra=extra))
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD, **staged})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 3, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 3, proc.stdout
     (run,) = report["runs"]
     assert run["status"] == "ERROR", run
     assert reason in run["reason"], run["reason"]
@@ -115,9 +116,9 @@ def test_a_base_without_tests_is_still_no_tests_there_not_an_error(tmp_path):
     confirm(repo)
     stage(repo, {"tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n"
                   "    assert add(2, 3) == 5\n"})  # fmt: skip
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 0, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 0, proc.stdout
     assert [(r["side"], r["status"]) for r in report["runs"]] == [
         ("change", "FAILED"),
         ("base", "FAILED"),
@@ -212,10 +213,10 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
     stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
     before = _fingerprint(user)
 
-    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
-    report = report_json(proc)
+    proc = review(repo, env=env, jobs=1, format="json")
+    report = proc.json
     assert _fingerprint(user) == before  # setup's `pip install -e .` went elsewhere
-    assert proc.returncode == 1, proc.stdout
+    assert proc.exit_code == 1, proc.stdout
     ran = [(r["side"], r["name"], r["status"]) for r in report["runs"]]
     assert ran[:2] == [("change", "setup", "PASSED"), ("change", "test", "FAILED")]
     # The live confirmation: the test alone fails on the change and passes on the base, which
@@ -232,9 +233,9 @@ def test_setup_installs_into_eyefuls_virtualenv_and_the_base_imports_the_base(tm
 
     # A second change on the same worktree: its virtualenv is kept and setup is not rerun.
     stage(repo, {"src/tinypkg/__init__.py": "def double(x):\n    return 2 * x  # same\n"})
-    proc = eyeful("-j", "1", "--format", "json", cwd=repo, env=env, timeout=600)
-    report = report_json(proc)
-    assert proc.returncode == 0, proc.stdout
+    proc = review(repo, env=env, jobs=1, format="json")
+    report = proc.json
+    assert proc.exit_code == 0, proc.stdout
     assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
         ("change", "test", "PASSED")
     ]
@@ -259,9 +260,9 @@ def test_a_pythonpath_into_your_tree_points_into_the_worktree_instead(tmp_path, 
     monkeypatch.setenv("PYTHONPATH", f"{repo / 'src'}{os.pathsep}relative/stays")
     write(repo, {"src/calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = review(repo, format="json")
     report = json.loads(proc.stdout)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
     assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
@@ -342,18 +343,18 @@ def test_a_distribution_installed_since_is_not_served_from_the_cache(tmp_path):
     _pip_install(venv, _wheel(tmp_path, "1.0", 42))
     env = dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
-    first = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    first = review(repo, format="json", env=env).json
     assert [(r["side"], r["status"], r["cached"]) for r in first["runs"]] == [
         ("change", "FAILED", False),
         ("base", "PASSED", False),
     ]
     assert _kinds(first) == [("tests/test_calc.py::test_answer", "unconfirmed")]
-    again = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    again = review(repo, format="json", env=env).json
     # The key is stable: the change's run is served; the base's decides, so it always runs.
     assert [r["cached"] for r in again["runs"]] == [True, False]
 
     _pip_install(venv, _wheel(tmp_path, "2.0", 43))  # an upgrade: the base fails as well now
-    after = report_json(eyeful("--format", "json", cwd=repo, env=env))
+    after = review(repo, format="json", env=env).json
     assert [(r["side"], r["status"], r["cached"]) for r in after["runs"]] == [
         ("change", "FAILED", False),
         ("base", "FAILED", False),

@@ -15,15 +15,14 @@ import pytest
 
 from eyeful.config import load_config
 from eyeful.trust import shown_settings
+from tests.core import review
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
     PYTHON,
     confirm,
-    eyeful,
     eyeful_config,
     make_repo,
-    report_json,
     run,
     stage,
 )
@@ -33,8 +32,8 @@ BROKEN = "def add(a, b):\n    return a - b\n"
 
 
 def _review(repo: Path) -> tuple[int, dict]:
-    proc = eyeful("--format", "json", cwd=repo)
-    return proc.returncode, report_json(proc)
+    done = review(repo, format="json")
+    return done.exit_code, done.json
 
 
 def _kinds(report: dict) -> dict[str, str]:
@@ -117,7 +116,7 @@ def test_doctests_and_inherited_tests_exist_on_the_base(tmp_path, jobs):
         config,
     )
     stage(repo, {"calc.py": DOCTEST.replace("return a + b", "return a - b")})
-    code, report = _review_args(repo, "-j", jobs)
+    code, report = _review_args(repo, jobs=int(jobs))
     kinds = _kinds(report)
     assert kinds == {
         "calc.py::calc.add": "regression",
@@ -242,17 +241,17 @@ def test_nothing_a_reproduction_wrote_weighs_on_a_later_review(tmp_path):
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([finding]), encoding="utf-8")
     stage(repo, {"README.md": "add returns the sum of its arguments.\n"})
-    first = eyeful("--format", "json", "--findings", str(findings), cwd=repo)
-    assert first.returncode in (0, 3), first.stderr
+    first = review(repo, format="json", findings=findings)
+    assert first.exit_code in (0, 3), first.stderr
     stage(repo, {"calc.py": BROKEN})
-    code, report = _review_args(repo, "--no-cache")
+    code, report = _review_args(repo, no_cache=True)
     assert _kinds(report) == {"tests/test_add.py::test_add": "regression"}, report
     assert code == 1
 
 
-def _review_args(repo: Path, *args: str) -> tuple[int, dict]:
-    proc = eyeful("--format", "json", *args, cwd=repo)
-    return proc.returncode, report_json(proc)
+def _review_args(repo: Path, **options: object) -> tuple[int, dict]:
+    done = review(repo, format="json", **options)
+    return done.exit_code, done.json
 
 
 PKG = "def add(a, b):\n    return a + b\n"

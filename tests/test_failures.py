@@ -16,7 +16,8 @@ import pytest
 from eyeful.failures import Failure, SectionScanner, describe, not_runtime, scrub
 from eyeful.results import is_pytest_command, parse_junit
 from tests.conftest import seal
-from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful, eyeful_config, git, make_repo, write
+from tests.core import review
+from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, write
 
 # No -q: pytest prints its header ("plugins: ... timeout-2.4.0 ...") as many projects' do.
 # Behind `env`, as the issue's wrapper case: eyeful must still ask pytest for a JUnit report.
@@ -124,8 +125,8 @@ def _review(root: Path) -> dict:
     path = root / "findings.json"
     path.write_text(json.dumps(findings), encoding="utf-8")
     # ~30 short pytest runs (two on each side per finding): slow only on a loaded machine.
-    proc = eyeful("--findings", str(path), "--format", "json", cwd=repo, timeout=900)
-    assert proc.returncode in (0, 1), proc.stderr
+    proc = review(repo, findings=path, format="json")
+    assert proc.exit_code in (0, 1), proc.stderr
     out = json.loads(proc.stdout)
     return {f["id"]: f for f in out["findings"]}
 
@@ -377,8 +378,8 @@ def test_each_regression_shows_its_own_failure(tmp_path, command):
     write(repo, {"calc.py": "def add(a, b):\n    return a * 3\n\n\ndef sub(a, b):\n"
                             "    return a + b\n"})  # fmt: skip
     git(repo, "add", "-A")
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stdout
+    proc = review(repo, format="json")
+    assert proc.exit_code == 1, proc.stdout
     found = {r["test"].split("::")[-1]: r for r in json.loads(proc.stdout)["regressions"]}
     assert set(found) == {"test_add", "test_sub"}
     add, sub = found["test_add"], found["test_sub"]

@@ -7,14 +7,13 @@ from pathlib import Path
 
 from eyeful.config import load_config
 from eyeful.trust import shown_settings
+from tests.core import review
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
     PYTHON,
     confirm,
-    eyeful,
     make_repo,
-    report_json,
     stage,
 )
 
@@ -40,13 +39,13 @@ def test_only_a_plain_pytest_command_blocks_a_break(tmp_path):
     shown = dict(shown_settings(load_config(repo), repo))
     assert shown["test_one"] == f"{PYTEST} {{test}}  (derived from test)"  # `tests` left out
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
+    done = review(repo, format="json")
+    report = done.json
     assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
         ("tests/test_calc.py::test_add", "regression")
     ], report
     assert report["regressions"][0]["rerun"] == f"{PYTEST} tests/test_calc.py::test_add"
-    assert proc.returncode == 1
+    assert done.exit_code == 1
 
 
 def test_only_a_plain_unittest_command_blocks_a_break(tmp_path):
@@ -56,12 +55,12 @@ def test_only_a_plain_unittest_command_blocks_a_break(tmp_path):
         {"tests/__init__.py": "", "tests/test_calc.py": UNITTESTS},
     )
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
+    done = review(repo, format="json")
+    report = done.json
     assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
         ("tests.test_calc.TestCalc.test_add", "regression")
     ], report
-    assert proc.returncode == 1
+    assert done.exit_code == 1
 
 
 def test_a_command_whose_options_eyeful_cannot_read_derives_nothing(tmp_path):

@@ -11,16 +11,15 @@ import pytest
 from eyeful import sandbox
 from eyeful.config import load_config
 from eyeful.trust import shown_settings
+from tests.core import review
 from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
     PYTHON,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
-    report_json,
     stage,
     user_state,
 )
@@ -33,9 +32,9 @@ CALC = "def add(a, b):\n    return a + b\n"
 ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 
-def _review(repo: Path, *args: str) -> tuple[int, dict]:
-    proc = eyeful("--format", "json", *args, cwd=repo)
-    return proc.returncode, report_json(proc)
+def _review(repo: Path, **options: object) -> tuple[int, dict]:
+    done = review(repo, format="json", **options)
+    return done.exit_code, done.json
 
 
 def _finding(code: str, fails: str, oracle: dict | None = None, path: str = "calc.py") -> dict:
@@ -52,7 +51,7 @@ def _finding(code: str, fails: str, oracle: dict | None = None, path: str = "cal
 def _with_findings(tmp_path: Path, repo: Path, finding: dict) -> tuple[int, dict]:
     path = tmp_path / "findings.json"
     path.write_text(json.dumps([finding]), encoding="utf-8")
-    return _review(repo, "--findings", str(path))
+    return _review(repo, findings=path)
 
 
 @needs_bwrap

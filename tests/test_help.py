@@ -41,14 +41,14 @@ def test_git_eyeful_help_opens_the_installed_man_page(tmp_path):
     where = subprocess.run(["man", "-w", "git-eyeful"], env=env, capture_output=True, text=True)
     assert where.returncode == 0, where.stderr
     assert Path(where.stdout.strip()).resolve() == INSTALLED.resolve()
-    proc = eyeful("--help", cwd=tmp_path, env=env, fork=False)  # git opens the man page
+    proc = eyeful("--help", cwd=tmp_path, env=env)  # git opens the man page
     assert proc.returncode == 0, proc.stderr
     assert "git-eyeful - Check a change before you push" in proc.stdout
     assert "EXIT STATUS" in proc.stdout
 
 
 def test_dash_h_explains_configuration_and_findings_with_word_metavars(tmp_path):
-    proc = eyeful("-h", cwd=tmp_path, fork=False)
+    proc = eyeful("-h", cwd=tmp_path)
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     assert "<" not in proc.stdout.split("Commands:")[0], proc.stdout

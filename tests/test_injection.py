@@ -23,6 +23,7 @@ import pytest
 from eyeful.cli.demo import make_demo_repo
 from eyeful.shell import run_command
 from eyeful.testids import check_template, check_test_id, with_ids
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -127,8 +128,8 @@ def test_a_hostile_test_id_in_a_findings_file_is_exit_2_and_runs_nothing(
     test_id = hostile_ids(outside)[index]
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([_finding(test_id)]))
-    proc = eyeful("--findings", str(findings), cwd=calc_repo)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    proc = review(calc_repo, findings=findings)
+    assert proc.exit_code == 2, proc.stdout + proc.stderr
     line = _one_line_error(proc)
     assert "repro.test" in line and "finding 'f1'" in line
     assert proc.stdout == ""
@@ -140,8 +141,8 @@ def test_a_hostile_repro_path_is_exit_2_as_well(calc_repo, tmp_path):
     confirm(calc_repo)
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([_finding(None, path="--basetemp=x")]))
-    proc = eyeful("--findings", str(findings), cwd=calc_repo)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
+    proc = review(calc_repo, findings=findings)
+    assert proc.exit_code == 2, proc.stdout + proc.stderr
     assert "repro.path" in _one_line_error(proc)
 
 
@@ -149,9 +150,9 @@ def test_a_hostile_repro_path_is_exit_2_as_well(calc_repo, tmp_path):
 def test_a_template_that_quotes_test_is_a_config_error(tmp_path, quoted):
     repo = python_project(tmp_path / "repo", eyeful_config(test_one=f"{PYTEST} {quoted}"))
     outside = Outside(tmp_path)
-    for args in (("confirm", "--yes"), ()):
-        proc = eyeful(*args, cwd=repo)
-        assert proc.returncode == 2, proc.stdout + proc.stderr
+    confirming, reviewed = eyeful("confirm", "--yes", cwd=repo), review(repo)
+    for code, proc in ((confirming.returncode, confirming), (reviewed.exit_code, reviewed)):
+        assert code == 2, proc.stdout + proc.stderr
         line = _one_line_error(proc)
         assert "commands.test_one" in line and "write it bare" in line
     assert outside.untouched()
@@ -278,8 +279,8 @@ def _demo_agent_repo(tmp_path: Path, test_id: str, experts: str = '["correctness
 def test_a_hostile_test_id_from_an_agent_is_an_invalid_reply_and_never_runs(tmp_path):
     outside = Outside(tmp_path)
     repo = _demo_agent_repo(tmp_path, f"x; touch {outside.marker}; #")
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode in (1, 3), proc.stderr
+    proc = review(repo, format="json")
+    assert proc.exit_code in (1, 3), proc.stderr
     report = json.loads(proc.stdout)
     assert report["agents"]["repro"]["calls"] == 2  # asked once more
     assert report["agents"]["repro"]["faults"] == 1
@@ -306,8 +307,8 @@ def test_a_test_id_leading_out_through_a_symlink_is_refused(tmp_path):
     git(repo, "add", "-A")
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([_finding("link/check_out.py::test_x")]))
-    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
-    assert proc.returncode in (1, 3), proc.stderr
+    proc = review(repo, findings=findings, format="json")
+    assert proc.exit_code in (1, 3), proc.stderr
     [finding] = json.loads(proc.stdout)["findings"]
     assert finding["kind"] == "review"
     assert "leads out of the repository" in json.dumps(finding)
@@ -341,9 +342,9 @@ HIDDEN_TOML = "\\u001b[2K"  # TOML's escape for ESC [2K: erase the line
 def test_a_control_character_in_a_command_is_exit_2_naming_the_key(tmp_path, key, table):
     marker = tmp_path / "marker"
     repo = python_project(tmp_path / "repo", table.format(marker=marker, esc=HIDDEN_TOML))
-    for args in (("confirm", "--yes"), ()):
-        proc = eyeful(*args, cwd=repo)
-        assert proc.returncode == 2, proc.stdout + proc.stderr
+    confirming, reviewed = eyeful("confirm", "--yes", cwd=repo), review(repo)
+    for code, proc in ((confirming.returncode, confirming), (reviewed.exit_code, reviewed)):
+        assert code == 2, proc.stdout + proc.stderr
         line = _one_line_error(proc)
         assert f"pyproject.toml [tool.eyeful]: {key}: contains the control character" in line
         assert "\x1b" not in proc.stderr and "\r" not in proc.stderr and "\u202e" not in proc.stderr
@@ -401,10 +402,10 @@ def test_changing_api_key_env_without_confirming_runs_nothing_and_sends_nothing(
         git(repo, "add", "calc.py")
         monkeypatch.setenv("EYEFUL_PUBLIC_KEY", "public")
         monkeypatch.setenv("EYEFUL_SECRET", "sk-the-secret")
-        proc = eyeful("--format", "json", cwd=repo)
+        proc = review(repo, format="json")
     finally:
         server.shutdown()
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert "not confirmed" in proc.stderr
     assert requests == []
     assert not marker.exists()
@@ -484,8 +485,8 @@ def test_junit_through_a_symlink_the_change_adds_is_neither_removed_nor_read(tmp
     write(repo, {"calc.py": BROKEN_ADD})
     (repo / "out").symlink_to(outside)
     git(repo, "add", "-A")
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert (outside / "junit.xml").read_text() == FORGED_JUNIT
     change = [r for r in report["runs"] if r["side"] == "change"]
@@ -510,8 +511,8 @@ def test_reproductions_and_fixes_through_a_symlink_the_change_adds_are_refused(t
     }
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([through_link, fix_through_link]))
-    proc = eyeful("--findings", str(findings), "--format", "json", cwd=repo)
-    assert proc.returncode in (1, 3), proc.stderr
+    proc = review(repo, findings=findings, format="json")
+    assert proc.exit_code in (1, 3), proc.stderr
     found = {f["id"]: f for f in json.loads(proc.stdout)["findings"]}
     assert "leads out of the repository" in json.dumps(found["repro-through-link"])
     assert found["f1"]["fix_verified"] is False
@@ -629,6 +630,8 @@ def test_processes_a_command_moved_out_of_its_group_do_not_outlive_it(tmp_path, 
     confirm(repo)
     write(repo, {"calc.py": CALC + "# a comment\n"})
     git(repo, "add", "calc.py")
+    # The program, not a review in this process: what catches the process that dropped eyeful's
+    # token is the program's own exit (a subreaper sweeping all below it).
     proc = eyeful(cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     escaped = [int(pid) for path in pids for pid in path.read_text().split()]
@@ -668,8 +671,8 @@ def test_titles_bodies_and_outputs_cannot_forge_structure(tmp_path):
     )  # fmt: skip
     findings, sarif = tmp_path / "findings.json", tmp_path / "out.sarif"
     findings.write_text(json.dumps([finding]))
-    proc = eyeful("--findings", str(findings), "--sarif", str(sarif), cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # the one real regression
+    proc = review(repo, findings=findings, sarif=sarif)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr  # the one real regression
     tokens = MarkdownIt("commonmark").parse(proc.stdout)
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert headings.count("Blocking issues") == 1, headings

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from eyeful.grading import is_documentation
-from tests.gitrepo import confirm, eyeful, eyeful_config, git, make_repo, write
+from tests.core import review
+from tests.gitrepo import confirm, eyeful_config, git, make_repo, write
 
 QUOTE = "add returns the sum of its arguments"
 NOTEBOOK = json.dumps(
@@ -52,8 +53,8 @@ def test_only_documentation_specifies(tmp_path):
     ]  # fmt: skip
     path = tmp_path / "findings.json"
     path.write_text(json.dumps(findings), encoding="utf-8")
-    proc = eyeful("--findings", str(path), "--format", "json", "--level", "read_only", cwd=repo)
-    assert proc.returncode in (0, 1), proc.stderr
+    proc = review(repo, findings=path, format="json", level="read_only")
+    assert proc.exit_code in (0, 1), proc.stderr
     graded = {f["title"][5:]: f["oracle"] for f in json.loads(proc.stdout)["findings"]}
     for source, (_, is_doc) in SOURCES.items():
         assert (graded[source]["graded"] == "specified") is is_doc, (source, graded[source])

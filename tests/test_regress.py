@@ -1,8 +1,8 @@
 """A regression blocks on positive evidence confirmed live (issue 7, points 3, 4, 5, 7, 8).
 
-Each test is a real repository and real runs of `git eyeful`; each was checked to fail on the code
-before the change (a pass inferred from absence, one run per side, stale caches and bytecode, a
-shallow clone compared with the empty tree).
+Each test is a real repository and real reviews of it (tests/core.py); each was checked to fail
+on the code before the change (a pass inferred from absence, one run per side, stale caches and
+bytecode, a shallow clone compared with the empty tree).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from eyeful.gitutil import find_repo
 from eyeful.runs import Runner
 from eyeful.snapshot import open_repository
 from eyeful.worktrees import WorktreePool
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC,
@@ -34,7 +35,6 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
-    report_json,
     run,
     stage,
     write,
@@ -74,12 +74,12 @@ def test_case3_a_base_run_that_stopped_at_its_first_failure_is_no_pass(tmp_path,
     )
     confirm(repo)
     stage(repo, {"tests/test_two.py": FIRST_FIXED})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    report = proc.json
     assert report["regressions"] == [], proc.stdout
     if test_one is None:
         # The base's run says nothing about test_second: exit 3, never 1.
-        assert proc.returncode == 3
+        assert proc.exit_code == 3
         assert _kinds(report) == [("tests/test_two.py::test_second", "undetermined")]
         texts = " ".join(u["text"] for u in report["uncertainty"])
         # pytest's own record says which collected tests never ran.
@@ -88,7 +88,7 @@ def test_case3_a_base_run_that_stopped_at_its_first_failure_is_no_pass(tmp_path,
         assert base["stopped"].startswith("1 of 2 collected tests did not run")
     else:
         # Run alone on the base, it fails there too: pre-existing.
-        assert proc.returncode == 0, proc.stdout
+        assert proc.exit_code == 0, proc.stdout
         assert _kinds(report) == [("tests/test_two.py::test_second", "pre_existing")]
         assert not [r for r in report["runs"] if r["side"] == "base" and r["name"] == "test"]
 
@@ -187,9 +187,9 @@ def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
     git(repo, "commit", "-q", "-m", "flaky test")
     confirm(repo)
     stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 0, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 0, proc.stdout
     assert report["regressions"] == []
     [flaky] = report["other_failures"]
     assert (flaky["test"], flaky["kind"], flaky["blocking"]) == (
@@ -206,7 +206,7 @@ def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
     )
     assert report["questions"] == 1
     assert len((repo / ".git" / "flaky-counter").read_text()) == 7
-    md = eyeful(cwd=repo).stdout  # cached suite, live reruns: still a question
+    md = review(repo).stdout  # cached suite, live reruns: still a question
     questions = md.split("### Questions")[1].split("###")[0]
     assert (
         "`tests/test_flaky.py::test_sometimes` fails on the change but not every time" in questions
@@ -232,9 +232,9 @@ def test_failing_in_the_suite_but_passing_alone_is_judged_in_its_file(tmp_path):
     )
     confirm(repo)
     stage(repo, {"state.py": ORDER_LEAKS})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 1, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.stdout
     assert _kinds(report) == [("tests/test_order.py::test_later", "regression")]
     [failure] = report["regressions"]
     assert failure["confirmation"] == (
@@ -265,9 +265,9 @@ def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_p
     # The change breaks add and adds a case the base does not have; pytest refuses a command
     # naming an id it cannot find, so that id is new and the others run again without it.
     stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 1, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.stdout
     assert _kinds(report) == [
         ("tests/test_calc.py::test_add", "regression"),
         ("tests/test_p.py::test_p[1]", "regression"),
@@ -289,13 +289,13 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
     )
     assert stricter != tests
     stage(repo, {"tests/test_calc.py": stricter})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     assert report["exit_code"] == 0, report["regressions"]
     assert _kinds(report) == [("tests/test_calc.py::test_add", "pre_existing")]
 
     renamed = tests.replace("def test_mul", "def test_mul_renamed")
     stage(repo, {"calc.py": BROKEN_ADD, "tests/test_calc.py": renamed})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
 
@@ -308,7 +308,7 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
     )
     assert masked != stricter
     stage(repo, {"calc.py": BROKEN_ADD, "tests/test_calc.py": masked})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")]
 
@@ -325,7 +325,7 @@ def test_a_test_the_change_makes_stricter_is_no_regression_when_the_base_fails_i
         "    assert add(2, 3) == 5\n    assert calc.mul(2, 3) == 6\n    assert calc.sub(3, 1) == 2",
     )
     stage(repo, {"calc.py": broken_mul, "tests/test_calc.py": checks_more})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [
         ("tests/test_calc.py::test_add", "regression"),
@@ -349,7 +349,7 @@ def test_a_symlinked_test_file_and_a_parameter_with_colons_are_judged_on_the_bas
     git(repo, "commit", "-qm", "more tests")
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     assert report["exit_code"] == 1, report["other_failures"]
     assert _kinds(report) == [
         ("tests/test_calc.py::test_add", "regression"),
@@ -362,8 +362,8 @@ def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
     repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 1"))
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    first = report_json(eyeful("--format", "json", cwd=repo))
-    again = report_json(eyeful("--format", "json", cwd=repo))
+    first = review(repo, format="json").json
+    again = review(repo, format="json").json
     for report in (first, again):
         assert report["exit_code"] == 1
         assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
@@ -373,7 +373,7 @@ def test_confirmation_runs_are_live_even_when_the_suites_are_cached(tmp_path):
         ("test_one", False),
     ]
     # --no-cache runs the suite again too.
-    fresh = report_json(eyeful("--format", "json", "--no-cache", cwd=repo))
+    fresh = review(repo, format="json", no_cache=True).json
     assert not any(r["cached"] for r in fresh["runs"])
     assert fresh["exit_code"] == 1
 
@@ -385,9 +385,9 @@ def test_without_test_one_a_regression_is_unconfirmed_never_silently_blocking(tm
     assert "test_one" not in text
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 3, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 3, proc.stdout
     assert _kinds(report) == [("tests/test_calc.py::test_add", "unconfirmed")]
     assert report["questions"] == 1
     # Without test_one the whole suite ran on the base (the fallback of the focused run).
@@ -411,9 +411,9 @@ def test_a_suite_that_names_no_tests_is_confirmed_by_live_runs(tmp_path):
     )
     confirm(repo)
     stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 1, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.stdout
     [failure] = report["regressions"]
     assert failure["test"] == "the test suite"
     assert failure["confirmation"] == (
@@ -439,12 +439,12 @@ def test_a_result_cached_under_another_environment_never_blocks(tmp_path, listed
     stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
     bad = {**os.environ, "MODE": "bad"}
     # With MODE=bad the test fails on both sides: pre-existing.
-    proc = eyeful("--format", "json", cwd=repo, env=bad)
-    assert _kinds(report_json(proc)) == [("tests/test_mode.py::test_mode", "pre_existing")]
+    proc = review(repo, env=bad, format="json")
+    assert _kinds(proc.json) == [("tests/test_mode.py::test_mode", "pre_existing")]
     # MODE put back: nothing fails, whatever was cached.
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
-    assert proc.returncode == 0, proc.stdout
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 0, proc.stdout
     assert report["regressions"] == []
     if listed:
         # MODE is part of the key: the suite ran again and passed.
@@ -574,14 +574,14 @@ def shallow(tmp_path_factory) -> tuple[Path, str]:
 def test_a_shallow_clone_head_is_exit_3_with_the_fetch_to_run(shallow):
     clone, missing = shallow
     confirm(clone)
-    proc = eyeful("--head", "HEAD", cwd=clone)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    proc = review(clone, head="HEAD")
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert proc.stdout == ""
     assert "not in this shallow clone" in proc.stderr
     assert "git fetch --deepen=1" in proc.stderr
     assert "--unshallow" in proc.stderr
-    proc = eyeful("--base", missing, "--head", "HEAD", cwd=clone)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    proc = review(clone, base=missing, head="HEAD")
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert "git fetch --deepen=1" in proc.stderr
     # The plain pre-push hook, pushing the clone's only commit where nothing is yet.
     assert eyeful("install-hook", cwd=clone).returncode == 0
@@ -593,20 +593,20 @@ def test_a_shallow_clone_head_is_exit_3_with_the_fetch_to_run(shallow):
     assert "not in this shallow clone" in push.stderr, push.stderr
     # Once fetched, the real regression blocks.
     run("git", "fetch", "-q", "--deepen=1", cwd=clone)
-    proc = eyeful("--head", "HEAD", "--format", "json", cwd=clone)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    proc = review(clone, head="HEAD", format="json")
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in proc.json["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
 def test_an_unfetched_base_commit_is_exit_3_with_git_fetch(tmp_path):
     repo = python_project(tmp_path / "repo")
     confirm(repo)
-    proc = eyeful("--base", "1" * 40, "--head", "HEAD", cwd=repo)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    proc = review(repo, base="1" * 40, head="HEAD")
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert "not in this repository" in proc.stderr
     assert "`git fetch`" in proc.stderr
     # A typo stays a usage error.
-    assert eyeful("--base", "no-such-branch", cwd=repo).returncode == 2
+    assert review(repo, base="no-such-branch").exit_code == 2
 
 
 def test_a_configured_junit_report_in_pytests_default_format_still_blocks(tmp_path):
@@ -620,7 +620,7 @@ def test_a_configured_junit_report_in_pytests_default_format_still_blocks(tmp_pa
     repo = python_project(tmp_path / "repo", config)
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful("--format", "json", cwd=repo)
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    report = proc.json
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")], report
-    assert proc.returncode == 1
+    assert proc.exit_code == 1

@@ -19,7 +19,8 @@ from eyeful.report import Report, RoleUsage, SideInfo, to_markdown
 from eyeful.runs import Run
 from eyeful.testlines import definition_line
 from tests.conftest import seal
-from tests.gitrepo import PYTEST, confirm, eyeful, git, make_repo, write
+from tests.core import review
+from tests.gitrepo import PYTEST, confirm, git, make_repo, write
 
 STAGED = SideInfo(tree="a" * 40, commit=None, label="staged", short="aaaaaaa")
 HEAD = SideInfo(tree="b" * 40, commit="c" * 40, label="HEAD", short="ccccccc")
@@ -263,16 +264,16 @@ def big_review(tmp_path_factory):
         confirm(repo)
         write(repo, {"version.py": "VERSION = 2\n"})
         git(repo, "add", "-A")
-        compact = eyeful("--format", "json", cwd=repo, timeout=600)
+        compact = review(repo, format="json")
         sarif = root / "out.sarif"
-        markdown = eyeful("--sarif", str(sarif), cwd=repo, timeout=600)
-        full = eyeful("--format", "json", "--all-tests", cwd=repo, timeout=600)
+        markdown = review(repo, sarif=sarif)
+        full = review(repo, format="json", all_tests=True)
         return repo, compact, markdown, full, sarif
 
 
 def test_json_keeps_failing_tests_and_counts_and_stays_small(big_review):
     _, compact, _, full, _ = big_review
-    assert compact.returncode == 1, compact.stderr
+    assert compact.exit_code == 1, compact.stderr
     report = json.loads(compact.stdout)
     change, *alone = report["runs"]
     broken = {f"tests/test_version.py::test_version[{n}]" for n in range(N_BROKEN)}
@@ -293,7 +294,7 @@ def test_json_keeps_failing_tests_and_counts_and_stays_small(big_review):
 
 def test_many_failures_of_a_real_run_are_grouped_with_rerun_commands(big_review):
     repo, _, markdown, _, _ = big_review
-    assert markdown.returncode == 1
+    assert markdown.exit_code == 1
     text = markdown.stdout
     assert text.startswith("**eyeful: blocking** · staged changes against `HEAD` ")
     assert f": {N_BROKEN} blocking issues" in text.splitlines()[0]
@@ -334,12 +335,12 @@ def test_new_failing_tests_block_with_block_new_failures(tmp_path):
     confirm(repo)
     write(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
     git(repo, "add", "-A")
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    proc = review(repo, format="json")
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert [(f["test"], f["kind"], f["blocking"]) for f in report["regressions"]] == [
         ("tests/test_new.py::test_new", "new_test", True)
     ]
-    text = eyeful(cwd=repo).stdout
+    text = review(repo).stdout
     assert "`tests/test_new.py::test_new` is new in the change and fails" in text
     assert "block_new_failures = true" in text

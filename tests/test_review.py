@@ -1,4 +1,8 @@
-"""`git eyeful` end to end on real repositories: confirmation, regressions, feedback, exit codes."""
+"""A review end to end on real repositories: confirmation, regressions, feedback, exit codes.
+
+Reviews run through the core in the test's process (tests/core.py); `git eyeful confirm` is
+started as a user starts it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC_TESTS,
@@ -17,7 +22,6 @@ from tests.gitrepo import (
     git,
     make_repo,
     python_project,
-    report_json,
     stage,
     user_state,
 )
@@ -27,8 +31,8 @@ def test_unconfirmed_commands_run_nothing_and_exit_3(tmp_path):
     marker = tmp_path / "ran"
     repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 3, proc.stderr
+    proc = review(repo)
+    assert proc.exit_code == 3, proc.stderr
     assert not marker.exists()
     assert "not confirmed" in proc.stdout
     assert "git eyeful confirm" in proc.stdout
@@ -45,13 +49,13 @@ def test_confirm_is_recorded_outside_the_repository_and_changes_ask_again(tmp_pa
     record = hermetic / ".config" / "eyeful" / "confirmed"
     assert record.is_file()
     stage(repo, {"calc.py": BROKEN_ADD})
-    assert eyeful(cwd=repo).returncode == 0
+    assert review(repo).exit_code == 0
     assert marker.exists()
     marker.unlink()
     # A changed command is a new command set: not confirmed any more.
     (repo / "pyproject.toml").write_text(eyeful_config(f"touch {marker} && true"))
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 3
+    proc = review(repo)
+    assert proc.exit_code == 3
     assert not marker.exists()
 
 
@@ -82,7 +86,7 @@ def test_a_confirmation_for_another_path_does_not_count(tmp_path):
     two = python_project(tmp_path / "two")
     assert eyeful("confirm", "--yes", cwd=one).returncode == 0
     stage(two, {"calc.py": BROKEN_ADD})
-    assert eyeful(cwd=two).returncode == 3
+    assert review(two).exit_code == 3
 
 
 def _confirmed_project(tmp_path: Path, config: str | None = None) -> Path:
@@ -97,9 +101,9 @@ def test_passing_change_exits_0_and_runs_only_the_change(tmp_path):
         repo,
         {"calc.py": "def add(a, b):\n    return b + a\n\n\ndef mul(a, b):\n    return a * b\n"},
     )
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.stdout + proc.stderr
+    report = proc.json
     assert report["outcome"] == "clean"
     assert [(r["side"], r["name"], r["status"]) for r in report["runs"]] == [
         ("change", "test", "PASSED")
@@ -114,8 +118,8 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
     head = git(repo, "rev-parse", "--short=7", "HEAD").strip()
     stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    proc = review(repo)
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
     out = proc.stdout
     first = out.splitlines()[0]
     # The outcome in words first; a staged review names no snapshot id nobody can resolve.
@@ -145,7 +149,7 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
 def test_json_report_fields(tmp_path):
     repo = _confirmed_project(tmp_path, eyeful_config(extra="reruns = 3"))  # the default
     stage(repo, {"calc.py": BROKEN_ADD})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     for field in ("base", "head", "runs", "regressions", "findings", "blocking", "uncertainty"):
         assert field in report
     assert report["blocking"] == 1
@@ -182,16 +186,16 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
     )
     confirm(repo)
     stage(repo, {"tests/test_new.py": "def test_new():\n    assert 1 == 2\n"})
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 0, proc.stdout
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.stdout
+    report = proc.json
     kinds = {f["test"]: f["kind"] for f in report["other_failures"]}
     assert kinds == {
         "tests/test_calc.py::test_mul": "pre_existing",
         "tests/test_new.py::test_new": "new_test",
     }
     assert report["regressions"] == []
-    md = eyeful(cwd=repo).stdout
+    md = review(repo).stdout
     assert "### Not blocking" in md
     assert "`tests/test_calc.py::test_mul` fails on the base too (pre-existing)" in md
 
@@ -203,9 +207,9 @@ def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
     config = eyeful_config(bare, test_one=f"{bare} {{test}}")
     repo = _confirmed_project(tmp_path, config)
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stdout
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 1, proc.stdout
+    report = proc.json
     assert report["runs"][0]["tests_from"] == "output"
     assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
@@ -222,8 +226,8 @@ def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
     )
     confirm(repo)
     stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 1
+    proc = review(repo)
+    assert proc.exit_code == 1
     assert "the test suite fails on the change and passes on the base" in proc.stdout
     assert "AssertionError: add is broken" in proc.stdout
     assert "names no failing tests: the suite was compared as a whole" in proc.stdout
@@ -237,8 +241,8 @@ def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
     )
     confirm(repo)
     stage(repo, {"other.txt": "x\n"})
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 0, proc.stdout
+    proc = review(repo)
+    assert proc.exit_code == 0, proc.stdout
     assert "fails on the base too" in proc.stdout
 
 
@@ -246,8 +250,8 @@ def test_empty_change_says_nothing_to_review(tmp_path):
     marker = tmp_path / "ran"
     repo = python_project(tmp_path / "repo", eyeful_config(f"touch {marker}"))
     (repo / "untracked.txt").write_text("not staged\n")
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 0
+    proc = review(repo)
+    assert proc.exit_code == 0
     assert "nothing to review" in proc.stdout
     assert not marker.exists()
 
@@ -255,6 +259,6 @@ def test_empty_change_says_nothing_to_review(tmp_path):
 def test_no_test_command_is_exit_3(tmp_path):
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     stage(repo, {"a.txt": "b\n"})
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 3
+    proc = review(repo)
+    assert proc.exit_code == 3
     assert "no test command is configured" in proc.stdout

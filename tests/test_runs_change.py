@@ -9,14 +9,13 @@ from pathlib import Path
 from eyeful.gitutil import find_repo
 from eyeful.hunks import changed_lines, touched
 from eyeful.snapshot import open_repository
+from tests.core import review
 from tests.gitrepo import (
     PYTEST_INI,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
-    report_json,
     stage,
 )
 
@@ -69,8 +68,8 @@ def _review(tmp_path: Path, change: str, repro: str) -> tuple[int, dict]:
     stage(repo, {"calc.py": change})
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([_finding(repro)]), encoding="utf-8")
-    proc = eyeful("--format", "json", "--findings", str(findings), cwd=repo)
-    return proc.returncode, report_json(proc)
+    done = review(repo, format="json", findings=findings)
+    return done.exit_code, done.json
 
 
 def test_a_reproduction_that_never_runs_the_changed_code_does_not_block(tmp_path):

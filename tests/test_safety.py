@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
     CALC_TESTS,
@@ -27,12 +28,10 @@ from tests.gitrepo import (
     PYTEST_INI,
     PYTHON,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
     python_project,
-    report_json,
     stage,
     user_state,
     write,
@@ -128,16 +127,16 @@ def test_a_normal_run_touches_nothing_and_reviews_only_the_index(tmp_path):
     before = user_state(repo)
     assert before["stash"].strip(), "the stash entry is part of what is checked"
     assert "debug.log" in before["worktree"] and "build/out.bin" in before["worktree"]
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    report = proc.json
     # The staged calc.py was reviewed, not the fixed working-tree file, and no untracked test ran.
     assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
     for run in report["runs"]:
         assert not any("test_untracked" in name for name in run["tests"] or {})
     assert user_state(repo) == before
     # Served from the cache the second time: still nothing touched.
-    again = report_json(eyeful("--format", "json", cwd=repo))
+    again = review(repo, format="json").json
     assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
     assert user_state(repo) == before
 
@@ -186,9 +185,9 @@ def test_an_interrupted_run_exits_130_kills_the_command_and_touches_nothing(tmp_
     assert user_state(repo) == before
     # The interrupted run left nothing half-done: the next run reviews the change normally.
     hang.unlink()
-    again = eyeful("--format", "json", cwd=repo)
-    assert again.returncode == 1, again.stdout + again.stderr
-    regressions = report_json(again)["regressions"]
+    again = review(repo, format="json")
+    assert again.exit_code == 1, again.stdout + again.stderr
+    regressions = again.json["regressions"]
     assert [r["test"] for r in regressions] == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
 
@@ -236,10 +235,10 @@ def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     stage(repo, {"calc.py": BROKEN_ADD})
     before = user_state(repo)
     started = time.monotonic()
-    proc = eyeful(cwd=repo)
+    proc = review(repo)
     elapsed = time.monotonic() - started
     pid = _read_pid(child_pid)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert elapsed < 60
     uncertainty = proc.stdout.split("### Uncertainty")[1]
     assert "the tests could not run on the change: timed out after 2s" in uncertainty
@@ -280,9 +279,9 @@ def test_a_reused_worktree_drops_untracked_leftovers_and_keeps_ignored_files(tmp
     confirm(repo)
     for n in range(3):
         stage(repo, {"notes.txt": f"{n}\n"})
-        proc = eyeful("--format", "json", cwd=repo)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        runs = report_json(proc)["runs"]
+        proc = review(repo, format="json")
+        assert proc.exit_code == 0, proc.stdout + proc.stderr
+        runs = proc.json["runs"]
         assert [(r["side"], r["status"]) for r in runs] == [("change", "PASSED")]
     assert log.read_text().split() == ["1", "2", "3"]
     assert not (repo / "stray.txt").exists() and not (repo / "warm").exists()
@@ -302,10 +301,10 @@ def test_a_passing_command_leaves_no_background_child(tmp_path, redirect):
     command = f"sleep 300 {redirect} & echo $! > {child_pid}; echo started; exit 0"
     repo = _project(tmp_path, eyeful_config(command))
     stage(repo, {"calc.py": FIXED_ADD})
-    proc = eyeful("--format", "json", cwd=repo, timeout=120)
+    proc = review(repo, format="json")
     pid = _read_pid(child_pid)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    [run] = report_json(proc)["runs"]
+    assert proc.exit_code == 0, proc.stdout + proc.stderr
+    [run] = proc.json["runs"]
     assert run["status"] == "PASSED"
     assert run["duration"] < 30  # a child holding the output open does not keep eyeful waiting
     assert "started" in run["tail"]
@@ -318,10 +317,10 @@ def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
     command = f"echo $$ > {shell_pid}; sleep 300 & echo $! > {child_pid}; sleep 300"
     repo = _project(tmp_path, eyeful_config(command, extra="timeout = 2"))
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = review(repo, format="json")
     pids = [_read_pid(shell_pid), _read_pid(child_pid)]
-    assert proc.returncode == 3, proc.stdout + proc.stderr
-    [run] = report_json(proc)["runs"]
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
+    [run] = proc.json["runs"]
     assert (run["status"], run["reason"]) == ("ERROR", "timed out after 2s")
     for pid in pids:
         assert _gone(pid)
@@ -329,8 +328,8 @@ def test_a_timed_out_command_and_its_background_child_are_killed(tmp_path):
 
 def test_a_forked_eyeful_marks_its_commands_with_tokens_of_its_own():
     """The token that marks a command's processes for killing is unique to the eyeful process
-    that made it, even for a fork of a process that had imported eyeful or made tokens already
-    (the suite forks eyeful from a zygote): a shared token would let one run kill another's."""
+    that made it, even for a fork of a process that had imported eyeful or made tokens already:
+    a shared token would let one run kill another's."""
     code = (
         "import os\n"
         "from eyeful import reaper\n"
@@ -377,7 +376,7 @@ def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
     )
     confirm(repo)
     stage(repo, {"mode.txt": "fail\n"})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     change, base = report["runs"]
     assert (change["side"], change["status"], change["exit_code"]) == ("change", "FAILED", 3)
     assert (base["side"], base["status"], base["exit_code"]) == ("base", "PASSED", 0)
@@ -395,7 +394,7 @@ def test_runs_record_status_exit_code_duration_and_tail(tmp_path):
 def test_a_command_killed_by_a_signal_is_failed_with_the_signal_as_reason(tmp_path):
     repo = _project(tmp_path, eyeful_config("echo dying; kill -9 $$"))
     stage(repo, {"calc.py": FIXED_ADD})
-    report = report_json(eyeful("--format", "json", cwd=repo))
+    report = review(repo, format="json").json
     change = report["runs"][0]
     assert change["status"] == "FAILED"
     assert change["exit_code"] == -9
@@ -406,19 +405,19 @@ def test_a_command_killed_by_a_signal_is_failed_with_the_signal_as_reason(tmp_pa
 def test_a_command_that_cannot_start_is_an_error_with_its_reason_and_not_cached(tmp_path):
     repo = _project(tmp_path, eyeful_config("no-such-command-xyz --flag"))
     stage(repo, {"calc.py": BROKEN_ADD})
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
-    report = report_json(proc)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
+    report = proc.json
     [run] = report["runs"]
     assert run["status"] == "ERROR"
     assert run["exit_code"] == 127
     assert "could not start" in run["reason"]
     assert "no-such-command-xyz" in run["tail"] and "not found" in run["tail"]
     assert any("could not start" in u["text"] and u["unverified"] for u in report["uncertainty"])
-    md = eyeful(cwd=repo).stdout
+    md = review(repo).stdout
     assert "tests on the change: ERROR" in md
     # An error says nothing about the tree, so it is tried again rather than served from cache.
-    again = report_json(eyeful("--format", "json", cwd=repo))
+    again = review(repo, format="json").json
     assert [r["cached"] for r in again["runs"]] == [False]
 
 
@@ -451,9 +450,9 @@ def test_hook_git_variables_reach_neither_the_worktrees_nor_the_commands(tmp_pat
         "GIT_WORK_TREE": str(repo),
         "GIT_PREFIX": "",
     }
-    proc = eyeful("--format", "json", cwd=repo, env=env)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert [r["test"] for r in report_json(proc)["regressions"]] == ["tests/test_calc.py::test_add"]
+    proc = review(repo, env=env, format="json")
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
+    assert [r["test"] for r in proc.json["regressions"]] == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
     assert other_index.read_bytes() == other_before
     names = _env_names(envfile)
@@ -577,7 +576,7 @@ def test_concurrent_runs_get_separate_worktrees_identical_results_and_a_sound_ca
     for entry in entries:
         assert isinstance(json.loads(entry.read_text()), dict)
     assert not [p for p in cache.rglob(".tmp-*")]
-    third = report_json(eyeful("--format", "json", cwd=repo))
+    third = review(repo, format="json").json
     # The suite comes from the cache; a regression's confirmation is always live.
     assert [(r["name"], r["cached"]) for r in third["runs"]] == [
         ("test", True), ("test_one", False), ("test_one", False)
@@ -608,9 +607,9 @@ def _setup_project(tmp_path: Path, setup: str, extra: str = "", test: str = PYTE
 
 
 def _review_runs(repo: Path) -> list[tuple[str, str, str]]:
-    proc = eyeful("--format", "json", cwd=repo)
-    assert proc.returncode in (0, 1, 3), proc.stdout + proc.stderr
-    return [(r["side"], r["name"], r["status"]) for r in report_json(proc)["runs"]]
+    proc = review(repo, format="json")
+    assert proc.exit_code in (0, 1, 3), proc.stdout + proc.stderr
+    return [(r["side"], r["name"], r["status"]) for r in proc.json["runs"]]
 
 
 def _lines(path: Path) -> list[str]:
@@ -688,8 +687,8 @@ def test_a_failed_setup_is_exit_3_and_is_tried_again_next_time(tmp_path):
     repo = _setup_project(tmp_path, f"echo x >> {counter} && test ! -e {fail}")
     fail.touch()
     stage(repo, {"calc.py": FIXED_ADD})
-    proc = eyeful(cwd=repo)
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    proc = review(repo)
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     assert "setup failed on the change" in proc.stdout.split("### Uncertainty")[1]
     assert "setup on the change: FAILED" in proc.stdout
     fail.unlink()

@@ -6,6 +6,8 @@ configuration, repositories. For every row the test checks the exit code, that s
 commands never ran (they would touch a marker file), that eyeful made no worktree, that nothing
 of the user's changed, and that no crash report was written. The last rows are the odd
 repositories eyeful must handle rather than refuse, and an internal error, which is exit 4.
+Rows the command line's parser refuses, `confirm`'s, and the internal error start the program;
+the others are reviewed in the test's process (tests/core.py), as the review command would run them.
 
 The rows run against one confirmed repository with a staged breaking change (so that, without
 the bad input, the commands *would* run: `test_the_corpus_repository_would_run_its_commands`
@@ -18,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from eyeful.config import load_config
 from eyeful.confine import Refused
 from eyeful.runs import Extra
 from eyeful.trust import TrustStore
+from tests.core import Reviewed, review
 from tests.gitrepo import (
     BROKEN_ADD,
     PYTEST,
@@ -154,6 +156,9 @@ class Bad:
     """Run in this directory under the test's tmp_path instead of the repository."""
     confirmed: bool = True
     """Whether the row's repository is confirmed (for rows whose configuration loads)."""
+    program: bool = False
+    """Refused by the command line's parser, another command than the review, or a crash: the
+    row starts the program; every other row is reviewed in the test's process (tests/core.py)."""
 
     @property
     def copies(self) -> bool:
@@ -162,12 +167,20 @@ class Bad:
 
 BAD_INPUTS: dict[str, Bad] = {
     # Usage errors (point 10): click's three lines become one.
-    "jobs-zero": Bad("Invalid value for '-j' / '--jobs'", ("-j", "0")),
-    "format-xml": Bad("Invalid value for '--format': 'xml' is not one of", ("--format", "xml")),
-    "level-none": Bad("Invalid value for '--level': 'none' is not one of", ("--level", "none")),
-    "unknown-option": Bad("No such option: --no-such-flag", ("--no-such-flag",)),
-    "unknown-option-of-a-subcommand": Bad("No such option: --bogus", ("confirm", "--bogus")),
-    "findings-is-a-directory": Bad("Invalid value for '--findings'", ("--findings", "{tmp}")),
+    "jobs-zero": Bad("Invalid value for '-j' / '--jobs'", ("-j", "0"), program=True),
+    "format-xml": Bad(
+        "Invalid value for '--format': 'xml' is not one of", ("--format", "xml"), program=True
+    ),
+    "level-none": Bad(
+        "Invalid value for '--level': 'none' is not one of", ("--level", "none"), program=True
+    ),
+    "unknown-option": Bad("No such option: --no-such-flag", ("--no-such-flag",), program=True),
+    "unknown-option-of-a-subcommand": Bad(
+        "No such option: --bogus", ("confirm", "--bogus"), program=True
+    ),
+    "findings-is-a-directory": Bad(
+        "Invalid value for '--findings'", ("--findings", "{tmp}"), program=True
+    ),
     "findings-missing": Bad(
         "cannot read findings: No such file or directory", ("--findings", "{tmp}/none.json")
     ),
@@ -178,7 +191,7 @@ BAD_INPUTS: dict[str, Bad] = {
         findings=[],
     ),
     # Output paths (point 11): checked before anything runs.
-    "sarif-is-a-directory": Bad("Invalid value for '--sarif'", ("--sarif", "{tmp}")),
+    "sarif-is-a-directory": Bad("Invalid value for '--sarif'", ("--sarif", "{tmp}"), program=True),
     "sarif-directory-missing": Bad("its directory", ("--sarif", "{tmp}/no/such/out.sarif")),
     "sarif-under-a-file": Bad(
         "is not a directory", ("--sarif", "{findings}/out.sarif"), findings=[]
@@ -289,6 +302,7 @@ BAD_INPUTS: dict[str, Bad] = {
         ("confirm", "--yes"),
         prepare=_confirmations_dir_is_a_file,
         confirmed=False,
+        program=True,
     ),
     "state-dir-is-a-file": Bad("/.git/eyeful is not a directory", prepare=_state_dir_is_a_file),
     # eyeful's own state corrupted: not a verdict, exit 4, the traceback saved.
@@ -296,12 +310,37 @@ BAD_INPUTS: dict[str, Bad] = {
         "eyeful: internal error (a bug in eyeful, not a verdict): FileExistsError:",
         code=4,
         prepare=_locks_is_a_file,
+        program=True,
     ),
 }
 
 
 def _fill(args: tuple[str, ...], tmp: Path, findings: Path | None) -> list[str]:
     return [a.format(tmp=tmp, findings=findings) for a in args]
+
+
+_OPTIONS = {
+    "--base": "base",
+    "-m": "message",
+    "--sarif": "sarif",
+    "--description": "description_file",
+}
+
+
+def _options(args: list[str]) -> dict[str, object]:
+    """A row's command line as the review command's options (the rows use these flags only)."""
+    options: dict[str, object] = {}
+    findings: list[Path] = []
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        if flag == "--findings":
+            findings.append(Path(value))
+        elif flag in ("--sarif", "--description"):
+            options[_OPTIONS[flag]] = Path(value)
+        else:
+            options[_OPTIONS[flag]] = value
+    if findings:
+        options["findings"] = findings
+    return options
 
 
 def _write_findings(tmp: Path, findings: object) -> Path:
@@ -351,10 +390,15 @@ def test_every_bad_input_is_one_line_and_runs_nothing(corpus, tmp_path, monkeypa
     cwd = tmp_path / case.cwd if case.cwd is not None else repo
     before = _state(repo)
 
-    proc = eyeful(*args, cwd=cwd)
+    if case.program:
+        proc = eyeful(*args, cwd=cwd)
+        code = proc.returncode
+    else:
+        proc = review(cwd, **_options(args))
+        code = proc.exit_code
 
     lines = proc.stderr.splitlines()
-    assert proc.returncode == case.code, proc.stderr
+    assert code == case.code, proc.stderr
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("eyeful: "), lines[0]
     assert case.says in lines[0]
@@ -379,8 +423,8 @@ def test_the_corpus_repository_would_run_its_commands(corpus, tmp_path):
     shutil.copytree(repo, copy, symlinks=True)
     _confirm(copy)
     marker.unlink(missing_ok=True)
-    proc = eyeful("--format", "json", cwd=copy)
-    assert proc.returncode == 1, proc.stderr
+    proc = review(copy, format="json")
+    assert proc.exit_code == 1, proc.stderr
     assert marker.exists()
     assert (copy / ".git" / "eyeful" / "worktrees").is_dir()
     marker.unlink()
@@ -389,8 +433,8 @@ def test_the_corpus_repository_would_run_its_commands(corpus, tmp_path):
 # Repositories eyeful handles rather than refuses (point 8) ---------------------------------------
 
 
-def _regressions(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+def _regressions(proc: Reviewed) -> list[str]:
+    assert proc.exit_code == 1, proc.stdout + proc.stderr
     assert proc.stderr.strip() == "" or "Traceback" not in proc.stderr
     return [r["test"] for r in json.loads(proc.stdout)["regressions"]]
 
@@ -413,7 +457,7 @@ def test_a_split_or_sparse_index_is_read_through_git_and_left_as_it_was(tmp_path
     _confirm(repo)
     before = user_state(repo)
     shared = sorted(p.name for p in (repo / ".git").glob("sharedindex.*"))
-    proc = eyeful("--format", "json", cwd=repo)
+    proc = review(repo, format="json")
     assert _regressions(proc) == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
     assert sorted(p.name for p in (repo / ".git").glob("sharedindex.*")) == shared
@@ -429,7 +473,7 @@ def test_git_dir_and_work_tree_from_outside_the_work_tree(tmp_path):
     env = {**os.environ, "GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)}
     assert "M  calc.py" in git(elsewhere, "status", "--short", env=env)  # git works there
     before = user_state(repo)
-    proc = eyeful("--format", "json", cwd=elsewhere, env=env)
+    proc = review(elsewhere, env=env, format="json")
     assert _regressions(proc) == ["tests/test_calc.py::test_add"]
     assert user_state(repo) == before
     assert list(elsewhere.iterdir()) == []

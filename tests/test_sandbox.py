@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from eyeful import sandbox
+from tests.core import review
 from tests.gitrepo import (
     PYTEST_INI,
     confirm,
@@ -64,8 +65,11 @@ def _repo(tmp_path: Path, extra: str = "") -> Path:
 def _review(repo: Path, tmp_path: Path, code: str, fails: str, env: dict | None = None):
     findings = tmp_path / "findings.json"
     findings.write_text(json.dumps([_finding(code, fails)]), encoding="utf-8")
-    proc = eyeful("--format", "json", "--findings", str(findings), cwd=repo, env=env)
-    return proc.returncode, report_json(proc)
+    if env is not None:  # a PATH without bwrap: the program starts afresh, and looks again
+        proc = eyeful("--format", "json", "--findings", str(findings), cwd=repo, env=env)
+        return proc.returncode, report_json(proc)
+    done = review(repo, format="json", findings=findings)
+    return done.exit_code, done.json
 
 
 def _change_runs(report: dict) -> list[dict]:

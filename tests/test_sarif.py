@@ -22,7 +22,8 @@ from eyeful.regressions import SUITE
 from eyeful.regressions import TestFailure as Failure
 from eyeful.report import Report, SideInfo
 from eyeful.sarif import fix_changes, to_sarif, write_sarif
-from tests.gitrepo import confirm, eyeful, git, make_repo, python_project, write
+from tests.core import review
+from tests.gitrepo import confirm, git, make_repo, python_project, write
 
 SCHEMA_PATH = Path(sarif_module.__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -585,8 +586,8 @@ def test_cli_writes_a_valid_sarif_file(tmp_path):
     }
     findings = tmp_path / "f.json"
     findings.write_text(json.dumps([finding]), encoding="utf-8")
-    proc = eyeful("--sarif", "out.sarif", "--findings", str(findings), cwd=repo)
-    assert proc.returncode == 1, proc.stderr  # the suite's test_add regressed
+    proc = review(repo, findings=findings, sarif=Path("out.sarif"))
+    assert proc.exit_code == 1, proc.stderr  # the suite's test_add regressed
     document = json.loads((repo / "out.sarif").read_text(encoding="utf-8"))
     validate(document)
     run = document["runs"][0]

@@ -16,10 +16,10 @@ from eyeful.findings import Finding, parse_findings, verification_order
 from eyeful.gates import fails_text_problem, generic_fails_text
 from eyeful.grading import grade_specified
 from tests.conftest import seal
+from tests.core import review
 from tests.gitrepo import (
     PYTEST,
     confirm,
-    eyeful,
     eyeful_config,
     git,
     make_repo,
@@ -283,11 +283,11 @@ def _project(tmp_path: Path, files: dict | None = None) -> Path:
     return repo
 
 
-def _review(repo: Path, tmp_path: Path, findings: list[dict], *args: str) -> dict:
+def _review(repo: Path, tmp_path: Path, findings: list[dict], **options: object) -> dict:
     path = _write_findings(tmp_path / "findings.json", findings)
-    proc = eyeful("--findings", str(path), "--format", "json", *args, cwd=repo)
-    assert proc.returncode in (0, 1, 3), proc.stderr
-    return json.loads(proc.stdout)
+    result = review(repo, findings=path, format="json", **options)
+    assert result.exit_code in (0, 1, 3), result.stderr
+    return json.loads(result.stdout)
 
 
 def test_refusals_leave_findings_unverified_and_say_why(tmp_path):
@@ -351,14 +351,14 @@ def test_json_lines_and_several_files(tmp_path):
     one = tmp_path / "one.jsonl"
     one.write_text(json.dumps(_finding(id="a", evidence="analysis", repro=None)) + "\n")
     two = _write_findings(tmp_path / "two.json", [_finding(id="b", severity="note")])
-    proc = eyeful("--findings", str(one), "--findings", str(two), "--format", "json", cwd=repo)
+    proc = review(repo, findings=[one, two], format="json")
     report = json.loads(proc.stdout)
     assert [f["id"] for f in report["findings"]] == ["a", "b"]
     assert report["findings"][0]["unverified"] == "evidence is analysis: no test can show it"
     assert report["findings"][1]["label"] == "note"
     dup = _write_findings(tmp_path / "dup.json", [_finding(id="a")])
-    proc = eyeful("--findings", str(one), "--findings", str(dup), cwd=repo)
-    assert proc.returncode == 2
+    proc = review(repo, findings=[one, dup])
+    assert proc.exit_code == 2
     assert "id: used twice" in proc.stderr
 
 
@@ -372,12 +372,14 @@ def test_specified_quote_from_description_and_commit_messages(tmp_path):
     no_desc = _review(repo, tmp_path, [finding])
     assert no_desc["findings"][0]["oracle"]["graded"] == "human"
     assert no_desc["findings"][0]["kind"] == "review"
-    with_desc = _review(repo, tmp_path, [finding], "-m", "Keep the API: add must return a plus b.")
+    with_desc = _review(
+        repo, tmp_path, [finding], message="Keep the API: add must return a plus b."
+    )
     assert with_desc["findings"][0]["oracle"]["graded"] == "specified"
     assert with_desc["findings"][0]["kind"] == "fail"
     # Reviewing commits: their messages are the description.
     git(repo, "commit", "-q", "-m", "calc: refactor\n\nNote: add must return a plus b.")
-    commits = _review(repo, tmp_path, [finding], "--head", "HEAD")
+    commits = _review(repo, tmp_path, [finding], head="HEAD")
     assert commits["findings"][0]["oracle"]["graded"] == "specified"
 
 
@@ -584,13 +586,13 @@ def test_description_file_and_its_errors(tmp_path):
     finding = _finding(oracle={"kind": "specified", "quote": "add must return a plus b"})
     desc = tmp_path / "pr.md"
     desc.write_text("Keep the API: add must return a plus b.\n", encoding="utf-8")
-    report = _review(repo, tmp_path, [finding], "--description", str(desc))
+    report = _review(repo, tmp_path, [finding], description_file=desc)
     assert report["findings"][0]["oracle"]["graded"] == "specified"
-    missing = eyeful("--description", str(tmp_path / "nope.md"), cwd=repo)
-    assert missing.returncode == 2
+    missing = review(repo, description_file=tmp_path / "nope.md")
+    assert missing.exit_code == 2
     assert "--description" in missing.stderr and "nope.md" in missing.stderr
-    both = eyeful("--description", str(desc), "-m", "text", cwd=repo)
-    assert both.returncode == 2
+    both = review(repo, description_file=desc, message="text")
+    assert both.exit_code == 2
     assert "not both" in both.stderr
 
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from eyeful.config import Config
     from eyeful.findings import Finding
     from eyeful.report import Report
+    from eyeful.review import ReviewRequest
+    from eyeful.runs import Progress
     from eyeful.trust import TrustStore
 
 
@@ -140,32 +142,40 @@ def _read_description(path: Path | None, message: str | None) -> str:
 def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = None) -> int:
     """One review, printed: the report on stdout, messages on stderr; returns the exit code.
 
-    With ``memory``, a review that can be given again unchanged is remembered
-    (eyeful/cli/replay.py).
+    The phases, each usable on its own (the tests run them in-process, tests/core.py):
+    :func:`prepare` the request, :func:`reviewed` by the core, :func:`render` the report. With
+    ``memory``, a review that can be given again unchanged is remembered (eyeful/cli/replay.py).
     """
     reaper.handle_interrupts()  # a second Ctrl-C cannot cut the cleanup short
     reaper.become_subreaper()
     served: Served = []
     try:
-        report, config = _review(options, stderr, served if memory else None)
+        request = prepare(options, stderr, served if memory else None)
+        with RichProgress(stderr) as progress:
+            report = reviewed(request, options, progress)
     except EyefulError as err:
         fail(stderr, str(err))
         return err.exit_code
     except KeyboardInterrupt:
         fail(stderr, "interrupted; nothing of yours was changed")
         return EXIT_INTERRUPTED
+    text = render(report, options)
+    emit(text)
+    replayable = options.output_format == "markdown" and _replayable(report, request.config)
+    if memory is not None and replayable:
+        memory.record(text, served)
+    return report.exit_code
+
+
+def render(report: Report, options: ReviewOptions) -> str:
+    """The report as the review command prints it: markdown, or JSON (`--format json`)."""
     if options.output_format == "json":
         from eyeful.report import compact
 
-        emit((report if options.all_tests else compact(report)).model_dump_json(indent=2) + "\n")
-    else:
-        from eyeful.report import to_markdown
+        return (report if options.all_tests else compact(report)).model_dump_json(indent=2) + "\n"
+    from eyeful.report import to_markdown
 
-        text = to_markdown(report, _hook_mode(options.hook))
-        emit(text)
-        if memory is not None and _replayable(report, config):
-            memory.record(text, served)
-    return report.exit_code
+    return to_markdown(report, _hook_mode(options.hook))
 
 
 def _replayable(report: Report, config: Config) -> bool:
@@ -181,11 +191,12 @@ def _replayable(report: Report, config: Config) -> bool:
     )
 
 
-def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tuple[Report, Config]:
-    """Check the inputs, take the snapshot, confirm, review; SARIF when asked."""
+def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> ReviewRequest:
+    """What the core is asked: the inputs checked, the snapshot taken, the commands confirmed
+    (asked on the terminal when someone is there). Bad input raises EyefulError (exit 2)."""
     from eyeful.cli.preflight import check_output_file, check_state_dir
     from eyeful.config import load_config
-    from eyeful.review import ReviewRequest, review
+    from eyeful.review import ReviewRequest
     from eyeful.snapshot import take_snapshot
     from eyeful.trust import TrustStore
 
@@ -211,18 +222,23 @@ def _review(options: ReviewOptions, stderr: Stderr, served: Served | None) -> tu
 
         provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
     confirmed = snapshot.empty or _ensure_confirmed(stderr, paths, config, TrustStore())
-    request = ReviewRequest(
+    return ReviewRequest(
         paths, config, snapshot, confirmed, jobs=options.jobs, findings=given,
         description=description, level=options.level, provider=provider,
         no_cache=options.no_cache, served=served, confirm_hint=confirm_hint(paths.root),
     )  # fmt: skip
-    with RichProgress(stderr) as progress:
-        report = review(request, progress)
+
+
+def reviewed(request: ReviewRequest, options: ReviewOptions, progress: Progress) -> Report:
+    """The core's review of ``request``; the SARIF file too when asked (`--sarif`)."""
+    from eyeful.review import review
+
+    report = review(request, progress)
     if options.sarif is not None:
         from eyeful.sarif import write_sarif
 
-        write_sarif(report, options.sarif, root=paths.root)
-    return report, config
+        write_sarif(report, options.sarif, root=request.paths.root)
+    return report
 
 
 def _given_findings(files: tuple[Path, ...]) -> list[Finding]:
