@@ -9,14 +9,16 @@ reads the verdict together with the oracle.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from eyeful.cache import cache_key
 from eyeful.confine import Refused
-from eyeful.failures import Failure, from_output, own_words, scrub, test_path
+from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import changed_lines, touched
+from eyeful.implicit import test_path
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -256,6 +258,46 @@ class GateRunner:
         else:
             verdict.fix_note = "no fix was suggested"
         return verdict, finding
+
+    def verify_remembered(
+        self,
+        finding: Finding,
+        test_file: Callable[[Finding], str | None],
+        skey: str | None,
+        corrector: Callable[[Finding, Verdict], Finding | None] | None,
+        fixer: Callable[[Finding], Fix | None] | None,
+    ) -> tuple[Verdict, Finding]:
+        """:meth:`verify`, with what the agents made of the finding (a corrected reproduction,
+        a fix) remembered in the cache: on a hit they are not asked again, and the gates run
+        again, live: a cached verdict never makes a finding fail, nor keeps it from failing."""
+        snap, config, runner = self.snapshot, self.runner.config, self.runner
+        key = cache_key(
+            kind="verdict",
+            head=snap.head.tree,
+            base=snap.base.tree,
+            finding=finding.model_dump(mode="json"),
+            test_file=test_file(finding),
+            commands=config.commands.model_dump(),
+            agent=None if config.agent is None else config.agent.model_dump(mode="json"),
+            setup=skey,
+            junit=config.junit,
+            timeout=config.timeout,
+            environment=runner.environment_key(),
+        )
+        hit = runner.cache.get("verdicts", key, _remembered)
+        if hit is not None:
+            earlier, final = hit
+            verdict, final = self.verify(final, test_file(final))
+            verdict.corrected = verdict.corrected or earlier.corrected
+            return verdict, final
+        verdict, final = self.verify(finding, test_file(finding), corrector, fixer)
+        if not any(r.status == "ERROR" for r in verdict.runs):
+            value = {
+                "verdict": verdict.model_dump(mode="json"),
+                "finding": final.model_dump(mode="json"),
+            }
+            runner.cache.put("verdicts", key, value)
+        return verdict, final
 
     def _repeated(
         self,
@@ -498,3 +540,7 @@ def _said(failure: Failure | None) -> str:
     if failure.type and failure.message.startswith(failure.type):
         said = failure.message
     return said[:200] or "no message"
+
+
+def _remembered(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
+    return Verdict.model_validate(entry["verdict"]), Finding.model_validate(entry["finding"])

@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from eyeful.failures import not_runtime
 from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
 from eyeful.gates import Gate, Verdict
+from eyeful.implicit import not_runtime
 from eyeful.runs import Run
 
 Kind = Literal["fail", "review", "open"]

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
 from eyeful import focus
-from eyeful.cache import Cache, Served, cache_key
+from eyeful.cache import Cache, Served
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
@@ -113,7 +113,10 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
             fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
             runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
-        _experts_and_findings(request, repo, report, runner, change, why_not_run, progress)
+        with _agent_files(request, repo) as agent_tree:
+            agents = _agents(request, report, agent_tree)
+            _findings(request, repo, report, runner, change, why_not_run, agents, progress)
+            _agent_notes(report, agents)
         if fresh is not None and fresh.unsandboxed is not None:
             _unsandboxed(report, fresh.unsandboxed, request.config.sandbox != "auto")
     finally:
@@ -130,30 +133,19 @@ def _unsandboxed(report: Report, why: str, required: bool) -> None:
     report.note(f"code nobody confirmed (a reproduction, a fix) {what}: {why}", unverified=required)
 
 
-def _experts_and_findings(
-    request: ReviewRequest,
-    repo: pygit2.Repository,
-    report: Report,
-    runner: Runner | None,
-    change: Run | None,
-    why_not_run: str | None,
-    progress: Progress,
-) -> None:
-    """The agents' findings (and a findings file's), verified through the gates."""
-    with _agent_files(request, repo) as agent_tree:
-        agents = _agents(request, report, agent_tree)
-        _findings(request, repo, report, runner, change, why_not_run, agents, progress)
-        if agents is not None:
-            report.agents = agents.usage
-            for fault in agents.faults:
-                report.note(
-                    f"agent fault ({fault.role}, {fault.subject}): {fault.reason}",
-                    unverified=False,
-                )
-            for skipped in agents.skipped:
-                report.note(f"skipped, budget spent: {skipped}", unverified=False)
-            for text in agents.notes:
-                report.note(text, unverified=False)
+def _agent_notes(report: Report, agents: Agents | None) -> None:
+    """What the agents cost, and their faults, skips and notes, on the checklist."""
+    if agents is None:
+        return
+    report.agents = agents.usage
+    for fault in agents.faults:
+        report.note(
+            f"agent fault ({fault.role}, {fault.subject}): {fault.reason}", unverified=False
+        )
+    for skipped in agents.skipped:
+        report.note(f"skipped, budget spent: {skipped}", unverified=False)
+    for text in agents.notes:
+        report.note(text, unverified=False)
 
 
 @contextmanager
@@ -383,7 +375,7 @@ def _findings(
             result: tuple[Verdict, Finding] | None = None
             for candidate in candidates:
                 fixes = corrector if candidate is finding else None
-                tried = _verify_cached(runner, gates, candidate, test_file, skey, fixes, fixer)
+                tried = gates.verify_remembered(candidate, test_file, skey, fixes, fixer)
                 if result is None or tried[0].reproduced:
                     result = tried
                 if tried[0].reproduced:
@@ -573,48 +565,3 @@ def _judge(
         else:
             item.kind, item.objection = "open", reason
     return not_judged
-
-
-def _cached_verdict(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
-    return Verdict.model_validate(entry["verdict"]), Finding.model_validate(entry["finding"])
-
-
-def _verify_cached(
-    runner: Runner,
-    gates: GateRunner,
-    finding: Finding,
-    test_file: Callable[[Finding], str | None],
-    skey: str | None,
-    corrector: Callable[[Finding, Verdict], Finding | None] | None,
-    fixer: Callable[[Finding], Fix | None] | None,
-) -> tuple[Verdict, Finding]:
-    snap, config = gates.snapshot, runner.config
-    key = cache_key(
-        kind="verdict",
-        head=snap.head.tree,
-        base=snap.base.tree,
-        finding=finding.model_dump(mode="json"),
-        test_file=test_file(finding),
-        commands=config.commands.model_dump(),
-        agent=None if config.agent is None else config.agent.model_dump(mode="json"),
-        setup=skey,
-        junit=config.junit,
-        timeout=config.timeout,
-        environment=runner.environment_key(),
-    )
-    hit = runner.cache.get("verdicts", key, _cached_verdict)
-    if hit is not None:
-        # What the agents made (a corrected reproduction, a fix) is kept; the gates run again,
-        # live: a cached verdict never makes a finding fail, nor keeps it from failing.
-        earlier, final = hit
-        verdict, final = gates.verify(final, test_file(final))
-        verdict.corrected = verdict.corrected or earlier.corrected
-        return verdict, final
-    verdict, final = gates.verify(finding, test_file(finding), corrector, fixer)
-    if not any(r.status == "ERROR" for r in verdict.runs):
-        value = {
-            "verdict": verdict.model_dump(mode="json"),
-            "finding": final.model_dump(mode="json"),
-        }
-        runner.cache.put("verdicts", key, value)
-    return verdict, final

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.failures import Failure, SectionScanner, describe, not_runtime, scrub
+from eyeful.failures import Failure, SectionScanner, describe, scrub
+from eyeful.implicit import not_runtime
 from eyeful.results import is_pytest_command, parse_junit
 from tests.conftest import seal
 from tests.core import review

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from eyeful.failures import Failure, not_runtime, same_failure
+from eyeful.failures import Failure, same_failure
+from eyeful.implicit import not_runtime
 from tests.conftest import seal
 from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful, eyeful_config, make_repo, stage
 
