@@ -109,16 +109,23 @@ def confirm(
         tests = [ev.test for ev in todo]
         seen, runs = _in_context(runner, snap, context, tests, base_ids, jobs)
         done.runs += runs
+        further = []
         for ev in todo:
+            change_seen = [outcome for outcome, _ in seen[("change", ev.test)]]
+            base_seen = [outcome for outcome, _ in seen[("base", ev.test)]]
+            inconclusive = {"unknown", "absent"} & {*change_seen, *base_seen}
+            if ev.change_alone is not None and inconclusive:
+                # The wider context told nothing (a run that stopped at `-x`, say): the
+                # narrower one's evidence stands; the wider one is on the record.
+                ev.inconclusive.append(context)
+                continue
             if ev.change_alone is not None:
                 ev.history.append(context_line(ev) or "")
             ev.context = context
-            ev.change_alone = [outcome for outcome, _ in seen[("change", ev.test)]]
-            ev.base_alone = [outcome for outcome, _ in seen[("base", ev.test)]]
-        todo = [
-            ev for ev in todo
-            if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next)
-        ]  # fmt: skip
+            ev.change_alone, ev.base_alone = change_seen, base_seen
+            if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
+                further.append(ev)
+        todo = further
     done.runs += _edited_tests(runner, repo, snap, change, evidence, jobs)
     return done
 

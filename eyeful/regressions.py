@@ -213,6 +213,9 @@ class Evidence:
     context: Context = "alone"
     history: list[str] = field(default_factory=list)
     """What the narrower contexts showed before this one (a confirmation line each)."""
+    inconclusive: list[Context] = field(default_factory=list)
+    """Wider contexts whose runs told nothing of the test (stopped before it, never named it):
+    the evidence of ``context`` stands."""
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
@@ -248,7 +251,10 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
 def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
     """Every context the test ran in, narrowest first."""
     line = context_line(ev, how)
-    return None if line is None else "; then ".join([*ev.history, line])
+    if line is None:
+        return None
+    told_nothing = [f"{_IN[c].lstrip(', ')}: no run named it" for c in ev.inconclusive]
+    return "; then ".join([*ev.history, line, *told_nothing])
 
 
 def decide(ev: Evidence) -> tuple[FailureKind, str]:
