@@ -11,8 +11,29 @@ from __future__ import annotations
 
 import sys
 
+from eyeful.errors import EXIT_INTERRUPTED
+
 
 def main() -> int:
+    # First, before any import that takes time: an interrupt from here on is one line and exit
+    # 130 (README, "Exit codes"), and a second one (git forwards Ctrl-C) is ignored.
+    from eyeful.interrupts import handle_interrupts, ignore_until_exit
+
+    handle_interrupts()
+    try:
+        return _main()
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("eyeful: error: interrupted\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        return EXIT_INTERRUPTED
+    finally:
+        ignore_until_exit()
+
+
+def _main() -> int:
     args = sys.argv[1:]
     if args == ["--version"]:
         from eyeful import __version__
