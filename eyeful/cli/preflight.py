@@ -26,7 +26,7 @@ def check_output_file(path: Path, option: str) -> None:
     points to), a FIFO (opening it waits for a reader), a device or a socket."""
     try:
         mode: int | None = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the checks of its directory say why
         mode = None
     except OSError as err:
         raise EyefulError(f"{option} {path}: cannot look at it: {err.strerror}") from None
