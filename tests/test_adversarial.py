@@ -358,8 +358,8 @@ def test_an_interrupt_at_any_time_is_one_line_and_exit_130(repo, signals):
     """One Ctrl-C on `git eyeful` delivers two (git forwards its own): either way, from the first
     line of eyeful's code to the end, one line and exit 130, never a traceback or silence."""
     script = Path(sys.executable).parent / "git-eyeful"
-    first = max(0.1, 2 * _startup_seconds())
-    for delay in (first, first + 0.05, first + 0.15, first + 0.3, first + 0.5, first + 0.8):
+    start = _startup_seconds()
+    for delay in (start, start + 0.05, start + 0.1, start + 0.2, start + 0.4, start + 0.8):
         before = user_state(repo)
         proc = subprocess.Popen(
             [str(script)],
@@ -377,6 +377,10 @@ def test_an_interrupt_at_any_time_is_one_line_and_exit_130(repo, signals):
         out, err = proc.communicate(timeout=60)
         lines = err.splitlines()
         if proc.returncode == 1 and not lines:  # the review was done before the signal came
+            continue
+        if proc.returncode != 130 and "launch.py" not in err:
+            # Still in the interpreter's own start-up, before eyeful's first line (site, the
+            # console script's `import re`): Python's, as the README says.
             continue
         assert proc.returncode == 130, (delay, err)
         assert len(lines) == 1, (delay, err)
