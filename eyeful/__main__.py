@@ -1,3 +1,3 @@
-from eyeful.cli.app import main
+from eyeful.cli.launch import main
 
 raise SystemExit(main())

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -21,6 +22,7 @@ from pydantic import (
 )
 
 from eyeful.errors import EyefulError
+from eyeful.inputfiles import exists, read_regular
 from eyeful.testids import check_template
 from eyeful.textsafe import escape_char, first_hidden, visible
 from eyeful.tomlcompat import tomllib
@@ -83,6 +85,8 @@ class Commands(BaseModel):
 
 
 PRESETS = ("claude", "codex", "llm", "ollama")
+MAX_SECONDS = 7 * 24 * 3600
+"""The longest timeout: a week. Longer (or `inf`) is no limit at all, and some clocks overflow."""
 
 
 class AgentConfig(BaseModel):
@@ -97,13 +101,30 @@ class AgentConfig(BaseModel):
     model: str | None = None
     api_key_env: str | None = None
     experts: tuple[str, ...] = ("correctness", "skeptic", "security")
-    timeout: float = Field(default=600, gt=0, strict=True, description="seconds per agent call")
+    timeout: float = Field(
+        default=600, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True,
+        description="seconds per agent call",
+    )  # fmt: skip
     idle_timeout: float = Field(
-        default=180, gt=0, strict=True, description="seconds without output"
-    )
+        default=180, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True,
+        description="seconds without output",
+    )  # fmt: skip
     budget_tokens: int = Field(default=2_000_000, gt=0, strict=True)
     budget_calls: int = Field(default=200, gt=0, strict=True)
     max_file_chars: int = Field(default=40_000, gt=0, strict=True)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                "must be an http:// or https:// URL with a host "
+                '(e.g. "http://localhost:11434/v1"), not ' + repr(value)
+            )
+        return value
 
     @model_validator(mode="after")
     def _complete(self) -> AgentConfig:
@@ -152,7 +173,10 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     commands: Commands = Field(default_factory=Commands)
-    timeout: float = Field(default=600, gt=0, strict=True, description="seconds per command")
+    timeout: float = Field(
+        default=600, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True,
+        description="seconds per command",
+    )  # fmt: skip
     junit: str | None = None
     setup_inputs: tuple[str, ...] = DEFAULT_SETUP_INPUTS
     level: Literal["execution", "read_only"] = "execution"
@@ -190,7 +214,15 @@ class Config(BaseModel):
     @field_validator("junit")
     @classmethod
     def _junit_inside(cls, value: str | None) -> str | None:
-        return None if value is None else _relative_path(value, "junit")
+        if value is None:
+            return None
+        _relative_path(value, "junit")
+        if any(part.casefold() == ".git" for part in PurePosixPath(value).parts):
+            raise ValueError(
+                "must not be inside .git (git's own files); name a file in the working tree, "
+                'e.g. "build/junit.xml"'
+            )
+        return value
 
     @field_validator("env")
     @classmethod
@@ -211,19 +243,25 @@ class Config(BaseModel):
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A regular file's TOML (a FIFO, a device, a directory or a dangling link is an error)."""
+    raw = read_regular(path, path.name, limit=CONFIG_LIMIT)
     try:
-        with path.open("rb") as handle:
-            data: dict[str, Any] = tomllib.load(handle)
-            return data
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        return data
     except tomllib.TOMLDecodeError as err:
         raise EyefulError(f"{path.name}: not valid TOML: {err}") from None
-    except OSError as err:
-        raise EyefulError(f"{path.name}: cannot read: {err.strerror}") from None
+    except RecursionError:
+        raise EyefulError(
+            f"{path.name}: not valid TOML: nested too deeply (arrays or tables inside each other)"
+        ) from None
     except UnicodeDecodeError as err:
         raise EyefulError(
             f"{path.name}: not UTF-8 (byte {err.object[err.start]:#04x} at offset {err.start}); "
             "TOML files must be UTF-8"
         ) from None
+
+
+CONFIG_LIMIT = 16 * 1024 * 1024
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -250,7 +288,10 @@ def parse_config(table: object, source: str) -> Config:
     """Validate a raw table; the error names ``source`` and the key."""
     if not isinstance(table, dict):
         raise EyefulError(f"{source}: must be a table of keys, see the README's Configuration")
-    _hidden_characters(table, source)
+    try:
+        _hidden_characters(table, source)
+    except RecursionError:
+        raise EyefulError(f"{source}: nested too deeply; see the README's Configuration") from None
     if "source" in table:
         raise EyefulError(
             f"{source}: unknown key 'source'; the keys are listed in the README's Configuration"
@@ -278,11 +319,16 @@ def load_config(root: Path) -> Config:
     dotfile = root / EYEFUL_TOML
     table: object = None
     source = ""
-    if pyproject.is_file():
+    if exists(pyproject):
         tool = _read_toml(pyproject).get("tool", {})
-        if isinstance(tool, dict) and "eyeful" in tool:
+        if not isinstance(tool, dict):
+            raise EyefulError(
+                f"{PYPROJECT}: tool: must be a table (eyeful's settings go in [tool.eyeful]), "
+                "not a value; see the README's Configuration"
+            )
+        if "eyeful" in tool:
             table, source = tool["eyeful"], f"{PYPROJECT} [tool.eyeful]"
-    if dotfile.is_file():
+    if exists(dotfile):
         if table is not None:
             raise EyefulError(
                 f"both {PYPROJECT} [tool.eyeful] and {EYEFUL_TOML} configure eyeful; keep one"

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from eyeful.errors import EyefulError
+from eyeful.inputfiles import exists, read_regular
 from eyeful.testids import check_test_id, check_test_path
 
 Severity = Literal["error", "warning", "note"]
@@ -177,15 +178,20 @@ def parse_findings(text: str, source: str) -> list[Finding]:
     return findings
 
 
+FINDINGS_LIMIT = 16 * 1024 * 1024
+"""The largest findings file (16 MiB): far above what experts write, below what hurts."""
+
+
 def load_findings(files: Iterable[Path]) -> list[Finding]:
     """Read every file; finding ids must be unique across them."""
     out: list[Finding] = []
     seen: set[str] = set()
     for path in files:
+        if not exists(path):
+            raise EyefulError(f"{path}: cannot read findings: No such file or directory")
+        raw = read_regular(path, f"--findings {path}", limit=FINDINGS_LIMIT)
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise EyefulError(f"{path}: cannot read findings: {err.strerror}") from None
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise EyefulError(f"{path}: findings must be UTF-8 JSON") from None
         for finding in parse_findings(text, str(path)):

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from eyeful.errors import GitError
+from eyeful.errors import EyefulError, GitError
 
 # eyeful's checkouts: <common git dir>/eyeful/worktrees/wt-N (failures.py recognises frames there).
 STATE_DIR = "eyeful"
@@ -97,6 +97,19 @@ class RepoPaths:
     def state_dir(self) -> Path:
         """eyeful's own directory: worktrees, cache and locks; never inside the working tree."""
         return self.common_dir / STATE_DIR
+
+
+def current_directory() -> Path:
+    """The working directory, which may have been removed under a running shell."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise EyefulError(
+            "the current directory no longer exists (it was removed after the shell entered "
+            "it); cd into the repository again"
+        ) from None
+    except OSError as err:
+        raise EyefulError(f"the current directory cannot be read: {err.strerror}") from None
 
 
 def find_repo(start: Path, env: Mapping[str, str] | None = None) -> RepoPaths:

@@ -9,7 +9,6 @@ the repository, ``implicit`` with a failure from the runtime) makes a ``fail`` r
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
@@ -58,9 +57,6 @@ def is_documentation(path: str) -> bool:
 
 
 _FAIL_ORACLES = {"specified", "derived", "implicit"}
-# Eval-only (`eyeful eval --condition no_oracle_rule`): every reproduced finding may block,
-# whatever its oracle; the ablation that shows what oracle grading buys. Never set it otherwise.
-NO_ORACLE_RULE_ENV = "EYEFUL_EVAL_NO_ORACLE_RULE"
 
 
 class GradedOracle(BaseModel):
@@ -248,7 +244,7 @@ def grade(
         label, baseline = "note (pre-existing)", "unchanged"
     elif verdict is not None and verdict.reproduced and unverified is None:
         baseline = "new"
-        if oracle.blocks or os.environ.get(NO_ORACLE_RULE_ENV) == "1":
+        if oracle.blocks:  # the eval's no_oracle_rule ablation is the eval's (evaluate/runner)
             kind, label = "fail", "issue (blocking)"
     return ReportedFinding(
         id=finding.id,

@@ -29,7 +29,8 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from types import FrameType
+
+from eyeful import interrupts
 
 TOKEN_VAR = "EYEFUL_RUN"  # noqa: S105 (a marker, not a secret)
 _PR_SET_CHILD_SUBREAPER = 36
@@ -164,21 +165,9 @@ def sweep_all() -> None:
             pass
 
 
-def _ignore(signum: int, frame: FrameType | None) -> None:
-    """A repeated interrupt: the first one's cleanup is under way and must finish."""
-
-
-def _interrupted(signum: int, frame: FrameType | None) -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _ignore)
-    raise KeyboardInterrupt
-
-
 def handle_interrupts() -> None:
     """SIGINT, SIGTERM and SIGHUP interrupt once; the ones after are ignored (main thread).
 
     A signal that whoever started eyeful ignored (``nohup``, a shell's background job) stays
-    ignored, as Python keeps an ignored SIGINT ignored."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) is not signal.SIG_IGN:
-            signal.signal(sig, _interrupted)
+    ignored, as Python keeps an ignored SIGINT ignored (eyeful/interrupts.py)."""
+    interrupts.handle_interrupts()

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from eyeful.grading import ReportedFinding
 from eyeful.mdsafe import sarif_text
 from eyeful.regressions import SUITE, TestFailure
 from eyeful.report import Report
+from eyeful.textsafe import json_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/eyeful/"
@@ -551,13 +553,22 @@ def to_sarif(report: Report, root: Path | None = None) -> dict[str, Any]:
 
 def write_sarif(report: Report, path: Path, root: Path | None = None) -> None:
     """Write the SARIF log to ``path`` atomically (a temporary file beside it, then a rename)."""
-    text = json.dumps(to_sarif(report, root), indent=2, ensure_ascii=False) + "\n"
+    text = json_text(json.dumps(to_sarif(report, root), indent=2, ensure_ascii=False)) + "\n"
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         with tmp.open("x", encoding="utf-8", newline="\n") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())
+        # Checked before anything ran (eyeful/cli/preflight.py), and again now: the rename
+        # replaces only a regular file, never a symlink, a FIFO or a device put there since.
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            tmp.unlink(missing_ok=True)
+            raise EyefulError(f"{path}: cannot write SARIF: it is no longer a regular file")
         tmp.replace(path)
     except OSError as err:
         tmp.unlink(missing_ok=True)

@@ -150,7 +150,16 @@ def _check_clean_state(repo: pygit2.Repository, paths: RepoPaths, index: pygit2.
 def _head_side(repo: pygit2.Repository) -> Side:
     if repo.head_is_unborn:
         return _empty_side(repo)
-    commit = repo.head.peel(pygit2.Commit)
+    try:
+        ref = repo.head
+        commit = ref.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        name = repo.references.get("HEAD")
+        target = name.target if name is not None else "HEAD"
+        raise GitError(
+            f"HEAD ({target}) names an object that is not in the repository; the "
+            "repository is damaged: run `git fsck`, and point the branch at a commit that exists"
+        ) from None
     return Side(tree=str(commit.tree_id), commit=str(commit.id), label="HEAD")
 
 

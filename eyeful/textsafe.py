@@ -42,3 +42,22 @@ def visible(text: str, *, keep_newlines: bool = False) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def json_text(text: str) -> str:
+    """JSON text with every hidden character JSON-escaped (``\\u202e``): the same values to a
+    JSON reader, but a bidirectional override or an escape sequence from a finding, an agent or
+    a test cannot reorder or hide what a terminal, an editor or a diff of the file shows. Only
+    strings can hold such characters, so the result is valid JSON whenever ``text`` is."""
+    out = []
+    for char in text:
+        if char in "\n\t" or not _hidden(char):
+            out.append(char)
+            continue
+        code = ord(char)
+        if code >= 0x10000:  # as a UTF-16 surrogate pair, as JSON writes it
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)

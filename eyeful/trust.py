@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from eyeful import focus
 from eyeful.errors import EyefulError
+from eyeful.inputfiles import read_regular
 
 if TYPE_CHECKING:
     from eyeful.config import Config
@@ -74,9 +75,9 @@ def prompt_overrides(root: Path) -> dict[str, str]:
             out[path.name] = OUTSIDE
             continue
         try:
-            content = path.read_bytes()
-        except OSError as err:
-            content = f"unreadable: {err.strerror}".encode()
+            content = read_regular(path, path.name)
+        except EyefulError as err:
+            content = f"unreadable: {err}".encode()
         out[path.name] = hashlib.sha256(content).hexdigest()
     return out
 

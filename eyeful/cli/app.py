@@ -29,7 +29,7 @@ from eyeful.cli.reviewcmd import (
 )
 from eyeful.cli.terminal import Stderr, ask_yes_no
 from eyeful.errors import EXIT_INTERRUPTED, EXIT_USAGE, EyefulError
-from eyeful.gitutil import find_repo
+from eyeful.gitutil import current_directory, find_repo
 
 EPILOG = (
     "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
@@ -183,7 +183,7 @@ def confirm(
 
     store = TrustStore()
     try:
-        paths = find_repo(Path.cwd())
+        paths = find_repo(current_directory())
         config = load_config(paths.root)
         store.check_writable()
     except EyefulError as err:
@@ -217,7 +217,7 @@ def clean() -> None:
     from eyeful.worktrees import WorktreePool
 
     try:
-        paths = find_repo(Path.cwd())
+        paths = find_repo(current_directory())
         removed = WorktreePool(paths, open_repository(paths)).remove_all()
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
@@ -230,7 +230,7 @@ def install_hook_command() -> None:
     from eyeful.cli.hookinstall import install_hook
 
     try:
-        target = install_hook(find_repo(Path.cwd()))
+        target = install_hook(find_repo(current_directory()))
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
     stderr.say(f"Installed the pre-push hook at {target}.")

@@ -20,7 +20,11 @@ def save_traceback(error: BaseException) -> Path | None:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     text = "".join(traceback.format_exception(error))
     try:
-        header = f"eyeful {__version__}, pid {os.getpid()}, cwd {Path.cwd()}\n\n"
+        try:
+            cwd = str(Path.cwd())
+        except OSError:  # removed while eyeful ran
+            cwd = "(removed)"
+        header = f"eyeful {__version__}, pid {os.getpid()}, cwd {cwd}\n\n"
         fd, name = tempfile.mkstemp(prefix=f"eyeful-crash-{stamp}-", suffix=".txt")
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
             handle.write(header + text)

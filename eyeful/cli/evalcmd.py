@@ -253,12 +253,12 @@ def mine_command(
     from eyeful.cli.progress import RichProgress
     from eyeful.config import load_config
     from eyeful.evaluate.mine import mine, to_markdown
-    from eyeful.gitutil import find_repo
+    from eyeful.gitutil import current_directory, find_repo
     from eyeful.trust import TrustStore
 
     signal.signal(signal.SIGTERM, _sigterm)
     try:
-        paths = find_repo(Path.cwd())
+        paths = find_repo(current_directory())
         config = load_config(paths.root)
         store = TrustStore()
         if not store.is_confirmed(paths.root, config):

@@ -7,6 +7,7 @@ Each failure is an :class:`EyefulError`: one line naming the input and the fix, 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -15,21 +16,35 @@ import pygit2
 from eyeful.errors import EyefulError
 from eyeful.findings import Finding
 from eyeful.gitutil import RepoPaths
+from eyeful.inputfiles import kind
 from eyeful.snapshot import Snapshot, tree_at
 
 
 def check_output_file(path: Path, option: str) -> None:
-    """``path`` can be written as a file: its directory exists and is writable; not a directory."""
-    if path.is_dir():
+    """``path`` can be written as a file: a regular file, or a new name in an existing, writable
+    directory. Never a symlink (the rename that writes it would replace the link, not what it
+    points to), a FIFO (opening it waits for a reader), a device or a socket."""
+    try:
+        mode: int | None = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # the checks of its directory say why
+        mode = None
+    except OSError as err:
+        raise EyefulError(f"{option} {path}: cannot look at it: {err.strerror}") from None
+    if mode is not None and stat.S_ISDIR(mode):
         raise EyefulError(f"{option} {path}: is a directory; give a file name")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise EyefulError(
+            f"{option} {path}: is {kind(mode)}, not a regular file; give a regular file or a "
+            "new name in an existing directory"
+        )
     parent = path.absolute().parent
     if parent.exists() and not parent.is_dir():
         raise EyefulError(f"{option} {path}: {parent} is not a directory; give a file in one")
     if not parent.is_dir():
         raise EyefulError(f"{option} {path}: its directory {parent} does not exist; create it")
     try:
-        if path.exists():
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        if mode is not None:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK))
         else:  # made and removed again: only trying tells (root, read-only file systems)
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
             path.unlink()

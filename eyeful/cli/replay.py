@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING
 from eyeful import __version__
 from eyeful.environment import EnvironmentKey
 from eyeful.errors import EyefulError
-from eyeful.gitutil import RepoPaths, find_repo, index_path, is_commit_id
+from eyeful.gitutil import RepoPaths, current_directory, find_repo, index_path, is_commit_id
+from eyeful.inputfiles import exists, read_regular
 from eyeful.textsafe import first_hidden
 from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
 
@@ -72,13 +73,15 @@ def _env_names(root: Path) -> set[str]:
 
     names: set[str] = set()
     for name in _CONFIG_FILES:
-        try:
-            data = tomllib.loads((root / name).read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not exists(root / name):
             continue
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        try:  # only a regular file: a FIFO or a device is the review's to refuse
+            data = tomllib.loads(read_regular(root / name, name).decode("utf-8"))
+        except (EyefulError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as err:
             raise _Unreadable(name) from err
-        table = data.get("tool", {}).get("eyeful", {}) if name == "pyproject.toml" else data
+        table = data.get("tool", {}) if name == "pyproject.toml" else data
+        if name == "pyproject.toml":
+            table = table.get("eyeful", {}) if isinstance(table, dict) else None
         env = table.get("env", []) if isinstance(table, dict) else []
         if not isinstance(env, list):
             raise _Unreadable(name)
@@ -139,7 +142,7 @@ class Memory:
         if not _fixed_range():
             return None
         try:
-            return cls(find_repo(Path.cwd()), args)
+            return cls(find_repo(current_directory()), args)
         except (EyefulError, OSError, ValueError, _Unreadable):  # the review reports it
             return None
 

@@ -21,7 +21,7 @@ from eyeful.cli.precommit import confirm_hint
 from eyeful.cli.progress import RichProgress
 from eyeful.cli.terminal import Stderr, ask_yes_no
 from eyeful.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EyefulError
-from eyeful.gitutil import RepoPaths, find_repo, is_commit_id
+from eyeful.gitutil import RepoPaths, current_directory, find_repo, is_commit_id
 from eyeful.textsafe import visible
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def emit(text: str) -> None:
 
 
 def fail(stderr: Stderr, message: str) -> None:
-    stderr.say(f"eyeful: error: {message}")
+    """One line: whatever the message quotes (a key, a field, a path) is shown escaped."""
+    stderr.say(f"eyeful: error: {visible(message)}")
 
 
 def to_confirm(config: Config) -> list[tuple[str, str]]:
@@ -83,6 +84,46 @@ def describe_commands(stderr: Stderr, config: Config, paths: RepoPaths) -> None:
     stderr.say(f"Project commands for {visible(str(paths.root))} ({config.source}):")
     for name, value in shown_settings(config, paths.root):
         stderr.say(f"  {visible(name):14} {visible(value)}")
+    for line in prompt_changes(paths.root):
+        stderr.say(f"    {visible(line)}")
+
+
+PROMPT_LINES = 400
+"""At most this many lines of prompt changes are shown; the rest is counted."""
+
+
+def prompt_changes(root: Path) -> list[str]:
+    """What the prompt overrides confirmed with the commands say: for a prompt eyeful ships, a
+    unified diff against it; for any other, its whole text. Not escaped: callers escape."""
+    import difflib
+    from importlib import resources
+
+    from eyeful.inputfiles import read_regular
+    from eyeful.trust import PROMPTS_DIR, prompt_overrides
+
+    out: list[str] = []
+    for name, digest in prompt_overrides(root).items():
+        if digest.startswith(("not used", "unreadable")):
+            continue
+        try:
+            text = read_regular(root / PROMPTS_DIR / name, name).decode("utf-8", "replace")
+        except EyefulError:
+            continue
+        shipped = resources.files("eyeful.agents") / "prompts" / name
+        ours = str(PROMPTS_DIR / name)
+        if shipped.is_file():
+            original = shipped.read_text(encoding="utf-8")
+            diff = difflib.unified_diff(
+                original.splitlines(), text.splitlines(), f"eyeful's {name}", ours, lineterm=""
+            )
+            out += list(diff) or [f"{ours}: the same as eyeful's {name}"]
+        else:
+            out += [f"{ours} (eyeful ships no {name}; its whole text):"]
+            out += [f"| {line}" for line in text.splitlines()]
+    if len(out) > PROMPT_LINES:
+        rest = len(out) - PROMPT_LINES
+        out = [*out[:PROMPT_LINES], f"... {rest} more lines: read them in {PROMPTS_DIR}"]
+    return out
 
 
 def interactive() -> bool:
@@ -128,14 +169,20 @@ def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
     return "git" if flag else None
 
 
+DESCRIPTION_LIMIT = 16 * 1024 * 1024
+
+
 def _read_description(path: Path | None, message: str | None) -> str:
     if path is not None and message is not None:
         raise EyefulError("give the description with --description FILE or -m TEXT, not both")
     if path is None:
         return message or ""
+    from eyeful.inputfiles import read_regular
+
+    raw = read_regular(path, f"--description {path}", limit=DESCRIPTION_LIMIT)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise EyefulError(f"--description {path}: cannot read it: {err}") from None
 
 
@@ -171,8 +218,10 @@ def render(report: Report, options: ReviewOptions) -> str:
     """The report as the review command prints it: markdown, or JSON (`--format json`)."""
     if options.output_format == "json":
         from eyeful.report import compact
+        from eyeful.textsafe import json_text
 
-        return (report if options.all_tests else compact(report)).model_dump_json(indent=2) + "\n"
+        shown = report if options.all_tests else compact(report)
+        return json_text(shown.model_dump_json(indent=2)) + "\n"
     from eyeful.report import to_markdown
 
     return to_markdown(report, _hook_mode(options.hook))
@@ -202,7 +251,7 @@ def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> Re
 
     if options.sarif is not None:
         check_output_file(options.sarif, "--sarif")
-    paths = find_repo(Path.cwd())
+    paths = find_repo(current_directory())
     check_state_dir(paths)
     config = load_config(paths.root)
     base, head = options.base, options.head

@@ -156,13 +156,10 @@ def confirm(clone: Clone) -> None:
     TrustStore(clone.xdg / "eyeful" / "confirmed").confirm(clone.root, clone.config)
 
 
-def eyeful_env(clone: Clone, *, no_oracle_rule: bool) -> dict[str, str]:
+def eyeful_env(clone: Clone) -> dict[str, str]:
     """The environment of the eyeful run: the clone's XDG directory, the eval's Python first on
-    PATH (so a case's `python -m pytest` finds it), the ablation switch only when asked."""
+    PATH (so a case's `python -m pytest` finds it)."""
     env = clean_env()
     env["XDG_CONFIG_HOME"] = str(clone.xdg)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.pop("EYEFUL_EVAL_NO_ORACLE_RULE", None)
-    if no_oracle_rule:
-        env["EYEFUL_EVAL_NO_ORACLE_RULE"] = "1"
     return env

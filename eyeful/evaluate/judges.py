@@ -49,6 +49,7 @@ class FindingView(_View):
     repro: dict[str, object] | None = None
     gates: list[dict[str, object]] = Field(default_factory=list)
     unverified: str | None = None
+    baseline_state: str | None = None
 
     @property
     def never_ran(self) -> bool:

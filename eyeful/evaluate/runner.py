@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from eyeful.errors import EyefulError
+from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EyefulError
 from eyeful.evaluate.cases import Case
 from eyeful.evaluate.clone import Clone, eyeful_env
 from eyeful.evaluate.judges import (
@@ -157,7 +157,7 @@ def run_eyeful(clone: Clone, condition: Condition, live: Live) -> EyefulRun:
         proc = subprocess.Popen(
             eyeful_argv(clone, condition),
             cwd=clone.root,
-            env=eyeful_env(clone, no_oracle_rule=condition == "no_oracle_rule"),
+            env=eyeful_env(clone),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
@@ -179,7 +179,40 @@ def run_eyeful(clone: Clone, condition: Condition, live: Live) -> EyefulRun:
         view = ReportView.model_validate(json.loads(out_path.read_text(encoding="utf-8")))
     except (ValueError, ValidationError):
         view = None
+    if condition == "no_oracle_rule" and view is not None:
+        view = ablate_oracle_rule(view)
+        if code == EXIT_OK and view.exit_code == EXIT_BLOCKING:
+            code = EXIT_BLOCKING
     return EyefulRun(code, view, lines[-1] if lines else "", seconds)
+
+
+def ablate_oracle_rule(view: ReportView) -> ReportView:
+    """The ``no_oracle_rule`` ablation, applied by the eval to the review's report: every finding
+    that reproduced and was verified (``baseline_state`` new) but left a question because its
+    oracle cannot block is counted as blocking, which shows what oracle grading buys. The review
+    itself never does this: no setting or environment variable of a `git eyeful` reaches it."""
+    findings = []
+    for finding in view.findings:
+        if (
+            finding.kind == "review"
+            and finding.label == "question"
+            and finding.baseline_state == "new"
+            and finding.unverified is None
+        ):
+            finding = finding.model_copy(update={"kind": "fail", "label": "issue (blocking)"})
+        findings.append(finding)
+    added = sum(f.kind == "fail" for f in findings) - sum(f.kind == "fail" for f in view.findings)
+    update: dict[str, object] = {"findings": findings}
+    if added:
+        update |= {
+            "blocking": view.blocking + added,
+            "questions": max(0, view.questions - added),
+            "outcome": "blocking" if view.outcome in ("clean", "blocking") else view.outcome,
+            "exit_code": (
+                EXIT_BLOCKING if view.exit_code in (EXIT_OK, EXIT_BLOCKING) else view.exit_code
+            ),
+        }
+    return view.model_copy(update=update)
 
 
 def judge_run(
