@@ -536,8 +536,12 @@ def _written_text(tail: str, code: str) -> str | None:
     return asserts[0] if asserts else None
 
 
+_ABSOLUTE = re.compile(r" ?\((?:/|[A-Za-z]:\\)[^)]*\)|(?<![\w.])/(?:[^\s/'\")]+/)+")
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """One line, without the machine's absolute paths (a case file names none)."""
+    return " ".join(_ABSOLUTE.sub("", text).split())
 
 
 def _comment(text: str) -> str:
