@@ -175,6 +175,17 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     said = recorded("ImportError: cannot import name 'subtract' from 'calc' (/x/calc.py)")
     assert fails_text([said], code) == "subtract"
     assert feature_reason([said]) is not None
+    # A literal only inside a longer word is not said ('func' in 'functoolz'); an exception type
+    # is a name worth quoting, the test's own name in a repr is not.
+    code = "from toolz.functoolz import compose_left\n\nFUNC = 'func'\n"
+    said = recorded("ImportError: cannot import name 'compose_left' from 'toolz.functoolz'")
+    assert fails_text([said], code) == "compose_left"
+    code = "def test_part():\n    assert raises(LookupError, lambda: part(5))\n"
+    said = recorded(
+        "AssertionError: assert False\n +  where False = raises(LookupError, "
+        "<function test_part.<locals>.<lambda> at 0x7f26a0f4c0e0>)"
+    )
+    assert fails_text([said], code) == "LookupError"
     # Nothing shared (short names, numbers only), or read from text: no fails text.
     code = "def test_m():\n    assert mul(2, 3) == 6\n"
     said = recorded("AssertionError: assert 7 == 6\n +  where 7 = mul(2, 3)")

@@ -427,7 +427,23 @@ _PROSE = {
     "identical", "index", "called", "positional", "required", "missing", "given", "takes",
     "were", "was", "type", "types", "instance", "supported", "between", "instances",
 }  # fmt: skip
-_BUILTIN = set(dir(builtins)) | set(keyword.kwlist)
+# Builtins say nothing of the failure (list, len, str), but an exception type does (LookupError).
+_BUILTIN = {
+    name
+    for name in dir(builtins)
+    if not (
+        isinstance(getattr(builtins, name), type)
+        and issubclass(getattr(builtins, name), BaseException)
+    )
+} | set(keyword.kwlist)
+
+
+def _within(text: str, said: str) -> bool:
+    """``text`` in ``said``, not as part of a longer word (the literal 'func' is not in
+    'functoolz')."""
+    left = r"(?<!\w)" if re.match(r"\w", text) else ""
+    right = r"(?!\w)" if re.search(r"\w$", text) else ""
+    return re.search(left + re.escape(text) + right, said) is not None
 
 
 def _literals(code: str) -> list[str]:
@@ -461,7 +477,8 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
     substring of an exception message in the chain, written by the test file). In order of
     preference: a whole line of a message the test file holds (the assert's message, an
     expected error text); the longest of the test file's string literals a message holds; the
-    longest name both hold (a function the test calls, a name it imports). None when the
+    longest name both hold (a function the test calls, a name it imports, an exception type; not
+    a builtin like ``len``, nor the test's own name from a repr). None when the
     failures were not recorded (read from text) or share nothing with the file. ``stem``: the
     test module's name, never part of the text (the reproduction may run under another)."""
     words = [w for f in failures if f.source == "probe" for w in own_words(f)]
@@ -478,7 +495,7 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
     literals = [
         text
         for text in _literals(code)
-        if any(text in said for said in words) and _usable(text, code, stem)
+        if any(_within(text, said) for said in words) and _usable(text, code, stem)
     ]
     if literals:
         return max(literals, key=len)
@@ -486,7 +503,9 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
         m[0]
         for said in words
         for m in _WORD.finditer(said)
-        if m[0] not in _BUILTIN and m[0].casefold() not in _PROSE
+        if m[0] not in _BUILTIN
+        and m[0].casefold() not in _PROSE
+        and not m[0].casefold().startswith("test")  # the test's own name, as a repr shows it
     }
     found = [
         name
