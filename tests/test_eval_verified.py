@@ -210,8 +210,10 @@ FIXES = [
      "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5, 'add is off'\n"),
     ("Fix mul", "return a * b + 1", "return a * b", "tests/test_mul.py",
      "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"),
+    # Its test imports a helper the fix added: the base keeps it, so the test runs on the change.
     ("Fix greet", "'helo '", "'hello '", "tests/test_greet.py",
-     "from calc import greet\n\n\ndef test_greet():\n    assert greet('ada') == 'hello ada'\n"),
+     "from calc import greet\nfrom helpers import NAME\n\n\ndef test_greet():\n"
+     "    assert greet(NAME) == 'hello ada'\n", {"tests/helpers.py": "NAME = 'ada'\n"}),
     ("Add subtract", "def greet", "def subtract(a, b):\n    return a - b\n\n\ndef greet",
      "tests/test_subtract.py",
      "from calc import subtract\n\n\ndef test_subtract():\n    assert subtract(3, 2) == 1\n"),
@@ -230,9 +232,10 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
              "tests/test_calc.py": "def test_nothing():\n    assert True\n"}  # fmt: skip
     commit(repo, env, files, "calc")
     source, shas = CALC, {}
-    for subject, old, new, test, code in FIXES:
+    for subject, old, new, test, code, *helpers in FIXES:
         source = source.replace(old, new)
-        shas[subject] = commit(repo, env, {"calc.py": source, test: code}, subject)[:10]
+        files = {"calc.py": source, test: code, **(helpers[0] if helpers else {})}
+        shas[subject] = commit(repo, env, files, subject)[:10]
     out = tmp_path / "cases"
     mined = sh("git", "eyeful", "eval", "mine", "--yes", "--only", "bug", str(out), cwd=repo,
                env=env)  # fmt: skip

@@ -3,8 +3,9 @@ built.
 
 For a commit F that changes source files and adds or changes tests, where the tests F touched
 fail on F with F's source change reverted and pass on F (run with the confirmed `test_one`), the
-case's base is F without its test changes and its change reverts F's source change: the bug comes
-back. Ground truth: a required finding on the reverted hunks and `forbidden_regressions` for every
+case's base is F without its changes to the test files it runs (its test helpers, conftest.py
+and data kept, so the fix's test runs on the change as it ran on the reverted source) and its
+change reverts F's source change: the bug comes back. Ground truth: a required finding on the reverted hunks and `forbidden_regressions` for every
 test that fails on the base too. A commit that changes code and no test, with the suite passing
 before and after, is a clean control case (nothing may block).
 
@@ -252,7 +253,8 @@ class Miner:
         if not runnable:
             raise _Skip("its test changes hold no test file test_one can run")
         reverted = _tree_with(self.repo, fixed, before, source)
-        base = _tree_with(self.repo, fixed, before, tests)
+        # Only the test files themselves go: helpers the fix's test imports stay in the base.
+        base = _tree_with(self.repo, fixed, before, runnable)
         change = _tree_with(self.repo, tree_at(self.repo, base), before, source)
         for test in runnable:
             if self._one(fixed.id, "fix", test).status != "PASSED":
