@@ -5,9 +5,10 @@ For a commit F that changes source files and adds or changes tests, where the te
 fail on F with F's source change reverted and pass on F (run with the confirmed `test_one`), the
 case's base is F without its changes to the test files it runs (its test helpers, conftest.py
 and data kept, so the fix's test runs on the change as it ran on the reverted source) and its
-change reverts F's source change: the bug comes back. Ground truth: a required finding on the reverted hunks and `forbidden_regressions` for every
-test that fails on the base too. A commit that changes code and no test, with the suite passing
-before and after, is a clean control case (nothing may block).
+change reverts F's source change: the bug comes back. Ground truth: a required finding on the
+reverted hunks and `forbidden_regressions` for every test that fails on the base too. A commit
+that changes code and no test, with the suite passing before and after, is a clean control case
+(nothing may block).
 
 Everything runs in a throwaway clone; each case gets a `repo.bundle` holding two commits (the base,
 a root commit, and the change on it), and `reference-findings.json`: the fix's own failing test as
