@@ -5,16 +5,20 @@
         [--bug-commits 300 --bugs 4 --clean-commits 40 --cleans 2] [--out DIR] [--skip-mine]
 
 Each source is a local git repository (a clone or a snapshot; nothing fetched is stored here).
-The script clones it to a temporary directory, writes an `.eyeful.toml` (pytest through the
-running Python, `src/` and the root on PYTHONPATH), confirms it in a temporary XDG directory and
-runs `eyeful eval mine --only bug` over the newest --bug-commits commits and `--only clean` over
-the newest --clean-commits (stage 1, skipped with --skip-mine).
-Then it writes each case's findings to benchmarks/eval_public/findings/ and points the case at
-them (stage 2): for a bug case, the fix's own test as the reproduction (mine's reference
-findings); for a clean case, a bait: a finding claiming the change breaks an existing test of the
-repository (the strongest oracle, `derived` from an existing test), with one of that test's own
-assert lines as the fails text. Stage 3 runs `eyeful eval` on every case under `execution` and
-`no_oracle_rule` and prints the table.
+The script clones it to OUT, writes an `.eyeful.toml` (pytest through the running Python, with
+`src/` and the root on pytest's `pythonpath`: a PYTHONPATH in the command would hide eyeful's
+probe, and the mined `fails` texts are read from its record), confirms it in a temporary XDG
+directory and runs `eyeful eval mine --only bug` over the newest --bug-commits commits and
+`--only clean` over the newest --clean-commits (stage 1, skipped with --skip-mine).
+Then it copies every case to OUT/cases with its findings as `findings.json` in the case, named
+relative to it (stage 2): for a bug (or feature) case, the fix's own test as the reproduction
+(mine's reference findings); for a clean case, a bait: a finding claiming the change breaks an
+existing test of the repository (the strongest oracle, `derived` from an existing test), with one
+of that test's own assert lines as the fails text. Stage 3 runs `eyeful eval` on every case under
+`execution` and `no_oracle_rule`, writes OUT/eval.json and OUT/eval.md, and prints the table and
+the figures: verified and reported recall over the bug cases that are fixes (mine labels a commit
+whose test only misses a name it adds `feature-`; those are counted apart), false-blocking.
+Everything is written under OUT; nothing in this repository changes.
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import subprocess
 import sys
 from pathlib import Path, PurePosixPath
 
-HERE = Path(__file__).resolve().parent
-FINDINGS = HERE / "eval_public" / "findings"
-PYTEST = "PYTHONPATH=src:. python -m pytest -q -p no:cacheprovider -x -o addopts=''"
+from eyeful.evaluate.runner import EvalResult
+from eyeful.evaluate.table import to_markdown
+
+PYTEST = "python -m pytest -q -p no:cacheprovider -x -o addopts='' -o 'pythonpath=src .'"
 CONFIG = f'timeout = 300\n\n[commands]\ntest = "{PYTEST}"\ntest_one = "{PYTEST} {{test}}"\n'
 
 
@@ -108,12 +113,11 @@ def bait(case: Path, work: Path) -> list[dict]:
 
 
 def point_at_findings(args: argparse.Namespace) -> Path:
-    """Copy every mined case into one flat directory, each with its findings file."""
+    """Copy every mined case into one flat directory, each with its findings file in it."""
     cases = args.out / "cases"
     if cases.exists():
         shutil.rmtree(cases)
     cases.mkdir()
-    FINDINGS.mkdir(parents=True, exist_ok=True)
     for case in sorted((args.out / "mined").glob("*/*")):
         if not (case / "case.toml").is_file():
             continue
@@ -127,10 +131,9 @@ def point_at_findings(args: argparse.Namespace) -> Path:
             findings = bait(case, args.out)
         if not findings:
             continue
-        stored = FINDINGS / f"{name}.json"
-        stored.write_text(json.dumps(findings, indent=1) + "\n")
+        (target / "findings.json").write_text(json.dumps(findings, indent=1) + "\n")
         text = re.sub(r"^findings = .*\n", "", (target / "case.toml").read_text(), flags=re.M)
-        line = f"findings = [{json.dumps(str(stored))}]\n"
+        line = 'findings = ["findings.json"]\n'
         (target / "case.toml").write_text(text.replace("\nbase = ", f"\n{line}base = ", 1))
     return cases
 
@@ -156,12 +159,47 @@ def main() -> int:
             name, path = source.split("=", 1)
             mine(name, path, args, env)
     cases = point_at_findings(args)
-    argv = [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2",
-            "--condition", "execution", "--condition", "no_oracle_rule"]  # fmt: skip
+    argv = [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2", "--format",
+            "json", "--condition", "execution", "--condition", "no_oracle_rule"]  # fmt: skip
     proc = run(argv, args.out, env)
-    print(proc.stdout)
     print(proc.stderr[-3000:], file=sys.stderr)
+    if not proc.stdout.startswith("{"):
+        return proc.returncode or 1
+    (args.out / "eval.json").write_text(proc.stdout)
+    result = EvalResult.model_validate_json(proc.stdout)
+    table = to_markdown(result)
+    (args.out / "eval.md").write_text(table)
+    print(table)
+    print(figures(result))
     return proc.returncode
+
+
+def figures(result: EvalResult) -> str:
+    """Recall over the mined fixes (features apart) and false-blocking, per condition."""
+    lines = []
+    for condition in ("execution", "no_oracle_rule"):
+        rows = [r for r in result.results if r.condition == condition]
+        for label, kind in (("fixes", "-bug-"), ("features", "-feature-")):
+            mine = [r for r in rows if kind in r.case and r.required_total]
+            total = sum(r.required_total for r in mine)
+            if not total:
+                continue
+            verified = sum(r.required_verified for r in mine)
+            met = sum(r.required_met for r in mine)
+            lines.append(
+                f"{condition}, {label} ({len(mine)} cases): verified recall "
+                f"{verified / total:.2f} ({verified}/{total}), reported recall "
+                f"{met / total:.2f} ({met}/{total})"
+            )
+        totals = {t.condition: t for t in result.totals}
+        if condition in totals:
+            t = totals[condition]
+            shown = "-" if t.false_blocking is None else f"{t.false_blocking:.2f}"
+            lines.append(
+                f"{condition}: false-blocking {shown} ({t.false_blocked}/"
+                f"{t.false_blocking_cases} cases)"
+            )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -135,10 +135,11 @@ DEMO_CASES = {
         'at_least = "blocking"\nlines = [16, 16]\n',
     ),
     "question": (
-        "The same reproduced bug with no quote: only the expert says so, so it is a question.",
+        "The same reproduced bug with no quote: only the expert says so, so it is a question, "
+        "though a test shows it.",
         [FINDINGS["boundary-unquoted"]],
         '[[required_findings]]\npath = "sessions.py"\nclaim = "expires_at"\n'
-        'at_least = "question"\n\n'
+        'at_least = "reproduced"\n\n'
         '[[forbidden_findings]]\npath = "sessions.py"\nclaim = ""\nfloor = "blocking"\n',
     ),
     "pre-existing": (
@@ -228,7 +229,8 @@ def mined_cases(where: Path) -> None:
         shutil.copytree(case, target)
         toml = (target / "case.toml").read_text()
         if kind == "bug":
-            # The reference findings: the fix's own test as the reproduction (a question).
+            # The reference findings: the fix's own test as the reproduction (a question a test
+            # shows: mine requires `reproduced`).
             toml = toml.replace("\nbase = ", '\nfindings = ["reference-findings.json"]\nbase = ', 1)
         else:
             # Bait: a claim the refactor broke `remaining`; its test passes, so nothing blocks.

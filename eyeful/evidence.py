@@ -42,7 +42,9 @@ class Reading:
     collected: list[str] = field(default_factory=list)
     kinds: dict[str, str] = field(default_factory=dict)
     executed: dict[str, list[int]] | None = None
-    """The traced lines that ran, by repository path (eyeful/hunks.py)."""
+    """The traced lines that ran while a test ran, by repository path (eyeful/hunks.py)."""
+    executed_at_import: dict[str, list[int]] = field(default_factory=dict)
+    """Those that ran while the modules were collected."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -94,6 +96,9 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     )
     if record.executed is not None:
         reading.executed = {_relative(p, root): lines for p, lines in record.executed.items()}
+        reading.executed_at_import = {
+            _relative(p, root): lines for p, lines in record.executed_at_import.items()
+        }
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

@@ -17,7 +17,7 @@ from eyeful.cache import cache_key
 from eyeful.confine import Refused
 from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
-from eyeful.hunks import changed_lines, touched
+from eyeful.hunks import ChangedLines, changed_lines, touched
 from eyeful.implicit import test_path
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
@@ -367,7 +367,7 @@ class GateRunner:
             verdict.set("runs", False, f"the test could not run on the change: {why}")
             return verdict
         verdict.change_tail = first.tail
-        ran = {touched(r.executed, self.changed) for r in finals if r is not None}
+        ran = {_ran(r, self.changed) for r in finals if r is not None}
         verdict.ran_change = True if True in ran else (False if ran == {False} else None)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
@@ -544,3 +544,12 @@ def _said(failure: Failure | None) -> str:
 
 def _remembered(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
     return Verdict.model_validate(entry["verdict"]), Finding.model_validate(entry["finding"])
+
+
+def _ran(run: Run, changed: ChangedLines) -> bool | None:
+    """Whether a reproduction's run executed a line the change touched: while its test ran, or,
+    for a test whose failure was its module's import, while the modules were collected."""
+    seen = touched(run.executed, changed)
+    if not seen and run.failure is not None and run.failure.kind == "collection":
+        return touched(run.executed_at_import or {}, changed) or seen
+    return seen

@@ -191,6 +191,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     errors: dict[str, records.CollectError] = {}
     imported: set[str] = set()
     executed: dict[str, set[int]] | None = None
+    at_import: dict[str, set[int]] = {}
     sandboxed: list[str] = []
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
@@ -238,6 +239,9 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                     for path, lines in files.items():
                         numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
                         executed.setdefault(path, set()).update(numbers)
+                    for name, lines in records.as_dict(line.get("at_import")).items():
+                        numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
+                        at_import.setdefault(name, set()).update(numbers)
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "sandboxed":
@@ -305,6 +309,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),
         sandboxed=sandboxed,
+        executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

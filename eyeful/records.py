@@ -178,6 +178,8 @@ class RunRecord(_Model):
     executed: dict[str, list[int]] | None = None
     """pytest, when asked to trace some lines (EYEFUL_PROBE_TRACE): those that ran, by file
     (absolute); None when not asked, or when it could not trace."""
+    executed_at_import: dict[str, list[int]] = Field(default_factory=dict)
+    """Of those lines, the ones that ran while the modules were collected (imported)."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

@@ -88,6 +88,9 @@ class Run(BaseModel):
     executed: dict[str, list[int]] | None = None
     """For a run asked to trace the change's lines (a reproduction on the change): those that ran,
     by file; None when not traced (eyeful/hunks.py)."""
+    executed_at_import: dict[str, list[int]] | None = None
+    """Of the lines the change touched, those that ran when the modules were imported for
+    collection: they count only for a test whose failure was its module's import."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -537,6 +540,7 @@ class Runner:
             run.collected, run.stopped, run.none_ran = said.collected, said.stopped, said.none_ran
             run.read_from_text = attempt.why_text
             run.kinds, run.executed = said.kinds, said.executed
+            run.executed_at_import = said.executed_at_import or None
             run.failures = said.failures or None
         run.sandboxed = jail is not None
         self.progress.finished(run)

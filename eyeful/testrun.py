@@ -171,6 +171,7 @@ class Said:
     collected: list[str] | None = None
     kinds: dict[str, str] | None = None
     executed: dict[str, list[int]] | None = None
+    executed_at_import: dict[str, list[int]] = field(default_factory=dict)
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -234,6 +235,7 @@ def _from_record(
         return
     said.tests, said.tests_from = dict(reading.outcomes), reading.source
     said.collected, said.kinds, said.executed = reading.collected, reading.kinds, reading.executed
+    said.executed_at_import = reading.executed_at_import
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

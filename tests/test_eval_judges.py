@@ -336,8 +336,8 @@ def write_case(tmp_path: Path, body: str, name: str = "c1") -> Path:
         ),
         (
             '[[required_findings]]\npath = "a.py"\nclaim = "x"\nat_least = "high"\n',
-            "c1: required_findings.0.at_least: Input should be 'blocking', 'question' or "
-            "'reported'",
+            "c1: required_findings.0.at_least: Input should be 'blocking', 'reproduced', "
+            "'question' or 'reported'",
         ),
         (
             '[[forbidden_findings]]\npath = "a.py"\nclaim = "x"\nfloor = "critical"\n',

@@ -116,7 +116,7 @@ def _the_mined_case_has_the_expected_ground_truth(mined):
     case = load_case(mined["out"] / f"bug-{mined['fix'][:10]}")
     spec = case.spec
     assert [e.model_dump() for e in spec.required_findings] == [
-        {"path": "calc.py", "claim": "", "at_least": "question", "lines": [2, 2]}
+        {"path": "calc.py", "claim": "", "at_least": "reproduced", "lines": [2, 2]}
     ]
     assert spec.forbidden_regressions == ["tests/test_known.py::test_known_bug"]
     assert not (spec.forbidden_findings or spec.regressions or spec.clean)
@@ -136,7 +136,8 @@ def _the_mined_case_has_the_expected_ground_truth(mined):
     assert [(f["path"], f["repro"]["path"], f["repro"]["code"]) for f in reference] == [
         ("calc.py", "tests/test_add.py", FIX_TEST)
     ]
-    assert reference[0]["repro"]["fails"] in FIX_TEST
+    # What the test's exception said on the reverted source, written by the test file.
+    assert reference[0]["repro"]["fails"] == "add is off"
 
 
 def _finding(line: int, evidence: str = "test") -> dict:
@@ -229,7 +230,7 @@ def _eval_with_a_wrong_findings_file_fails(evaluated):
     assert required == {
         "judge": "required_findings",
         "status": "fail",
-        "reason": "calc.py:2-2 (any claim) at least question: no finding there",
+        "reason": "calc.py:2-2 (any claim) at least reproduced: no finding there",
     }
 
 
@@ -243,6 +244,7 @@ def _an_unverifiable_run_is_never_clean(evaluated):
 def _totals_and_thresholds(evaluated):
     (total,) = evaluated["result"]["totals"]
     assert (total["required_met"], total["required_total"], total["recall_cases"]) == (1, 2, 2)
+    assert total["required_verified"] == 1  # the matching finding's reproduction passed the gates
     assert (total["false_blocked"], total["false_blocking_cases"]) == (1, 3)
     assert evaluated["proc"].returncode == 1
     assert "threshold missed: execution: recall 0.500 < --min-recall 1" in evaluated["proc"].stderr

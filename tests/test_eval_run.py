@@ -168,5 +168,5 @@ def test_a_bad_case_stops_the_eval_before_anything_runs(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
         "eyeful: error: bad: required_findings.0.at_least: Input should be 'blocking', "
-        "'question' or 'reported'"
+        "'reproduced', 'question' or 'reported'"
     ]

@@ -115,8 +115,12 @@ def run_command(
         Format, typer.Option("--format", help="What to print on stdout.")
     ] = Format.markdown,
     min_recall: Annotated[
-        float | None,
-        typer.Option("--min-recall", min=0, max=1, help="Exit 1 when recall is lower."),
+        list[str] | None,
+        typer.Option(
+            "--min-recall",
+            help="Exit 1 when recall is lower: X (reported recall), reported=X or reproduced=X "
+            "(verified recall: shown by a test); repeatable.",
+        ),
     ] = None,
     max_false_blocking: Annotated[
         float | None,
@@ -141,11 +145,16 @@ def run_command(
         Plan,
         Workspace,
         missed_thresholds,
+        parse_min_recall,
         run_plan,
     )
     from eyeful.evaluate.table import to_json, to_markdown
 
     signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        recall_thresholds = parse_min_recall(min_recall or [])
+    except ValueError as err:
+        raise _fail(str(err)) from None
     conditions = [c for c in CONDITIONS if c in {x.value for x in condition or []}] or ["execution"]
     workspace = Workspace()
     try:
@@ -170,7 +179,9 @@ def run_command(
     print(to_json(result) if output_format is Format.json else to_markdown(result), end="")
     if result.interrupted:
         raise _fail("interrupted; the table holds the runs that finished", EXIT_INTERRUPTED)
-    missed = missed_thresholds(result.totals, min_recall, max_false_blocking)
+    plain = bool(min_recall) and all("=" not in v for v in min_recall or [])
+    recall: Any = recall_thresholds["reported"] if plain else recall_thresholds or None
+    missed = missed_thresholds(result.totals, recall, max_false_blocking)
     for line in missed:
         stderr.say(f"eyeful: threshold missed: {line}")
     raise typer.Exit(EXIT_BLOCKING if missed else 0)

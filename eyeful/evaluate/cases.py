@@ -31,8 +31,12 @@ CASE_FILE = "case.toml"
 BUNDLE = "repo.bundle"
 PATCH = "change.patch"
 
-Level = Literal["blocking", "question", "reported"]
-LEVEL_RANK: dict[str, int] = {"reported": 0, "question": 1, "blocking": 2}
+Level = Literal["blocking", "reproduced", "question", "reported"]
+LEVEL_RANK: dict[str, int] = {"reported": 0, "question": 1, "reproduced": 2, "blocking": 3}
+"""The levels a finding can reach, lowest first. ``reproduced`` is a question (or more) whose
+reproduction passed the gates that show a problem (runs, not_flaky, fails_as_claimed,
+introduced), whatever its oracle made of it: shown by a test. Under ``execution`` a blocking
+finding always is."""
 
 
 class _Strict(BaseModel):
@@ -65,14 +69,16 @@ class _Place(_Strict):
 
 class RequiredFinding(_Place):
     """A finding the review must report: on ``path`` (within ``lines``), stating ``claim``, at
-    ``at_least`` this level. An empty claim accepts any finding there."""
+    ``at_least`` this level. An empty claim accepts any finding there. ``at_least =
+    "reproduced"``: a test must show it (its reproduction passed the gates)."""
 
     at_least: Level
 
 
 class ForbiddenFinding(_Place):
     """No finding on ``path`` stating ``claim`` may reach ``floor`` (default blocking): a
-    question about the bait stays legal. An empty claim forbids anything on the path."""
+    question about the bait stays legal. An empty claim forbids anything on the path;
+    ``floor = "reproduced"`` forbids a test showing it."""
 
     floor: Level = "blocking"
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from eyeful.evaluate.cases import LEVEL_RANK, CaseFile, ForbiddenFinding, RequiredFinding
+from eyeful.evaluate.cases import LEVEL_RANK, CaseFile, ForbiddenFinding, Level, RequiredFinding
 
 JudgeName = Literal[
     "required_findings", "forbidden_findings", "regressions", "forbidden_regressions", "clean"
@@ -27,6 +27,9 @@ JUDGES: tuple[JudgeName, ...] = (
     "clean",
 )
 Status = Literal["pass", "fail", "skipped"]
+SHOWING_GATES = ("runs", "not_flaky", "fails_as_claimed", "introduced")
+"""The gates that show a problem is real and the change brought it (eyeful.gates.GATE_NAMES[:4]):
+a finding whose reproduction passed them is ``reproduced``, whatever its oracle."""
 
 
 class _View(BaseModel):
@@ -59,6 +62,22 @@ class FindingView(_View):
         reached = any(g.get("status") not in (None, "not_reached") for g in self.gates)
         refused = (self.unverified or "").startswith("refused")
         return runnable and not reached and not refused and self.kind != "open"
+
+    @property
+    def reproduced(self) -> bool:
+        """Shown by a test: its reproduction passed runs, not_flaky, fails_as_claimed and
+        introduced, and eyeful found no other reason to call it unverified (a test that ran none
+        of the lines the change touched), whatever its oracle made of it."""
+        passed = {g.get("name") for g in self.gates if g.get("status") == "pass"}
+        return all(name in passed for name in SHOWING_GATES) and self.unverified is None
+
+    def not_shown(self) -> str:
+        """Why the gates did not show it (for a judge's reason)."""
+        for gate in self.gates:
+            if gate.get("name") in SHOWING_GATES and gate.get("status") != "pass":
+                detail = str(gate.get("detail") or gate.get("status"))
+                return f"{gate.get('name')}: {detail}"
+        return self.unverified or "no reproduction was run"
 
 
 class FailureView(_View):
@@ -111,12 +130,34 @@ def states(claim: str, text: str) -> bool:
 
 
 def level_of(finding: FindingView) -> int:
-    """blocking (2): kind fail; question (1): a review question; reported (0): anything else."""
+    """The finding's label as a rank of LEVEL_RANK: blocking (kind fail), question (a review
+    question), reported (anything else). Whether a test showed it is :func:`reaches`'s."""
     if finding.kind == "fail":
         return LEVEL_RANK["blocking"]
     if finding.kind == "review" and finding.label == "question":
         return LEVEL_RANK["question"]
     return LEVEL_RANK["reported"]
+
+
+def reaches(finding: FindingView, level: Level) -> bool:
+    """Whether the finding is at ``level`` or above: ``reproduced`` is a question or more that a
+    test showed (:attr:`FindingView.reproduced`); a blocking finding is one, under
+    ``execution`` and ``no_oracle_rule`` alike."""
+    if level == "reproduced":
+        return finding.reproduced and level_of(finding) >= LEVEL_RANK["question"]
+    return level_of(finding) >= LEVEL_RANK[level]
+
+
+def reported_level(level: Level) -> Level:
+    """The level an entry counts at in reported recall: as the case asks, a ``reproduced``
+    one as a question (reported, shown or not)."""
+    return "question" if level == "reproduced" else level
+
+
+def verified_level(level: Level) -> Level:
+    """The level an entry counts at in verified recall: as the case asks, and shown by a test
+    (``reproduced``) whatever the case asks below that."""
+    return "blocking" if level == "blocking" else "reproduced"
 
 
 def _in_lines(finding: FindingView, lines: list[int] | None) -> bool:
@@ -136,11 +177,16 @@ def _says(finding: FindingView, claim: str) -> bool:
 
 
 def required_met(
-    entry: RequiredFinding, findings: list[FindingView], semantic: SemanticMatch | None = None
+    entry: RequiredFinding,
+    findings: list[FindingView],
+    semantic: SemanticMatch | None = None,
+    level: Level | None = None,
 ) -> tuple[bool, str]:
-    """Whether one required finding is reported; the reason names what was missing."""
+    """Whether one required finding is reported at ``level`` (default: the entry's
+    ``at_least``); the reason names what was missing."""
+    at = level or entry.at_least
     placed = [f for f in findings if f.path == entry.path and _in_lines(f, entry.lines)]
-    high = [f for f in placed if level_of(f) >= LEVEL_RANK[entry.at_least]]
+    high = [f for f in placed if reaches(f, at)]
     for finding in high:
         if _says(finding, entry.claim):
             return True, f"{finding.id or finding.title!r} states it"
@@ -156,8 +202,16 @@ def required_met(
     if not placed:
         return False, "no finding there"
     if not high:
-        return False, f"findings there are below {entry.at_least}"
-    return False, f"no finding there at {entry.at_least} or above states the claim"
+        if at == "reproduced":
+            asked = [f for f in placed if reaches(f, "question")]
+            if asked:
+                first = asked[0]
+                return False, (
+                    f"no test showed the findings there: {first.id or first.title!r} "
+                    f"{first.not_shown()}"
+                )
+        return False, f"findings there are below {at}"
+    return False, f"no finding there at {at} or above states the claim"
 
 
 def _required(spec: CaseFile, view: ReportView, semantic: SemanticMatch | None) -> Verdict:
@@ -182,7 +236,7 @@ def _forbidden(spec: CaseFile, view: ReportView) -> Verdict:
             if (
                 finding.path == entry.path
                 and _in_lines(finding, entry.lines)
-                and level_of(finding) >= LEVEL_RANK[entry.floor]
+                and reaches(finding, entry.floor)
                 and _says(finding, entry.claim)
             ):
                 hits.append(

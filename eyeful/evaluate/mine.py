@@ -3,19 +3,34 @@ built.
 
 For a commit F that changes source files and adds or changes tests, where the tests F touched
 fail on F with F's source change reverted and pass on F (run with the confirmed `test_one`), the
-case's base is F without its test changes and its change reverts F's source change: the bug comes
-back. Ground truth: a required finding on the reverted hunks (at least a question) and
-`forbidden_regressions` for every test that fails on the base too. A commit that changes code and
-no test, with the suite passing before and after, is a clean control case (nothing may block).
+case's base is F without its changes to the test files it runs (its test helpers, conftest.py
+and data kept, so the fix's test runs on the change as it ran on the reverted source) and its
+change reverts F's source change: the bug comes back. Ground truth: a required finding on the
+reverted hunks and `forbidden_regressions` for every test that fails on the base too. A commit
+that changes code and no test, with the suite passing before and after, is a clean control case
+(nothing may block).
 
 Everything runs in a throwaway clone; each case gets a `repo.bundle` holding two commits (the base,
 a root commit, and the change on it), and `reference-findings.json`: the fix's own failing test as
-the reproduction of a finding on the reverted hunks.
+the reproduction of a finding on the reverted hunks. Its ``fails`` text comes from the failure the
+test actually produced on the reverted source, as the runner recorded it (eyeful's pytest probe:
+the exception chain, pytest's assertion explanation included): a text the exception's message
+holds and the test file writes (:func:`fails_text`), so the reference can pass
+``fails_as_claimed``; then the case requires ``reproduced`` (a test must show the finding). Where
+no such text exists (no record, a message the test file does not spell), the case says why and
+requires a question only.
+
+A case whose test fails on the reverted source only because a name it uses is missing (an
+ImportError, a module without the attribute, an unexpected keyword argument) is labelled a
+feature (``feature-<commit>``, not ``bug-``): the commit added API rather than fixing behaviour.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import json
+import keyword
 import re
 import shutil
 import subprocess
@@ -31,6 +46,8 @@ from eyeful.config import Config
 from eyeful.confine import Refused
 from eyeful.errors import EyefulError
 from eyeful.evaluate.clone import to_toml
+from eyeful.failures import Failure, own_words
+from eyeful.gates import generic_fails_text
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
 from eyeful.runs import Progress, Run, Runner, Silent
 from eyeful.snapshot import blob_at, open_repository, tree_at
@@ -237,7 +254,8 @@ class Miner:
         if not runnable:
             raise _Skip("its test changes hold no test file test_one can run")
         reverted = _tree_with(self.repo, fixed, before, source)
-        base = _tree_with(self.repo, fixed, before, tests)
+        # Only the test files themselves go: helpers the fix's test imports stay in the base.
+        base = _tree_with(self.repo, fixed, before, runnable)
         change = _tree_with(self.repo, tree_at(self.repo, base), before, source)
         for test in runnable:
             if self._one(fixed.id, "fix", test).status != "PASSED":
@@ -249,15 +267,31 @@ class Miner:
                 caught[test] = run
         if not caught:
             raise _Skip("its tests pass with the source change reverted: no bug to bring back")
+        fails: dict[str, str | None] = {}
+        why_not: list[str] = []
+        failed: list[Failure] = []
+        for test, run in caught.items():
+            code = blob_at(self.repo, fixed[test].id).data.decode("utf-8", errors="replace")
+            own = failures_of(run, test)
+            failed += own
+            fails[test] = fails_text(own, code, PurePosixPath(test).stem)
+            if fails[test] is None:
+                why_not.append(_why_no_fails(run, test, own))
         base_run = self._suite(base, "base")
         if base_run.status == "FAILED" and base_run.tests is None:
             raise _Skip("the suite fails on the base without naming the failing tests")
         sizes = _sized(self.repo, base, change)
         target = max(source, key=lambda p: (sizes.get(p, 0), p))
         lines = _hunks(self.repo, base, change, target)
+        shown = any(fails.values())
         truth: dict[str, Any] = {
             "required_findings": [
-                {"path": target, "claim": "", "at_least": "question", "lines": lines}
+                {
+                    "path": target,
+                    "claim": "",
+                    "at_least": "reproduced" if shown else "question",
+                    "lines": lines,
+                }
             ],
             "forbidden_regressions": sorted(base_run.failing),
         }
@@ -267,8 +301,12 @@ class Miner:
             "target": target,
             "lines": lines,
             "runs": caught,
+            "fails": fails,
+            "unshown": None if shown else "; ".join(why_not),
+            "feature": feature_reason(failed),
         }
-        return "bug", {"truth": truth, "base": base, "change": change, "meta": meta, "fixed": fixed}
+        kind = "feature" if meta["feature"] is not None else "bug"
+        return kind, {"truth": truth, "base": base, "change": change, "meta": meta, "fixed": fixed}
 
     def _clean(self, commit: pygit2.Commit, parent: pygit2.Commit) -> tuple[str, dict[str, Any]]:
         for side, tree in (("the commit", commit.tree), ("its parent", parent.tree)):
@@ -310,14 +348,25 @@ class Miner:
             raise EyefulError(f"git bundle failed for {name}: {proc.stderr.strip()}")
         subject = commit.message.strip().splitlines()[0] if commit.message.strip() else ""
         settings = self.config.model_dump(mode="json", exclude_defaults=True, exclude={"source"})
+        meta = found["meta"]
+        notes = ""
+        if kind != "clean":
+            notes += f"# Caught by: {', '.join(meta['caught_by'])}\n"
+            if meta["feature"] is not None:
+                notes += _comment(f"Labelled a feature, not a fix: {meta['feature']}")
+            if meta["unshown"] is not None:
+                notes += _comment(
+                    "Requires a question only: no reference finding can pass fails_as_claimed "
+                    f"({meta['unshown']})"
+                )
         header = (
-            f"# Mined by `eyeful eval mine` from {commit.id}: {subject}\n"
-            + (f"# Caught by: {', '.join(found['meta']['caught_by'])}\n" if kind == "bug" else "")
+            f"# Mined by `eyeful eval mine` from {commit.id}: {_one_line(subject)}\n"
+            + notes
             + to_toml({"base": str(base), "change": str(change), **found["truth"]})
         )
         text = header + "\n" + to_toml({"eyeful": settings})
         (case / "case.toml").write_text(text, encoding="utf-8")
-        if kind == "bug":
+        if kind != "clean":
             self._reference_findings(case, found)
         return name
 
@@ -330,7 +379,9 @@ class Miner:
             code = blob_at(self.repo, found["fixed"][test].id).data.decode(
                 "utf-8", errors="replace"
             )
-            fails = _fails_text(meta["runs"][test].tail, code)
+            # Without a text the failure shows, the test file's own text: the finding is still
+            # reported (a question), and the gates say why it is not shown.
+            fails = meta["fails"][test] or _written_text(meta["runs"][test].tail, code)
             if fails is None:
                 continue
             path = test
@@ -358,14 +409,176 @@ class Miner:
         )
 
 
-def _fails_text(tail: str, code: str) -> str | None:
-    """A line pytest marks with `>` in the failing run that the test file itself holds."""
+def failures_of(run: Run, test: str) -> list[Failure]:
+    """The recorded failures of the tests of ``test`` (a file) in ``run``, its collection error
+    included, in id order."""
+    return [
+        failure
+        for test_id, failure in sorted((run.failures or {}).items())
+        if test_id == test or test_id.startswith((test + "::", test + "["))
+    ]
+
+
+_PREFIX = re.compile(r"[A-Za-z_][\w.]*: ")
+_UNSTABLE = re.compile(r"0x[0-9a-fA-F]{6,}|/tmp/|\.eyeful|eyeful-|worktree", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+# Words pytest's assertion explanation and exception messages are made of, not the test's.
+_PROSE = {
+    "where", "assert", "with", "from", "cannot", "import", "name", "module", "object", "attribute",
+    "argument", "arguments", "keyword", "unexpected", "got", "has", "have", "differing", "items",
+    "item", "left", "right", "contains", "more", "first", "extra", "full", "diff", "omitting",
+    "identical", "index", "called", "positional", "required", "missing", "given", "takes",
+    "were", "was", "type", "types", "instance", "supported", "between", "instances",
+}  # fmt: skip
+# Builtins say nothing of the failure (list, len, str), but an exception type does (LookupError).
+_BUILTIN = {
+    name
+    for name in dir(builtins)
+    if not (
+        isinstance(getattr(builtins, name), type)
+        and issubclass(getattr(builtins, name), BaseException)
+    )
+} | set(keyword.kwlist)
+
+
+def _within(text: str, said: str) -> bool:
+    """``text`` in ``said``, not as part of a longer word (the literal 'func' is not in
+    'functoolz')."""
+    left = r"(?<!\w)" if re.match(r"\w", text) else ""
+    right = r"(?!\w)" if re.search(r"\w$", text) else ""
+    return re.search(left + re.escape(text) + right, said) is not None
+
+
+def _literals(code: str) -> list[str]:
+    """The test file's one-line string literals."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return [m[2] for m in re.finditer(r"([\"'])((?:(?!\1)[^\\\n])+)\1", code)]
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value
+    ]
+
+
+def _usable(text: str, code: str, stem: str) -> bool:
+    return (
+        "\n" not in text
+        and text == text.strip()
+        and not generic_fails_text(text)
+        and text in code
+        and not _UNSTABLE.search(text)
+        and (not stem or stem not in text)
+    )
+
+
+def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None:
+    """A ``fails`` text for the reference finding: something the recorded exception said
+    (eyeful.failures.own_words: the chain's ``Type: message``, pytest's assertion explanation
+    included) that the test file itself writes, so that it passes ``fails_as_claimed`` (a
+    substring of an exception message in the chain, written by the test file). In order of
+    preference: a whole line of a message the test file holds (the assert's message, an
+    expected error text); the longest of the test file's string literals a message holds; the
+    longest name both hold (a function the test calls, a name it imports, an exception type; not
+    a builtin like ``len``, nor the test's own name from a repr). None when the
+    failures were not recorded (read from text) or share nothing with the file. ``stem``: the
+    test module's name, never part of the text (the reproduction may run under another)."""
+    words = [w for f in failures if f.source == "probe" for w in own_words(f)]
+    if not words:
+        return None
+    lines = []
+    for said in words:
+        for number, line in enumerate(said.splitlines()):
+            line = line.strip()
+            lines.append(_PREFIX.sub("", line, count=1) if number == 0 else line)
+    whole = [line for line in lines if len(line) >= 8 and _usable(line, code, stem)]
+    if whole:
+        return max(whole, key=len)
+    literals = [
+        text
+        for text in _literals(code)
+        if any(_within(text, said) for said in words) and _usable(text, code, stem)
+    ]
+    if literals:
+        return max(literals, key=len)
+    names = {
+        m[0]
+        for said in words
+        for m in _WORD.finditer(said)
+        if m[0] not in _BUILTIN
+        and m[0].casefold() not in _PROSE
+        and not m[0].casefold().startswith("test")  # the test's own name, as a repr shows it
+    }
+    found = [
+        name
+        for name in names
+        if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", code) and _usable(name, code, stem)
+    ]
+    return max(sorted(found), key=len) if found else None
+
+
+_MISSING = re.compile(
+    r"^(?:ImportError|ModuleNotFoundError): |^AttributeError: (?:module|type object) .* has no "
+    r"attribute |^TypeError: .*got an unexpected keyword argument "
+)
+
+
+def feature_reason(failures: list[Failure]) -> str | None:
+    """Why the fix looks like a feature: every recorded failure on the reverted source is a name
+    the test uses that is missing there (it imports, looks up or passes what the commit added)."""
+    if not failures or any(f.source != "probe" for f in failures):
+        return None
+    said = [f.chain[0] if f.chain else f.message for f in failures]
+    if all(_MISSING.search(text) for text in said):
+        first = _one_line(said[0])[:160]
+        return f"its test fails on the reverted source only for a name it uses missing ({first})"
+    return None
+
+
+def _why_no_fails(run: Run, test: str, failures: list[Failure]) -> str:
+    if not failures:
+        how = run.read_from_text or f"the run read {run.tests_from or 'nothing'}"
+        return f"{test}: no recorded failure of its tests ({_one_line(how)})"
+    if all(f.source != "probe" for f in failures):
+        return f"{test}: its failures were read from {failures[0].source}, not recorded"
+    first = failures[0].chain[0] if failures[0].chain else failures[0].message
+    return f"{test}: the test file writes nothing its exception said ({_one_line(first)[:120]})"
+
+
+def _written_text(tail: str, code: str) -> str | None:
+    """The test file's own text for a finding no recorded failure can show: a line pytest
+    marks with `>` in the failing run, else the file's first assert."""
     for line in tail.splitlines():
         if line.startswith(">"):
             text = line[1:].strip()
             if len(text) >= 8 and text in code:
                 return text
-    return None
+    asserts = [line.strip() for line in code.splitlines() if line.strip().startswith("assert ")]
+    return asserts[0] if asserts else None
+
+
+_ABSOLUTE = re.compile(r" ?\((?:/|[A-Za-z]:\\)[^)]*\)|(?<![\w.])/(?:[^\s/'\")]+/)+")
+
+
+def _one_line(text: str) -> str:
+    """One line, without the machine's absolute paths (a case file names none)."""
+    return " ".join(_ABSOLUTE.sub("", text).split())
+
+
+def _comment(text: str) -> str:
+    return "".join(f"# {line}\n" for line in _wrap(_one_line(text)))
+
+
+def _wrap(text: str, width: int = 98) -> list[str]:
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
 
 
 def _commits(paths: RepoPaths, rev_range: str | None) -> list[str]:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,20 +23,26 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EyefulError
-from eyeful.evaluate.cases import Case
+from eyeful.evaluate.cases import LEVEL_RANK, Case
 from eyeful.evaluate.clone import Clone, eyeful_env
 from eyeful.evaluate.judges import (
+    FindingView,
     ReportView,
     SemanticMatch,
     Verdict,
     judge,
     level_of,
+    reaches,
+    reported_level,
     required_met,
     unverifiable,
+    verified_level,
 )
 from eyeful.shell import stop_group
 
 Condition = Literal["execution", "read_only", "no_oracle_rule"]
+RecallKind = Literal["reported", "reproduced"]
+RECALL_KINDS: tuple[RecallKind, ...] = ("reported", "reproduced")
 CONDITIONS: tuple[Condition, ...] = ("execution", "read_only", "no_oracle_rule")
 REVIEW_JOBS = 2  # worktrees each eyeful run uses; cases run in parallel with the eval's -j
 
@@ -53,9 +59,20 @@ class CaseResult(BaseModel):
     blocking: int = 0
     questions: int = 0
     other: int = Field(default=0, description="findings reported below question")
+    reproduced: int = Field(
+        default=0, description="findings a test showed (their reproduction passed the gates)"
+    )
     regressions: int = 0
     required_total: int = 0
-    required_met: int = 0
+    required_met: int = Field(
+        default=0,
+        description="required findings reported at the level the case asks (a `reproduced` "
+        "one as a question)",
+    )
+    required_verified: int = Field(
+        default=0,
+        description="required findings reported at the level the case asks and shown by a test",
+    )
     seconds: float = 0.0
     tokens: int = 0
     calls: int = 0
@@ -70,8 +87,17 @@ class Totals(BaseModel):
     passed: int
     failed: int
     unverifiable: int
-    recall: float | None = Field(description="required findings met / required findings")
+    recall: float | None = Field(
+        description="reported recall: required findings met at the level the case asks (a "
+        "`reproduced` one counted as a question) / required findings"
+    )
+    verified_recall: float | None = Field(
+        default=None,
+        description="verified recall: required findings met and shown by a test (a reproduction "
+        "that passed runs, not_flaky, fails_as_claimed and introduced) / required findings",
+    )
     required_met: int
+    required_verified: int = 0
     required_total: int
     recall_cases: int = Field(description="cases asserting required findings")
     false_blocking: float | None = Field(
@@ -227,13 +253,16 @@ def judge_run(
     )
     if why is not None and run.view is None and run.stderr:
         why += f": {run.stderr}"
+    semantic = _remembered(semantic)
     verdicts = judge(spec, run.view, why, semantic)
     failed = any(v.status == "fail" for v in verdicts)
     view = run.view
     findings = view.findings if view is not None else []
-    met = 0
+    met = verified = 0
     if view is not None and why is None:
-        met = sum(required_met(entry, findings, semantic)[0] for entry in spec.required_findings)
+        for entry in spec.required_findings:
+            met += required_met(entry, findings, semantic, reported_level(entry.at_least))[0]
+            verified += required_met(entry, findings, semantic, verified_level(entry.at_least))[0]
     return CaseResult(
         case=clone.case.name,
         condition=condition,
@@ -241,17 +270,34 @@ def judge_run(
         unverifiable=why,
         judges=verdicts,
         exit_code=run.exit_code,
-        blocking=sum(level_of(f) == 2 for f in findings),
-        questions=sum(level_of(f) == 1 for f in findings),
-        other=sum(level_of(f) == 0 for f in findings),
+        blocking=sum(level_of(f) == LEVEL_RANK["blocking"] for f in findings),
+        questions=sum(level_of(f) == LEVEL_RANK["question"] for f in findings),
+        other=sum(level_of(f) == LEVEL_RANK["reported"] for f in findings),
+        reproduced=sum(reaches(f, "reproduced") for f in findings),
         regressions=len(view.regressions) if view is not None else 0,
         required_total=len(spec.required_findings),
         required_met=met,
+        required_verified=verified,
         seconds=round(run.seconds, 2),
         tokens=sum(u.tokens for u in view.agents.values()) if view is not None else 0,
         calls=sum(u.calls for u in view.agents.values()) if view is not None else 0,
         stderr=run.stderr,
     )
+
+
+def _remembered(semantic: SemanticMatch | None) -> SemanticMatch | None:
+    """The semantic judge asked once per finding and claim (each recall asks it again)."""
+    if semantic is None:
+        return None
+    answers: dict[tuple[str, str, int, str, str], tuple[bool, str]] = {}
+
+    def ask(finding: FindingView, claim: str) -> tuple[bool, str]:
+        key = (finding.id, finding.path, finding.line, finding.title, claim)
+        if key not in answers:
+            answers[key] = semantic(finding, claim)
+        return answers[key]
+
+    return ask
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -277,6 +323,7 @@ def totals(results: list[CaseResult], conditions: Iterable[Condition]) -> list[T
             if any(v.judge in _PRECISION and v.status == "fail" for v in r.judges)
         ]
         met = sum(r.required_met for r in recall_rows)
+        verified = sum(r.required_verified for r in recall_rows)
         total = sum(r.required_total for r in recall_rows)
         findings = sum(r.blocking + r.questions + r.other for r in rows)
         questions = sum(r.questions for r in rows)
@@ -288,7 +335,9 @@ def totals(results: list[CaseResult], conditions: Iterable[Condition]) -> list[T
                 failed=sum(r.status == "fail" for r in rows),
                 unverifiable=sum(r.status == "unverifiable" for r in rows),
                 recall=_rate(met, total),
+                verified_recall=_rate(verified, total),
                 required_met=met,
+                required_verified=verified,
                 required_total=total,
                 recall_cases=len(recall_rows),
                 false_blocking=_rate(len(fb_failed), len(fb_rows)),
@@ -305,15 +354,49 @@ def totals(results: list[CaseResult], conditions: Iterable[Condition]) -> list[T
     return out
 
 
+def parse_min_recall(values: Iterable[str]) -> dict[RecallKind, float]:
+    """``--min-recall`` values: ``X`` (reported recall, as before), ``reported=X`` or
+    ``reproduced=X`` (verified recall), each X in [0, 1]. ValueError names a bad one."""
+    out: dict[RecallKind, float] = {}
+    for value in values:
+        name, _, number = value.rpartition("=")
+        kind = next((k for k in RECALL_KINDS if k == name.strip()), None)
+        if name and kind is None:
+            raise ValueError(
+                f"--min-recall {value!r}: give X, reported=X or reproduced=X (not {name.strip()!r})"
+            )
+        try:
+            threshold = float(number)
+        except ValueError:
+            raise ValueError(f"--min-recall {value!r}: {number!r} is not a number") from None
+        if not 0 <= threshold <= 1:
+            raise ValueError(f"--min-recall {value!r}: {threshold:g} is not in [0, 1]")
+        out[kind or "reported"] = threshold
+    return out
+
+
 def missed_thresholds(
-    summary: list[Totals], min_recall: float | None, max_false_blocking: float | None
+    summary: list[Totals],
+    min_recall: float | Mapping[RecallKind, float] | None,
+    max_false_blocking: float | None,
 ) -> list[str]:
-    """One line per threshold a condition missed; a rate no case measured misses it too."""
+    """One line per threshold a condition missed; a rate no case measured misses it too.
+    ``min_recall``: a number is the reported recall's threshold; a mapping gives ``reported``
+    and ``reproduced`` (verified recall) their own."""
+    if min_recall is None:
+        wanted: dict[str, tuple[float, str]] = {}
+    elif isinstance(min_recall, int | float):
+        wanted = {"reported": (float(min_recall), f"{min_recall:g}")}
+    else:
+        wanted = {kind: (value, f"{kind}={value:g}") for kind, value in min_recall.items()}
     missed = []
     for total in summary:
-        if min_recall is not None and (total.recall is None or total.recall < min_recall):
-            shown = "not measured" if total.recall is None else f"{total.recall:.3f}"
-            missed.append(f"{total.condition}: recall {shown} < --min-recall {min_recall:g}")
+        for kind, (threshold, spelled) in wanted.items():
+            rate = total.recall if kind == "reported" else total.verified_recall
+            name = "verified recall" if kind == "reproduced" else "recall"
+            if rate is None or rate < threshold:
+                shown = "not measured" if rate is None else f"{rate:.3f}"
+                missed.append(f"{total.condition}: {name} {shown} < --min-recall {spelled}")
         if max_false_blocking is not None and (
             total.false_blocking is None or total.false_blocking > max_false_blocking
         ):

@@ -1,5 +1,6 @@
 """The eval's output: one row per case x condition, the reasons of every failed judge, and the
-totals per condition (every rate with the number of cases it is over)."""
+totals per condition (every rate with the number of cases it is over). Recall is given twice:
+reported (a finding there, at the level the case asks) and verified (and shown by a test)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def _row(result: CaseResult) -> str:
     cells += [marks.get(name, "-") for name in JUDGES]
     cells += [
         f"{result.blocking}/{result.questions}/{result.other}",
+        str(result.reproduced),
         str(result.regressions),
         f"{result.seconds:.1f}s",
         f"{result.tokens:,}",
@@ -49,6 +51,9 @@ def _total_row(total: Totals) -> str:
         _rate(total.recall, total.required_met, total.required_total, "case asserts it")
         + f", {total.recall_cases} cases",
         _rate(
+            total.verified_recall, total.required_verified, total.required_total, "case asserts it"
+        ),
+        _rate(
             total.false_blocking, total.false_blocked, total.false_blocking_cases, "case asserts it"
         )
         + f", {total.false_blocking_cases} cases",
@@ -66,6 +71,7 @@ def to_markdown(result: EvalResult) -> str:
         "result",
         *(_SHORT[n] for n in JUDGES),
         "findings B/Q/R",
+        "shown",
         "regr.",
         "time",
         "tokens",
@@ -82,10 +88,16 @@ def to_markdown(result: EvalResult) -> str:
         out += ["", "Failed judges:", "", *reasons]
     out += [
         "",
-        "| condition | cases | pass | fail | unverifiable | recall | false-blocking "
-        "| question rate | time | tokens |",
-        "|" + "---|" * 10,
+        "| condition | cases | pass | fail | unverifiable | reported recall | verified recall "
+        "| false-blocking | question rate | time | tokens |",
+        "|" + "---|" * 11,
         *(_total_row(t) for t in result.totals),
+    ]
+    out += [
+        "",
+        "Reported recall: required findings reported at the level the case asks; verified "
+        "recall: those a test showed (runs, not_flaky, fails_as_claimed and introduced passed). "
+        "shown: findings a test showed.",
     ]
     if result.interrupted:
         out += ["", "Interrupted: the table holds the runs that finished."]

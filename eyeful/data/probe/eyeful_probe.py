@@ -37,8 +37,9 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``finish``: ``exitstatus``, ``counts`` (tests by outcome, as this process saw them),
   ``collected`` (session.testscollected), ``failed`` (session.testsfailed).
 - ``executed``: with EYEFUL_PROBE_TRACE naming a JSON file of {path: [line, ...]}: ``files``,
-  the lines of those that ran in this process ({path: [line, ...]}, only those with any), or
-  null with ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
+  the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
+  with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
+  ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -137,10 +138,12 @@ class _Tracer:
     def __init__(self, targets: dict[str, frozenset[int]]) -> None:
         self.targets = targets
         self.hits: dict[str, set[int]] = {path: set() for path in targets}
+        self.at_import: dict[str, set[int]] = {path: set() for path in targets}
         self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
         self.why: str | None = None
-        # Lines count while a test runs (its setup, call, teardown), not while the modules are
-        # collected: a line run at import is no sign that a test exercised it.
+        # Lines run while a test runs (its setup, call, teardown) apart from those run while the
+        # modules are collected: a line run at import is no sign that a test exercised it, unless
+        # the test's failure was its module's import.
         self.active = False
 
     @classmethod
@@ -164,21 +167,19 @@ class _Tracer:
         return found  # type: ignore[return-value]
 
     def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
-        if not self.active:
-            return None
         target = self._target(frame.f_code)
         if target is None:
             return None
         path, lines = target
-        hits = self.hits[path]
+        hits, at_import = self.hits[path], self.at_import[path]
 
         def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
-            if event == "line" and frame.f_lineno in lines and self.active:
-                hits.add(frame.f_lineno)
+            if event == "line" and frame.f_lineno in lines:
+                (hits if self.active else at_import).add(frame.f_lineno)
             return local
 
         if frame.f_lineno in lines:
-            hits.add(frame.f_lineno)
+            (hits if self.active else at_import).add(frame.f_lineno)
         return local
 
     def stop(self) -> dict[str, Any]:
@@ -186,9 +187,10 @@ class _Tracer:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
             files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
+            early = {p: sorted(h) for p, h in self.at_import.items() if h}
         else:
-            files = None
-        return {"t": "executed", "files": files, "why": self.why}
+            files, early = None, {}
+        return {"t": "executed", "files": files, "at_import": early, "why": self.why}
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
