@@ -24,7 +24,7 @@ SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
 PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
-"""The directory that holds only the probe module: put first on PYTHONPATH."""
+"""The directory that holds only the probe (and its watcher module): put first on PYTHONPATH."""
 
 
 def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:

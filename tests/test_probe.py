@@ -242,12 +242,15 @@ def test_plugin_env_appends_to_what_is_there(tmp_path):
 
 
 def test_the_probe_ships_in_the_package_alone():
-    resource = importlib.resources.files("eyeful") / "data" / "probe" / "eyeful_probe.py"
-    assert resource.is_file()
-    assert sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py") == ["eyeful_probe.py"]
-    # stdlib and pytest only: it runs in the project's own environment
-    imports = re.findall(r"^(?:from|import) (\w+)", resource.read_text("utf-8"), re.MULTILINE)
-    assert set(imports) - set(sys.stdlib_module_names) == {"pytest"}
+    probe = importlib.resources.files("eyeful") / "data" / "probe"
+    names = sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py")
+    assert names == ["eyeful_probe.py", "eyeful_probe_watch.py"]
+    # stdlib and pytest only (and its own watcher): it runs in the project's own environment
+    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_watch"}),
+                          ("eyeful_probe_watch.py", set())):  # fmt: skip
+        text = (probe / name).read_text("utf-8")
+        imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)
+        assert set(imports) - set(sys.stdlib_module_names) == allowed, name
 
 
 def test_no_record_without_the_probe(tmp_path):

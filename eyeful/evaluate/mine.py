@@ -27,10 +27,7 @@ feature (``feature-<commit>``, not ``bug-``): the commit added API rather than f
 
 from __future__ import annotations
 
-import ast
-import builtins
 import json
-import keyword
 import re
 import shutil
 import subprocess
@@ -46,8 +43,15 @@ from eyeful.config import Config
 from eyeful.confine import Refused
 from eyeful.errors import EyefulError
 from eyeful.evaluate.clone import to_toml
-from eyeful.failures import Failure, own_words
-from eyeful.gates import generic_fails_text
+from eyeful.evaluate.failtext import (
+    fails_text,
+    failures_of,
+    feature_reason,
+    one_line,
+    why_no_fails,
+    written_text,
+)
+from eyeful.failures import Failure
 from eyeful.gitutil import RepoPaths, clean_env, find_repo
 from eyeful.runs import Progress, Run, Runner, Silent
 from eyeful.snapshot import blob_at, open_repository, tree_at
@@ -276,7 +280,7 @@ class Miner:
             failed += own
             fails[test] = fails_text(own, code, PurePosixPath(test).stem)
             if fails[test] is None:
-                why_not.append(_why_no_fails(run, test, own))
+                why_not.append(why_no_fails(run, test, own))
         base_run = self._suite(base, "base")
         if base_run.status == "FAILED" and base_run.tests is None:
             raise _Skip("the suite fails on the base without naming the failing tests")
@@ -360,7 +364,7 @@ class Miner:
                     f"({meta['unshown']})"
                 )
         header = (
-            f"# Mined by `eyeful eval mine` from {commit.id}: {_one_line(subject)}\n"
+            f"# Mined by `eyeful eval mine` from {commit.id}: {one_line(subject)}\n"
             + notes
             + to_toml({"base": str(base), "change": str(change), **found["truth"]})
         )
@@ -381,7 +385,7 @@ class Miner:
             )
             # Without a text the failure shows, the test file's own text: the finding is still
             # reported (a question), and the gates say why it is not shown.
-            fails = meta["fails"][test] or _written_text(meta["runs"][test].tail, code)
+            fails = meta["fails"][test] or written_text(meta["runs"][test].tail, code)
             if fails is None:
                 continue
             path = test
@@ -409,165 +413,8 @@ class Miner:
         )
 
 
-def failures_of(run: Run, test: str) -> list[Failure]:
-    """The recorded failures of the tests of ``test`` (a file) in ``run``, its collection error
-    included, in id order."""
-    return [
-        failure
-        for test_id, failure in sorted((run.failures or {}).items())
-        if test_id == test or test_id.startswith((test + "::", test + "["))
-    ]
-
-
-_PREFIX = re.compile(r"[A-Za-z_][\w.]*: ")
-_UNSTABLE = re.compile(r"0x[0-9a-fA-F]{6,}|/tmp/|\.eyeful|eyeful-|worktree", re.IGNORECASE)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
-# Words pytest's assertion explanation and exception messages are made of, not the test's.
-_PROSE = {
-    "where", "assert", "with", "from", "cannot", "import", "name", "module", "object", "attribute",
-    "argument", "arguments", "keyword", "unexpected", "got", "has", "have", "differing", "items",
-    "item", "left", "right", "contains", "more", "first", "extra", "full", "diff", "omitting",
-    "identical", "index", "called", "positional", "required", "missing", "given", "takes",
-    "were", "was", "type", "types", "instance", "supported", "between", "instances",
-}  # fmt: skip
-# Builtins say nothing of the failure (list, len, str), but an exception type does (LookupError).
-_BUILTIN = {
-    name
-    for name in dir(builtins)
-    if not (
-        isinstance(getattr(builtins, name), type)
-        and issubclass(getattr(builtins, name), BaseException)
-    )
-} | set(keyword.kwlist)
-
-
-def _within(text: str, said: str) -> bool:
-    """``text`` in ``said``, not as part of a longer word (the literal 'func' is not in
-    'functoolz')."""
-    left = r"(?<!\w)" if re.match(r"\w", text) else ""
-    right = r"(?!\w)" if re.search(r"\w$", text) else ""
-    return re.search(left + re.escape(text) + right, said) is not None
-
-
-def _literals(code: str) -> list[str]:
-    """The test file's one-line string literals."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return [m[2] for m in re.finditer(r"([\"'])((?:(?!\1)[^\\\n])+)\1", code)]
-    return [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" not in node.value
-    ]
-
-
-def _usable(text: str, code: str, stem: str) -> bool:
-    return (
-        "\n" not in text
-        and text == text.strip()
-        and not generic_fails_text(text)
-        and text in code
-        and not _UNSTABLE.search(text)
-        and (not stem or stem not in text)
-    )
-
-
-def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None:
-    """A ``fails`` text for the reference finding: something the recorded exception said
-    (eyeful.failures.own_words: the chain's ``Type: message``, pytest's assertion explanation
-    included) that the test file itself writes, so that it passes ``fails_as_claimed`` (a
-    substring of an exception message in the chain, written by the test file). In order of
-    preference: a whole line of a message the test file holds (the assert's message, an
-    expected error text); the longest of the test file's string literals a message holds; the
-    longest name both hold (a function the test calls, a name it imports, an exception type; not
-    a builtin like ``len``, nor the test's own name from a repr). None when the
-    failures were not recorded (read from text) or share nothing with the file. ``stem``: the
-    test module's name, never part of the text (the reproduction may run under another)."""
-    words = [w for f in failures if f.source == "probe" for w in own_words(f)]
-    if not words:
-        return None
-    lines = []
-    for said in words:
-        for number, line in enumerate(said.splitlines()):
-            line = line.strip()
-            lines.append(_PREFIX.sub("", line, count=1) if number == 0 else line)
-    whole = [line for line in lines if len(line) >= 8 and _usable(line, code, stem)]
-    if whole:
-        return max(whole, key=len)
-    literals = [
-        text
-        for text in _literals(code)
-        if any(_within(text, said) for said in words) and _usable(text, code, stem)
-    ]
-    if literals:
-        return max(literals, key=len)
-    names = {
-        m[0]
-        for said in words
-        for m in _WORD.finditer(said)
-        if m[0] not in _BUILTIN
-        and m[0].casefold() not in _PROSE
-        and not m[0].casefold().startswith("test")  # the test's own name, as a repr shows it
-    }
-    found = [
-        name
-        for name in names
-        if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", code) and _usable(name, code, stem)
-    ]
-    return max(sorted(found), key=len) if found else None
-
-
-_MISSING = re.compile(
-    r"^(?:ImportError|ModuleNotFoundError): |^AttributeError: (?:module|type object) .* has no "
-    r"attribute |^TypeError: .*got an unexpected keyword argument "
-)
-
-
-def feature_reason(failures: list[Failure]) -> str | None:
-    """Why the fix looks like a feature: every recorded failure on the reverted source is a name
-    the test uses that is missing there (it imports, looks up or passes what the commit added)."""
-    if not failures or any(f.source != "probe" for f in failures):
-        return None
-    said = [f.chain[0] if f.chain else f.message for f in failures]
-    if all(_MISSING.search(text) for text in said):
-        first = _one_line(said[0])[:160]
-        return f"its test fails on the reverted source only for a name it uses missing ({first})"
-    return None
-
-
-def _why_no_fails(run: Run, test: str, failures: list[Failure]) -> str:
-    if not failures:
-        how = run.read_from_text or f"the run read {run.tests_from or 'nothing'}"
-        return f"{test}: no recorded failure of its tests ({_one_line(how)})"
-    if all(f.source != "probe" for f in failures):
-        return f"{test}: its failures were read from {failures[0].source}, not recorded"
-    first = failures[0].chain[0] if failures[0].chain else failures[0].message
-    return f"{test}: the test file writes nothing its exception said ({_one_line(first)[:120]})"
-
-
-def _written_text(tail: str, code: str) -> str | None:
-    """The test file's own text for a finding no recorded failure can show: a line pytest
-    marks with `>` in the failing run, else the file's first assert."""
-    for line in tail.splitlines():
-        if line.startswith(">"):
-            text = line[1:].strip()
-            if len(text) >= 8 and text in code:
-                return text
-    asserts = [line.strip() for line in code.splitlines() if line.strip().startswith("assert ")]
-    return asserts[0] if asserts else None
-
-
-_ABSOLUTE = re.compile(r" ?\((?:/|[A-Za-z]:\\)[^)]*\)|(?<![\w.])/(?:[^\s/'\")]+/)+")
-
-
-def _one_line(text: str) -> str:
-    """One line, without the machine's absolute paths (a case file names none)."""
-    return " ".join(_ABSOLUTE.sub("", text).split())
-
-
 def _comment(text: str) -> str:
-    return "".join(f"# {line}\n" for line in _wrap(_one_line(text)))
+    return "".join(f"# {line}\n" for line in _wrap(one_line(text)))
 
 
 def _wrap(text: str, width: int = 98) -> list[str]:

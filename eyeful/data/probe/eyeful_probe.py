@@ -65,13 +65,13 @@ import re
 import site
 import sys
 import sysconfig
-import threading
 import time
-from collections.abc import Callable, Generator
-from types import FrameType, TracebackType
+from collections.abc import Generator
+from types import TracebackType
 from typing import Any
 
 import pytest
+from eyeful_probe_watch import Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
@@ -118,125 +118,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(probe, "eyeful_probe_recorder")
         trace = os.environ.get(_TRACE_VAR)
         if trace:
-            probe.tracer = _Tracer.start(trace)
+            probe.tracer = Tracer.start(trace)
         confined = os.environ.get(_SANDBOX_VAR)
         if confined:
-            probe.walls = _Walls.start(confined.split(os.pathsep))
+            probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
         # error is recorded, and every other module still runs.
         config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
-
-
-_TraceFn = Callable[[FrameType, str, Any], Any]
-
-
-class _Tracer:
-    """Which of the given lines of the given files ran (``sys.settrace``, in every thread)."""
-
-    def __init__(self, targets: dict[str, frozenset[int]]) -> None:
-        self.targets = targets
-        self.hits: dict[str, set[int]] = {path: set() for path in targets}
-        self.at_import: dict[str, set[int]] = {path: set() for path in targets}
-        self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
-        self.why: str | None = None
-        # Lines run while a test runs (its setup, call, teardown) apart from those run while the
-        # modules are collected: a line run at import is no sign that a test exercised it, unless
-        # the test's failure was its module's import.
-        self.active = False
-
-    @classmethod
-    def start(cls, spec: str) -> _Tracer:
-        with open(spec, encoding="utf-8") as file:
-            given = json.load(file)
-        tracer = cls({os.path.realpath(p): frozenset(lines) for p, lines in given.items()})
-        if sys.gettrace() is not None:  # a debugger or coverage: theirs, not ours
-            tracer.why = "another tracer was active"
-            return tracer
-        threading.settrace(tracer._call)
-        sys.settrace(tracer._call)
-        return tracer
-
-    def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
-        found = self.codes.get(code, False)
-        if found is False:
-            path = os.path.realpath(getattr(code, "co_filename", ""))
-            lines = self.targets.get(path)
-            found = self.codes[code] = None if lines is None else (path, lines)
-        return found  # type: ignore[return-value]
-
-    def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
-        target = self._target(frame.f_code)
-        if target is None:
-            return None
-        path, lines = target
-        hits, at_import = self.hits[path], self.at_import[path]
-
-        def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
-            if event == "line" and frame.f_lineno in lines:
-                (hits if self.active else at_import).add(frame.f_lineno)
-            return local
-
-        if frame.f_lineno in lines:
-            (hits if self.active else at_import).add(frame.f_lineno)
-        return local
-
-    def stop(self) -> dict[str, Any]:
-        if self.why is None:
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-            files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
-            early = {p: sorted(h) for p, h in self.at_import.items() if h}
-        else:
-            files, early = None, {}
-        return {"t": "executed", "files": files, "at_import": early, "why": self.why}
-
-
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-
-
-class _Walls:
-    """Under eyeful's sandbox: what the code tried that the sandbox refuses (a write outside the
-    places it may write, a connection), seen by an audit hook whatever the code made of the
-    error, so that a failure the sandbox caused is never taken for one of the code."""
-
-    def __init__(self, writable: list[str]) -> None:
-        self.writable = [os.path.realpath(p) for p in writable if p]
-        self.hits: list[str] = []
-
-    @classmethod
-    def start(cls, writable: list[str]) -> _Walls:
-        walls = cls(writable)
-        sys.addaudithook(walls._event)
-        return walls
-
-    def _outside(self, path: object) -> bool:
-        if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
-            return False
-        real = os.path.realpath(os.fsdecode(path))
-        if real.endswith(".pyc") or real.startswith("/dev/"):
-            return False  # bytecode caches (Python shrugs off a failure to write one), devices
-        return not any(real == root or real.startswith(root + os.sep) for root in self.writable)
-
-    def _event(self, event: str, args: tuple[Any, ...]) -> None:
-        if len(self.hits) >= 20:
-            return
-        try:
-            if event == "open" and len(args) >= 3:
-                path, mode, flags = args[0], args[1], args[2]
-                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                    isinstance(flags, int) and flags & _WRITE_FLAGS
-                )
-                if writes and self._outside(path):
-                    self.hits.append(f"write to {os.fsdecode(path)}")
-            elif event in ("os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink"):
-                if args and self._outside(args[0]):
-                    self.hits.append(f"{event} {os.fsdecode(args[0])}")
-            elif event in ("socket.connect", "socket.sendto", "socket.getaddrinfo"):
-                self.hits.append(f"{event} {args[1] if len(args) > 1 else ''}")
-        except Exception:  # an audit hook must never break the code it watches
-            return
 
 
 def _say_unsupported(directory: str) -> None:
@@ -391,8 +281,8 @@ class _Probe:
         self.counts: dict[str, int] = {}
         self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.internal = _internal_dirs()
-        self.tracer: _Tracer | None = None
-        self.walls: _Walls | None = None
+        self.tracer: Tracer | None = None
+        self.walls: Walls | None = None
 
     # writing
 

@@ -1,0 +1,125 @@
+# ruff: noqa: PTH123
+# (os.path, not pathlib: this runs in every test's report, in any project's Python)
+"""What eyeful's pytest probe (eyeful_probe.py, beside this file) watches while tests run: the
+lines of the change a reproduction executes (:class:`Tracer`), and under eyeful's sandbox what a
+run tried that the sandbox refuses (:class:`Walls`). Standard library only. PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+_TraceFn = Callable[[FrameType, str, Any], Any]
+
+
+class Tracer:
+    """Which of the given lines of the given files ran (``sys.settrace``, in every thread)."""
+
+    def __init__(self, targets: dict[str, frozenset[int]]) -> None:
+        self.targets = targets
+        self.hits: dict[str, set[int]] = {path: set() for path in targets}
+        self.at_import: dict[str, set[int]] = {path: set() for path in targets}
+        self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
+        self.why: str | None = None
+        # Lines run while a test runs (its setup, call, teardown) apart from those run while the
+        # modules are collected: a line run at import is no sign that a test exercised it, unless
+        # the test's failure was its module's import.
+        self.active = False
+
+    @classmethod
+    def start(cls, spec: str) -> Tracer:
+        with open(spec, encoding="utf-8") as file:
+            given = json.load(file)
+        tracer = cls({os.path.realpath(p): frozenset(lines) for p, lines in given.items()})
+        if sys.gettrace() is not None:  # a debugger or coverage: theirs, not ours
+            tracer.why = "another tracer was active"
+            return tracer
+        threading.settrace(tracer._call)
+        sys.settrace(tracer._call)
+        return tracer
+
+    def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
+        found = self.codes.get(code, False)
+        if found is False:
+            path = os.path.realpath(getattr(code, "co_filename", ""))
+            lines = self.targets.get(path)
+            found = self.codes[code] = None if lines is None else (path, lines)
+        return found  # type: ignore[return-value]
+
+    def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
+        target = self._target(frame.f_code)
+        if target is None:
+            return None
+        path, lines = target
+        hits, at_import = self.hits[path], self.at_import[path]
+
+        def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
+            if event == "line" and frame.f_lineno in lines:
+                (hits if self.active else at_import).add(frame.f_lineno)
+            return local
+
+        if frame.f_lineno in lines:
+            (hits if self.active else at_import).add(frame.f_lineno)
+        return local
+
+    def stop(self) -> dict[str, Any]:
+        if self.why is None:
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+            files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
+            early = {p: sorted(h) for p, h in self.at_import.items() if h}
+        else:
+            files, early = None, {}
+        return {"t": "executed", "files": files, "at_import": early, "why": self.why}
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class Walls:
+    """Under eyeful's sandbox: what the code tried that the sandbox refuses (a write outside the
+    places it may write, a connection), seen by an audit hook whatever the code made of the
+    error, so that a failure the sandbox caused is never taken for one of the code."""
+
+    def __init__(self, writable: list[str]) -> None:
+        self.writable = [os.path.realpath(p) for p in writable if p]
+        self.hits: list[str] = []
+
+    @classmethod
+    def start(cls, writable: list[str]) -> Walls:
+        walls = cls(writable)
+        sys.addaudithook(walls._event)
+        return walls
+
+    def _outside(self, path: object) -> bool:
+        if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
+            return False
+        real = os.path.realpath(os.fsdecode(path))
+        if real.endswith(".pyc") or real.startswith("/dev/"):
+            return False  # bytecode caches (Python shrugs off a failure to write one), devices
+        return not any(real == root or real.startswith(root + os.sep) for root in self.writable)
+
+    def _event(self, event: str, args: tuple[Any, ...]) -> None:
+        if len(self.hits) >= 20:
+            return
+        try:
+            if event == "open" and len(args) >= 3:
+                path, mode, flags = args[0], args[1], args[2]
+                writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                    isinstance(flags, int) and flags & _WRITE_FLAGS
+                )
+                if writes and self._outside(path):
+                    self.hits.append(f"write to {os.fsdecode(path)}")
+            elif event in ("os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink"):
+                if args and self._outside(args[0]):
+                    self.hits.append(f"{event} {os.fsdecode(args[0])}")
+            elif event in ("socket.connect", "socket.sendto", "socket.getaddrinfo"):
+                self.hits.append(f"{event} {args[1] if len(args) > 1 else ''}")
+        except Exception:  # an audit hook must never break the code it watches
+            return
