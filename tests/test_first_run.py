@@ -66,3 +66,24 @@ def test_only_a_plain_unittest_command_blocks_a_break(tmp_path):
 def test_a_command_whose_options_eyeful_cannot_read_derives_nothing(tmp_path):
     repo = _minimal(tmp_path, f"{PYTEST} --myplugin-opt tests", {"tests/test_calc.py": TESTS})
     assert "test_one" not in dict(shown_settings(load_config(repo), repo))
+
+
+def test_help_and_the_hook_say_how_to_install_from_the_repository(tmp_path):
+    import shutil
+    import subprocess
+
+    from tests.gitrepo import run
+
+    script = shutil.which("git-eyeful")
+    assert script is not None
+    help_text = " ".join(run(script, "-h", cwd=tmp_path).stdout.split())  # as wrapped
+    assert "pypi.org" not in help_text and "pip install eyeful" not in help_text
+    assert "pipx install git+URL" in help_text and "pip install ./eyeful" in help_text
+    hook = Path(__file__).resolve().parents[1] / "hooks" / "pre-push"
+    proc = subprocess.run(
+        ["/bin/sh", str(hook), "origin", "url"], env={"PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "pip install eyeful)" not in proc.stderr
+    assert "pipx install git+URL" in proc.stderr

@@ -42,8 +42,9 @@ EPILOG = (
     "3 could not verify (commands unconfirmed, setup failed, tests could not run); "
     "4 internal error (a bug in eyeful; its traceback is saved to a file); "
     "130 interrupted.\n\n"
-    "More: the README (https://pypi.org/project/eyeful/) and `man git-eyeful` "
-    "(what `git eyeful --help` opens)."
+    "Install: `pip install ./eyeful` from a clone of eyeful's repository, or `pipx install "
+    "git+URL` with its URL (eyeful is not on PyPI).\n\n"
+    "More: the README in that repository and `man git-eyeful` (what `git eyeful --help` opens)."
 )
 
 app = typer.Typer(
