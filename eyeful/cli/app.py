@@ -34,7 +34,8 @@ from eyeful.gitutil import current_directory, find_repo
 EPILOG = (
     "Configuration: [tool.eyeful] in pyproject.toml (or .eyeful.toml): commands.test runs the "
     "suite, commands.test_one runs one test ({test} is its id), commands.setup prepares a "
-    "worktree; `git eyeful confirm` allows them for this repository.\n\n"
+    "worktree; `git eyeful init` proposes them from the repository's files, writes and "
+    "confirms them; `git eyeful confirm` allows them for this repository.\n\n"
     "Findings: problems claimed by experts (an agent in [tool.eyeful.agent], or --findings "
     "FILE), each with a reproduction test; one blocks only when its test fails on the change "
     "and not on the base.\n\n"
@@ -172,6 +173,31 @@ def review_command(
         hook=hook, no_cache=no_cache,
     )  # fmt: skip
     raise typer.Exit(run_review(options, stderr))
+
+
+@app.command()
+def init(
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Write and confirm without asking.")
+    ] = False,
+    print_only: Annotated[
+        bool, typer.Option("--print", help="Print the proposed table on stdout; write nothing.")
+    ] = False,
+) -> None:
+    """Write the project's commands and confirm them.
+
+    Proposed from the repository's files (pytest's configuration, conftest.py, test files,
+    unittest test cases, go.mod), appended to pyproject.toml as [tool.eyeful] (or written to a
+    new .eyeful.toml), shown, and on your word written and confirmed. Never over an existing
+    configuration. Exit 0 written (or printed), 1 you said no, 2 nothing written (an existing
+    configuration, no tests found, no terminal without --yes)."""
+    from eyeful.cli.initcmd import run_init
+
+    try:
+        code = run_init(stderr, yes=yes, print_only=print_only)
+    except EyefulError as err:
+        raise _fail(str(err), err.exit_code) from None
+    raise typer.Exit(code)
 
 
 @app.command()
