@@ -110,28 +110,30 @@ class _Files:
 
     root: Path
     names: list[str]
+    _set: frozenset[str] = frozenset()
     _text: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._set = frozenset(self.names)
 
     def has(self, name: str) -> bool:
         return name in self._set
 
-    @property
-    def _set(self) -> frozenset[str]:
-        return frozenset(self.names)
-
     def text(self, name: str) -> str | None:
         if name not in self._text:
-            self._text[name] = _read(self.root / name)
+            self._text[name] = _read(self.root, name)
         return self._text[name]
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, name: str) -> str | None:
+    """The start of a regular file inside the repository (a symlink out of it is not read)."""
     try:
-        if not path.is_file():
+        path = (root / name).resolve()
+        if not path.is_relative_to(root.resolve()) or not path.is_file():
             return None
         with path.open("rb") as handle:
             return handle.read(_MAX_READ).decode("utf-8", "replace")
-    except OSError:
+    except (OSError, RuntimeError):
         return None
 
 

@@ -193,7 +193,10 @@ def _regressions(
     """Tests on the change, and on the base when they fail; returns why nothing could run."""
     config, snap = request.config, request.snapshot
     if not config.commands.test:
-        why = "no test command is configured ([tool.eyeful] commands.test)"
+        why = (
+            "no test command is configured ([tool.eyeful] commands.test; "
+            "`git eyeful init` writes one)"
+        )
         report.note(f"{why}, so nothing was run", unverified=True)
         return None, None, why
     if not request.confirmed:

@@ -4,7 +4,10 @@ without touching anything else of the user's, confirmed; and the README's quick 
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 from pathlib import Path
@@ -329,3 +332,43 @@ def test_a_unittest_directory_that_is_no_package_blocks_a_break(
         ("test_calc.TestCalc.test_add", "regression")
     ], done
     assert done.exit_code == 1
+
+
+def _answer_on_a_terminal(repo: Path, answer: str) -> tuple[int, str]:
+    """`git eyeful init` with stdin and stderr on a terminal, answering its question."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        ["git", "eyeful", "init"], cwd=repo, stdin=slave, stderr=slave,
+        stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(slave)
+    shown = b""
+    answered = False
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            shown += data
+            if not answered and b"[y/N]" in shown:
+                os.write(master, answer.encode() + b"\n")
+                answered = True
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    return proc.wait(timeout=60), shown.decode(errors="replace")
+
+
+def test_init_asks_on_a_terminal_and_writes_only_on_yes(repos, tmp_path):
+    repo = _copy(repos, "flat", tmp_path)
+    before = user_state(repo)
+    code, shown = _answer_on_a_terminal(repo, "n")
+    assert code == 1 and "Write this to pyproject.toml and run these commands here? [y/N]" in shown
+    assert "Nothing written." in shown and user_state(repo) == before
+    code, shown = _answer_on_a_terminal(repo, "y")
+    assert code == 0, shown
+    assert _confirmed(repo) and load_config(repo).commands.test == "python -m pytest -q tests"

@@ -217,8 +217,8 @@ def confirm(
         raise _fail(str(err), err.exit_code) from None
     if not to_confirm(config):
         raise _fail(
-            "no commands to confirm: add [tool.eyeful.commands] to pyproject.toml "
-            "(or .eyeful.toml); see the README's Configuration"
+            "no commands to confirm: run `git eyeful init`, or add [tool.eyeful.commands] to "
+            "pyproject.toml (or .eyeful.toml); see the README's Configuration"
         )
     describe_commands(stderr, config, paths)
     if store.is_confirmed(paths.root, config):
