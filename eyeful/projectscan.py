@@ -408,6 +408,29 @@ def _extra(pyproject: dict[str, Any] | None) -> tuple[str | None, bool]:
     return None, False
 
 
+def _group(pyproject: dict[str, Any] | None) -> list[str]:
+    """The requirements of the project's PEP 735 test group (``[dependency-groups]``), its
+    ``include-group`` entries followed; named one by one, as older pip has no ``--group``."""
+    groups = (pyproject or {}).get("dependency-groups", {})
+    if not isinstance(groups, dict):
+        return []
+
+    def requirements(name: str, seen: frozenset[str]) -> list[str]:
+        entries = groups.get(name)
+        found: list[str] = []
+        for entry in entries if isinstance(entries, list) and name not in seen else []:
+            if isinstance(entry, str):
+                found.append(entry)
+            elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
+                found += requirements(entry["include-group"], seen | {name})
+        return found
+
+    for name in _TEST_EXTRAS:
+        if name in groups:
+            return list(dict.fromkeys(requirements(name, frozenset())))
+    return []
+
+
 def _setup_command(
     runner: str, files: _Files, pyproject: dict[str, Any] | None, installable: bool
 ) -> str:
@@ -416,6 +439,9 @@ def _setup_command(
     if installable:
         extra, covers_pytest = _extra(pyproject)
         words += ["-e", f".[{extra}]" if extra else "."]
+        group = [] if extra else _group(pyproject)
+        words += group
+        covers_pytest = covers_pytest or any(re.match(r"pytest(?![\w.-])", req) for req in group)
     elif files.has("requirements.txt"):
         words += ["-r", "requirements.txt"]
     for name in _TEST_REQUIREMENTS:

@@ -61,6 +61,14 @@ LAYOUTS: dict[str, dict[str, str | bytes]] = {
         "src/calc/__init__.py": CALC,
         "tests/test_calc.py": TESTS,
     },
+    "src-group": {
+        "pyproject.toml": BUILD
+        + PROJECT
+        + '[dependency-groups]\ndocs = ["sphinx"]\nrun = ["attrs>=22"]\n'
+        + 'tests = ["freezegun", "pytest>=8", {include-group = "run"}]\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": TESTS,
+    },
     "src-pythonpath": {
         "pyproject.toml": PROJECT + '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
         "src/calc/__init__.py": CALC,
@@ -124,7 +132,12 @@ def test_the_interpreter_is_the_one_path_has(repos):
 
 @pytest.mark.parametrize(
     ("layout", "setup"),
-    [("src", "pip install -e . pytest"), ("src-extra", "pip install -e '.[test]'")],
+    [
+        ("src", "pip install -e . pytest"),
+        ("src-extra", "pip install -e '.[test]'"),
+        # A PEP 735 test group: its requirements named (older pip has no --group), includes too.
+        ("src-group", "pip install -e . freezegun 'pytest>=8' 'attrs>=22'"),
+    ],
 )
 def test_a_src_layout_not_importable_from_a_checkout_gets_a_setup(repos, layout, setup):
     proposal = _proposal(repos[layout])
