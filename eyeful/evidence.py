@@ -19,6 +19,7 @@ From a record:
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Literal
@@ -52,13 +53,17 @@ class Reading:
 
 
 def _relative(path: str, root: Path | None) -> str:
-    """A frame's file as the repository names it, when it is in the checkout."""
+    """A frame's file as the repository names it, when it is in the checkout; an installed
+    library's as ``<site-packages>/...``, the same whichever worktree's virtualenv ran it."""
     if root is None:
         return path
     try:
         return PurePath(os.path.realpath(path)).relative_to(root).as_posix()
     except ValueError:
-        return path
+        return _SITE_PACKAGES.sub("<site-packages>/", path.replace("\\", "/"), count=1)
+
+
+_SITE_PACKAGES = re.compile(r"^.*?/(?:site|dist)-packages/")
 
 
 def failure_of(

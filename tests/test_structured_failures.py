@@ -386,3 +386,26 @@ def test_a_derived_finding_in_an_edited_file_the_base_cannot_import_still_blocks
     found = _by_id(_review(repo, tmp_path, [_finding("broken", {"kind": "derived"}, repro)]))
     assert (found["broken"]["kind"], found["broken"]["label"]) == ("fail", "issue (blocking)")
     assert _gates(found["broken"])["introduced"] == "pass"
+
+
+def test_a_failure_raised_in_a_library_is_one_failure_whichever_worktrees_virtualenv_ran_it(
+    tmp_path,
+):
+    """With a setup, each worktree has its own virtualenv: pytest.raises' `Failed` (raised in
+    `_pytest/outcomes.py`) comes from `.../venvs/wt-0/...` in one run and `.../venvs/wt-1/...` in
+    the next. Seen on itsdangerous: every such regression was taken for failing differently alone
+    than in the suite and confirmed again in its file and in the suite, for nothing."""
+    from eyeful.evidence import failure_of
+    from eyeful.records import ChainLink, FailureRecord, Location
+
+    def seen(worktree: int) -> Failure:
+        site = tmp_path / f"eyeful/venvs/wt-{worktree}/lib/python3.11/site-packages"
+        record = FailureRecord(
+            chain=[ChainLink(type="Failed", message="DID NOT RAISE BadSignature")],
+            crash_message="Failed: DID NOT RAISE BadSignature",
+            raised_in=Location(file=str(site / "_pytest/outcomes.py"), line=162),
+        )
+        return failure_of(record, root=tmp_path / f"eyeful/worktrees/wt-{worktree}")
+
+    assert seen(0).raised_in == seen(1).raised_in == "<site-packages>/_pytest/outcomes.py"
+    assert same_failure(seen(0), seen(1))
