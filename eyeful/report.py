@@ -440,14 +440,22 @@ def _section(finding: ReportedFinding) -> str:
     return "Questions" if finding.label == "question" else "Not blocking"
 
 
+# A checklist line about tests starts with their ids: `a`, `b` and 3 more ...
+_ABOUT_TESTS = re.compile(r"((?:`[^`]+`)(?:, `[^`]+`)*(?: and \d+ more)?) ")
+
+
 def _checklist_line(u: Uncertainty, report: Report) -> str:
-    """A line of the checklist; one about a finding shown above points at it (its reason is
-    given there) instead of saying it again."""
+    """A line of the checklist; one about a finding, or about tests, shown above under Questions
+    points at them (what happened is said there) instead of saying it again."""
     shown = next((f for f in report.findings if f.id == u.finding), None)
-    if shown is None or not shown.unverified or shown.unverified not in u.text:
-        return _text(u.text)
-    return (f"finding {_code(shown.id)} ({_text(shown.title)}) could not be verified (why: "
-            f"above, under {_section(shown)})")  # fmt: skip
+    if shown is not None and shown.unverified and shown.unverified in u.text:
+        return (f"finding {_code(shown.id)} ({_text(shown.title)}) could not be verified (why: "
+                f"above, under {_section(shown)})")  # fmt: skip
+    about = _ABOUT_TESTS.match(u.text)
+    asked = {f"`{f.test}`" for f in report.other_failures if f.kind in QUESTION_KINDS}
+    if about and set(re.findall(r"`[^`]+`", about[1])) <= asked:
+        return f"{_text(about[1])}: see Questions above"
+    return _text(u.text)
 
 
 def _end(out: list[str], report: Report, hook: Hook | None) -> str:

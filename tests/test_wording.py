@@ -177,3 +177,17 @@ def test_one_unconfirmed_test_is_it_and_several_are_they():
     assert "re-run on its own to confirm it, so it does not block" in one
     [(two, _)] = regression_notes([unconfirmed("t.py::test_a"), unconfirmed("t.py::test_b")], 3)
     assert "re-run on their own to confirm it, so they do not block" in two
+
+
+def test_the_checklist_points_at_tests_given_under_questions_instead_of_repeating_them():
+    flaky = Regression(test="t.py::test_f", kind="flaky", blocking=False, on_change="failed",
+                       on_base="passed", excerpt="", confirmation="failed 1/3")  # fmt: skip
+    report = Report(base=SIDE, head=SIDE, other_failures=[flaky])
+    for text, unverified in regression_notes([flaky], 3):
+        report.note(text, unverified=unverified)
+    report.note("submodule `vendor` was left out", unverified=False)  # about nothing shown
+    text = to_markdown(report.finish())
+    questions, checklist = text.split("### Questions")[1].split("### Uncertainty")
+    assert "`t.py::test_f` fails on the change but not every time it runs" in questions
+    assert "- [ ] `t.py::test_f`: see Questions above" in checklist
+    assert "flaky" not in checklist and "- [ ] submodule `vendor` was left out" in checklist
