@@ -123,8 +123,8 @@ def _plural(n: int, word: str) -> str:
 
 
 # Every piece of text that comes from outside eyeful (titles, bodies, quotes, test names, paths,
-# commands, outputs) reaches the markdown through one of these four functions, so that their
-# escaping lives in one place.
+# commands, outputs) reaches the markdown through eyeful.mdsafe: here through these two, in
+# eyeful/causes.py (regressions) and eyeful/findingtext.py (findings) through mdsafe's own.
 
 
 def _text(text: str) -> str:
@@ -135,16 +135,6 @@ def _text(text: str) -> str:
 def _code(text: str) -> str:
     """Untrusted text as an inline code span (a test id, a path, a command)."""
     return md.code(text)
-
-
-def _block(text: str) -> list[str]:
-    """Untrusted prose of several lines, indented under a list item."""
-    return md.block(text)
-
-
-def _fence(text: str, lang: str = "text") -> list[str]:
-    """Untrusted text (an output, a test, a diff) as a fenced block under a list item."""
-    return md.fence(text, lang)
 
 
 def rerun_command(how: Focus, test: str) -> str | None:
@@ -294,12 +284,12 @@ def _headline(report: Report) -> str:
     if report.disputed:
         counts.append(f"{report.disputed} disputed")
     if report.outcome == "blocking":
-        items = blocking_causes(report.regressions)
-        items += report.blocking - len(report.regressions)  # the blocking findings
-        tests = f" ({_plural(len(report.regressions), 'failing test')})" if (
-            len(report.regressions) > blocking_causes(report.regressions)
-        ) else ""  # fmt: skip
-        what = ", ".join([_plural(items, "blocking issue") + tests, *counts])
+        # Regressions of one cause are one issue; the tests are counted when they are more.
+        causes, failing = blocking_causes(report.regressions), len(report.regressions)
+        items = _plural(causes + report.blocking - failing, "blocking issue")
+        if failing > causes:
+            items += f" ({_plural(failing, 'failing test')})"
+        what = ", ".join([items, *counts])
     elif report.outcome == "unverified":
         unchecked = sum(u.unverified for u in report.uncertainty)
         what = "; ".join(
