@@ -11,6 +11,8 @@ Untrusted text reaches the markdown only through eyeful.mdsafe, as in eyeful/rep
 
 from __future__ import annotations
 
+import re
+
 from eyeful import mdsafe as md
 from eyeful.findingtext import named
 from eyeful.regressions import SUITE, TestFailure
@@ -60,9 +62,15 @@ def _one(failure: TestFailure) -> list[str]:
     return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *md.fence(failure.excerpt)]
 
 
+def _natural(name: str) -> list[str | int]:
+    """``test_v[2]`` before ``test_v[10]``: digits compared as numbers."""
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", name))]
+
+
 def _ids_by_file(group: list[TestFailure]) -> list[str]:
+    """The tests' ids, one line per file, in natural order."""
     files: dict[str, list[str]] = {}
-    for failure in group:
+    for failure in sorted(group, key=lambda f: _natural(f.test)):
         path = id_path(failure.test) if "::" in failure.test else ""
         files.setdefault(path, []).append(failure.test[len(path) + 2 :] if path else failure.test)
     return [

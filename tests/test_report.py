@@ -329,6 +329,7 @@ def test_many_failures_of_one_cause_are_one_item_with_a_rerun_command(big_review
     assert text.count("E       AssertionError: VERSION changed") == 1  # one excerpt
     folded = text.split(f"<details><summary>The {N_BROKEN} failing tests")[1].split("</details>")[0]
     assert all(f"`test_version[{n}]`" in folded for n in range(N_BROKEN))
+    assert "`test_version[1]`, `test_version[2]`" in folded  # in natural order
     regressions = json.loads(compact.stdout)["regressions"]
     assert len(regressions) == N_BROKEN
     assert len({r["cause"] for r in regressions}) == 1 and regressions[0]["cause"]
