@@ -38,6 +38,7 @@ from eyeful.gitutil import STATE_DIR, WORKTREE_PREFIX, WORKTREES_DIR
 __all__ = [
     "Failure",
     "SectionScanner",
+    "cause",
     "describe",
     "from_junit",
     "own_words",
@@ -491,3 +492,18 @@ def same_failure(a: Failure, b: Failure) -> bool:
         return False
     said = (a.type, _normal(a.message), _normal(a.text))
     return said == (b.type, _normal(b.message), _normal(b.text))
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def cause(failure: Failure) -> str | None:
+    """What failures of one cause share: the exception type, the raising location (file and
+    line) and the message with addresses, object ids, temporary paths and numbers set aside
+    (``assert 3 == 4`` and ``assert 5 == 6`` at one line are one cause). None when the failure
+    says neither its type nor its message."""
+    if not failure.type and not failure.message.strip():
+        return None
+    where = f"{failure.raised_in}:{failure.raised_line or '?'}" if failure.raised_in else "?"
+    said = _NUMBER.sub("N", _normal(failure.message))
+    return f"{failure.type or '?'} at {where}: {said}"

@@ -20,7 +20,7 @@ import pygit2
 from pydantic import BaseModel
 
 from eyeful.evidence import module_seen
-from eyeful.failures import Failure
+from eyeful.failures import Failure, cause
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
 from eyeful.testids import check_test_id, id_path
@@ -66,6 +66,21 @@ class TestFailure(BaseModel):
     """One line: what the test failed with (exception and message), for grouping."""
     confirmation: str | None = None
     """The live runs of the test on its own: outcomes on the change and on the base."""
+    raised_at: str | None = None
+    """Where its failure was raised (``path:line``), when the runner said."""
+    cause: str | None = None
+    """What failures of one cause share (eyeful.failures.cause: exception type, raising location,
+    message with numbers and addresses set aside); the markdown shows each cause once."""
+
+
+# pytest's rendering of a frame's arguments: `self = <tests.test_x.TestX object at 0x7f...>` says
+# nothing about the failure, and its address differs on every run.
+_OBJECT_REPR = re.compile(r"\s*[A-Za-z_]\w* = <[^<>]* at 0x[0-9a-fA-F]+>")
+
+
+def _kept(line: str) -> bool:
+    """A line of an excerpt: not blank, not an argument that is only an object's address."""
+    return bool(line.strip()) and _OBJECT_REPR.fullmatch(line) is None
 
 
 def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
@@ -75,9 +90,9 @@ def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
     failure was not recorded shows only the lines of the output that name it.
     """
     if failure is not None and failure.text.strip():
-        lines = [line for line in failure.text.splitlines() if line.strip()]
+        lines = [line for line in failure.text.splitlines() if _kept(line)]
         return "\n".join(lines[-_FAILURE_LINES:])
-    lines = [line for line in tail.splitlines() if line.strip()]
+    lines = [line for line in tail.splitlines() if _kept(line)]
     if test == SUITE:
         return "\n".join(lines[-_EXCERPT_LINES:])
     short = test.split("::")[-1]
@@ -336,9 +351,10 @@ def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
             continue
         unconfirmed.append(failure.test)
     if unconfirmed:
+        own, they = ("its", "it does") if len(unconfirmed) == 1 else ("their", "they do")
         out.append((
             f"{_names(unconfirmed)} failed on the change and passed on the base once, but "
-            "could not be re-run on their own to confirm it, so they do not block (configure "
+            f"could not be re-run on {own} own to confirm it, so {they} not block (configure "
             "commands.test_one)", True,
         ))  # fmt: skip
     undetermined = [f.test for f in failures if f.kind == "undetermined"]
@@ -421,7 +437,17 @@ def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFai
         on_base=on_base,
         excerpt=excerpt(change.tail, test, failure),
         message=_message(failure),
+        raised_at=_raised_at(failure),
+        cause=cause(failure) if failure is not None else None,
     )
+
+
+def _raised_at(failure: Failure | None) -> str | None:
+    if failure is None or not failure.raised_in:
+        return None
+    if failure.raised_line is None:
+        return failure.raised_in
+    return f"{failure.raised_in}:{failure.raised_line}"
 
 
 def _message(failure: Failure | None) -> str:

@@ -15,8 +15,10 @@ from pydantic import BaseModel, Field
 
 from eyeful import __version__
 from eyeful import mdsafe as md
+from eyeful.causes import blocking_causes, regression_items
 from eyeful.confine import Refused
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
+from eyeful.findingtext import finding_item
 from eyeful.focus import Focus
 from eyeful.grading import ReportedFinding
 from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
@@ -54,6 +56,9 @@ class Uncertainty(BaseModel):
     text: str
     unverified: bool = Field(
         description="true when it means the review could not verify the change (exit 3)"
+    )
+    finding: str | None = Field(
+        default=None, description="the id of the finding it is about, when it is about one"
     )
 
 
@@ -93,8 +98,8 @@ class Report(BaseModel):
         description="calls, tokens, seconds, faults, cached and cost_usd per agent role",
     )
 
-    def note(self, text: str, *, unverified: bool) -> None:
-        self.uncertainty.append(Uncertainty(text=text, unverified=unverified))
+    def note(self, text: str, *, unverified: bool, finding: str | None = None) -> None:
+        self.uncertainty.append(Uncertainty(text=text, unverified=unverified, finding=finding))
 
     def finish(self, *, nothing_to_review: bool = False) -> Report:
         """Count and set outcome and exit code from the content."""
@@ -118,8 +123,8 @@ def _plural(n: int, word: str) -> str:
 
 
 # Every piece of text that comes from outside eyeful (titles, bodies, quotes, test names, paths,
-# commands, outputs) reaches the markdown through one of these four functions, so that their
-# escaping lives in one place.
+# commands, outputs) reaches the markdown through eyeful.mdsafe: here through these two, in
+# eyeful/causes.py (regressions) and eyeful/findingtext.py (findings) through mdsafe's own.
 
 
 def _text(text: str) -> str:
@@ -130,16 +135,6 @@ def _text(text: str) -> str:
 def _code(text: str) -> str:
     """Untrusted text as an inline code span (a test id, a path, a command)."""
     return md.code(text)
-
-
-def _block(text: str) -> list[str]:
-    """Untrusted prose of several lines, indented under a list item."""
-    return md.block(text)
-
-
-def _fence(text: str, lang: str = "text") -> list[str]:
-    """Untrusted text (an output, a test, a diff) as a fenced block under a list item."""
-    return md.fence(text, lang)
 
 
 def rerun_command(how: Focus, test: str) -> str | None:
@@ -222,9 +217,35 @@ def _run_line(run: Run) -> str:
     return f"{what} on the {run.side}: {status} ({how}{extra})"
 
 
+def _statuses(runs: list[Run]) -> str:
+    """``FAILED`` when every run failed, else each status counted (``2 FAILED, 1 PASSED``)."""
+    counted = Counter(r.status for r in runs)
+    if len(counted) == 1:
+        return runs[0].status
+    return ", ".join(f"{n} {status}" for status, n in counted.most_common())
+
+
+def _repeated(name: str, side: str, runs: list[Run]) -> str:
+    """A command run more than once on one side: the first as usual, the others counted. Setup
+    runs in each worktree whose last setup was for other inputs (a new one, say)."""
+    if len(runs) == 1:
+        return _run_line(runs[0])
+    if name == "setup":
+        times = ", ".join(f"{r.duration:.1f}s" for r in runs)
+        return (f"setup on the {side}: {_statuses(runs)}, {len(runs)} runs ({times}), once in "
+                "each worktree that needed it")  # fmt: skip
+    more = runs[1:]
+    return f"{_run_line(runs[0])}, then {_plural(len(more), 'more run')}: {_statuses(more)}"
+
+
 def _ran(runs: list[Run]) -> str:
-    """Setup and suite runs one by one; the runs of single tests alone, counted per side."""
-    parts = [_run_line(r) for r in runs if r.name != "test_one"]
+    """Setup and suite runs once per side (a command run again is counted: the confirmation's
+    pairs, setup in another worktree); the runs of single tests alone, counted per side."""
+    repeated: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        if run.name != "test_one":
+            repeated.setdefault((run.name, run.side), []).append(run)
+    parts = [_repeated(name, side, group) for (name, side), group in repeated.items()]
     alone = Counter(r.side for r in runs if r.name == "test_one")
     if alone:
         sides = ", ".join(f"{n} on the {side}" for side, n in alone.items())
@@ -263,7 +284,12 @@ def _headline(report: Report) -> str:
     if report.disputed:
         counts.append(f"{report.disputed} disputed")
     if report.outcome == "blocking":
-        what = ", ".join([_plural(report.blocking, "blocking issue"), *counts])
+        # Regressions of one cause are one issue; the tests are counted when they are more.
+        causes, failing = blocking_causes(report.regressions), len(report.regressions)
+        items = _plural(causes + report.blocking - failing, "blocking issue")
+        if failing > causes:
+            items += f" ({_plural(failing, 'failing test')})"
+        what = ", ".join([items, *counts])
     elif report.outcome == "unverified":
         unchecked = sum(u.unverified for u in report.uncertainty)
         what = "; ".join(
@@ -307,7 +333,6 @@ _QUESTION_TEXT = {
     "xpass_strict": "is marked as an expected failure (strict) and passed on the change: the "
     "change may have fixed a known bug",
 }
-_SHOWN = 3  # failures shown in full per group of identical failures; the rest are folded
 
 
 def _question_item(failure: TestFailure) -> list[str]:
@@ -320,144 +345,6 @@ def _question_item(failure: TestFailure) -> list[str]:
 
 def _rerun_line(command: str | None) -> list[str]:
     return [f"  Rerun: {_code(command)}"] if command else []
-
-
-def _failure_item(failure: TestFailure) -> list[str]:
-    name = "the test suite" if failure.test == SUITE else _code(failure.test)
-    if failure.kind == "new_test":
-        head = f"**issue (blocking):** {name} is new in the change and fails"
-        meta = "  _new failing test; blocking because `block_new_failures = true`_"
-    else:
-        head = f"**issue (blocking):** {name} fails on the change and passes on the base"
-        meta = "  _regression; oracle: derived (a test already in the repository)_"
-    confirmed = [f"  Confirmed: {_text(failure.confirmation)}."] if failure.confirmation else []
-    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *_fence(failure.excerpt)]
-
-
-def failure_message(failure: TestFailure) -> str:
-    """What a failure says, one line: its message, else the last line of its excerpt."""
-    if failure.message.strip():
-        return md.line(failure.message)
-    lines = [line for line in failure.excerpt.splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
-def group_failures(failures: list[TestFailure]) -> dict[str, list[list[TestFailure]]]:
-    """Failures by test file, then by identical failure message; first seen first."""
-    by_file: dict[str, dict[str, list[TestFailure]]] = {}
-    for failure in failures:
-        path = failure.test.split("::", 1)[0]
-        by_file.setdefault(path, {}).setdefault(failure_message(failure), []).append(failure)
-    return {path: list(groups.values()) for path, groups in by_file.items()}
-
-
-def _regressions(failures: list[TestFailure]) -> list[str]:
-    """Few failures: each in full. Many: grouped by file and message, the rest folded."""
-    if len(failures) <= _SHOWN:
-        return [line for failure in failures for line in _failure_item(failure)]
-    out: list[str] = []
-    for path, groups in group_failures(failures).items():
-        total = sum(len(g) for g in groups)
-        out += [f"#### {_code(path)}: {_plural(total, 'failing test')}", ""]
-        for group in groups:
-            for failure in group[:_SHOWN]:
-                out += _failure_item(failure)
-            rest = group[_SHOWN:]
-            if rest:
-                out += [
-                    "",
-                    f"<details><summary>{len(rest)} more failing the same way</summary>",
-                    "",
-                    *[f"- {_code(f.test)}" + (f": {_code(f.rerun)}" if f.rerun else "")
-                      for f in rest],
-                    "",
-                    "</details>",
-                    "",
-                ]  # fmt: skip
-        out.append("")
-    return out
-
-
-_GATE_MARK = {"pass": "pass", "fail": "FAIL", "not_reached": "not reached"}
-_ORDER = {"change": 0, "base": 1, "fix": 2}
-
-
-def _runs_summary(runs: list[Run]) -> str:
-    groups: dict[tuple[str, str], list[Run]] = {}
-    for run in runs:
-        if run.name != "setup":
-            groups.setdefault((run.side, run.name), []).append(run)
-    parts = []
-    for (side, name), group in sorted(
-        groups.items(), key=lambda kv: (_ORDER.get(kv[0][0], 9), kv[0][1])
-    ):
-        what = "the suite" if name == "test" else "the test"
-        where = {"change": "on the change", "base": "on the base", "fix": "with the fix"}.get(
-            side, f"on the {side}"
-        )
-        statuses = sorted({r.status for r in group})
-        times = f" x{len(group)}" if len(group) > 1 else ""
-        parts.append(f"{what} {where}{times}: {'/'.join(statuses)}")
-    return "; ".join(parts)
-
-
-def _oracle_line(finding: ReportedFinding) -> str:
-    oracle = finding.oracle
-    text = f"oracle: {oracle.graded}"
-    if oracle.graded != oracle.declared:
-        text += f" (declared {oracle.declared})"
-    if oracle.quote:
-        where = f" ({_text(oracle.source)})" if oracle.source else ""
-        text += f" — “{_text(oracle.quote)}”{where}"
-    if oracle.note:
-        text += f"; {_text(oracle.note)}"
-    return text
-
-
-def _finding_item(finding: ReportedFinding) -> list[str]:
-    place = f"{finding.path}:{finding.line}"
-    if finding.end_line and finding.end_line != finding.line:
-        place += f"-{finding.end_line}"
-    out = [f"- **{finding.label}:** {_code(place)} {_text(finding.title)}"]
-    out += _block(finding.body)
-    meta = f"{_text(finding.expert)} · {finding.severity} · evidence: {finding.evidence}"
-    if finding.corroborated_by:
-        meta += " · also reported by " + ", ".join(_text(c) for c in finding.corroborated_by)
-    out.append(f"  _{meta} · {_oracle_line(finding)}_")
-    if finding.gates and any(g.status != "not_reached" for g in finding.gates):
-        marks = ", ".join(f"{g.name} {_GATE_MARK[g.status]}" for g in finding.gates)
-        out.append(f"  Gates: {marks}.")
-    if finding.runs:
-        out.append(f"  Ran: {_runs_summary(finding.runs)}.")
-    if finding.unverified:
-        out.append(f"  Not verified: {_text(finding.unverified)}.")
-    if finding.merged:
-        out.append(f"  One problem with: {', '.join(_code(m) for m in finding.merged)}.")
-    if finding.corrected:
-        out.append("  The reproduction was corrected once after failing without its fails text.")
-    if finding.judge:
-        out.append(f"  The judge confirmed it: {_text(finding.judge)}")
-    if finding.objection:
-        out.append(f"  Objection: {_text(finding.objection)}")
-    repro = finding.repro
-    if repro is not None and repro.code is not None:
-        out.append(f"  Failing test {_code(repro.path)} (fails with “{_text(repro.fails)}”):")
-        out += _fence(repro.code, "python" if repro.path.endswith(".py") else "text")
-        if finding.rerun:
-            out.append(f"  Rerun: save it as {_code(repro.path)}, then {_code(finding.rerun)}")
-    elif repro is not None:
-        out.append(
-            f"  Reproduction: {_code(repro.test or repro.path)} fails with “{_text(repro.fails)}”."
-        )
-        out += _rerun_line(finding.rerun)
-    if finding.fix is not None:
-        state = "verified" if finding.fix_verified else "not verified"
-        note = (
-            f": {_text(finding.fix_note)}" if finding.fix_note and not finding.fix_verified else ""
-        )
-        out.append(f"  Suggested fix ({state}{note}):")
-        out += _fence(finding.fix.diff, "diff")
-    return out
 
 
 def _footer(report: Report) -> list[str]:
@@ -489,10 +376,15 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
     notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]
     disputed = [f for f in report.findings if f.kind == "open"]
     empty = []
+    seen: dict[tuple[str, str], str] = {}  # reproductions shown, each once
+
+    def item(finding: ReportedFinding) -> list[str]:
+        return finding_item(finding, report.findings, seen)
+
     if report.regressions or blocking:
-        out += ["### Blocking issues", "", *_regressions(report.regressions)]
+        out += ["### Blocking issues", "", *regression_items(report.regressions)]
         for finding in blocking:
-            out += _finding_item(finding)
+            out += item(finding)
         out.append("")
     else:
         empty.append("no blocking issues")
@@ -502,7 +394,7 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
         for failure in asked:
             out += _question_item(failure)
         for finding in questions:
-            out += _finding_item(finding)
+            out += item(finding)
         out.append("")
     else:
         empty.append("no questions")
@@ -517,17 +409,43 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
             rerun = f" (rerun: {_code(failure.rerun)})" if failure.rerun else ""
             out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}{rerun}")
         for finding in notes:
-            out += _finding_item(finding)
+            out += item(finding)
         out.append("")
     if disputed:
         out += [f"<details><summary>Disputed ({len(disputed)})</summary>", ""]
         for finding in disputed:
-            out += _finding_item(finding)
+            out += item(finding)
         out += ["", "</details>", ""]
     if report.uncertainty:
         out += ["### Uncertainty", ""]
-        out += [f"- [ ] {_text(u.text)}" for u in report.uncertainty]
+        out += [f"- [ ] {_checklist_line(u, report)}" for u in report.uncertainty]
     return _end(out, report, hook)
+
+
+def _section(finding: ReportedFinding) -> str:
+    if finding.kind == "fail":
+        return "Blocking issues"
+    if finding.kind == "open":
+        return "Disputed"
+    return "Questions" if finding.label == "question" else "Not blocking"
+
+
+# A checklist line about tests starts with their ids: `a`, `b` and 3 more ...
+_ABOUT_TESTS = re.compile(r"((?:`[^`]+`)(?:, `[^`]+`)*(?: and \d+ more)?) ")
+
+
+def _checklist_line(u: Uncertainty, report: Report) -> str:
+    """A line of the checklist; one about a finding, or about tests, shown above under Questions
+    points at them (what happened is said there) instead of saying it again."""
+    shown = next((f for f in report.findings if f.id == u.finding), None)
+    if shown is not None and shown.unverified and shown.unverified in u.text:
+        return (f"finding {_code(shown.id)} ({_text(shown.title)}) could not be verified (why: "
+                f"above, under {_section(shown)})")  # fmt: skip
+    about = _ABOUT_TESTS.match(u.text)
+    asked = {f"`{f.test}`" for f in report.other_failures if f.kind in QUESTION_KINDS}
+    if about and set(re.findall(r"`[^`]+`", about[1])) <= asked:
+        return f"{_text(about[1])}: see Questions above"
+    return _text(u.text)
 
 
 def _end(out: list[str], report: Report, hook: Hook | None) -> str:

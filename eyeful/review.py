@@ -432,6 +432,7 @@ def _record(
             report.note(
                 f"finding `{item.id}` ({item.title}) could not be verified: {item.unverified}",
                 unverified=False,
+                finding=item.id,
             )
         verdict = verdicts.get(item.id, (None, None))[0]
         if verdict is not None and verdict.needs_correcting:

@@ -47,7 +47,7 @@ from eyeful.report import Report
 from eyeful.textsafe import json_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/eyeful/"
+_URL_LABELS = ("repository", "source", "homepage", "documentation")
 SRCROOT = "SRCROOT"
 REGRESSION_RULE = "eyeful/regression"
 CWE_TAXONOMY = "CWE"
@@ -515,6 +515,23 @@ def _root_uri(root: Path) -> str:
     return uri if uri.endswith("/") else uri + "/"
 
 
+def information_uri() -> str | None:
+    """Where eyeful lives, as its installed metadata says (``[project.urls]`` in pyproject.toml:
+    Repository, Source, Homepage or Documentation); None when it names none, so that the log
+    points at no page that does not exist (eyeful is not on PyPI; the property is optional)."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("eyeful").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    urls = {}
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        urls[label.strip().casefold()] = url.strip()
+    return next((urls[k] for k in _URL_LABELS if urls.get(k, "").startswith("https://")), None)
+
+
 def to_sarif(report: Report, root: Path | None = None) -> dict[str, Any]:
     """The report as a SARIF 2.1.0 log with one run."""
     rules, taxa, fingerprint = _Rules(), _Taxa(), _Fingerprints()
@@ -523,9 +540,11 @@ def to_sarif(report: Report, root: Path | None = None) -> dict[str, Any]:
     driver: dict[str, Any] = {
         "name": "eyeful",
         "version": __version__,
-        "informationUri": INFORMATION_URI,
         "rules": rules.rules,
     }
+    uri = information_uri()
+    if uri is not None:
+        driver["informationUri"] = uri
     srcroot: dict[str, Any] = {"description": {"text": "The root of the repository reviewed."}}
     if root is not None:
         srcroot["uri"] = _root_uri(root)

@@ -359,6 +359,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         {
             "text": "submodule `vendor/lib` was left out: eyeful does not check out submodules",
             "unverified": False,
+            "finding": None,
         }
     ]
     assert not [u for u in report["uncertainty"] if u["unverified"]]

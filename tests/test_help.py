@@ -5,6 +5,7 @@ that imports nothing heavy."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -68,3 +69,31 @@ def test_version_imports_none_of_the_heavy_dependencies(tmp_path):
     assert proc.returncode == 0 and proc.stdout.startswith("eyeful "), proc.stderr
     imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines()}
     assert not imported & {"typer", "pydantic", "pygit2", "rich", "click"}, sorted(imported)
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and sub-command of the CLI, as the words that name it."""
+    import typer
+
+    from eyeful.cli.app import with_eval
+
+    def walk(command, path: list[str]) -> list[list[str]]:
+        out = [path]
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            out += walk(sub, [*path, name])
+        return out
+
+    return walk(typer.main.get_command(with_eval()), [])
+
+
+def test_every_commands_help_shows_words_not_type_names(capsys):
+    # Issue 22, point 5: typer's default metavars (`<list[Path]>`, `<int range>`) are no words.
+    from eyeful.cli.app import main
+
+    paths = _command_paths()
+    assert ["eval", "mine"] in paths and ["demo"] in paths
+    for path in paths:
+        assert main([*path, "-h"]) == 0, path
+        text = capsys.readouterr().out
+        options = text.split("Commands:")[0]
+        assert not re.search(r"<[^>\s]+>", options), (path, text)

@@ -165,9 +165,11 @@ def test_blocking_finding_shows_its_reproduction_test_and_a_rerun_command():
     )
     text = to_markdown(Report(base=HEAD, head=STAGED, findings=[finding]).finish())
     blocking = text.split("### Blocking issues")[1]
-    assert "Failing test `tests/test_q.py` (fails with “nope”):" in blocking
+    assert (
+        "Failing test `tests/test_q.py` (fails with “nope”); rerun: save it as that file, then "
+        "`pytest -q tests/test_q.py`:"
+    ) in blocking
     assert "def test_q():" in blocking
-    assert "Rerun: save it as `tests/test_q.py`, then `pytest -q tests/test_q.py`" in blocking
 
 
 def test_rerun_commands_quote_the_test_id_for_the_shell():
@@ -184,20 +186,38 @@ def test_rerun_commands_quote_the_test_id_for_the_shell():
 # -- point 9: many failures from one cause --------------------------------------------------------
 
 
-def test_many_regressions_are_grouped_by_file_and_message_and_the_rest_folded():
-    same = "E   AssertionError: VERSION changed"
-    failures = [
-        _regression(f"tests/test_v.py::test_v[{n}]", f"trace {n}\n{same}") for n in range(28)
+def test_regressions_of_one_cause_are_one_item_and_other_causes_their_own():
+    def failing(test: str, message: str, at: str, excerpt: str = "E   assert") -> Failure:
+        return _regression(test, excerpt).model_copy(
+            update={"message": message, "raised_at": at, "cause": f"{message} at {at}"}
+        )
+
+    same = [
+        failing(
+            f"tests/test_v.py::test_v[{n}]",
+            "AssertionError: VERSION changed",
+            "version.py:3",
+            f"n = {n}\nE   VERSION changed",
+        )
+        for n in range(28)
     ]
-    failures.append(_regression("tests/test_w.py::test_w", "E   other"))
-    text = to_markdown(Report(base=HEAD, head=STAGED, regressions=failures).finish())
-    assert "#### `tests/test_v.py`: 28 failing tests" in text
-    assert "#### `tests/test_w.py`: 1 failing test" in text
-    assert text.count("fails on the change and passes on the base") == 3 + 1
-    assert "<details><summary>25 more failing the same way</summary>" in text
+    same.append(
+        failing("tests/test_x.py::test_x", "AssertionError: VERSION changed", "version.py:3")
+    )  # another file, the same cause
+    other = failing("tests/test_w.py::test_w", "KeyError: 'w'", "w.py:1")
+    unknown = [_regression("tests/test_u.py::test_u", "E   other"),  # read from text: by words
+               _regression("tests/test_u.py::test_u2", "E   other")]  # fmt: skip
+    text = to_markdown(Report(base=HEAD, head=STAGED, regressions=[*same, other, *unknown])
+                       .finish())  # fmt: skip
+    assert text.splitlines()[0].endswith(": 3 blocking issues (32 failing tests)")
+    assert "29 tests fail on the change and pass on the base, one cause: " \
+           "`AssertionError: VERSION changed` at `version.py:3`" in text  # fmt: skip
+    assert "`tests/test_w.py::test_w` fails on the change and passes on the base" in text
+    assert "2 tests fail on the change and pass on the base, one cause: `E other`" in text
     folded = text.split("<details>")[1].split("</details>")[0]
-    assert folded.count("- `tests/test_v.py::test_v[") == 25
-    assert len(text.splitlines()) < 90
+    assert folded.count("`test_v[") == 28 and "`tests/test_x.py`: `test_x`" in folded
+    assert text.count("VERSION changed\n") == 1  # one excerpt: the first test's
+    assert len(text.splitlines()) < 40
 
 
 # -- point 10: block on new failing tests, when asked ---------------------------------------------
@@ -230,7 +250,7 @@ def test_definition_line_finds_functions_methods_and_parametrized_tests():
 
 
 N_TRIVIAL = 2000
-N_BROKEN = 28
+N_BROKEN = 30
 
 BIG_SUITE = {
     "pytest.ini": "[pytest]\npythonpath = .\n",
@@ -292,17 +312,30 @@ def test_json_keeps_failing_tests_and_counts_and_stays_small(big_review):
     assert projected < 200_000, projected
 
 
-def test_many_failures_of_a_real_run_are_grouped_with_rerun_commands(big_review):
-    repo, _, markdown, _, _ = big_review
+def test_many_failures_of_one_cause_are_one_item_with_a_rerun_command(big_review):
+    # Issue 22, point 3: the same type, raising line and message are one blocking item, in at
+    # most 40 lines of markdown; the JSON keeps every test, each with the cause it shares.
+    repo, compact, markdown, _, _ = big_review
     assert markdown.exit_code == 1
     text = markdown.stdout
     assert text.startswith("**eyeful: blocking** · staged changes against `HEAD` ")
-    assert f": {N_BROKEN} blocking issues" in text.splitlines()[0]
-    assert f"#### `tests/test_version.py`: {N_BROKEN} failing tests" in text
-    assert f"<details><summary>{N_BROKEN - 3} more failing the same way</summary>" in text
-    assert len(text.splitlines()) < 120, len(text.splitlines())
+    assert text.splitlines()[0].endswith(f": 1 blocking issue ({N_BROKEN} failing tests)")
+    assert len(text.splitlines()) <= 40, len(text.splitlines())
+    assert text.count("**issue (blocking):**") == 1
+    assert (
+        f"**issue (blocking):** {N_BROKEN} tests fail on the change and pass on the base, one "
+        "cause: `AssertionError: VERSION changed` at `tests/test_version.py:8`"
+    ) in text
+    assert text.count("E       AssertionError: VERSION changed") == 1  # one excerpt
+    folded = text.split(f"<details><summary>The {N_BROKEN} failing tests")[1].split("</details>")[0]
+    assert all(f"`test_version[{n}]`" in folded for n in range(N_BROKEN))
+    assert "`test_version[1]`, `test_version[2]`" in folded  # in natural order
+    regressions = json.loads(compact.stdout)["regressions"]
+    assert len(regressions) == N_BROKEN
+    assert len({r["cause"] for r in regressions}) == 1 and regressions[0]["cause"]
+    assert {r["raised_at"] for r in regressions} == {"tests/test_version.py:8"}
     assert "(cached: ran " in text  # the review was run by the JSON call before
-    rerun = re.search(r"Rerun: `([^`]*)`", text)
+    rerun = re.search(r"Rerun `[^`]*`: `([^`]*)`", text)
     assert rerun is not None
     import subprocess
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,13 @@ from eyeful.report import Report, SideInfo
 from eyeful.sarif import fix_changes, to_sarif, write_sarif
 from tests.core import review
 from tests.gitrepo import confirm, git, make_repo, python_project, write
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCHEMA_PATH = Path(sarif_module.__file__).parent / "data" / "sarif-schema-2.1.0.json"
 SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -255,7 +263,13 @@ def test_run_tool_rules_invocation_and_srcroot(fix_diffs, tmp_path):
     driver = run["tool"]["driver"]
     assert driver["name"] == "eyeful"
     assert driver["version"] == report.eyeful
-    assert driver["informationUri"].startswith("https://")
+    # Issue 22, point 5: a page that exists or none. pyproject's [project.urls] (installed as
+    # Project-URL) names eyeful's home; with none there, the optional property is left out.
+    urls = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("urls", {})
+    home = next((u for k, u in urls.items() if k.casefold() in ("repository", "source",
+                 "homepage", "documentation")), None)  # fmt: skip
+    assert driver.get("informationUri") == home
+    assert "pypi.org" not in json.dumps(to_sarif(report, root=tmp_path))
     ids = [rule["id"] for rule in driver["rules"]]
     assert ids == [
         "eyeful/regression",

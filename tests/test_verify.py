@@ -140,6 +140,7 @@ class TestDemoReview:
     def test_the_demo_prints_the_readmes_review_and_keeps_only_what_it_was_asked_to(self, demo):
         out = demo["stdout"]
         assert out.splitlines()[0].endswith(": 3 blocking issues, 2 questions")
+        assert len(out.splitlines()) < 100, len(out.splitlines())  # issue 22, point 3
         blocking = out.split("### Blocking issues")[1].split("### Questions")[0]
         assert "`tests/test_sessions.py::test_remaining_never_negative`" in blocking
         assert "assert -30 == 0" in blocking
@@ -252,7 +253,13 @@ class TestDemoReview:
         assert "Suggested fix (not verified" in blocking
         questions = out.split("### Questions")[1].split("### Not blocking")[0]
         assert "**question:** `sessions.py:16`" in questions
-        assert 'assert is_expired(session, now=100), "session still valid' in questions
+        # The test the blocking finding showed is named, not shown again.
+        assert "(fails with “session still valid at its expiry second”): the same test as for " \
+               "`sessions.py:16` above." in questions  # fmt: skip
+        assert "def test_expired_at_exact_boundary" not in questions
+        # A verified fix whose suite still fails says which test, and that it failed before.
+        assert "the suite with the fix: FAILED (still failing, as on the change without it: " \
+               "`tests/test_sessions.py::test_remaining_never_negative`)" in blocking  # fmt: skip
         assert "Disputed" not in out  # an empty section is no noise
         assert (
             "finding `flaky-expiry` (Expiry checks may disagree between calls) could not be "

@@ -48,6 +48,25 @@ EPILOG = (
     "More: the README in that repository and `man git-eyeful` (what `git eyeful --help` opens)."
 )
 
+
+def _arguments_show_their_metavar() -> None:
+    """typer 0.2x prints an argument's type after its name, even with a metavar (`OUTDIR <path>`,
+    `CASE... <list[Path]>`): an argument with a metavar shows the metavar alone, as options do."""
+    from typer.core import TyperArgument
+
+    shown = getattr(TyperArgument, "display_type_rich", None)
+    if shown is None or getattr(shown, "eyeful", False):
+        return
+
+    def display_type_rich(self: TyperArgument, ctx: object) -> str | None:
+        return None if self.metavar is not None else shown(self, ctx)
+
+    display_type_rich.eyeful = True  # type: ignore[attr-defined]
+    setattr(TyperArgument, "display_type_rich", display_type_rich)  # noqa: B010
+
+
+_arguments_show_their_metavar()
+
 app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -105,19 +105,29 @@ def _confirm_commands(clones: list[Any], yes: bool) -> None:
 
 @eval_app.command("run")
 def run_command(
-    cases: Annotated[list[Path], typer.Argument(help="Case directories, or directories of cases.")],
+    cases: Annotated[
+        list[Path],
+        typer.Argument(metavar="CASE", help="Case directories, or directories of cases."),
+    ],
     condition: Annotated[
         list[ConditionName] | None,
-        typer.Option("--condition", help="execution, read_only, no_oracle_rule (repeatable)."),
+        typer.Option(
+            "--condition",
+            metavar="CONDITION",
+            help="execution, read_only, no_oracle_rule (repeatable).",
+        ),
     ] = None,
-    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Cases run at once.")] = 1,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", metavar="N", min=1, help="Cases run at once.")
+    ] = 1,
     output_format: Annotated[
-        Format, typer.Option("--format", help="What to print on stdout.")
+        Format, typer.Option("--format", metavar="FORMAT", help="What to print on stdout.")
     ] = Format.markdown,
     min_recall: Annotated[
         list[str] | None,
         typer.Option(
             "--min-recall",
+            metavar="X",
             help="Exit 1 when recall is lower: X (reported recall), reported=X or reproduced=X "
             "(verified recall: shown by a test); repeatable.",
         ),
@@ -125,12 +135,20 @@ def run_command(
     max_false_blocking: Annotated[
         float | None,
         typer.Option(
-            "--max-false-blocking", min=0, max=1, help="Exit 1 when false-blocking is higher."
+            "--max-false-blocking",
+            metavar="X",
+            min=0,
+            max=1,
+            help="Exit 1 when false-blocking is higher.",
         ),
     ] = None,
     judge_kind: Annotated[
         JudgeKind,
-        typer.Option("--judge", help="words (deterministic) or agent (also ask the agent)."),
+        typer.Option(
+            "--judge",
+            metavar="JUDGE",
+            help="words (deterministic) or agent (also ask the agent).",
+        ),
     ] = JudgeKind.words,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Run the cases' commands without asking.")
@@ -246,15 +264,21 @@ class _EvalProgress:
 
 @eval_app.command("mine")
 def mine_command(
-    outdir: Annotated[Path, typer.Argument(help="Where to write the cases (created).")],
+    outdir: Annotated[
+        Path, typer.Argument(metavar="OUTDIR", help="Where to write the cases (created).")
+    ],
     rev_range: Annotated[
-        str | None, typer.Option("--rev-range", help="Commits to try, as A..B (default: HEAD).")
+        str | None,
+        typer.Option(
+            "--rev-range", metavar="A..B", help="Commits to try, as A..B (default: HEAD)."
+        ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Stop after writing N cases.")
+        int | None, typer.Option("--limit", metavar="N", min=1, help="Stop after writing N cases.")
     ] = None,
     only: Annotated[
-        CaseKind | None, typer.Option("--only", help="Write only bug or only clean cases.")
+        CaseKind | None,
+        typer.Option("--only", metavar="KIND", help="Write only bug or only clean cases."),
     ] = None,
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Confirm the project's commands without asking.")

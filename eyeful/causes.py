@@ -1,0 +1,131 @@
+"""Regressions of one cause as one blocking item in the markdown (the JSON keeps every test).
+
+One cause: the same exception type, raising location and message once numbers and addresses are
+set aside (each regression's ``cause``, eyeful.failures.cause). A regression whose failure said
+neither type nor message (read from text without them) goes with the others of its file whose
+failure ends with the same line. One item says what fails, shows one excerpt, counts the tests
+and folds their ids in ``<details>``, one line per file.
+
+Untrusted text reaches the markdown only through eyeful.mdsafe, as in eyeful/report.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from eyeful import mdsafe as md
+from eyeful.findingtext import named
+from eyeful.regressions import SUITE, TestFailure
+from eyeful.testids import id_path
+
+
+def failure_message(failure: TestFailure) -> str:
+    """What a failure says, one line: its message, else the last line of its excerpt."""
+    if failure.message.strip():
+        return md.line(failure.message)
+    lines = [line for line in failure.excerpt.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _key(failure: TestFailure) -> tuple[str, ...]:
+    if failure.test == SUITE:
+        return ("suite",)
+    if failure.cause:
+        return ("cause", failure.kind, failure.cause)
+    said = failure_message(failure)
+    if not said:
+        return ("test", failure.test)
+    return ("said", failure.kind, failure.test.split("::", 1)[0], said)
+
+
+def by_cause(failures: list[TestFailure]) -> list[list[TestFailure]]:
+    """The failures in groups of one cause, first seen first."""
+    groups: dict[tuple[str, ...], list[TestFailure]] = {}
+    for failure in failures:
+        groups.setdefault(_key(failure), []).append(failure)
+    return list(groups.values())
+
+
+def _rerun_line(command: str | None, what: str = "Rerun") -> list[str]:
+    return [f"  {what}: {md.code(command)}"] if command else []
+
+
+def _one(failure: TestFailure) -> list[str]:
+    name = "the test suite" if failure.test == SUITE else md.code(failure.test)
+    if failure.kind == "new_test":
+        head = f"**issue (blocking):** {name} is new in the change and fails"
+        meta = "  _new failing test; blocking because `block_new_failures = true`_"
+    else:
+        head = f"**issue (blocking):** {name} fails on the change and passes on the base"
+        meta = "  _regression; oracle: derived (a test already in the repository)_"
+    confirmed = [f"  Confirmed: {md.line(failure.confirmation)}."] if failure.confirmation else []
+    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *md.fence(failure.excerpt)]
+
+
+def _natural(name: str) -> list[str | int]:
+    """``test_v[2]`` before ``test_v[10]``: digits compared as numbers."""
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", name))]
+
+
+def _ids_by_file(group: list[TestFailure]) -> list[str]:
+    """The tests' ids, one line per file, in natural order."""
+    files: dict[str, list[str]] = {}
+    for failure in sorted(group, key=lambda f: _natural(f.test)):
+        path = id_path(failure.test) if "::" in failure.test else ""
+        files.setdefault(path, []).append(failure.test[len(path) + 2 :] if path else failure.test)
+    return [
+        f"  {md.code(path)}: " + ", ".join(md.code(n) for n in names) if path
+        else "  " + ", ".join(md.code(n) for n in names)
+        for path, names in files.items()
+    ]  # fmt: skip
+
+
+def _confirmed(group: list[TestFailure]) -> list[str]:
+    said = [f.confirmation for f in group if f.confirmation]
+    if not said:
+        return []
+    if len(said) == len(group) and len(set(said)) == 1:
+        return [f"  Confirmed, each: {md.line(said[0])}."]
+    first = next(f for f in group if f.confirmation)
+    return [f"  Confirmed, {md.code(first.test)}: {md.line(said[0])} (each test's: in the JSON)."]
+
+
+def _many(group: list[TestFailure]) -> list[str]:
+    first = group[0]
+    what = "are new in the change and fail" if first.kind == "new_test" else (
+        "fail on the change and pass on the base"
+    )  # fmt: skip
+    said = failure_message(first)
+    where = f" at {md.code(first.raised_at)}" if first.raised_at else ""
+    cause = f", one cause: {md.code(said)}{where}" if said else ""
+    head = f"- **issue (blocking):** {len(group)} tests {what}{cause}"
+    meta = (
+        "  _new failing tests; blocking because `block_new_failures = true`_"
+        if first.kind == "new_test"
+        else "  _regressions; oracle: derived (tests already in the repository)_"
+    )
+    rerun = _rerun_line(first.rerun, f"Rerun {md.code(first.test)}")
+    out = [head, meta, *_confirmed(group), *rerun]
+    out += md.fence(first.excerpt)
+    return [
+        *out,
+        f"  <details><summary>The {len(group)} failing tests ({named([first.test])} shown)"
+        "</summary>",
+        "",
+        *_ids_by_file(group),
+        "",
+        "  </details>",
+    ]
+
+
+def regression_items(failures: list[TestFailure]) -> list[str]:
+    """Each cause as one blocking item."""
+    out: list[str] = []
+    for group in by_cause(failures):
+        out += _one(group[0]) if len(group) == 1 else _many(group)
+    return out
+
+
+def blocking_causes(failures: list[TestFailure]) -> int:
+    """How many blocking items the regressions make."""
+    return len(by_cause(failures))
