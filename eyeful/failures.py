@@ -494,7 +494,8 @@ def same_failure(a: Failure, b: Failure) -> bool:
     return said == (b.type, _normal(b.message), _normal(b.text))
 
 
-_NUMBER = re.compile(r"\d+")
+# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 
 
 def cause(failure: Failure) -> str | None:

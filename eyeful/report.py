@@ -249,7 +249,9 @@ def _ran(runs: list[Run]) -> str:
     alone = Counter(r.side for r in runs if r.name == "test_one")
     if alone:
         sides = ", ".join(f"{n} on the {side}" for side, n in alone.items())
-        parts.append(f"{_plural(sum(alone.values()), 'run')} of a failing test alone ({sides})")
+        together = any(len(r.tests or {}) > 1 for r in runs if r.name == "test_one")
+        which = "the failing tests" if together else "a failing test"  # ids in one process
+        parts.append(f"{_plural(sum(alone.values()), 'run')} of {which} alone ({sides})")
     return "Ran: " + "; ".join(parts) + "."
 
 

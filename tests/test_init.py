@@ -311,12 +311,20 @@ def _normalised(text: str) -> str:
     return re.sub(r"\d+\.\d+s\b", "Ts", text)
 
 
+QUICK_TESTS = (
+    "import pytest\n\nfrom calc import add\n\n\n"
+    "@pytest.mark.parametrize(('a', 'b', 'total'), [(2, 3, 5), (1, 1, 2), (0, 4, 4)])\n"
+    "def test_add(a, b, total):\n    assert add(a, b) == total\n"
+)
+
+
 def test_the_quick_start_blocks_a_staged_break(tmp_path):
     """`git eyeful init --yes && git add -A && git eyeful` on a fresh pytest project with no
-    configuration: the staged break is blocked, and the report is the README's."""
+    configuration: the staged break is blocked, one item for its one cause (three tests), and
+    the report is the README's."""
     repo = make_repo(
         tmp_path / "calc",
-        {"pyproject.toml": PROJECT, "calc.py": CALC, "tests/test_calc.py": TESTS},
+        {"pyproject.toml": PROJECT, "calc.py": CALC, "tests/test_calc.py": QUICK_TESTS},
     )
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
     script = "git eyeful init --yes && git add -A && git eyeful"
@@ -325,7 +333,8 @@ def test_the_quick_start_blocks_a_staged_break(tmp_path):
         stdin=subprocess.DEVNULL, timeout=180,
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "`tests/test_calc.py::test_add` fails on the change" in proc.stdout
+    assert "1 blocking issue (3 failing tests)" in proc.stdout, proc.stdout
+    assert "tests/test_calc.py::test_add[0-4-4]" in proc.stdout
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = readme.split("## Quick start")[1].split("~~~markdown\n")[1].split("~~~\n")[0]
     assert _normalised(proc.stdout) == _normalised(shown)

@@ -409,3 +409,18 @@ def test_a_failure_raised_in_a_library_is_one_failure_whichever_worktrees_virtua
 
     assert seen(0).raised_in == seen(1).raised_in == "<site-packages>/_pytest/outcomes.py"
     assert same_failure(seen(0), seen(1))
+
+
+def test_numbers_set_aside_for_a_cause_include_their_sign_and_decimals():
+    """`assert -4 == 4` and `assert 0 == 2` at one line are one cause (seen in the README's
+    quick start: a negative result made a second item); a name's digits are kept."""
+    from eyeful.failures import cause
+
+    def at_line_8(message: str) -> Failure:
+        return Failure(type="AssertionError", message=message, text=message, kind="assertion",
+                       raised_in="tests/test_calc.py", raised_line=8, source="probe",
+                       chain=[f"AssertionError: {message}"])  # fmt: skip
+
+    one = {cause(at_line_8(m)) for m in ("assert -4 == 4", "assert 0 == 2", "assert 1.5 == +2")}
+    assert len(one) == 1, one
+    assert cause(at_line_8("v1 is not v2")) != cause(at_line_8("v3 is not v4"))
