@@ -88,10 +88,20 @@ def failure_of(
         raised_in=_relative(raised, root) if raised is not None else None,
         raised_line=record.raised_in.line if record.raised_in is not None else None,
         frames=[_relative(frame.file, root) for frame in record.frames][-30:],
+        in_repository=_innermost_in(root, record),
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",
         chain=chain,
     )
+
+
+def _innermost_in(root: Path | None, record: FailureRecord) -> str | None:
+    """``file:line`` of the record's innermost frame in the checkout ``root``."""
+    for frame in reversed(record.frames):
+        path = _relative(frame.file, root) if root is not None else frame.file
+        if root is not None and path != frame.file and not path.startswith("<"):
+            return f"{path}:{frame.line}"
+    return None
 
 
 def read(record: RunRecord, root: Path | None = None) -> Reading:

@@ -69,6 +69,9 @@ class Failure(BaseModel):
     """Its line, where a runner's record gives it."""
     frames: list[str] = Field(default_factory=list)
     """Files of the traceback's entries, outermost first (at most 30)."""
+    in_repository: str | None = None
+    """``file:line`` of the innermost frame in the checkout (from a runner's record): where the
+    repository's code was when the exception came, raised there or in a library it called."""
     kind: FailureKind = "unknown"
     source: Literal["probe", "junit", "output"] = "output"
     """Where it was read: the runner's record (the exception object), or text (the fallback)."""
@@ -505,6 +508,8 @@ def cause(failure: Failure) -> str | None:
     says neither its type nor its message."""
     if not failure.type and not failure.message.strip():
         return None
-    where = f"{failure.raised_in}:{failure.raised_line or '?'}" if failure.raised_in else "?"
+    where = failure.in_repository or (
+        f"{failure.raised_in}:{failure.raised_line or '?'}" if failure.raised_in else "?"
+    )
     said = _NUMBER.sub("N", _normal(failure.message))
     return f"{failure.type or '?'} at {where}: {said}"

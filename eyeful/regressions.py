@@ -443,6 +443,8 @@ def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFai
 
 
 def _raised_at(failure: Failure | None) -> str | None:
+    if failure is not None and failure.in_repository:
+        return failure.in_repository
     if failure is None or not failure.raised_in:
         return None
     if failure.raised_line is None:

@@ -424,3 +424,31 @@ def test_numbers_set_aside_for_a_cause_include_their_sign_and_decimals():
     one = {cause(at_line_8(m)) for m in ("assert -4 == 4", "assert 0 == 2", "assert 1.5 == +2")}
     assert len(one) == 1, one
     assert cause(at_line_8("v1 is not v2")) != cause(at_line_8("v3 is not v4"))
+
+
+def test_a_cause_raised_in_a_library_is_placed_at_the_repositorys_last_frame(tmp_path):
+    """pytest.raises' `Failed: DID NOT RAISE` is raised in `_pytest/outcomes.py` for every test
+    that uses it: two tests expecting it at different lines of the repository are two causes
+    (itsdangerous: test_bad_signature_exception and test_changed_value were one item), and the
+    report places each at the repository's line."""
+    from eyeful.evidence import failure_of
+    from eyeful.failures import cause
+    from eyeful.records import ChainLink, FailureRecord, Frame, Location
+
+    site = "/venv/lib/python3.11/site-packages/_pytest"
+
+    def failed_at(line: int) -> Failure:
+        record = FailureRecord(
+            chain=[ChainLink(type="Failed", message="DID NOT RAISE BadSignature")],
+            crash_message="Failed: DID NOT RAISE BadSignature",
+            frames=[
+                Frame(file=str(tmp_path / "tests/test_s.py"), line=line, function="test_x"),
+                Frame(file=f"{site}/raises.py", line=699, function="__exit__"),
+                Frame(file=f"{site}/outcomes.py", line=162, function="__call__"),
+            ],
+            raised_in=Location(file=f"{site}/outcomes.py", line=162),
+        )
+        return failure_of(record, root=tmp_path)
+
+    assert failed_at(74).in_repository == "tests/test_s.py:74"
+    assert cause(failed_at(74)) == cause(failed_at(74)) != cause(failed_at(68))
