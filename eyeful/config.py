@@ -201,6 +201,13 @@ class Config(BaseModel):
     sandbox: Literal["auto", "require", "all"] = "auto"
     """Reproductions and fixes run sandboxed where bubblewrap can (auto), or must (require:
     exit 3 where it cannot); all: the confirmed project commands too (eyeful/sandbox.py)."""
+    select: Literal["all", "affected"] = "all"
+    """affected: run only the tests the change can affect, from the map of what each test ran
+    in the last full run (eyeful/affected.py); all: the whole suite."""
+    affected_max_age: StrictInt = Field(
+        default=50, ge=0, le=100_000,
+        description="commits a map may be behind the base before the whole suite runs again",
+    )  # fmt: skip
     source: str = Field(default="", exclude=True)
 
     @property

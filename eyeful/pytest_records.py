@@ -19,6 +19,7 @@ from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 PROBE_MODULE = "eyeful_probe"
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
+MAP_VAR = "EYEFUL_PROBE_MAP"
 SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
 it tried beyond them."""
@@ -44,6 +45,7 @@ def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
         "EYEFUL_PROBE_DIR": str(probe_dir),
         "EYEFUL_PROBE_SESSION": "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
+        MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
         SANDBOX_VAR: "",
     }
 
@@ -193,6 +195,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     sandboxed: list[str] = []
+    reach = _Reached()
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
@@ -244,6 +247,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                         at_import.setdefault(name, set()).update(numbers)
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
+            elif kind == "reached":
+                reach.add(line, notes, label)
             elif kind == "sandboxed":
                 hits = [h for h in records.as_list(line.get("hits")) if isinstance(h, str)]
                 sandboxed += hits[: 20 - len(sandboxed)]
@@ -313,8 +318,46 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},
+        reached=reach.by_test(),
         notes=notes.done(),
     )
+
+
+class _Reached:
+    """The probe's ``reached`` lines (EYEFUL_PROBE_MAP): the files each test's code ran in."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, set[str]] = {}
+        self.modules: dict[str, set[str]] = {}
+        self.session: set[str] = set()
+        self.seen = False
+        self.failed = False
+
+    def add(self, line: dict[str, object], notes: records.Notes, label: str) -> None:
+        self.seen = True
+        files = line.get("files")
+        if not isinstance(files, list):
+            self.failed = True
+            notes.add(f"{label}: no map of what tests ran ({records.as_str(line.get('why'))})")
+            return
+        names = {f for f in files if isinstance(f, str)}
+        test, module = records.as_str(line.get("id")), records.as_str(line.get("module"))
+        if test is not None:
+            self.tests.setdefault(test, set()).update(names)
+        elif module is not None:
+            self.modules.setdefault(module, set()).update(names)
+        else:
+            self.session.update(names)
+
+    def by_test(self) -> dict[str, list[str]] | None:
+        """Each test's files: its own, its module's collection's, the session's; None: not
+        recorded, or not everywhere."""
+        if not self.seen or self.failed:
+            return None
+        return {
+            test: sorted(files | self.modules.get(test.split("::")[0], set()) | self.session)
+            for test, files in self.tests.items()
+        }
 
 
 def without_record(probe_dir: Path, output: str) -> str | None:

@@ -180,6 +180,9 @@ class RunRecord(_Model):
     (absolute); None when not asked, or when it could not trace."""
     executed_at_import: dict[str, list[int]] = Field(default_factory=dict)
     """Of those lines, the ones that ran while the modules were collected (imported)."""
+    reached: dict[str, list[str]] | None = None
+    """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
+    in, its module's import and the session's included (eyeful/affected.py)."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from eyeful import __version__
 from eyeful import mdsafe as md
+from eyeful.affected import Selection
 from eyeful.causes import blocking_causes, regression_items
 from eyeful.confine import Refused
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
@@ -74,6 +75,9 @@ class Report(BaseModel):
     questions: int = 0
     disputed: int = 0
     runs: list[Run] = Field(default_factory=list)
+    selection: Selection | None = Field(
+        default=None, description='with select = "affected": which tests ran on the change'
+    )
     regressions: list[TestFailure] = Field(
         default_factory=list,
         description="tests failing on the change and passing on the base (and, with "
@@ -300,7 +304,23 @@ def _headline(report: Report) -> str:
         )  # fmt: skip
     else:
         what = "; ".join(["nothing blocks", *counts])
+    selected = selection_phrase(report)
+    what += f"; {selected}" if selected else ""
     return f"**eyeful: {word}** · {_subject(report)}: {what}"
+
+
+def selection_phrase(report: Report) -> str | None:
+    """With `select = "affected"`: how much of the suite ran on the change, and why."""
+    chosen = report.selection
+    if chosen is None:
+        return None
+    if chosen.ids is None:
+        return f"ran the whole suite ({_text(chosen.why_all or 'nothing to select')})"
+    run = next((r for r in report.runs if r.name == "test" and r.side == "change"), None)
+    counts = (run.counts or dict(Counter((run.tests or {}).values()))) if run else {}
+    ran = sum(counts.values())
+    last = f"; the full suite last ran on {(chosen.map_tree or '')[:7]}"
+    return f"ran {ran:,} of {chosen.map_tests or 0:,} tests (affected by the change{last})"
 
 
 _SKIP = {
@@ -372,7 +392,9 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
         return _end([head], report, hook)
     out = [_headline(report), ""]
     if report.runs:
-        out += [_ran(report.runs), ""]
+        selected = selection_phrase(report)
+        ran = _ran(report.runs)
+        out += [f"{ran[:-1]} ({selected})." if selected else ran, ""]
     blocking = [f for f in report.findings if f.kind == "fail"]
     questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
     notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]

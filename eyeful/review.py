@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
-from eyeful import focus
+from eyeful import affected, focus
+from eyeful.affected import Selection
 from eyeful.cache import Cache, Served
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
@@ -50,6 +51,8 @@ class ReviewRequest:
     description: str = ""
     level: Literal["execution", "read_only"] | None = None
     """Overrides the configuration's level (``--level``)."""
+    select: Literal["all", "affected"] | None = None
+    """Overrides the configuration's select (``--select``)."""
     no_cache: bool = False
     """`--no-cache`: run everything; nothing is served from the cache."""
     served: Served | None = None
@@ -204,7 +207,7 @@ def _regressions(
         report.note(f"{why}, so none was run ({request.confirm_hint})", unverified=True)
         return None, None, why
     progress.phase("running the tests on the change")
-    change_runs = runner.suite(snap.head.tree, "change")
+    change_runs = _change_suite(request, repo, report, runner)
     report.runs += change_runs
     change = _test_run(change_runs)
     if change is None:
@@ -239,6 +242,26 @@ def _regressions(
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures = [f for f in failures if not f.blocking]
     return runner, change, None
+
+
+def _change_suite(
+    request: ReviewRequest, repo: pygit2.Repository, report: Report, runner: Runner
+) -> list[Run]:
+    """The suite on the change, or with `select = "affected"` the tests it can affect."""
+    config, snap = request.config, request.snapshot
+    if (request.select or config.select) != "affected":
+        return runner.suite(snap.head.tree, "change")
+    if runner.cached_suite(snap.head.tree, "change") is not None:
+        report.selection = Selection(why_all="the whole suite's run on this tree was cached")
+        return runner.suite(snap.head.tree, "change")
+    if focus.of(config.commands.test, config.commands.test_one) is None:
+        report.selection = Selection(why_all="the test command cannot run chosen tests")
+        return runner.suite(snap.head.tree, "change")
+    with runner.lock_repo():
+        report.selection = affected.select(
+            repo, runner.cache, config, snap.base.commit, snap.head.tree
+        )
+    return runner.suite(snap.head.tree, "change", only=report.selection.ids)
 
 
 def _against_base(

@@ -20,9 +20,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
 import pygit2
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from eyeful import evidence, focus, imports, isolation, sandbox, testrun
+from eyeful import affected, evidence, focus, imports, isolation, sandbox, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
@@ -111,6 +111,11 @@ class Run(BaseModel):
     """For a reproduction's run: what its own test's failure was (see eyeful.failures)."""
     fails_seen: bool | None = None
     """For a reproduction's run: whether its ``fails`` text is in that failure."""
+    selected: list[str] | None = None
+    """A run of the tests a change can affect (`select = "affected"`): the ids and test files
+    it was given in place of the test command's own paths (eyeful/affected.py)."""
+    reached: dict[str, list[str]] | None = Field(default=None, exclude=True)
+    """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
 
     @property
     def failing(self) -> set[str]:
@@ -400,11 +405,14 @@ class Runner:
         *,
         live: bool = False,
         worktree: Worktree | None = None,
+        only: list[str] | None = None,
     ) -> list[Run]:
         """Setup (when needed) and the test command on ``tree``; the test run comes last.
 
         Cached by tree, commands, setup inputs, environment and ``extra``; an ERROR is never
-        cached; ``live`` runs it even when cached (a confirmation).
+        cached; ``live`` runs it even when cached (a confirmation). ``only``: the test ids and
+        files to run in place of the command's own (`select = "affected"`); else the whole
+        suite, whose run records the map of what each test ran (eyeful/affected.py).
         Raises :class:`Refused` when ``extra`` cannot be put on the tree.
         """
         command = self.config.commands.test
@@ -412,13 +420,26 @@ class Runner:
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         key = self.suite_key(tree, extra)
+        commands: list[str | IdCommand] = [command]
+        if only is not None:
+            how = focus.of(command, self.config.commands.test_one)
+            assert how is not None, "callers check that tests can run on their own"
+            commands = list(how.commands(only))
+            key = cache_key(suite=key, only=only)
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None:
             self.progress.finished(hit)
             return [hit]
-        runs = self._execute(tree, side, "test", [command], extra, skey, worktree)
-        if runs[-1].name == "test" and runs[-1].status != "ERROR":
-            self.cache.put("runs", key, runs[-1].model_dump(exclude={"side", "cached"}))
+        reach = only is None and extra is None
+        runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
+        last = runs[-1]
+        if last.name == "test":
+            last.selected = only
+            if last.reached is not None and last.status != "ERROR":
+                self.cache.put("maps", affected.map_key(tree, command),
+                               affected.recorded(tree, last.reached, last.failing))  # fmt: skip
+            if last.status != "ERROR":
+                self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
         return runs
 
     def one(
@@ -453,6 +474,8 @@ class Runner:
         skey: str | None,
         held: Worktree | None = None,
         trace: ChangedLines | None = None,
+        *,
+        reach: bool = False,
     ) -> list[Run]:
         """Setup (when needed) and ``commands`` in ``held``, else in a worktree of the pool's."""
         out: list[Run] = []
@@ -482,7 +505,9 @@ class Runner:
                 if setup_run.status != "PASSED":
                     return out
             for command in commands:
-                out.append(self._run_tests(worktree, side, tree, command, name, env, trace, jail))
+                out.append(
+                    self._run_tests(worktree, side, tree, command, name, env, trace, jail, reach)
+                )
         return out
 
     def _not_run(self, side: str, name: RunName, command: str, tree: str, reason: str) -> Run:
@@ -500,6 +525,7 @@ class Runner:
         env: dict[str, str] | None = None,
         trace: ChangedLines | None = None,
         jail: Jail | None = None,
+        reach: bool = False,
     ) -> Run:
         """One test command in ``worktree``, read from its runner's record (eyeful/testrun.py);
         run again with the worktree's import roots first when it imported the user's tree."""
@@ -515,12 +541,12 @@ class Runner:
         label = "tests" if name == "test" else "one test"
         self.progress.started(f"{label} on the {side}", command)
         env = project_env() if env is None else env
-        attempt = self._attempt(worktree, given, env, report, trace, jail)
+        attempt = self._attempt(worktree, given, env, report, trace, jail, reach)
         wrong = attempt.imported_from(self.pool.paths.root)
         if wrong:
             roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
             attempt = self._attempt(
-                worktree, given, imports.with_roots_first(env, roots), report, trace, jail
+                worktree, given, imports.with_roots_first(env, roots), report, trace, jail, reach
             )
             wrong = attempt.imported_from(self.pool.paths.root)
         run = self._record(side, name, command, tree, attempt.result)
@@ -542,6 +568,7 @@ class Runner:
             run.kinds, run.executed = said.kinds, said.executed
             run.executed_at_import = said.executed_at_import or None
             run.failures = said.failures or None
+            run.reached = said.reached
         run.sandboxed = jail is not None
         self.progress.finished(run)
         return run
@@ -554,8 +581,9 @@ class Runner:
         report: Path | None,
         trace: ChangedLines | None = None,
         jail: Jail | None = None,
+        reach: bool = False,
     ) -> testrun.Attempt:
         return testrun.attempt(
             given, worktree.path, env, self.tmp_dir, self.config.timeout,
-            sections=report is None, trace=trace, jail=jail,
+            sections=report is None, trace=trace, jail=jail, reach=reach,
         )  # fmt: skip

@@ -98,10 +98,12 @@ def attempt(
     sections: bool,
     trace: Mapping[str, Iterable[int]] | None = None,
     jail: Jail | None = None,
+    reach: bool = False,
 ) -> Attempt:
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
     of the output (for a run with no record and no JUnit report); ``trace``: the lines (by path
-    in ``cwd``) whose running the probe records (eyeful/hunks.py)."""
+    in ``cwd``) whose running the probe records (eyeful/hunks.py); ``reach``: record which files
+    each test ran (the map of eyeful/affected.py)."""
     actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
     args = given.args if isinstance(given, IdCommand) else ()
     tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -124,6 +126,8 @@ def attempt(
         spec = probe_dir / "trace.json"
         spec.write_text(json.dumps({str(cwd / p): sorted(n) for p, n in trace.items()}), "utf-8")
         probe_env[pytest_records.TRACE_VAR] = str(spec)
+    elif reach:
+        probe_env[pytest_records.MAP_VAR] = str(cwd)
     try:
         result = run_command(
             actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env},
@@ -172,6 +176,7 @@ class Said:
     kinds: dict[str, str] | None = None
     executed: dict[str, list[int]] | None = None
     executed_at_import: dict[str, list[int]] = field(default_factory=dict)
+    reached: dict[str, list[str]] | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -236,6 +241,7 @@ def _from_record(
     said.tests, said.tests_from = dict(reading.outcomes), reading.source
     said.collected, said.kinds, said.executed = reading.collected, reading.kinds, reading.executed
     said.executed_at_import = reading.executed_at_import
+    said.reached = record.reached
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

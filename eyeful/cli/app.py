@@ -177,6 +177,15 @@ def review_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Run everything: use no cached result.")
     ] = False,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            "--select",
+            metavar="all|affected",
+            help="affected: run only the tests the change can affect (the map of the last full "
+            "run); all: the whole suite (default: the configuration's select).",
+        ),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """Review the staged change against HEAD (or --base/--head commits)."""
@@ -185,7 +194,11 @@ def review_command(
     if version:
         print(f"eyeful {__version__}")
         raise typer.Exit(0)
+    if select not in (None, "all", "affected"):
+        stderr.say(f"eyeful: error: --select {select!r}: use all or affected")
+        raise typer.Exit(2)
     options = ReviewOptions(
+        select="affected" if select == "affected" else "all" if select else None,
         base=base, head=head, output_format=output_format.value, jobs=jobs,
         findings=tuple(findings or ()), description_file=description_file, message=message,
         level=None if level is None else _LEVELS[level], sarif=sarif, all_tests=all_tests,

@@ -51,6 +51,7 @@ class ReviewOptions:
     all_tests: bool = False
     hook: bool = False
     no_cache: bool = False
+    select: Literal["all", "affected"] | None = None
 
 
 def emit(text: str) -> None:
@@ -274,6 +275,7 @@ def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> Re
     return ReviewRequest(
         paths, config, snapshot, confirmed, jobs=options.jobs, findings=given,
         description=description, level=options.level, provider=provider,
+        select=options.select,
         no_cache=options.no_cache, served=served, confirm_hint=confirm_hint(paths.root),
     )  # fmt: skip
 

@@ -40,6 +40,10 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
   with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
   ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
+- ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
+  code ran (relative, ``/``), by test (``id``), by test module while it was collected
+  (``module``), and at the finish the rest of the session's (``id`` null; ``files`` null with
+  ``why`` when it could not watch): the map of what each test executed (eyeful/affected.py).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -71,12 +75,13 @@ from types import TracebackType
 from typing import Any
 
 import pytest
-from eyeful_probe_watch import Tracer, Walls  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _SESSION_VAR = "EYEFUL_PROBE_SESSION"
+_MAP_VAR = "EYEFUL_PROBE_MAP"
 
 MESSAGE_CHARS = 2000  # of each exception's str()
 CRASH_CHARS = 4000  # of pytest's reprcrash message
@@ -119,6 +124,8 @@ def pytest_configure(config: pytest.Config) -> None:
         trace = os.environ.get(_TRACE_VAR)
         if trace:
             probe.tracer = Tracer.start(trace)
+        elif os.environ.get(_MAP_VAR):
+            probe.reach = Reach.start(os.environ[_MAP_VAR])
         confined = os.environ.get(_SANDBOX_VAR)
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
@@ -283,6 +290,7 @@ class _Probe:
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
+        self.reach: Reach | None = None
 
     # writing
 
@@ -357,7 +365,12 @@ class _Probe:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
+        reach = self.reach if isinstance(collector, pytest.Module) else None
+        if reach is not None:
+            reach.begin()
         outcome = yield
+        if reach is not None:
+            self._reached_by_module(reach, collector)
         try:
             if self.controller:
                 return
@@ -381,16 +394,38 @@ class _Probe:
         except Exception as error:
             self._internal_error("pytest_make_collect_report", error)
 
+    def _reached_by_module(self, reach: Reach, collector: pytest.Collector) -> None:
+        """What a test module's import ran, and the files of what its namespace holds (a module
+        imported before, whose code ran then): its tests' own."""
+        try:
+            files = reach.current
+            module = getattr(collector, "_obj", None)
+            for value in list(vars(module).values()) if module is not None else ():
+                name = value.__name__ if type(value).__name__ == "module" else None
+                name = name or getattr(value, "__module__", None)
+                found = getattr(sys.modules.get(name), "__file__", None) if name else None
+                if isinstance(found, str):
+                    files.add(found)
+            self._line({"t": "reached", "module": collector.nodeid, "files": reach.end()})
+        except Exception as error:
+            reach.end()
+            self._internal_error("pytest_make_collect_report", error)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
-        tracer = self.tracer
+        tracer, reach = self.tracer, self.reach
         if tracer is not None:
             tracer.active = True
+        if reach is not None:
+            reach.begin()
         try:
             yield
         finally:
             if tracer is not None:
                 tracer.active = False
+            if reach is not None:
+                with contextlib.suppress(Exception):
+                    self._line({"t": "reached", "id": item.nodeid, "files": reach.end()})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
@@ -532,6 +567,8 @@ class _Probe:
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
             if self.tracer is not None:
                 self._line(self.tracer.stop())
+            if self.reach is not None:
+                self._line(self.reach.stop())
             if self.walls is not None and self.walls.hits:
                 self._line({"t": "sandboxed", "hits": self.walls.hits})
         except Exception as error:

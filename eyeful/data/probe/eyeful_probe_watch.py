@@ -1,4 +1,4 @@
-# ruff: noqa: PTH123
+# ruff: noqa: PTH100, PTH118, PTH123
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """What eyeful's pytest probe (eyeful_probe.py, beside this file) watches while tests run: the
 lines of the change a reproduction executes (:class:`Tracer`), and under eyeful's sandbox what a
@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import threading
+import types
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -123,3 +124,86 @@ class Walls:
                 self.hits.append(f"{event} {args[1] if len(args) > 1 else ''}")
         except Exception:  # an audit hook must never break the code it watches
             return
+
+
+class Reach:
+    """Which files under a root had code of theirs run, by test: only function starts are
+    watched (``sys.monitoring`` PY_START, disabled for a code object once seen until the next
+    test, on 3.12+; ``sys.settrace`` call events with no line tracing before), so it is cheap.
+    What runs while a test module is collected belongs to that module's tests; what runs outside
+    any test or module (conftest files, plugins) to every test."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.join(os.path.abspath(root), "")
+        self.session: set[str] = set()
+        self.current: set[str] = self.session
+        self.tool: int | None = None
+        self.why: str | None = None
+
+    @classmethod
+    def start(cls, root: str) -> Reach:
+        reach = cls(root)
+        if getattr(sys, "monitoring", None) is not None:
+            reach._monitor()
+            return reach
+        if sys.gettrace() is not None:
+            reach.why = "another tracer (a debugger, coverage) was on"
+            return reach
+
+        def call(frame: FrameType, event: str, arg: object) -> None:
+            reach.current.add(frame.f_code.co_filename)
+
+        sys.settrace(call)
+        threading.settrace(call)
+        return reach
+
+    def _monitor(self) -> None:
+        """Python 3.12+: PY_START, disabled for each code object once seen (until begin)."""
+        monitoring: Any = getattr(sys, "monitoring")  # noqa: B009  (3.12+, mypy runs on 3.11)
+        disable = monitoring.DISABLE
+
+        def started(code: types.CodeType, offset: int) -> object:
+            self.current.add(code.co_filename)
+            return disable
+
+        for tool in (4, 3, 2):
+            try:
+                monitoring.use_tool_id(tool, "eyeful")
+            except ValueError:
+                continue
+            monitoring.register_callback(tool, monitoring.events.PY_START, started)
+            monitoring.set_events(tool, monitoring.events.PY_START)
+            self.tool = tool
+            return
+        self.why = "no free sys.monitoring tool id"
+
+    def begin(self) -> None:
+        """A test or a module's collection starts: what runs now is its own."""
+        self.current = set()
+        if self.tool is not None:
+            getattr(sys, "monitoring").restart_events()  # noqa: B009
+
+    def end(self) -> list[str]:
+        """The files (relative to the root, ``/``-separated) since :meth:`begin`."""
+        files, self.current = self.current, self.session
+        return self.relative(files)
+
+    def relative(self, files: set[str]) -> list[str]:
+        root, out = self.root, []
+        for name in files:
+            path = os.path.abspath(name)
+            if path.startswith(root) and "-packages" + os.sep not in path:
+                out.append(path[len(root) :].replace(os.sep, "/"))
+        return sorted(out)
+
+    def stop(self) -> dict[str, Any]:
+        if self.why is not None:
+            return {"t": "reached", "id": None, "files": None, "why": self.why}
+        if self.tool is not None:
+            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
+            monitoring.set_events(self.tool, 0)
+            monitoring.free_tool_id(self.tool)
+        else:
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        return {"t": "reached", "id": None, "files": self.relative(self.session)}

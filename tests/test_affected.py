@@ -1,0 +1,155 @@
+"""`select = "affected"` (issue 23): a full run records which repository files each test ran; a
+change then runs only the tests that ran a changed file, the tests of changed or new test files
+and the tests that failed then, and the whole suite when the map cannot tell (a data file, a
+conftest.py, a setup input, no map, a map too old)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import seal
+from tests.core import Reviewed, review
+from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
+
+MODULES = {name: f"def value():\n    return {n}\n" for n, name in enumerate("abc", 1)}
+
+
+def _tests(name: str, n: int) -> str:
+    return (
+        f"from pkg import {name}\n\n\n"
+        f"def test_{name}_value():\n    assert {name}.value() == {n}\n\n\n"
+        f"def test_{name}_twice():\n    assert {name}.value() * 2 == {2 * n}\n"
+    )
+
+
+READS_DATA = """from pathlib import Path
+
+
+def test_data():
+    assert Path("data.txt").read_text() == "ok\\n"
+"""
+
+FILES: dict[str, str | bytes] = {
+    "pyproject.toml": eyeful_config(extra='select = "affected"\naffected_max_age = 1'),
+    "pytest.ini": PYTEST_INI,
+    "conftest.py": "",
+    "setup.py": "",
+    "data.txt": "ok\n",
+    "pkg/__init__.py": "",
+    **{f"pkg/{name}.py": code for name, code in MODULES.items()},
+    **{f"tests/test_{name}.py": _tests(name, n) for n, name in enumerate("abc", 1)},
+    "tests/test_data.py": READS_DATA,
+}
+ALL = 7
+
+
+@pytest.fixture(scope="module")
+def mapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A project whose HEAD's tree has a map: a full review of its last commit recorded it."""
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        repo = make_repo(tmp_path_factory.mktemp("affected") / "repo", FILES)
+        stage(repo, {"README.md": "a project\n"})
+        git(repo, "commit", "-q", "-m", "readme")
+        confirm(repo)
+        done = review(repo, format="json", base="HEAD~1", head="HEAD", select="all")
+        assert done.exit_code == 0, done
+        yield repo
+
+
+@pytest.fixture
+def repo(mapped: Path) -> Iterator[Path]:
+    confirm(mapped)  # each test has its own HOME, and so its own record of confirmed commands
+    yield mapped
+    git(mapped, "reset", "-q", "--hard")
+    git(mapped, "clean", "-qfd")
+
+
+def _ran(done: Reviewed) -> set[str]:
+    """The tests the change's test run ran (its record's ids)."""
+    run = next(r for r in done.json["runs"] if r["name"] == "test" and r["side"] == "change")
+    return set(run["collected"])
+
+
+def test_a_change_to_one_module_runs_only_its_tests(repo: Path) -> None:
+    stage(repo, {"pkg/b.py": "def value():\n    return 2  # the same\n"})
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 0, done
+    assert _ran(done) == {"tests/test_b.py::test_b_value", "tests/test_b.py::test_b_twice"}
+    selection = done.json["selection"]
+    assert selection["ids"] == sorted(_ran(done)) and selection["map_tests"] == ALL
+    head = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert selection["map_tree"] == head
+    said = f"ran 2 of {ALL} tests (affected by the change; the full suite last ran on {head[:7]})"
+    first, *_ = done.markdown.splitlines()
+    assert first.endswith(said), done.markdown
+    ran_line = next(line for line in done.markdown.splitlines() if line.startswith("Ran:"))
+    assert ran_line.endswith(f"({said}).")
+
+
+def test_a_regression_in_a_selected_run_is_confirmed_as_today(repo: Path) -> None:
+    stage(repo, {"pkg/c.py": "def value():\n    return 4\n"})
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 1, done
+    assert _ran(done) == {"tests/test_c.py::test_c_value", "tests/test_c.py::test_c_twice"}
+    assert {r["test"] for r in done.json["regressions"]} == _ran(done)
+    assert any(r["name"] == "test_one" and r["side"] == "base" for r in done.json["runs"])
+
+
+def test_a_new_test_file_runs(repo: Path) -> None:
+    stage(repo, {"tests/test_new.py": "def test_new():\n    assert True\n"})
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 0, done
+    assert _ran(done) == {"tests/test_new.py::test_new"}
+
+
+def test_a_changed_test_file_runs_all_its_tests(repo: Path) -> None:
+    stage(repo, {"tests/test_a.py": _tests("a", 1) + "\n\ndef test_a_more():\n    pass\n"})
+    done = review(repo, format="json", all_tests=True)
+    assert _ran(done) == {f"tests/test_a.py::test_a_{n}" for n in ("value", "twice", "more")}
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "why"),
+    [
+        ("data.txt", "ok\n\n", "`data.txt` is not Python code"),
+        ("conftest.py", "# shapes every test\n", "`conftest.py` is a conftest.py"),
+        ("setup.py", "# installs\n", "`setup.py` is a setup input"),
+    ],
+)
+def test_a_change_the_map_cannot_follow_runs_the_whole_suite(
+    repo: Path, path: str, content: str, why: str
+) -> None:
+    stage(repo, {path: content})
+    done = review(repo, format="json", all_tests=True)
+    assert len(_ran(done)) == ALL, done
+    assert done.json["selection"]["ids"] is None
+    assert why in done.json["selection"]["why_all"]
+    assert f"ran the whole suite ({why}" in done.markdown.splitlines()[0]
+
+
+def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    confirm(repo)
+    stage(repo, {"pkg/a.py": "def value():\n    return 1  # same\n"})
+    first = review(repo, format="json", all_tests=True)
+    assert len(_ran(first)) == ALL
+    assert "no map" in first.json["selection"]["why_all"]
+    git(repo, "commit", "-q", "-m", "the reviewed change")  # its tree has the map now
+    stage(repo, {"pkg/b.py": "def value():\n    return 2  # same\n"})
+    assert _ran(review(repo, format="json", all_tests=True)) == {
+        "tests/test_b.py::test_b_value",
+        "tests/test_b.py::test_b_twice",
+    }
+    for n in range(2):  # the map falls two commits behind (affected_max_age = 1)
+        stage(repo, {"README.md": f"{n}\n"})
+        git(repo, "commit", "-q", "-m", f"readme {n}")
+    stage(repo, {"pkg/c.py": "def value():\n    return 3  # same\n"})
+    stale = review(repo, format="json", all_tests=True)
+    assert len(_ran(stale)) == ALL
+    assert (
+        "the last map is 2 commits old (affected_max_age = 1)" in stale.json["selection"]["why_all"]
+    )
