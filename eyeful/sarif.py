@@ -43,7 +43,7 @@ from eyeful.findings import confined
 from eyeful.grading import ReportedFinding
 from eyeful.mdsafe import sarif_text
 from eyeful.regressions import SUITE, TestFailure
-from eyeful.report import Report
+from eyeful.report import Report, selection_phrase
 from eyeful.textsafe import json_text
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -564,6 +564,9 @@ def to_sarif(report: Report, root: Path | None = None) -> dict[str, Any]:
             "disputed": report.disputed,
         },
     }
+    if report.selection is not None:  # select = "affected": which tests ran on the change
+        run["properties"]["selection"] = report.selection.model_dump(mode="json")
+        run["properties"]["selected"] = selection_phrase(report)
     if taxa.ids:
         driver["supportedTaxonomies"] = [{"name": CWE_TAXONOMY, "index": 0}]
         run["taxonomies"] = [taxa.taxonomy()]

@@ -5,6 +5,7 @@ conftest.py, a setup input, no map, a map too old)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from tests.conftest import seal
 from tests.core import Reviewed, review
-from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
+from tests.gitrepo import PYTEST_INI, confirm, eyeful, eyeful_config, git, make_repo, stage
 
 MODULES = {name: f"def value():\n    return {n}\n" for n, name in enumerate("abc", 1)}
 
@@ -74,9 +75,10 @@ def _ran(done: Reviewed) -> set[str]:
     return set(run["collected"])
 
 
-def test_a_change_to_one_module_runs_only_its_tests(repo: Path) -> None:
+def test_a_change_to_one_module_runs_only_its_tests(repo: Path, tmp_path: Path) -> None:
     stage(repo, {"pkg/b.py": "def value():\n    return 2  # the same\n"})
-    done = review(repo, format="json", all_tests=True)
+    sarif = tmp_path / "review.sarif"
+    done = review(repo, format="json", all_tests=True, sarif=sarif)
     assert done.exit_code == 0, done
     assert _ran(done) == {"tests/test_b.py::test_b_value", "tests/test_b.py::test_b_twice"}
     selection = done.json["selection"]
@@ -88,6 +90,8 @@ def test_a_change_to_one_module_runs_only_its_tests(repo: Path) -> None:
     assert first.endswith(said), done.markdown
     ran_line = next(line for line in done.markdown.splitlines() if line.startswith("Ran:"))
     assert ran_line.endswith(f"({said}).")
+    properties = json.loads(sarif.read_text())["runs"][0]["properties"]
+    assert properties["selection"] == selection and properties["selected"] == said
 
 
 def test_a_regression_in_a_selected_run_is_confirmed_as_today(repo: Path) -> None:
@@ -153,3 +157,9 @@ def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
     assert (
         "the last map is 2 commits old (affected_max_age = 1)" in stale.json["selection"]["why_all"]
     )
+
+
+def test_select_takes_all_or_affected(repo: Path) -> None:
+    done = eyeful("--select", "some", cwd=repo)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == "eyeful: error: --select 'some': use all or affected"
