@@ -435,7 +435,7 @@ class Runner:
         last = runs[-1]
         if last.name == "test":
             last.selected = only
-            if last.reached is not None and last.status != "ERROR":
+            if last.reached is not None and last.status != "ERROR" and not last.stopped:
                 self.cache.put("maps", affected.map_key(tree, command),
                                affected.recorded(tree, last.reached, last.failing))  # fmt: skip
             if last.status != "ERROR":

@@ -46,6 +46,7 @@ class ConditionName(str, Enum):
     execution = "execution"
     read_only = "read_only"
     no_oracle_rule = "no_oracle_rule"
+    selected = "selected"
 
 
 class Format(str, Enum):
@@ -114,7 +115,7 @@ def run_command(
         typer.Option(
             "--condition",
             metavar="CONDITION",
-            help="execution, read_only, no_oracle_rule (repeatable).",
+            help="execution, read_only, no_oracle_rule, selected (repeatable).",
         ),
     ] = None,
     jobs: Annotated[

@@ -1,8 +1,10 @@
 """Running the eval: each case in a throwaway clone, each condition as one `git eyeful --format
 json` subprocess, judged; the results as rows and per-condition totals.
 
-Conditions: ``execution`` (normal), ``read_only`` (no project command runs) and ``no_oracle_rule``
-(the ablation: every reproduced finding may block, whatever its oracle).
+Conditions: ``execution`` (normal), ``read_only`` (no project command runs), ``no_oracle_rule``
+(the ablation: every reproduced finding may block, whatever its oracle) and ``selected`` (`--select
+affected` after a full review of the base recorded the map of what each test ran: a regression
+the selection misses shows as a lower recall than ``execution``'s).
 """
 
 from __future__ import annotations
@@ -40,10 +42,10 @@ from eyeful.evaluate.judges import (
 )
 from eyeful.shell import stop_group
 
-Condition = Literal["execution", "read_only", "no_oracle_rule"]
+Condition = Literal["execution", "read_only", "no_oracle_rule", "selected"]
 RecallKind = Literal["reported", "reproduced"]
 RECALL_KINDS: tuple[RecallKind, ...] = ("reported", "reproduced")
-CONDITIONS: tuple[Condition, ...] = ("execution", "read_only", "no_oracle_rule")
+CONDITIONS: tuple[Condition, ...] = ("execution", "read_only", "no_oracle_rule", "selected")
 REVIEW_JOBS = 2  # worktrees each eyeful run uses; cases run in parallel with the eval's -j
 
 
@@ -169,13 +171,25 @@ def eyeful_argv(clone: Clone, condition: Condition, jobs: int = REVIEW_JOBS) -> 
         argv += ["--findings", str(path)]
     if clone.case.spec.description:
         argv += ["-m", clone.case.spec.description]
+    if condition == "selected":
+        argv += ["--select", "affected"]
     return argv
+
+
+def _record_map(clone: Clone) -> None:
+    """The ``selected`` condition's map: a full review of the base commit records it."""
+    argv = [sys.executable, "-m", "eyeful", "--format", "json", "--head", clone.base,
+            "--select", "all"]  # fmt: skip
+    subprocess.run(argv, cwd=clone.root, env=eyeful_env(clone), stdin=subprocess.DEVNULL,
+                   capture_output=True, check=False)  # fmt: skip
 
 
 def run_eyeful(clone: Clone, condition: Condition, live: Live) -> EyefulRun:
     """One review of the clone's change, as a subprocess in its own process group."""
     if live.cancelled.is_set():
         raise Interrupted
+    if condition == "selected":
+        _record_map(clone)
     out_path = clone.root.parent / f"report-{condition}.json"
     err_path = clone.root.parent / f"stderr-{condition}.txt"
     started = time.monotonic()

@@ -134,7 +134,8 @@ class Reach:
     any test or module (conftest files, plugins) to every test."""
 
     def __init__(self, root: str) -> None:
-        self.root = os.path.join(os.path.abspath(root), "")
+        self.roots = tuple({os.path.join(os.path.abspath(root), ""),
+                            os.path.join(os.path.realpath(root), "")})  # fmt: skip
         self.session: set[str] = set()
         self.current: set[str] = self.session
         self.tool: int | None = None
@@ -189,11 +190,15 @@ class Reach:
         return self.relative(files)
 
     def relative(self, files: set[str]) -> list[str]:
-        root, out = self.root, []
+        out = []
         for name in files:
             path = os.path.abspath(name)
-            if path.startswith(root) and "-packages" + os.sep not in path:
-                out.append(path[len(root) :].replace(os.sep, "/"))
+            if "-packages" + os.sep in path:
+                continue
+            for root in self.roots:
+                if path.startswith(root):
+                    out.append(path[len(root) :].replace(os.sep, "/"))
+                    break
         return sorted(out)
 
     def stop(self) -> dict[str, Any]:
