@@ -6,6 +6,8 @@ conftest.py, a setup input, no map, a map too old)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,16 @@ import pytest
 
 from tests.conftest import seal
 from tests.core import Reviewed, review
-from tests.gitrepo import PYTEST_INI, confirm, eyeful, eyeful_config, git, make_repo, stage
+from tests.gitrepo import (
+    PYTEST_INI,
+    confirm,
+    eyeful,
+    eyeful_config,
+    git,
+    make_repo,
+    stage,
+    write,
+)
 
 MODULES = {name: f"def value():\n    return {n}\n" for n, name in enumerate("abc", 1)}
 
@@ -163,3 +174,24 @@ def test_select_takes_all_or_affected(repo: Path) -> None:
     done = eyeful("--select", "some", cwd=repo)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == "eyeful: error: --select 'some': use all or affected"
+
+
+def test_the_eval_condition_selected_finds_the_regression_execution_finds(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", FILES)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    stage(repo, {"pkg/a.py": "def value():\n    return 5\n"})
+    git(repo, "commit", "-q", "-m", "breaks a")
+    change = git(repo, "rev-parse", "HEAD").strip()
+    cases = tmp_path / "cases"
+    write(cases, {"breaks-a/case.toml": (
+        f'repository = "{repo}"\nbase = "{base}"\nchange = "{change}"\n'
+        'regressions = ["tests/test_a.py::test_a_value"]\n'
+    )})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "--format", "json",
+         "--condition", "execution", "--condition", "selected"],
+        cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = {r["condition"]: r for r in json.loads(done.stdout)["results"]}
+    assert results["selected"]["status"] == results["execution"]["status"] == "pass", results
