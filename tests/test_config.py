@@ -119,6 +119,15 @@ def test_no_configuration_is_empty(tmp_path):
             "pyproject.toml [tool.eyeful]: repro_runs: Input should be a valid integer",
         ),
         (
+            "[tool.eyeful]\nselect = 'changed'\n",
+            "pyproject.toml [tool.eyeful]: select: Input should be 'all' or 'affected'",
+        ),
+        (
+            "[tool.eyeful]\naffected_max_age = -1\n",
+            "pyproject.toml [tool.eyeful]: affected_max_age: Input should be greater than or "
+            "equal to 0",
+        ),
+        (
             "[tool.eyeful]\nisolate = 'docker'\n",
             "pyproject.toml [tool.eyeful]: isolate: Input should be 'venv' or 'none'",
         ),
