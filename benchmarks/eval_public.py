@@ -147,6 +147,9 @@ def main() -> int:
     parser.add_argument("--cleans", type=int, default=2, help="clean cases per project")
     parser.add_argument("--out", type=Path, default=Path("/tmp/eyeful-eval-public"))
     parser.add_argument("--skip-mine", action="store_true", help="reuse OUT/mined")
+    parser.add_argument("--condition", action="append", default=None,
+                        help="eval conditions (default: execution and no_oracle_rule; "
+                        "selected: select = affected)")  # fmt: skip
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["XDG_CONFIG_HOME"] = str(args.out / "xdg")
@@ -159,8 +162,9 @@ def main() -> int:
             name, path = source.split("=", 1)
             mine(name, path, args, env)
     cases = point_at_findings(args)
+    conditions = args.condition or ["execution", "no_oracle_rule"]
     argv = [sys.executable, "-m", "eyeful", "eval", str(cases), "--yes", "-j", "2", "--format",
-            "json", "--condition", "execution", "--condition", "no_oracle_rule"]  # fmt: skip
+            "json", *(f"--condition={c}" for c in conditions)]  # fmt: skip
     proc = run(argv, args.out, env)
     print(proc.stderr[-3000:], file=sys.stderr)
     if not proc.stdout.startswith("{"):
@@ -170,14 +174,14 @@ def main() -> int:
     table = to_markdown(result)
     (args.out / "eval.md").write_text(table)
     print(table)
-    print(figures(result))
+    print(figures(result, conditions))
     return proc.returncode
 
 
-def figures(result: EvalResult) -> str:
+def figures(result: EvalResult, conditions: list[str]) -> str:
     """Recall over the mined fixes (features apart) and false-blocking, per condition."""
     lines = []
-    for condition in ("execution", "no_oracle_rule"):
+    for condition in conditions:
         rows = [r for r in result.results if r.condition == condition]
         for label, kind in (("fixes", "-bug-"), ("features", "-feature-")):
             mine = [r for r in rows if kind in r.case and r.required_total]

@@ -395,18 +395,8 @@ class _Probe:
             self._internal_error("pytest_make_collect_report", error)
 
     def _reached_by_module(self, reach: Reach, collector: pytest.Collector) -> None:
-        """What a test module's import ran, and the files of what its namespace holds (a module
-        imported before, whose code ran then): its tests' own."""
         try:
-            files = reach.current
-            module = getattr(collector, "_obj", None)
-            for value in list(vars(module).values()) if module is not None else ():
-                name = value.__name__ if type(value).__name__ == "module" else None
-                name = name or getattr(value, "__module__", None)
-                found = getattr(sys.modules.get(name), "__file__", None) if name else None
-                if isinstance(found, str):
-                    files.add(found)
-            self._line({"t": "reached", "module": collector.nodeid, "files": reach.end()})
+            self._line(reach.collected(collector.nodeid, getattr(collector, "_obj", None)))
         except Exception as error:
             reach.end()
             self._internal_error("pytest_make_collect_report", error)

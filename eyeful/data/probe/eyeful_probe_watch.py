@@ -189,6 +189,21 @@ class Reach:
         files, self.current = self.current, self.session
         return self.relative(files)
 
+    def collected(self, node_id: str, module: object) -> dict[str, Any]:
+        """A test module was collected: what its import ran, and the files of what its namespace
+        holds (a module imported before, whose code ran then), are its tests' own."""
+        files = self.current
+        for value in list(vars(module).values()) if module is not None else ():
+            try:  # any object: its attributes may be anything, or raise
+                name = value.__name__ if isinstance(value, types.ModuleType) else None
+                name = name or getattr(value, "__module__", None) or ""
+                found = getattr(sys.modules.get(name), "__file__", None)
+            except Exception:  # noqa: S112  (an object that will not say is no file)
+                continue
+            if isinstance(found, str):
+                files.add(found)
+        return {"t": "reached", "module": node_id, "files": self.end()}
+
     def relative(self, files: set[str]) -> list[str]:
         out = []
         for name in files:
