@@ -92,6 +92,7 @@ def test_a_change_to_one_module_runs_only_its_tests(repo: Path, tmp_path: Path) 
     done = review(repo, format="json", all_tests=True, sarif=sarif)
     assert done.exit_code == 0, done
     assert _ran(done) == {"tests/test_b.py::test_b_value", "tests/test_b.py::test_b_twice"}
+    assert [r["side"] for r in done.json["runs"]] == ["change"]  # all pass: nothing on the base
     selection = done.json["selection"]
     assert selection["ids"] == sorted(_ran(done)) and selection["map_tests"] == ALL
     head = git(repo, "rev-parse", "HEAD^{tree}").strip()
@@ -147,7 +148,7 @@ def test_a_change_the_map_cannot_follow_runs_the_whole_suite(
 
 
 def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", FILES)
+    repo = make_repo(tmp_path / "repo", {**FILES, "data.txt": "not ok\n"})  # test_data fails
     confirm(repo)
     stage(repo, {"pkg/a.py": "def value():\n    return 1  # same\n"})
     first = review(repo, format="json", all_tests=True)
@@ -158,6 +159,7 @@ def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
     assert _ran(review(repo, format="json", all_tests=True)) == {
         "tests/test_b.py::test_b_value",
         "tests/test_b.py::test_b_twice",
+        "tests/test_data.py::test_data",  # it failed when the map was recorded
     }
     for n in range(2):  # the map falls two commits behind (affected_max_age = 1)
         stage(repo, {"README.md": f"{n}\n"})
