@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
-from eyeful import focus
+from eyeful import focus, sandbox
 from eyeful.cache import Cache, Served
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
@@ -170,13 +170,19 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
+    if config.provider == "command" and (why := sandbox.unavailable()) is not None:
+        required = request.config.sandbox != "auto"
+        what = "could not run (sandbox is required)" if required else "ran unsandboxed"
+        report.note(f"the agent's command {what}: {why}", unverified=required)
+        if required:
+            return None
     from eyeful.agents.agent import Agents
     from eyeful.agents.transport import make_provider
 
     state = request.paths.state_dir
     return Agents(
         config,
-        request.provider or make_provider(config),
+        request.provider or make_provider(config, request.config.sandbox),
         cwd=lambda: files,
         cache=Cache(state / "cache", read=not request.no_cache, served=request.served),
         repo_root=request.paths.root,
