@@ -22,7 +22,14 @@ from eyeful.config import AgentConfig
 
 # Each preset's own state, under HOME unless its variable moves it (the CLIs' documentation).
 STATE: dict[str, tuple[tuple[str | None, str], ...]] = {
-    "claude": (("CLAUDE_CONFIG_DIR", ".claude"), (None, ".claude.json")),
+    # ~/.claude.json is bound as a file: Claude Code's lock directory and temporary file beside
+    # it are refused, and it falls back to writing the file in place (nikvdp/cco#23); denied
+    # that file, it logs each failed write without end (anthropics/claude-code#27691).
+    "claude": (
+        ("CLAUDE_CONFIG_DIR", ".claude"),
+        (None, ".claude.json"),
+        (None, ".local/state/claude"),  # its version locks
+    ),
     "codex": (("CODEX_HOME", ".codex"),),
     "llm": (("LLM_USER_PATH", ".config/io.datasette.llm"),),
     "ollama": ((None, ".ollama"),),
