@@ -17,6 +17,7 @@ import pytest
 
 from eyeful import sandbox
 from eyeful.agents.command import CommandProvider
+from eyeful.agents.jail import state_paths
 from eyeful.agents.providers import ProviderError
 from eyeful.config import AgentConfig
 from tests.gitrepo import confirm, eyeful, eyeful_config, make_repo, report_json, stage
@@ -246,3 +247,18 @@ def test_without_bwrap_the_review_says_so_and_require_exits_3(tmp_path, mode):
 def test_agent_writable_must_be_an_absolute_directory(path):
     with pytest.raises(ValueError, match=r"(?s)writable.*must be an absolute directory"):
         AgentConfig(command="true", writable=(path,))
+
+
+@pytest.mark.parametrize(
+    ("preset", "env", "expected"),
+    [
+        ("codex", {"HOME": "/h"}, ["/h/.codex"]),
+        ("codex", {"HOME": "/h", "CODEX_HOME": "/c"}, ["/c"]),
+        ("claude", {"HOME": "/h"}, ["/h/.claude", "/h/.claude.json", "/h/.local/state/claude"]),
+        ("llm", {"HOME": "/h"}, ["/h/.config/io.datasette.llm"]),
+        ("llm", {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, ["/x/io.datasette.llm"]),
+        ("llm", {"HOME": "/h", "LLM_USER_PATH": "/l"}, ["/l"]),
+    ],
+)
+def test_each_preset_names_its_own_state(preset, env, expected):
+    assert [str(p) for p in state_paths(AgentConfig(preset=preset), env)] == expected

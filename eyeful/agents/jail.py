@@ -39,8 +39,14 @@ STATE: dict[str, tuple[tuple[str | None, str], ...]] = {
 def state_paths(config: AgentConfig, env: Mapping[str, str]) -> list[Path]:
     """The CLI's own state the command may write: the preset's, and ``agent.writable``."""
     home = Path(env.get("HOME") or Path("~").expanduser())
-    paths = [home / default if not name or not env.get(name) else Path(env[name])
-             for name, default in STATE.get(config.preset or "", ())]  # fmt: skip
+    paths = []
+    for name, default in STATE.get(config.preset or "", ()):
+        if name and env.get(name):
+            paths.append(Path(env[name]))
+        elif default.startswith(".config/") and env.get("XDG_CONFIG_HOME"):  # llm's click dir
+            paths.append(Path(env["XDG_CONFIG_HOME"]) / default.removeprefix(".config/"))
+        else:
+            paths.append(home / default)
     return [*paths, *config.writable]
 
 
