@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.results import is_pytest_command
@@ -127,13 +128,24 @@ def why_all(path: str, config: Config, ran: set[str]) -> str | None:
 
 
 def select(
-    repo: pygit2.Repository, cache: Cache, config: Config, base_commit: str | None, tree: str
+    repo: pygit2.Repository,
+    cache: Cache,
+    config: Config,
+    base_commit: str | None,
+    tree: str,
+    *,
+    cached: bool = False,
 ) -> Selection:
     """The tests ``tree`` (the change) can affect, from the latest map on ``base_commit``'s
-    line; hold the repository's lock around it (pygit2)."""
+    line; ``cached``: the whole suite's run on ``tree`` is in the cache already. Hold the
+    repository's lock around it (pygit2)."""
     command = config.commands.test or ""
     if not is_pytest_command(command):
         return Selection(why_all="the test command is not pytest: only pytest records a map")
+    if cached:
+        return Selection(why_all="the whole suite's run on this tree was cached")
+    if focus.of(command, config.commands.test_one) is None:
+        return Selection(why_all="the test command cannot run chosen tests")
     found = latest(repo, cache, command, base_commit)
     if found.map is None or found.age is None:
         return Selection(why_all="no map of what each test ran yet (a full run records one)")

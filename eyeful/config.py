@@ -112,6 +112,18 @@ class AgentConfig(BaseModel):
     budget_tokens: int = Field(default=2_000_000, gt=0, strict=True)
     budget_calls: int = Field(default=200, gt=0, strict=True)
     max_file_chars: int = Field(default=40_000, gt=0, strict=True)
+    writable: tuple[Path, ...] = ()
+    """Directories a custom command's CLI keeps its state in, writable in its sandbox
+    (eyeful/agents/jail.py); absolute or ``~/...``."""
+
+    @field_validator("writable")
+    @classmethod
+    def _absolute(cls, value: tuple[Path, ...]) -> tuple[Path, ...]:
+        out = tuple(path.expanduser() for path in value)
+        for path in out:
+            if not path.is_absolute() or path == Path("/"):
+                raise ValueError(f"{str(path)!r} must be an absolute directory (or ~/...), not /")
+        return out
 
     @field_validator("base_url")
     @classmethod

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
-from eyeful import affected, focus
-from eyeful.affected import Selection
+from eyeful import affected, focus, sandbox
 from eyeful.cache import Cache, Served
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
@@ -173,13 +172,19 @@ def _agents(request: ReviewRequest, report: Report, files: Path | None) -> Agent
         report.note("no experts ran: the agent is not confirmed for this repository",
                     unverified=False)  # fmt: skip
         return None
+    if config.provider == "command" and (why := sandbox.unavailable()) is not None:
+        required = request.config.sandbox != "auto"
+        what = "could not run (sandbox is required)" if required else "ran unsandboxed"
+        report.note(f"the agent's command {what}: {why}", unverified=required)
+        if required:
+            return None
     from eyeful.agents.agent import Agents
     from eyeful.agents.transport import make_provider
 
     state = request.paths.state_dir
     return Agents(
         config,
-        request.provider or make_provider(config),
+        request.provider or make_provider(config, request.config.sandbox),
         cwd=lambda: files,
         cache=Cache(state / "cache", read=not request.no_cache, served=request.served),
         repo_root=request.paths.root,
@@ -251,15 +256,10 @@ def _change_suite(
     config, snap = request.config, request.snapshot
     if (request.select or config.select) != "affected":
         return runner.suite(snap.head.tree, "change")
-    if runner.cached_suite(snap.head.tree, "change") is not None:
-        report.selection = Selection(why_all="the whole suite's run on this tree was cached")
-        return runner.suite(snap.head.tree, "change")
-    if focus.of(config.commands.test, config.commands.test_one) is None:
-        report.selection = Selection(why_all="the test command cannot run chosen tests")
-        return runner.suite(snap.head.tree, "change")
+    cached = runner.cached_suite(snap.head.tree, "change") is not None
     with runner.lock_repo():
         report.selection = affected.select(
-            repo, runner.cache, config, snap.base.commit, snap.head.tree
+            repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
     return runner.suite(snap.head.tree, "change", only=report.selection.ids)
 

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Jail", "refused_by_sandbox", "unavailable"]
+__all__ = ["Jail", "refused_by_sandbox", "unavailable", "wrapped"]
 
 # Named one by one (a prefix would let through any PYTHON_TOKEN the user has set).
 _ALWAYS = frozenset(
@@ -68,8 +68,28 @@ def unavailable() -> str | None:
     return None
 
 
-def _namespaces() -> list[str]:
-    return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+def _namespaces(*, network: bool = False) -> list[str]:
+    net = [] if network else ["--unshare-net"]
+    return ["--unshare-pid", *net, "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+
+
+def wrapped(
+    argv: list[str], writable: Iterable[Path], *, network: bool = False,
+    may_be_missing: Iterable[Path] = (),
+) -> list[str]:  # fmt: skip
+    """``argv`` under bwrap: the root read-only, ``writable`` (and those of ``may_be_missing``
+    that exist) writable, its own pid namespace and ``/proc``; no network unless ``network``."""
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None, "callers check unavailable() first"
+    binds: list[str] = []
+    for path in writable:
+        real = str(Path(path).resolve())
+        binds += ["--bind", real, real]
+    for path in may_be_missing:
+        real = str(Path(path).resolve())
+        binds += ["--bind-try", real, real]
+    return [bwrap, *_namespaces(network=network), "--ro-bind", "/", "/", "--dev", "/dev",
+            "--proc", "/proc", *binds, "--", *argv]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -94,22 +114,19 @@ class Jail:
 
     def argv(self, argv: list[str], writable: Iterable[Path]) -> list[str]:
         """``argv`` run under bwrap: read-only but for ``writable`` and the private dirs."""
-        bwrap = shutil.which("bwrap")
-        assert bwrap is not None, "callers check unavailable() first"
         for name in ("tmp", "home"):
             (self.private / name).mkdir(parents=True, exist_ok=True)
+        writable = list(writable)
+        out = wrapped(argv, [*writable, self.private / "tmp", self.private / "home"])
         binds: list[str] = []
-        for path in [*writable, self.private / "tmp", self.private / "home"]:
-            real = str(Path(path).resolve())
-            binds += ["--bind", real, real]
         for path in writable:
             # A worktree's `.git` file names the git directory eyeful's own (unsandboxed) git
             # commands use there: it stays as it is.
             dot_git = Path(path).resolve() / ".git"
             if dot_git.exists():
                 binds += ["--ro-bind", str(dot_git), str(dot_git)]
-        return [bwrap, *_namespaces(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                *binds, "--", *argv]  # fmt: skip
+        at = out.index("--")
+        return [*out[:at], *binds, *out[at:]]
 
 
 # What a program prints when the sandbox, not the code, stopped it: a write outside the places it

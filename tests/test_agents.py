@@ -161,11 +161,23 @@ def _configure(repo: Path, agent: str) -> None:
     confirm(repo)
 
 
+def _state(tmp_path: Path) -> Path:
+    """Where the scripted agent keeps its log: the one directory outside its export it may
+    write in its sandbox (`agent.writable`, eyeful/agents/jail.py)."""
+    state = tmp_path / "agent-state"
+    state.mkdir(exist_ok=True)
+    return state
+
+
 def _command_agent(script: dict, tmp_path: Path, timeout: float = 60) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(AGENT))} {shlex.quote(str(path))}"
-    return f'provider = "command"\ncommand = {json.dumps(command)}\ntimeout = {timeout}\n'
+    writable = json.dumps([str(_state(tmp_path))])
+    return (
+        f'provider = "command"\ncommand = {json.dumps(command)}\ntimeout = {timeout}\n'
+        f"writable = {writable}\n"
+    )
 
 
 def _report(repo: Path, **options: object) -> dict:
@@ -227,7 +239,7 @@ def _check_full(report: dict) -> None:
 
 def test_command_provider_plays_every_role(tmp_path):
     repo = make_demo_repo(tmp_path)
-    log = tmp_path / "log.jsonl"
+    log = _state(tmp_path) / "log.jsonl"
     _configure(repo, _command_agent(full_script(log), tmp_path))
     report = _report(repo)
     _check_full(report)
@@ -262,7 +274,7 @@ def test_openai_provider_against_a_local_server(tmp_path, monkeypatch):
     # command provider's test shows them) are left out: they add seventeen test runs and no
     # request the other findings do not make.
     repo = make_demo_repo(tmp_path)
-    script = full_script(tmp_path / "log.jsonl")
+    script = full_script(_state(tmp_path) / "log.jsonl")
     script["expert"]["skeptic"] = [_finding(BOUNDARY_AGAIN, 16)]
     script["repro"][NAIVE] = "http500"  # an HTTP 500, after the client's retries, is a fault
     server, requests = serve_openai(script)
@@ -312,7 +324,7 @@ def test_no_agent_configured_says_no_experts_ran(tmp_path):
 
 def test_read_only_level_runs_no_project_command_and_judges(tmp_path):
     repo = make_demo_repo(tmp_path)
-    script = full_script(tmp_path / "log.jsonl")
+    script = full_script(_state(tmp_path) / "log.jsonl")
     _configure(repo, _command_agent(script, tmp_path))
     report = _report(repo, level="read_only")
     assert report["runs"] == []
@@ -372,7 +384,7 @@ def fault_reports(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], d
         if name not in reports:
             where = tmp_path_factory.mktemp(name)
             repo = make_demo_repo(where)
-            script = _faulty_script(where / "log.jsonl", name)
+            script = _faulty_script(_state(where) / "log.jsonl", name)
             _configure(repo, _command_agent(script, where, timeout=5))
             reports[name] = _report(repo)
         return reports[name]
@@ -426,7 +438,8 @@ class TestEveryFaultOnlyLowersTrust:
 def test_budget_runs_out_and_the_rest_is_listed(tmp_path):
     repo = make_demo_repo(tmp_path)
     _configure(
-        repo, _command_agent(full_script(tmp_path / "l.jsonl"), tmp_path) + "budget_calls = 4\n"
+        repo,
+        _command_agent(full_script(_state(tmp_path) / "l.jsonl"), tmp_path) + "budget_calls = 4\n",
     )
     report = _report(repo)
     skipped = [u["text"] for u in report["uncertainty"] if u["text"].startswith("skipped, budget")]
@@ -438,7 +451,7 @@ def test_budget_runs_out_and_the_rest_is_listed(tmp_path):
 
 def test_an_invalid_reply_is_asked_again_once_with_the_error_quoted(tmp_path):
     repo = make_demo_repo(tmp_path)
-    log = tmp_path / "log.jsonl"
+    log = _state(tmp_path) / "log.jsonl"
     script = full_script(log)
     script["expert"]["skeptic"] = {"once": "malformed", "then": script["expert"]["skeptic"]}
     _configure(repo, _command_agent(script, tmp_path))
@@ -457,7 +470,7 @@ def test_an_invalid_reply_is_asked_again_once_with_the_error_quoted(tmp_path):
 
 def test_prompts_can_be_overridden_from_the_repository(tmp_path):
     repo = make_demo_repo(tmp_path)
-    log = tmp_path / "log.jsonl"
+    log = _state(tmp_path) / "log.jsonl"
     override = repo / ".eyeful" / "prompts" / "judge.md"
     override.parent.mkdir(parents=True)
     override.write_text("# Role: judging findings no test could show\n\nHOUSE RULES: be strict.\n")
@@ -473,7 +486,7 @@ def test_prompts_can_be_overridden_from_the_repository(tmp_path):
 
 def test_the_judge_reads_at_most_eight_findings_per_call(tmp_path):
     repo = make_demo_repo(tmp_path)
-    log = tmp_path / "log.jsonl"
+    log = _state(tmp_path) / "log.jsonl"
     script = full_script(log)
     script["expert"] = {
         "skeptic": [_finding(f"Guess number {n}", 1 + n * 3, evidence="analysis") for n in range(9)]
@@ -537,8 +550,8 @@ def test_an_agent_with_a_shell_cannot_reach_the_users_repository(tmp_path):
     repository, and hooks written in, through or above its directory reach nothing of the
     user's. (In one of eyeful's linked worktrees every one of these reached the user.)"""
     repo = make_demo_repo(tmp_path)
-    done = tmp_path / "mischief.jsonl"
-    script = {"log": str(tmp_path / "log.jsonl"), "mischief": str(done), "expert": {}}
+    done = _state(tmp_path) / "mischief.jsonl"
+    script = {"log": str(_state(tmp_path) / "log.jsonl"), "mischief": str(done), "expert": {}}
     _configure(repo, _command_agent(script, tmp_path) + 'experts = ["correctness"]\n')
     before = _git_dir_state(repo)
     report = _report(repo, level="read_only")  # the agents, and no project command

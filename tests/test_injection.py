@@ -249,9 +249,10 @@ def test_a_runners_names_may_hold_any_character_an_argument_can(odd):
 
 def _demo_agent_repo(tmp_path: Path, test_id: str, experts: str = '["correctness"]') -> Path:
     """The demo repository with a scripted agent whose reproduction carries ``test_id``."""
-    log = tmp_path / "log.jsonl"
+    state = tmp_path / "agent-state"  # the agent's log: writable in its sandbox (agent.writable)
+    state.mkdir()
     script = {
-        "log": str(log),
+        "log": str(state / "log.jsonl"),
         "expert": {"correctness": [agent_finding(BOUNDARY, 16, "error")]},
         "repro": {
             BOUNDARY: {
@@ -271,6 +272,7 @@ def _demo_agent_repo(tmp_path: Path, test_id: str, experts: str = '["correctness
     pyproject.write_text(
         pyproject.read_text()
         + f"\n[tool.eyeful.agent]\ncommand = {json.dumps(command)}\nexperts = {experts}\n"
+        + f"writable = {json.dumps([str(state)])}\n"
     )
     confirm(repo)
     return repo
@@ -289,7 +291,10 @@ def test_a_hostile_test_id_from_an_agent_is_an_invalid_reply_and_never_runs(tmp_
     [finding] = report["findings"]
     assert finding["kind"] == "review"
     assert not [r for r in finding["runs"] if r["name"] == "test_one"]
-    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    log = [
+        json.loads(line)
+        for line in (tmp_path / "agent-state" / "log.jsonl").read_text().splitlines()
+    ]
     retry = [entry["prompt"] for entry in log if entry["role"] == "repro"][1]
     assert "Your previous reply was rejected" in retry and "test" in retry
     assert outside.untouched()

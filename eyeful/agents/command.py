@@ -2,7 +2,9 @@
 stdout.
 
 The command runs in the directory the caller gives (an export of the change,
-eyeful/agents/export.py), with the environment eyeful/agents/env.py allows, in its own process
+eyeful/agents/export.py), with the environment eyeful/agents/env.py allows, in bubblewrap where
+it can (eyeful/agents/jail.py: its own pid namespace, writing only the export, its ``TMPDIR`` and
+its CLI's state; ``sandbox = "require"`` refuses to run it unsandboxed), in its own process
 group with a per-call timeout and a no-output timeout; the whole group is killed on either, on
 Ctrl-C, and after the command exits (no orphans). stderr is kept (bounded) for the error message.
 """
@@ -15,11 +17,15 @@ import selectors
 import shlex
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from eyeful import sandbox
 from eyeful.agents.env import agent_env
+from eyeful.agents.jail import jailed
 from eyeful.agents.presets import PRESETS, Unreadable, keep_event, no_limit, parse_text
 from eyeful.agents.providers import Completion, ProviderError, last_line
 from eyeful.config import AgentConfig
@@ -51,7 +57,11 @@ class _Outcome:
 class CommandProvider:
     """A shell command (or a preset CLI): prompt on stdin, answer on stdout."""
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(
+        self, config: AgentConfig, sandbox_mode: Literal["auto", "require", "all"] = "auto"
+    ) -> None:
+        self._config = config
+        self._sandbox_mode = sandbox_mode
         preset = PRESETS[config.preset] if config.preset else None
         self.name: str = config.preset or "command"
         self.timeout = config.timeout
@@ -139,14 +149,31 @@ class CommandProvider:
         del partial[:cut]
         return b"".join(line for line in lines if keep_event(line, self._drop))
 
+    def _argv(self, command: str, cwd: Path, tmp: Path) -> list[str]:
+        """``sh -c command``, in the sandbox unless there is none (and none is required)."""
+        argv = ["/bin/sh", "-c", command]
+        why = sandbox.unavailable()
+        if why is None:
+            return jailed(argv, self._config, self._env, cwd=cwd, tmp=tmp)
+        if self._sandbox_mode != "auto":
+            raise ProviderError(
+                f'{self.name}: no sandbox for the agent\'s command (sandbox = "require"): {why}'
+            )
+        return argv
+
     def _run(self, command: str, prompt: str, cwd: Path) -> _Outcome:
-        """Run ``command`` in its own process group; the group is gone when this returns."""
+        """Run ``command`` with its own ``TMPDIR``; removed when this returns."""
+        with tempfile.TemporaryDirectory(prefix="eyeful-agent-") as tmp:
+            return self._run_in(self._argv(command, cwd, Path(tmp)), prompt, cwd, Path(tmp))
+
+    def _run_in(self, argv: list[str], prompt: str, cwd: Path, tmp: Path) -> _Outcome:
+        """Run ``argv`` in its own process group; the group is gone when this returns."""
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
-                ["/bin/sh", "-c", command],
+                argv,
                 cwd=cwd,
-                env=self._env,
+                env={**self._env, "TMPDIR": str(tmp)},
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -270,7 +270,9 @@ def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> Re
     if config.agent is not None and not snapshot.empty:
         from eyeful.agents.transport import make_provider
 
-        provider = make_provider(config.agent)  # a bad agent setting stops here: exit 2
+        provider = make_provider(
+            config.agent, config.sandbox
+        )  # a bad agent setting stops here: exit 2
     confirmed = snapshot.empty or _ensure_confirmed(stderr, paths, config, TrustStore())
     return ReviewRequest(
         paths, config, snapshot, confirmed, jobs=options.jobs, findings=given,
