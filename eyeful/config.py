@@ -5,6 +5,7 @@ Read from the user's working tree. Every mistake is one line naming the file and
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -123,6 +124,11 @@ class AgentConfig(BaseModel):
         for path in out:
             if not path.is_absolute() or path == Path("/"):
                 raise ValueError(f"{str(path)!r} must be an absolute directory (or ~/...), not /")
+            if Path.home().is_relative_to(os.path.normpath(path)):  # HOME, /home, /x/..
+                raise ValueError(
+                    f"{str(path)!r} holds all of HOME: name the CLI's own directory "
+                    '(e.g. "~/.gemini")'
+                )
         return out
 
     @field_validator("base_url")
@@ -166,6 +172,8 @@ class AgentConfig(BaseModel):
             value = getattr(self, name)
             if value:
                 items.append((f"agent.{name}", str(value)))
+        if self.writable:  # what its sandbox lets it write
+            items.append(("agent.writable", ", ".join(str(path) for path in self.writable)))
         return items
 
 

@@ -262,3 +262,109 @@ def test_agent_writable_must_be_an_absolute_directory(path):
 )
 def test_each_preset_names_its_own_state(preset, env, expected):
     assert [str(p) for p in state_paths(AgentConfig(preset=preset), env)] == expected
+
+
+@pytest.mark.parametrize("path", ["~", "~/..", "/home/../", "/"])
+def test_agent_writable_never_holds_all_of_home(path):
+    with pytest.raises(ValueError, match=r"(?s)writable.*(holds all of HOME|not /)"):
+        AgentConfig(command="true", writable=(path,))
+    assert AgentConfig(command="true", writable=("~/.gemini",)).writable[0].name == ".gemini"
+
+
+def test_what_an_agent_may_write_is_part_of_what_is_confirmed():
+    """`agent.writable` widens the agent's sandbox: a change to it asks for confirmation again,
+    as a change to its command does."""
+    from eyeful.cli.reviewcmd import to_confirm
+    from eyeful.config import Config
+
+    plain = Config(agent=AgentConfig(command="gemini -p"))
+    wider = Config(agent=AgentConfig(command="gemini -p", writable=("/srv/gemini",)))
+    assert ("agent.writable", "/srv/gemini") in to_confirm(wider)
+    assert to_confirm(plain) == [i for i in to_confirm(wider) if i[0] != "agent.writable"]
+
+
+@needs_bwrap
+def test_claude_writes_a_copy_of_claude_json_of_its_own(tmp_path, user):
+    """Experts run in parallel: each claude call writes a copy of ~/.claude.json (Claude Code
+    writes it in place in the sandbox), never the user's file; ~/.claude is its own."""
+    (user["home"] / ".claude").mkdir()
+    (user["home"] / ".claude.json").write_text('{"numStartups": 1}')
+    writes = {"claude json": str(user["home"] / ".claude.json"),
+              "claude dir": str(user["home"] / ".claude" / "session.jsonl")}  # fmt: skip
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE, encoding="utf-8")
+    command = shlex.join([sys.executable, str(script), json.dumps({"write": writes})])
+    export = tmp_path / "export"
+    export.mkdir()
+    provider = CommandProvider(AgentConfig(preset="claude", command=command, timeout=60))
+    seen = json.loads(provider._run(command, "hi", export).stdout)
+    assert seen["write claude json"][0] and seen["write claude dir"][0], seen
+    assert (user["home"] / ".claude.json").read_text() == '{"numStartups": 1}'
+    assert (user["home"] / ".claude" / "session.jsonl").read_text() == "agent was here"
+
+
+# What the adversarial run's command agent tried, through `git eyeful` itself: every process it
+# can see, for eyeful's secret and for a working directory in the user's repository.
+SCAN = r"""
+import json, os, sys
+args = json.loads(sys.argv[1])
+sys.stdin.read()
+secret, repo_cwd, writes = [], [], {}
+for entry in (e for e in os.listdir("/proc") if e.isdigit()):
+    try:
+        if args["secret"].encode() in open(f"/proc/{entry}/environ", "rb").read():
+            secret.append(entry)
+        if os.readlink(f"/proc/{entry}/cwd").startswith(args["repo"]):
+            repo_cwd.append(entry)
+    except OSError:
+        pass
+for path in args["write"]:
+    try:
+        with open(path, "w") as handle:
+            handle.write("agent was here")
+        writes[path] = "written"
+    except OSError as err:
+        writes[path] = err.strerror
+with open(args["out"], "w") as handle:
+    json.dump({"secret": secret, "repo_cwd": repo_cwd, "writes": writes}, handle)
+print(json.dumps({"findings": []}))
+"""
+
+
+@pytest.mark.parametrize("sandboxed", [pytest.param(True, marks=needs_bwrap), False])
+def test_through_git_eyeful_the_agent_finds_no_secret_and_no_way_into_the_repository(
+    tmp_path, sandboxed
+):
+    """eyeful started with a secret in its environment, in the user's repository; its agent
+    command looks through /proc for both. Unsandboxed (no bwrap on PATH) the same scan finds
+    them: the test can tell."""
+    state = tmp_path / "agent-state"
+    state.mkdir()
+    repo = make_repo(tmp_path / "user", {"pyproject.toml": eyeful_config(), "a.py": "x = 1\n"})
+    out = state / "seen.json"
+    targets = [repo / "pwned.txt", repo / ".git" / "hooks" / "post-checkout"]
+    args = {"write": [str(t) for t in targets], "secret": "s3cret-of-eyeful",
+            "repo": str(repo), "out": str(out)}  # fmt: skip
+    scan = tmp_path / "scan.py"
+    scan.write_text(SCAN, encoding="utf-8")
+    command = shlex.join([sys.executable, str(scan), json.dumps(args)])
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text()
+        + f'\n[tool.eyeful.agent]\ncommand = {json.dumps(command)}\nexperts = ["correctness"]\n'
+        + f"writable = [{json.dumps(str(state))}]\n"
+    )
+    confirm(repo)
+    stage(repo, {"a.py": "x = 2\n"})
+    env = {**os.environ, "EYEFUL_TEST_TOKEN": "s3cret-of-eyeful"}
+    if not sandboxed:
+        env["PATH"] = _path_without_bwrap(tmp_path)
+    proc = eyeful("--format", "json", "--level", "read_only", cwd=repo, env=env)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(out.read_text())
+    if not sandboxed:
+        assert seen["secret"] and seen["repo_cwd"], seen
+        return
+    assert seen["secret"] == [] and seen["repo_cwd"] == [], seen
+    assert all(seen["writes"][str(t)] == "Read-only file system" for t in targets), seen
+    assert not any(t.exists() for t in targets)

@@ -53,7 +53,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _review(root: Path) -> dict:
-    log = root / "agent.log"
+    log = root / "agent-state" / "agent.log"  # where the sandboxed agent may write
+    log.parent.mkdir()
     script = {
         "log": str(log),
         "expert": {
@@ -90,6 +91,7 @@ def _review(root: Path) -> dict:
     )
     agent = f'[tool.eyeful.agent]\nprovider = "command"\ncommand = {json.dumps(command)}\n'
     agent += 'experts = ["correctness"]\n'
+    agent += f"writable = [{json.dumps(str(log.parent))}]\n"
     repo = make_repo(
         root / "repo",
         {
