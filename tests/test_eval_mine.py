@@ -19,6 +19,8 @@ CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n
 FIXED = CALC.replace("return a - b", "return a + b")
 TESTS = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 KNOWN = "from calc import mul\n\n\ndef test_known_bug():\n    assert mul(0.1, 3) == 0.3\n"
+DIV = "\n\ndef div(a, b):\n    return a / b\n"
+DIV_TEST = "from calc import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n"
 FIX_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5, 'add is off'\n"
 
 
@@ -85,6 +87,7 @@ def mine_history(root: Path) -> dict:
         "calc",
     )
     fix = commit(repo, env, {"calc.py": FIXED, "tests/test_add.py": FIX_TEST}, "Fix add")
+    feature = commit(repo, env, {"calc.py": FIXED + DIV, "tests/test_div.py": DIV_TEST}, "Add div")
     docs = commit(repo, env, {"README.md": "calc\n"}, "Docs")
     before = user_state(repo)
     out = root / "cases"
@@ -94,6 +97,7 @@ def mine_history(root: Path) -> dict:
         "env": env,
         "repo": repo,
         "fix": fix,
+        "feature": feature,
         "docs": docs,
         "out": out,
         "proc": proc,
@@ -109,6 +113,12 @@ def _mining_finds_exactly_the_fix_commit(mined):
     assert f"| {mined['docs'][:10]} | Docs | skipped: changes no source file |" in table
     assert "| calc | skipped: a root commit: nothing to compare with |" in table
     assert f"| {mined['fix'][:10]} | Fix add | case bug-{mined['fix'][:10]} |" in table
+    # Its test fails at import on the parent: a feature, skipped unless --include-features.
+    assert (
+        f"| {mined['feature'][:10]} | Add div | skipped: a feature, not a fix: its test fails on "
+        "the reverted source only for a name it uses missing (ImportError: cannot import name "
+        "'div' from 'calc'"
+    ) in table, table
     assert user_state(mined["repo"]) == mined["before"]
 
 
@@ -167,7 +177,10 @@ def _variant(mined: dict, name: str, findings: list[dict] | None, toml: str | No
     text = toml if toml is not None else (source / "case.toml").read_text()
     if findings is not None:
         (target / "findings.json").write_text(json.dumps(findings))
-        text = 'findings = ["findings.json"]\n' + text
+        # In place of the reference findings the case was mined with.
+        mined_with = 'findings = ["reference-findings.json"]\n'
+        assert mined_with in text
+        text = text.replace(mined_with, 'findings = ["findings.json"]\n')
     (target / "case.toml").write_text(text)
     return target
 

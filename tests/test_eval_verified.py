@@ -203,7 +203,9 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
 CALC = (
     "def add(a, b):\n    return a - b\n\n\n"
     "def mul(a, b):\n    return a * b + 1\n\n\n"
-    "def greet(name):\n    return 'helo ' + name\n"
+    "def greet(name):\n    return 'helo ' + name\n\n\n"
+    "def double(n):\n    return n * 3\n\n\n"
+    "def chk():\n    raise ValueError('nope')\n"
 )
 FIXES = [
     ("Fix add", "return a - b", "return a + b", "tests/test_add.py",
@@ -217,6 +219,13 @@ FIXES = [
     ("Add subtract", "def greet", "def subtract(a, b):\n    return a - b\n\n\ndef greet",
      "tests/test_subtract.py",
      "from calc import subtract\n\n\ndef test_subtract():\n    assert subtract(3, 2) == 1\n"),
+    # A top-level test.py is a test file (python-slugify's layout).
+    ("Fix double", "return n * 3", "return n * 2", "test.py",
+     "from calc import double\n\n\ndef test_double():\n"
+     "    assert double(2) == 4, 'double is off'\n"),
+    # tests.py at any level; its test writes nothing to quote: no reference finding at all.
+    ("Fix check", "raise ValueError('nope')", "return None", "sub/tests.py",
+     "from calc import chk\n\n\ndef test_c():\n    chk()\n"),
 ]  # fmt: skip
 
 
@@ -237,15 +246,27 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
         files = {"calc.py": source, test: code, **(helpers[0] if helpers else {})}
         shas[subject] = commit(repo, env, files, subject)[:10]
     out = tmp_path / "cases"
-    mined = sh("git", "eyeful", "eval", "mine", "--yes", "--only", "bug", str(out), cwd=repo,
-               env=env)  # fmt: skip
+    mined = sh("git", "eyeful", "eval", "mine", "--yes", "--only", "bug", "--include-features",
+               str(out), cwd=repo, env=env)  # fmt: skip
     names = {
         "add": f"bug-{shas['Fix add']}",
         "mul": f"bug-{shas['Fix mul']}",
         "greet": f"bug-{shas['Fix greet']}",
         "subtract": f"feature-{shas['Add subtract']}",
+        "double": f"bug-{shas['Fix double']}",
+        "check": f"bug-{shas['Fix check']}",
     }
     assert sorted(p.name for p in out.iterdir()) == sorted(names.values()), mined.stdout
+    # Mined cases run as mined: each lists its reference findings, unless there are none, and
+    # then the table and the case file say so.
+    for name in ("add", "mul", "greet", "subtract", "double"):
+        assert (
+            'findings = ["reference-findings.json"]'
+            in (out / names[name] / "case.toml").read_text()
+        )
+    empty = (out / names["check"] / "case.toml").read_text()
+    assert "findings =" not in empty and "# No reference findings:" in empty, empty
+    assert f"| case {names['check']}, no reference findings:" in mined.stdout, mined.stdout
 
     def truth(name: str) -> tuple[str, str | None]:
         case = load_case(out / names[name])
@@ -256,6 +277,7 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
     assert truth("add") == ("reproduced", "add is off")
     assert truth("greet") == ("reproduced", "hello ada")
     assert truth("subtract") == ("reproduced", "subtract")
+    assert truth("double") == ("reproduced", "double is off")
     # Nothing the exception said is written in the test file: a question only, and it says why.
     at_least, fails = truth("mul")
     assert at_least == "question" and fails == "assert mul(2, 3) == 6"
@@ -273,11 +295,8 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
     # Each case with its reference findings (a path relative to the case), and one with the old
     # fails text (the source line pytest marks with `>`): reported, never shown by a test.
     cases = tmp_path / "eval"
-    for name, directory in names.items():
-        target = cases / name
-        shutil.copytree(out / directory, target)
-        text = (target / "case.toml").read_text()
-        (target / "case.toml").write_text('findings = ["reference-findings.json"]\n' + text)
+    for name in ("add", "mul", "greet", "subtract"):
+        shutil.copytree(out / names[name], cases / name)  # as mined, not edited
     old = cases / "source-line"
     shutil.copytree(cases / "add", old)
     reference = json.loads((old / "reference-findings.json").read_text())

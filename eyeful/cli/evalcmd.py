@@ -284,6 +284,14 @@ def mine_command(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Confirm the project's commands without asking.")
     ] = False,
+    include_features: Annotated[
+        bool,
+        typer.Option(
+            "--include-features",
+            help="Also write feature cases: commits whose test fails on the reverted source only "
+            "for a name it uses missing (an import, an attribute, a keyword); skipped otherwise.",
+        ),
+    ] = False,
 ) -> None:
     """Build cases from this repository's history (fix commits whose tests catch the bug)."""
     from eyeful.cli.progress import RichProgress
@@ -308,6 +316,7 @@ def mine_command(
                 limit=limit,
                 progress=progress,
                 only=None if only is None else only.value,
+                include_features=include_features,
             )
     except EyefulError as err:
         raise _fail(str(err), err.exit_code) from None
@@ -317,15 +326,19 @@ def mine_command(
 
 
 def _confirm_for_mining(root: Path, config: Any, store: Any, yes: bool) -> None:  # noqa: ANN401
-    items = config.commands.items()
-    if not config.commands.test_one or not config.commands.test:
+    from eyeful import focus
+    from eyeful.textsafe import visible
+    from eyeful.trust import shown_settings
+
+    if not config.commands.test or focus.of(config.commands.test, config.commands.test_one) is None:
         raise EyefulError(
-            "mining runs the project's `test` and `test_one` commands: configure "
-            "both in [tool.eyeful.commands]"
+            "mining runs the project's `test` command and each test alone: configure "
+            "commands.test, and commands.test_one unless eyeful derives it from a plain pytest, "
+            "python -m unittest or go test command"
         )
     stderr.say(f"Project commands for {root} ({config.source}):")
-    for name, command in items:
-        stderr.say(f"  {name:14} {command}")
+    for name, command in shown_settings(config, root):
+        stderr.say(f"  {visible(name):14} {visible(command)}")
     if not yes:
         if not _interactive():
             raise EyefulError(

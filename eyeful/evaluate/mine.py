@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 import pygit2
 
+from eyeful import focus
 from eyeful.cache import Cache
 from eyeful.config import Config
 from eyeful.confine import Refused
@@ -86,6 +87,8 @@ _CODE = {
     ".pyx",
 }
 _TEST_DIRS = {"test", "tests", "testing", "__tests__"}
+_TEST_MODULES = {"test.py", "tests.py"}
+"""A project's one test module, at any level (python-slugify's top-level ``test.py``)."""
 _SIGNATURE = pygit2.Signature("eyeful eval", "eval@eyeful.invalid", 1700000000, 0)
 
 
@@ -95,6 +98,7 @@ def is_test_path(path: str) -> bool:
     return (
         any(part in _TEST_DIRS for part in pure.parts[:-1])
         or name.startswith("test_")
+        or name in _TEST_MODULES
         or name == "conftest.py"
         or re.search(r"_test\.\w+$", name) is not None
         or re.search(r"\.(test|spec)\.\w+$", name) is not None
@@ -102,10 +106,12 @@ def is_test_path(path: str) -> bool:
 
 
 def is_test_file(path: str) -> bool:
-    """A file `test_one` can run: test_*.py, *_test.py and the like."""
+    """A file `test_one` can run: test_*.py, *_test.py, test.py, tests.py and the like."""
     name = PurePosixPath(path).name
     return (
-        name.startswith("test_") or re.search(r"_test\.\w+$|\.(test|spec)\.\w+$", name) is not None
+        name.startswith("test_")
+        or name in _TEST_MODULES
+        or re.search(r"_test\.\w+$|\.(test|spec)\.\w+$", name) is not None
     )
 
 
@@ -190,8 +196,10 @@ class Miner:
         outdir: Path,
         progress: Progress,
         only: Literal["bug", "clean"] | None = None,
+        include_features: bool = False,
     ) -> None:
         self.only = only
+        self.include_features = include_features
         self.config = config
         self.outdir = outdir
         self.progress = progress
@@ -281,6 +289,9 @@ class Miner:
             fails[test] = fails_text(own, code, PurePosixPath(test).stem)
             if fails[test] is None:
                 why_not.append(why_no_fails(run, test, own))
+        feature = feature_reason(failed)
+        if feature is not None and not self.include_features:
+            raise _Skip(f"a feature, not a fix: {feature} (--include-features mines it)")
         base_run = self._suite(base, "base")
         if base_run.status == "FAILED" and base_run.tests is None:
             raise _Skip("the suite fails on the base without naming the failing tests")
@@ -307,7 +318,7 @@ class Miner:
             "runs": caught,
             "fails": fails,
             "unshown": None if shown else "; ".join(why_not),
-            "feature": feature_reason(failed),
+            "feature": feature,
         }
         kind = "feature" if meta["feature"] is not None else "bug"
         return kind, {"truth": truth, "base": base, "change": change, "meta": meta, "fixed": fixed}
@@ -325,7 +336,10 @@ class Miner:
             "meta": {},
         }
 
-    def write(self, kind: str, commit: pygit2.Commit, found: dict[str, Any]) -> str:
+    def write(
+        self, kind: str, commit: pygit2.Commit, found: dict[str, Any]
+    ) -> tuple[str, str | None]:
+        """Write the case; its name, and why it has no reference findings (None: it has)."""
         name = f"{kind}-{str(commit.id)[:10]}"
         case = self.outdir / name
         case.mkdir(parents=True)
@@ -354,7 +368,18 @@ class Miner:
         settings = self.config.model_dump(mode="json", exclude_defaults=True, exclude={"source"})
         meta = found["meta"]
         notes = ""
+        listed: dict[str, Any] = {}
+        empty = None
         if kind != "clean":
+            references, why = self._reference_findings(found)
+            (case / "reference-findings.json").write_text(
+                json.dumps(references, indent=1) + "\n", encoding="utf-8"
+            )
+            if references:  # the case runs as mined: `eyeful eval` gives them to the review
+                listed = {"findings": ["reference-findings.json"]}
+            else:
+                empty = why
+                notes += _comment(f"No reference findings: {why}")
             notes += f"# Caught by: {', '.join(meta['caught_by'])}\n"
             if meta["feature"] is not None:
                 notes += _comment(f"Labelled a feature, not a fix: {meta['feature']}")
@@ -366,18 +391,18 @@ class Miner:
         header = (
             f"# Mined by `eyeful eval mine` from {commit.id}: {one_line(subject)}\n"
             + notes
-            + to_toml({"base": str(base), "change": str(change), **found["truth"]})
+            + to_toml({"base": str(base), "change": str(change), **listed, **found["truth"]})
         )
         text = header + "\n" + to_toml({"eyeful": settings})
         (case / "case.toml").write_text(text, encoding="utf-8")
-        if kind != "clean":
-            self._reference_findings(case, found)
-        return name
+        return name, empty
 
-    def _reference_findings(self, case: Path, found: dict[str, Any]) -> None:
-        """The fix's own failing test as the reproduction of a finding on the reverted hunks."""
+    def _reference_findings(self, found: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        """The fix's own failing test as the reproduction of a finding on the reverted hunks; and
+        why there is none, when there is none."""
         meta = found["meta"]
         out = []
+        none = []
         change_tree = tree_at(self.repo, found["change"])
         for number, test in enumerate(meta["caught_by"], 1):
             code = blob_at(self.repo, found["fixed"][test].id).data.decode(
@@ -387,6 +412,10 @@ class Miner:
             # reported (a question), and the gates say why it is not shown.
             fails = meta["fails"][test] or written_text(meta["runs"][test].tail, code)
             if fails is None:
+                none.append(
+                    f"{test}: nothing to claim it fails with (its failure's words are not in the "
+                    "test file, which has no assert and no line pytest marked)"
+                )
                 continue
             path = test
             if path in change_tree:
@@ -408,9 +437,7 @@ class Miner:
                     "repro": {"path": path, "code": code, "fails": fails},
                 }
             )
-        (case / "reference-findings.json").write_text(
-            json.dumps(out, indent=1) + "\n", encoding="utf-8"
-        )
+        return out, "; ".join(none)
 
 
 def _comment(text: str) -> str:
@@ -452,19 +479,21 @@ def mine(
     limit: int | None = None,
     progress: Progress | None = None,
     only: Literal["bug", "clean"] | None = None,
+    include_features: bool = False,
 ) -> MineReport:
     """Try every non-merge commit of the range, newest first; write a case for each that fits."""
-    if not config.commands.test or not config.commands.test_one:
+    if not config.commands.test or focus.of(config.commands.test, config.commands.test_one) is None:
         raise EyefulError(
-            "mining runs the project's `test` and `test_one` commands: configure "
-            "both in [tool.eyeful.commands]"
+            "mining runs the project's `test` command and each test alone: configure "
+            "commands.test, and commands.test_one unless eyeful derives it from a plain pytest, "
+            "python -m unittest or go test command"
         )
     if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
         raise EyefulError(f"{outdir}: exists and is not an empty directory; give a new OUTDIR")
     commits = _commits(paths, rev_range)
     outdir.mkdir(parents=True, exist_ok=True)
     report = MineReport(outdir=outdir)
-    miner = Miner(paths, config, outdir, progress or Silent(), only)
+    miner = Miner(paths, config, outdir, progress or Silent(), only, include_features)
     try:
         for sha in commits:
             if limit is not None and len(report.cases) >= limit:
@@ -478,9 +507,10 @@ def mine(
             except _Skip as why:
                 report.tried.append(Tried(sha, subject, f"skipped: {why}"))
                 continue
-            name = miner.write(kind, commit, found)
+            name, empty_why = miner.write(kind, commit, found)
             report.cases.append(name)
-            report.tried.append(Tried(sha, subject, f"case {name}"))
+            empty = f", no reference findings: {empty_why}" if empty_why is not None else ""
+            report.tried.append(Tried(sha, subject, f"case {name}{empty}"))
     finally:
         miner.close()
     return report
