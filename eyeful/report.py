@@ -315,7 +315,7 @@ def selection_phrase(report: Report) -> str | None:
     if chosen is None:
         return None
     if chosen.ids is None:
-        return f"ran the whole suite ({_text(chosen.why_all or 'nothing to select')})"
+        return f"ran the whole suite: {_text(chosen.why_all or 'nothing to select')}"
     run = next((r for r in report.runs if r.name == "test" and r.side == "change"), None)
     counts = (run.counts or dict(Counter((run.tests or {}).values()))) if run else {}
     ran = sum(counts.values())
@@ -394,7 +394,7 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
     if report.runs:
         selected = selection_phrase(report)
         ran = _ran(report.runs)
-        out += [f"{ran[:-1]} ({selected})." if selected else ran, ""]
+        out += [f"{ran} Selection: {selected}." if selected else ran, ""]
     blocking = [f for f in report.findings if f.kind == "fail"]
     questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]
     notes = [f for f in report.findings if f.kind == "review" and f.label != "question"]

@@ -101,7 +101,7 @@ def test_a_change_to_one_module_runs_only_its_tests(repo: Path, tmp_path: Path) 
     first, *_ = done.markdown.splitlines()
     assert first.endswith(said), done.markdown
     ran_line = next(line for line in done.markdown.splitlines() if line.startswith("Ran:"))
-    assert ran_line.endswith(f"({said}).")
+    assert ran_line.endswith(f". Selection: {said}.")
     properties = json.loads(sarif.read_text())["runs"][0]["properties"]
     assert properties["selection"] == selection and properties["selected"] == said
 
@@ -144,7 +144,7 @@ def test_a_change_the_map_cannot_follow_runs_the_whole_suite(
     assert len(_ran(done)) == ALL, done
     assert done.json["selection"]["ids"] is None
     assert why in done.json["selection"]["why_all"]
-    assert f"ran the whole suite ({why}" in done.markdown.splitlines()[0]
+    assert f"ran the whole suite: {why}" in done.markdown.splitlines()[0]
 
 
 def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
