@@ -56,9 +56,10 @@ def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) ->
         ("bug", args.bug_commits, args.bugs),
         ("clean", args.clean_commits, args.cleans),
     ):
+        # Features too: they are counted apart from the fixes.
         argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--only", kind,
-                "--limit", str(limit), "--rev-range", f"HEAD~{commits}..HEAD",
-                str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
+                "--include-features", "--limit", str(limit), "--rev-range",
+                f"HEAD~{commits}..HEAD", str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
         proc = run(argv, repo, env)
         print(f"## {name}, {kind} cases\n\n{proc.stdout}{proc.stderr if proc.returncode else ''}",
               flush=True)  # fmt: skip

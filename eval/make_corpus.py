@@ -229,9 +229,9 @@ def mined_cases(where: Path) -> None:
         shutil.copytree(case, target)
         toml = (target / "case.toml").read_text()
         if kind == "bug":
-            # The reference findings: the fix's own test as the reproduction (a question a test
-            # shows: mine requires `reproduced`).
-            toml = toml.replace("\nbase = ", '\nfindings = ["reference-findings.json"]\nbase = ', 1)
+            # The reference findings, the fix's own test as the reproduction, are listed by mine
+            # itself (a question a test shows: mine requires `reproduced`).
+            assert 'findings = ["reference-findings.json"]' in toml, toml
         else:
             # Bait: a claim the refactor broke `remaining`; its test passes, so nothing blocks.
             (target / "findings.json").write_text(json.dumps([BAIT], indent=1) + "\n")
