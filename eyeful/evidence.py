@@ -46,6 +46,8 @@ class Reading:
     """The traced lines that ran while a test ran, by repository path (eyeful/hunks.py)."""
     executed_at_import: dict[str, list[int]] = field(default_factory=dict)
     """Those that ran while the modules were collected."""
+    executed_in_module: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    """Of those, by test module: the ones run in a function or class body while it was collected."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -113,6 +115,10 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         reading.executed = {_relative(p, root): lines for p, lines in record.executed.items()}
         reading.executed_at_import = {
             _relative(p, root): lines for p, lines in record.executed_at_import.items()
+        }
+        reading.executed_in_module = {
+            _relative(module, root): {_relative(p, root): lines for p, lines in found.items()}
+            for module, found in record.executed_in_module.items()
         }
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome

@@ -367,7 +367,7 @@ class GateRunner:
             verdict.set("runs", False, f"the test could not run on the change: {why}")
             return verdict
         verdict.change_tail = first.tail
-        ran = {_ran(r, self.changed) for r in finals if r is not None}
+        ran = {_ran(r, self.changed, test) for r in finals if r is not None}
         verdict.ran_change = True if True in ran else (False if ran == {False} else None)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
@@ -546,10 +546,15 @@ def _remembered(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
     return Verdict.model_validate(entry["verdict"]), Finding.model_validate(entry["finding"])
 
 
-def _ran(run: Run, changed: ChangedLines) -> bool | None:
-    """Whether a reproduction's run executed a line the change touched: while its test ran, or,
-    for a test whose failure was its module's import, while the modules were collected."""
+def _ran(run: Run, changed: ChangedLines, test: str) -> bool | None:
+    """Whether a reproduction's run executed a line the change touched: while its test ran; in a
+    function or class body while its own module was collected (a decorator the module applied:
+    not a module's top-level line, which every import runs); or, for a test whose failure was
+    its module's import, while the modules were collected."""
     seen = touched(run.executed, changed)
+    module = test.partition("::")[0]
+    if not seen and module in (run.executed_in_module or {}):
+        seen = touched((run.executed_in_module or {})[module], changed) or seen
     if not seen and run.failure is not None and run.failure.kind == "collection":
         return touched(run.executed_at_import or {}, changed) or seen
     return seen

@@ -194,6 +194,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     imported: set[str] = set()
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
+    in_module: dict[str, dict[str, set[int]]] = {}
     sandboxed: list[str] = []
     reach = _Reached()
     for process in [*leaders, *workers]:
@@ -245,6 +246,11 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                     for name, lines in records.as_dict(line.get("at_import")).items():
                         numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
                         at_import.setdefault(name, set()).update(numbers)
+                    for module, found in records.as_dict(line.get("in_module")).items():
+                        mine = in_module.setdefault(module, {})
+                        for name, lines in records.as_dict(found).items():
+                            numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
+                            mine.setdefault(name, set()).update(numbers)
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "reached":
@@ -315,6 +321,10 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         imported=sorted(imported),
         sandboxed=sandboxed,
         executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
+        executed_in_module={
+            module: {path: sorted(lines) for path, lines in sorted(found.items())}
+            for module, found in sorted(in_module.items())
+        },
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

@@ -180,6 +180,9 @@ class RunRecord(_Model):
     (absolute); None when not asked, or when it could not trace."""
     executed_at_import: dict[str, list[int]] = Field(default_factory=dict)
     """Of those lines, the ones that ran while the modules were collected (imported)."""
+    executed_in_module: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
+    """Of those, by test module (absolute), the ones that ran in a function or class body while
+    that module was collected: a decorator it applied, a class it defined."""
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""

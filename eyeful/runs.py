@@ -91,6 +91,9 @@ class Run(BaseModel):
     executed_at_import: dict[str, list[int]] | None = None
     """Of the lines the change touched, those that ran when the modules were imported for
     collection: they count only for a test whose failure was its module's import."""
+    executed_in_module: dict[str, dict[str, list[int]]] | None = None
+    """Of those, by test module: the ones run in a function or class body while that module was
+    collected (a decorator it applied): they count for that module's tests."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -567,6 +570,7 @@ class Runner:
             run.read_from_text = attempt.why_text
             run.kinds, run.executed = said.kinds, said.executed
             run.executed_at_import = said.executed_at_import or None
+            run.executed_in_module = said.executed_in_module or None
             run.failures = said.failures or None
             run.reached = said.reached
         run.sandboxed = jail is not None

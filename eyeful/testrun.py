@@ -176,6 +176,7 @@ class Said:
     kinds: dict[str, str] | None = None
     executed: dict[str, list[int]] | None = None
     executed_at_import: dict[str, list[int]] = field(default_factory=dict)
+    executed_in_module: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     reached: dict[str, list[str]] | None = None
     stopped: str | None = None
     none_ran: bool = False
@@ -241,6 +242,7 @@ def _from_record(
     said.tests, said.tests_from = dict(reading.outcomes), reading.source
     said.collected, said.kinds, said.executed = reading.collected, reading.kinds, reading.executed
     said.executed_at_import = reading.executed_at_import
+    said.executed_in_module = reading.executed_in_module
     said.reached = record.reached
 
 

@@ -190,6 +190,88 @@ def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
     assert exit_code != 1
 
 
+MEMO = """import functools
+
+
+def memo(method):
+    cache = {}
+
+    @functools.wraps(method)
+    def wrapper(*args):
+        if args not in cache:
+            cache[args] = method(*args)
+        return cache[args]
+
+    wrapper.cache = cache
+    return wrapper
+"""
+MEMO_TEST = (
+    "from memo import memo\n\n\n@memo\ndef square(x):\n    return x * x\n\n\n"
+    "def test_square():\n    assert square(3) == 9\n"
+)
+
+
+def test_a_decorator_the_reproductions_module_applies_is_running_the_change(tmp_path):
+    # A real fix reverted (cachetools 86352ae): the change is in what a decorator does when it is
+    # applied, which happens while the test's own module is imported; the test then uses it.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "memo.py": MEMO,
+         "README.md": "a memoized function exposes its cache as `cache`\n",
+         "tests/test_memo.py": MEMO_TEST},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"memo.py": MEMO.replace("    wrapper.cache = cache\n", "")})
+    code = (
+        "from memo import memo\n\n\n@memo\ndef double(x):\n    return 2 * x\n\n\n"
+        "def test_cache_is_exposed():\n    assert double(2) == 4\n"
+        "    assert hasattr(double, 'cache'), 'the cache is not exposed'\n"
+    )
+    oracle = {"kind": "specified", "source": "README.md",
+              "quote": "a memoized function exposes its cache as `cache`"}  # fmt: skip
+    finding = _finding(code, "the cache is not exposed", oracle, "memo.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] == "fail", found.get("unverified")
+    assert exit_code == 1
+
+
+SHAPES = """class Square:
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return self.side * self.side
+
+    corners = 4
+"""
+
+
+def test_a_method_the_change_deleted_from_a_class_is_running_the_change(tmp_path):
+    # A real fix reverted (toolz ad9f297): a deletion in a class body, whose neighbours run only
+    # while the class is defined, at import.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "shapes.py": SHAPES,
+         "README.md": "a square has an area\n",
+         "tests/test_shapes.py": "from shapes import Square\n\n\ndef test_corners():\n"
+                                 "    assert Square(2).corners == 4\n"},
+    )  # fmt: skip
+    confirm(repo)
+    area = "    def area(self):\n        return self.side * self.side\n\n"
+    stage(repo, {"shapes.py": SHAPES.replace(area, "")})
+    code = (
+        "from shapes import Square\n\n\ndef test_area():\n"
+        "    assert hasattr(Square(3), 'area'), 'a square has no area'\n"
+    )
+    oracle = {"kind": "specified", "quote": "a square has an area", "source": "README.md"}
+    finding = _finding(code, "a square has no area", oracle, "shapes.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] == "fail", found.get("unverified")
+    assert exit_code == 1
+
+
 @needs_bwrap
 def test_a_reproduction_does_not_see_pythonlike_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHON_TOKEN", "pysecret")

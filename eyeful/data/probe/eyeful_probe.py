@@ -365,10 +365,15 @@ class _Probe:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
-        reach = self.reach if isinstance(collector, pytest.Module) else None
+        module = isinstance(collector, pytest.Module)
+        reach = self.reach if module else None
         if reach is not None:
             reach.begin()
+        if module and self.tracer is not None:
+            self.tracer.module = os.path.realpath(str(collector.path))
         outcome = yield
+        if self.tracer is not None:
+            self.tracer.module = None
         if reach is not None:
             self._reached_by_module(reach, collector)
         try:

@@ -32,6 +32,11 @@ class Tracer:
         # modules are collected: a line run at import is no sign that a test exercised it, unless
         # the test's failure was its module's import.
         self.active = False
+        # While a test module is collected (imported): the lines that ran in a function or class
+        # body, not at a module's top level, by that module. A decorator the module applies, a
+        # class it defines through the code under test, ran for that module's tests.
+        self.module: str | None = None
+        self.in_module: dict[str, dict[str, set[int]]] = {}
 
     @classmethod
     def start(cls, spec: str) -> Tracer:
@@ -59,14 +64,24 @@ class Tracer:
             return None
         path, lines = target
         hits, at_import = self.hits[path], self.at_import[path]
+        top_level = frame.f_code.co_name == "<module>"
+
+        def seen(line: int) -> None:
+            if self.active:
+                hits.add(line)
+                return
+            at_import.add(line)
+            if self.module is not None and not top_level:
+                found = self.in_module.setdefault(self.module, {})
+                found.setdefault(path, set()).add(line)
 
         def local(frame: FrameType, event: str, arg: object) -> _TraceFn:
             if event == "line" and frame.f_lineno in lines:
-                (hits if self.active else at_import).add(frame.f_lineno)
+                seen(frame.f_lineno)
             return local
 
         if frame.f_lineno in lines:
-            (hits if self.active else at_import).add(frame.f_lineno)
+            seen(frame.f_lineno)
         return local
 
     def stop(self) -> dict[str, Any]:
@@ -75,9 +90,19 @@ class Tracer:
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
             files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
             early = {p: sorted(h) for p, h in self.at_import.items() if h}
+            by_module = {
+                module: {p: sorted(h) for p, h in found.items()}
+                for module, found in self.in_module.items()
+            }
         else:
-            files, early = None, {}
-        return {"t": "executed", "files": files, "at_import": early, "why": self.why}
+            files, early, by_module = None, {}, {}
+        return {
+            "t": "executed",
+            "files": files,
+            "at_import": early,
+            "in_module": by_module,
+            "why": self.why,
+        }
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
