@@ -295,7 +295,9 @@ def _runner(files: _Files, config: _PytestConfig, tests: list[str]) -> _Runner:
             _count(functions, "has", "have") + " plain test functions (pytest's style)"
         )
     if pytest_reasons:
-        return _Runner("pytest", [*pytest_reasons, _listed(tests)])
+        named = uses_pytest or functions
+        listed = [] if named and len(named) == len(tests) else [_listed(tests)]
+        return _Runner("pytest", [*pytest_reasons, *listed])
     if cases:
         return _Runner("unittest", [_count(cases, "has", "have") + " unittest.TestCase classes"])
     if files.has("go.mod"):

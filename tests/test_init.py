@@ -125,6 +125,14 @@ def test_pytest_is_proposed_from_its_configuration_or_its_tests(repos, layout, t
     assert derived.shown == "python -m pytest -q {test}"
 
 
+def test_the_test_files_are_named_once_when_each_of_them_says_pytest(repos):
+    # itsdangerous: "5 test files (...) import pytest" and then "5 test files: ..." again
+    reasons = _proposal(repos["flat"]).reasons
+    assert [r for r in reasons if "tests/test_calc.py" in r] == [
+        "tests/test_calc.py has plain test functions (pytest's style)"
+    ], reasons
+
+
 def test_the_interpreter_is_the_one_path_has(repos):
     proposal = _proposal(repos["flat"], EnvironmentFacts(python="python3", has_pytest=True))
     assert proposal.test == "python3 -m pytest -q tests"
