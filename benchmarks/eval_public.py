@@ -52,14 +52,17 @@ def mine(name: str, path: str, args: argparse.Namespace, env: dict[str, str]) ->
     if pyproject.is_file() and "[tool.eyeful" in pyproject.read_text():
         raise SystemExit(f"{name}: configures eyeful itself")
     (repo / ".eyeful.toml").write_text(CONFIG)
+    # A history shorter than asked (jmespath: 235 first-parent commits): all of it but the root.
+    depth = run(["git", "rev-list", "--first-parent", "--count", "HEAD"], repo, env).stdout
     for kind, commits, limit in (
         ("bug", args.bug_commits, args.bugs),
         ("clean", args.clean_commits, args.cleans),
     ):
         # Features too: they are counted apart from the fixes.
+        since = f"HEAD~{min(commits, int(depth) - 1)}"
         argv = [sys.executable, "-m", "eyeful", "eval", "mine", "--yes", "--only", kind,
                 "--include-features", "--limit", str(limit), "--rev-range",
-                f"HEAD~{commits}..HEAD", str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
+                f"{since}..HEAD", str(args.out / "mined" / f"{name}.{kind}")]  # fmt: skip
         proc = run(argv, repo, env)
         print(f"## {name}, {kind} cases\n\n{proc.stdout}{proc.stderr if proc.returncode else ''}",
               flush=True)  # fmt: skip
