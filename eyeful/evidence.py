@@ -48,6 +48,8 @@ class Reading:
     """Those that ran while the modules were collected."""
     executed_in_module: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     """Of those, by test module: the ones run in a function or class body while it was collected."""
+    entered: list[str] = field(default_factory=list)
+    """The changed files whose code ran while a test ran."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -120,6 +122,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             _relative(module, root): {_relative(p, root): lines for p, lines in found.items()}
             for module, found in record.executed_in_module.items()
         }
+        reading.entered = [_relative(p, root) for p in record.entered]
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

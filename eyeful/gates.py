@@ -548,13 +548,18 @@ def _remembered(entry: dict[str, Any]) -> tuple[Verdict, Finding]:
 
 def _ran(run: Run, changed: ChangedLines, test: str) -> bool | None:
     """Whether a reproduction's run executed a line the change touched: while its test ran; in a
-    function or class body while its own module was collected (a decorator the module applied:
-    not a module's top-level line, which every import runs); or, for a test whose failure was
-    its module's import, while the modules were collected."""
+    function or class body while its own module was collected (a decorator the module applied);
+    at import in a file whose code the test then ran (a module's constant its functions read:
+    not a line of a module the test only imported, or read as text); or, for a test whose
+    failure was its module's import, while the modules were collected."""
     seen = touched(run.executed, changed)
     module = test.partition("::")[0]
     if not seen and module in (run.executed_in_module or {}):
         seen = touched((run.executed_in_module or {})[module], changed) or seen
+    used = set(run.entered or ())
+    if not seen and used:
+        early = {p: lines for p, lines in (run.executed_at_import or {}).items() if p in used}
+        seen = touched(early, changed) or seen
     if not seen and run.failure is not None and run.failure.kind == "collection":
         return touched(run.executed_at_import or {}, changed) or seen
     return seen

@@ -195,6 +195,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
+    entered: set[str] = set()
     sandboxed: list[str] = []
     reach = _Reached()
     for process in [*leaders, *workers]:
@@ -251,6 +252,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                         for name, lines in records.as_dict(found).items():
                             numbers = [n for n in records.as_list(lines) if isinstance(n, int)]
                             mine.setdefault(name, set()).update(numbers)
+                    names = records.as_list(line.get("entered"))
+                    entered.update(n for n in names if isinstance(n, str))
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "reached":
@@ -325,6 +328,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             module: {path: sorted(lines) for path, lines in sorted(found.items())}
             for module, found in sorted(in_module.items())
         },
+        entered=sorted(entered),
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

@@ -183,6 +183,8 @@ class RunRecord(_Model):
     executed_in_module: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
     """Of those, by test module (absolute), the ones that ran in a function or class body while
     that module was collected: a decorator it applied, a class it defined."""
+    entered: list[str] = Field(default_factory=list)
+    """Of the files holding those lines, the ones whose code ran while a test ran (absolute)."""
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""

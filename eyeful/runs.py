@@ -94,6 +94,9 @@ class Run(BaseModel):
     executed_in_module: dict[str, dict[str, list[int]]] | None = None
     """Of those, by test module: the ones run in a function or class body while that module was
     collected (a decorator it applied): they count for that module's tests."""
+    entered: list[str] | None = None
+    """The changed files whose code ran while the tests ran: their lines run at import (a
+    module's constant) count."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -571,6 +574,7 @@ class Runner:
             run.kinds, run.executed = said.kinds, said.executed
             run.executed_at_import = said.executed_at_import or None
             run.executed_in_module = said.executed_in_module or None
+            run.entered = said.entered or None
             run.failures = said.failures or None
             run.reached = said.reached
         run.sandboxed = jail is not None

@@ -272,6 +272,41 @@ def test_a_method_the_change_deleted_from_a_class_is_running_the_change(tmp_path
     assert exit_code == 1
 
 
+TYPES = """NAMES = {
+    "null": "NoneType",
+    "number": "int",
+}
+
+
+def type_name(kind):
+    return NAMES[kind]
+"""
+
+
+def test_a_module_constant_read_by_the_code_the_test_calls_is_running_the_change(tmp_path):
+    # A real fix reverted (jmespath 4a521f8): a line of a module-level table, run only at import,
+    # read by the module's function the test calls.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "types_.py": TYPES,
+         "README.md": "the type of null is NoneType\n",
+         "tests/test_types.py": "from types_ import type_name\n\n\ndef test_number():\n"
+                                "    assert type_name('number') == 'int'\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"types_.py": TYPES.replace('"NoneType"', '"None"')})
+    code = (
+        "from types_ import type_name\n\n\ndef test_null():\n"
+        "    assert type_name('null') == 'NoneType', 'null is not NoneType'\n"
+    )
+    oracle = {"kind": "specified", "quote": "the type of null is NoneType", "source": "README.md"}
+    finding = _finding(code, "null is not NoneType", oracle, "types_.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] == "fail", found.get("unverified")
+    assert exit_code == 1
+
+
 @needs_bwrap
 def test_a_reproduction_does_not_see_pythonlike_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHON_TOKEN", "pysecret")

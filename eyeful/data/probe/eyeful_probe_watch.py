@@ -37,6 +37,9 @@ class Tracer:
         # class it defines through the code under test, ran for that module's tests.
         self.module: str | None = None
         self.in_module: dict[str, dict[str, set[int]]] = {}
+        # The files whose code ran while a test ran: a line of theirs run only at import (a
+        # module's constant) counts for a test that used the module.
+        self.entered: set[str] = set()
 
     @classmethod
     def start(cls, spec: str) -> Tracer:
@@ -63,6 +66,8 @@ class Tracer:
         if target is None:
             return None
         path, lines = target
+        if self.active:
+            self.entered.add(path)
         hits, at_import = self.hits[path], self.at_import[path]
         top_level = frame.f_code.co_name == "<module>"
 
@@ -101,6 +106,7 @@ class Tracer:
             "files": files,
             "at_import": early,
             "in_module": by_module,
+            "entered": sorted(self.entered) if self.why is None else [],
             "why": self.why,
         }
 
