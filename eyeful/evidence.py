@@ -50,6 +50,8 @@ class Reading:
     """Of those, by test module: the ones run in a function or class body while it was collected."""
     entered: list[str] = field(default_factory=list)
     """The changed files whose code ran while a test ran."""
+    read_as_text: list[str] = field(default_factory=list)
+    """The changed files a test's code read as text."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -123,6 +125,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             for module, found in record.executed_in_module.items()
         }
         reading.entered = [_relative(p, root) for p in record.entered]
+        reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

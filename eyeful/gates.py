@@ -66,6 +66,9 @@ class Verdict(BaseModel):
     ran_change: bool | None = None
     """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
     None when that could not be traced (no probe record, nothing traceable changed)."""
+    read_as_text: list[str] = Field(default_factory=list)
+    """Changed files its test read as text: a failure about the source's text shows nothing
+    about what the code does."""
 
     def gate(self, name: GateName) -> Gate:
         return next(g for g in self.gates if g.name == name)
@@ -369,6 +372,10 @@ class GateRunner:
         verdict.change_tail = first.tail
         ran = {_ran(r, self.changed, test) for r in finals if r is not None}
         verdict.ran_change = True if True in ran else (False if ran == {False} else None)
+        read = {
+            p for r in finals if r is not None for p in r.read_as_text or () if p in self.changed
+        }
+        verdict.read_as_text = sorted(read)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:

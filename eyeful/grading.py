@@ -214,6 +214,11 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
     introduced = verdict.gate("introduced")
     if introduced.status == "fail" and not verdict.pre_existing:
         return f"introduced: {introduced.detail}"
+    if verdict.read_as_text and not verdict.pre_existing:
+        return (
+            f"its test read {', '.join(verdict.read_as_text)} as text: a failure about the "
+            "source's text is not a problem of what this change's code does"
+        )
     if verdict.ran_change is False and not verdict.pre_existing:
         return (
             "its test ran none of the lines the change touched, so its failure is not a "

@@ -196,6 +196,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
     entered: set[str] = set()
+    read: set[str] = set()
     sandboxed: list[str] = []
     reach = _Reached()
     for process in [*leaders, *workers]:
@@ -254,6 +255,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                             mine.setdefault(name, set()).update(numbers)
                     names = records.as_list(line.get("entered"))
                     entered.update(n for n in names if isinstance(n, str))
+                    names = records.as_list(line.get("read"))
+                    read.update(n for n in names if isinstance(n, str))
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "reached":
@@ -329,6 +332,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             for module, found in sorted(in_module.items())
         },
         entered=sorted(entered),
+        read_as_text=sorted(read),
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

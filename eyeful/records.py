@@ -185,6 +185,8 @@ class RunRecord(_Model):
     that module was collected: a decorator it applied, a class it defined."""
     entered: list[str] = Field(default_factory=list)
     """Of the files holding those lines, the ones whose code ran while a test ran (absolute)."""
+    read_as_text: list[str] = Field(default_factory=list)
+    """Of those files, the ones a test's code opened to read (``inspect.getsource``, ``open``)."""
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""

@@ -95,8 +95,9 @@ class Run(BaseModel):
     """Of those, by test module: the ones run in a function or class body while that module was
     collected (a decorator it applied): they count for that module's tests."""
     entered: list[str] | None = None
-    """The changed files whose code ran while the tests ran: their lines run at import (a
-    module's constant) count."""
+    """The changed files whose code ran while the tests ran (so their import-time lines count)."""
+    read_as_text: list[str] | None = None
+    """The changed files a test's code read as text (then its failure does not count)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -574,7 +575,7 @@ class Runner:
             run.kinds, run.executed = said.kinds, said.executed
             run.executed_at_import = said.executed_at_import or None
             run.executed_in_module = said.executed_in_module or None
-            run.entered = said.entered or None
+            run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.failures = said.failures or None
             run.reached = said.reached
         run.sandboxed = jail is not None

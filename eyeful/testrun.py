@@ -178,6 +178,7 @@ class Said:
     executed_at_import: dict[str, list[int]] = field(default_factory=dict)
     executed_in_module: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     entered: list[str] = field(default_factory=list)
+    read_as_text: list[str] = field(default_factory=list)
     reached: dict[str, list[str]] | None = None
     stopped: str | None = None
     none_ran: bool = False
@@ -244,7 +245,7 @@ def _from_record(
     said.collected, said.kinds, said.executed = reading.collected, reading.kinds, reading.executed
     said.executed_at_import = reading.executed_at_import
     said.executed_in_module = reading.executed_in_module
-    said.entered = reading.entered
+    said.entered, said.read_as_text = reading.entered, reading.read_as_text
     said.reached = record.reached
 
 

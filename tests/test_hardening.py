@@ -168,7 +168,8 @@ def test_an_implicit_oracle_is_not_granted_to_a_raise_the_change_wrote(tmp_path)
 
 
 def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
-    # A no-op change to a module-level line; the reproduction reads the source as text.
+    # A no-op change to a module-level line; the reproduction looks at the file's size (not read
+    # as text, which has its own test below), not at what the code does.
     repo = make_repo(
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
@@ -179,8 +180,8 @@ def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
     confirm(repo)
     stage(repo, {"shop.py": "LIMIT = 10_0\n\n\n" + SHOP})
     code = (
-        "import inspect\n\nimport shop\n\n\ndef test_limit():\n"
-        "    assert 'LIMIT = 100' in inspect.getsource(shop), 'LIMIT was changed'\n"
+        "import os\n\nimport shop\n\n\ndef test_limit():\n"
+        "    assert os.path.getsize(shop.__file__) == 56, 'LIMIT was changed'\n"
     )
     oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
     exit_code, report = _with_findings(tmp_path, repo, _finding(code, "LIMIT was changed", oracle))
@@ -302,6 +303,38 @@ def test_a_module_constant_read_by_the_code_the_test_calls_is_running_the_change
     oracle = {"kind": "specified", "quote": "the type of null is NoneType", "source": "README.md"}
     finding = _finding(code, "null is not NoneType", oracle, "types_.py")
     exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] == "fail", found.get("unverified")
+    assert exit_code == 1
+
+
+def test_a_reproduction_that_reads_the_changed_source_as_text_does_not_block(tmp_path):
+    # The test calls the module (so its constant, run at import, counts as run) and then fails on
+    # the source's text: a no-op change must not block.
+    repo = _shop(tmp_path, "LIMIT = 10_0\n\n\n" + SHOP.replace("sum(prices)", "sum( prices )"))
+    code = (
+        "import inspect\n\nimport shop\n\n\ndef test_source():\n"
+        "    assert shop.total([1]) == 1\n"
+        "    assert 'sum(prices)' in inspect.getsource(shop), 'the source was changed'\n"
+    )
+    oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
+    finding = _finding(code, "the source was changed", oracle, "shop.py")
+    exit_code, report = _with_findings(tmp_path, repo, finding)
+    (found,) = report["findings"]
+    assert found["kind"] != "fail", found
+    assert "read shop.py as text" in found["unverified"], found["unverified"]
+    assert exit_code != 1
+
+
+def test_a_reproduction_importing_the_changed_module_in_its_body_still_blocks(tmp_path):
+    # An import inside the test reads the file too, through importlib: not a reading as text.
+    repo = _shop(tmp_path, SHOP.replace("sum(prices)", "sum(prices) + 1"))
+    code = (
+        "def test_total():\n    from shop import total\n\n"
+        "    assert total([1]) == 1, 'the total is wrong'\n"
+    )
+    oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
+    exit_code, report = _with_findings(tmp_path, repo, _finding(code, "the total is wrong", oracle))
     (found,) = report["findings"]
     assert found["kind"] == "fail", found.get("unverified")
     assert exit_code == 1

@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH118, PTH123
+# ruff: noqa: PTH100, PTH118, PTH119, PTH123
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """What eyeful's pytest probe (eyeful_probe.py, beside this file) watches while tests run: the
 lines of the change a reproduction executes (:class:`Tracer`), and under eyeful's sandbox what a
@@ -7,9 +7,12 @@ run tried that the sandbox refuses (:class:`Walls`). Standard library only. PYTE
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import site
 import sys
+import sysconfig
 import threading
 import types
 from collections.abc import Callable
@@ -40,6 +43,11 @@ class Tracer:
         # The files whose code ran while a test ran: a line of theirs run only at import (a
         # module's constant) counts for a test that used the module.
         self.entered: set[str] = set()
+        # The changed files a test read as text (inspect.getsource, open): a failure about the
+        # source's text is no failure of what the code does.
+        self.read: set[str] = set()
+        self.names = {os.path.basename(p) for p in targets}
+        self.libraries = _library_roots()
 
     @classmethod
     def start(cls, spec: str) -> Tracer:
@@ -51,7 +59,32 @@ class Tracer:
             return tracer
         threading.settrace(tracer._call)
         sys.settrace(tracer._call)
+        sys.addaudithook(tracer._audit)
         return tracer
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        """An ``open`` of a changed file while a test runs, asked by the repository's code (the
+        first caller outside the standard library and site-packages), not by an import or by
+        pytest's report of a traceback."""
+        if event != "open" or not self.active or len(args) < 2 or self.why is not None:
+            return
+        path, mode = args[0], args[1]
+        if not isinstance(path, str) or os.path.basename(path) not in self.names:
+            return
+        if isinstance(mode, str) and any(c in mode for c in "wax+"):
+            return
+        real = os.path.realpath(path)
+        if real not in self.targets or real in self.read:
+            return
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib"):
+                return  # an import
+            if not (name.startswith("<") or name.startswith(self.libraries)):
+                self.read.add(real)
+                return
+            frame = frame.f_back
 
     def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
         found = self.codes.get(code, False)
@@ -107,8 +140,21 @@ class Tracer:
             "at_import": early,
             "in_module": by_module,
             "entered": sorted(self.entered) if self.why is None else [],
+            "read": sorted(self.read),
             "why": self.why,
         }
+
+
+def _library_roots() -> tuple[str, ...]:
+    """The standard library's and the installed distributions' directories."""
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    roots = {os.path.abspath(root) for root in roots if root}
+    roots |= {os.path.realpath(root) for root in roots}
+    return tuple(os.path.join(root, "") for root in roots)
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
