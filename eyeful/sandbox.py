@@ -9,6 +9,7 @@ that execute it see (README "What untrusted code can do"):
 - no network (a network namespace of its own: loopback only);
 - its own pid namespace (``/proc`` shows nothing of eyeful's or the user's processes); it dies
   with eyeful;
+- no capabilities, whoever runs eyeful (as root: ``nobody`` in a user namespace, where allowed);
 - an allow-listed environment: what any program needs (``PATH``, locale, terminal), the
   variables the confirmed commands need (``[tool.eyeful] env``, the virtualenv, Python's, pytest's
   and Go's own settings, each by name), and eyeful's own (the probe's, the reaper's token).
@@ -24,6 +25,7 @@ review says the runs went unsandboxed (``sandbox = "require"`` makes that exit 3
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -70,7 +72,32 @@ def unavailable() -> str | None:
 
 def _namespaces(*, network: bool = False) -> list[str]:
     net = [] if network else ["--unshare-net"]
-    return ["--unshare-pid", *net, "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+    return [*_unprivileged(), "--unshare-pid", *net, "--unshare-ipc", "--unshare-uts",
+            "--die-with-parent"]  # fmt: skip
+
+
+# The uid (and gid) code runs as inside the sandbox when eyeful runs as root: nobody's.
+NOBODY = 65534
+
+
+@functools.cache
+def _unprivileged() -> tuple[str, ...]:
+    """No capabilities inside, whoever runs eyeful: bwrap keeps root's (CAP_SYS_ADMIN: a remount
+    makes every read-only bind writable) unless told. As root, also a user namespace in which the
+    code is ``nobody``, where this machine allows one (checked once a process)."""
+    drop = ("--cap-drop", "ALL")
+    if os.geteuid() != 0:
+        return drop
+    user = ("--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY))
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return drop
+    check = [bwrap, *user, *drop, "--ro-bind", "/", "/", "--dev", "/dev", "true"]
+    try:
+        proc = subprocess.run(check, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return drop
+    return (*user, *drop) if proc.returncode == 0 else drop
 
 
 def wrapped(

@@ -9,11 +9,14 @@ import json
 import os
 import shutil
 import socket
+import sys
 from pathlib import Path
 
 import pytest
 
 from eyeful import sandbox
+from eyeful.agents.command import CommandProvider
+from eyeful.config import AgentConfig
 from tests.core import review
 from tests.gitrepo import (
     PYTEST_INI,
@@ -182,3 +185,73 @@ def test_without_a_sandbox_the_review_says_so_and_require_exits_3(tmp_path, mode
         assert finding["kind"] != "fail"
         assert all(r["status"] == "ERROR" for r in _change_runs(report))
         assert code_ == 3
+
+
+# As root (Docker, CI), bwrap keeps root's capabilities unless told otherwise: a reproduction
+# could remount the read-only root writable and write into the user's repository (issue 34).
+as_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root has capabilities to drop (CI runs as root)"
+)
+
+# What a reproduction or an agent with a shell tries as root: print its capabilities and uid,
+# remount the root writable, then write into the user's tree, .git/hooks and .git/refs.
+ESCAPE = """
+import subprocess
+from pathlib import Path
+
+
+def escape(repo):
+    status = Path("/proc/self/status").read_text().splitlines()
+    caps = next(line.split()[1] for line in status if line.startswith("CapEff"))
+    uid = next(line.split()[1] for line in status if line.startswith("Uid"))
+    mount = subprocess.run(["mount", "-o", "remount,rw", "/"], capture_output=True).returncode
+    wrote = []
+    for path in ("PWNED.txt", ".git/hooks/pre-push", ".git/refs/heads/evil"):
+        try:
+            Path(repo, path).write_text("pwned")
+            wrote.append(path)
+        except OSError:
+            pass
+    return f"caps={caps} uid={uid} mount={mount} wrote={wrote}"
+"""
+
+
+@as_root
+@needs_bwrap
+def test_as_root_a_reproduction_has_no_capabilities_and_cannot_remount(tmp_path):
+    repo = _repo(tmp_path)
+    code = f"""{ESCAPE}
+from calc import add
+
+
+def test_sum():
+    seen = escape({str(repo)!r})
+    assert add(2, 3) == 5, f"add no longer returns the sum ({{seen}})"
+"""
+    before = user_state(repo)
+    _, report = _review(repo, tmp_path, code, "add no longer returns the sum")
+    runs = _change_runs(report)
+    assert runs and all(r["sandboxed"] for r in runs)
+    for run in runs:
+        assert "caps=0000000000000000" in run["tail"], run["tail"]
+        assert "uid=0" not in run["tail"] and "mount=0" not in run["tail"], run["tail"]
+        assert "wrote=[]" in run["tail"], run["tail"]
+    assert user_state(repo) == before
+    assert not (repo / "PWNED.txt").exists()
+
+
+@as_root
+@needs_bwrap
+def test_as_root_a_command_agent_has_no_capabilities_and_cannot_remount(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    monkeypatch.chdir(repo)
+    before = user_state(repo)
+    script = tmp_path / "agent.py"
+    script.write_text(f"{ESCAPE}\nimport sys\nsys.stdin.read()\nprint(escape({str(repo)!r}))\n")
+    export = tmp_path / "export"
+    export.mkdir()
+    provider = CommandProvider(AgentConfig(command=f"{sys.executable} {script}", timeout=60))
+    seen = provider.complete("review this", cwd=export).text
+    assert "caps=0000000000000000" in seen, seen
+    assert "uid=0" not in seen and "mount=0" not in seen and "wrote=[]" in seen, seen
+    assert user_state(repo) == before
