@@ -139,6 +139,14 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             f"{len(record.collected)} collected tests (the process was killed or exited "
             "early, as with os._exit), so the run says nothing about the tests"
         )
+    failing = sorted(t for t, test in record.tests.items() if test.outcome in FAILING)
+    if record.runner == "pytest" and record.exitstatus == 0 and failing:
+        # pytest saw every test pass (its own exit status), the record says one failed: a record
+        # written by something other than pytest's reports (the code under test) judges nothing.
+        reading.unfinished = (
+            f"the record disagrees with pytest's exit status: {failing[0]} is recorded as "
+            "failing, but pytest exited 0, so the run says nothing about the tests"
+        )
     missing = [t for t in record.collected if t not in record.tests]
     if missing and reading.unfinished is None:
         reading.stopped = (

@@ -21,6 +21,7 @@ PROBE_MODULE = "eyeful_probe"
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
 MAP_VAR = "EYEFUL_PROBE_MAP"
 SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
+DIRFD_VAR = "EYEFUL_PROBE_DIRFD"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
 it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
@@ -28,11 +29,15 @@ PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 """The directory that holds only the probe (and its watcher module): put first on PYTHONPATH."""
 
 
-def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
+def plugin_env(
+    probe_dir: Path, environ: Mapping[str, str], dirfd: int | None = None
+) -> dict[str, str]:
     """The variables to set on top of ``environ`` so that pytest loads the probe and records
     into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
-    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_SESSION emptied
-    (so that a run started from inside another recorded run records too)."""
+    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_DIRFD: an open
+    descriptor of ``probe_dir`` the run inherits, through which the probe writes (the directory
+    may then be read-only where the tests run: the sandbox). The probe takes them all out of the
+    environment before any test code runs."""
     plugins = [name.strip() for name in environ.get("PYTEST_PLUGINS", "").split(",")]
     plugins = [name for name in plugins if name]
     if PROBE_MODULE not in plugins:
@@ -43,7 +48,7 @@ def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
         "PYTEST_PLUGINS": ",".join(plugins),
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
-        "EYEFUL_PROBE_SESSION": "",
+        DIRFD_VAR: "" if dirfd is None else str(dirfd),
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
         MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
         SANDBOX_VAR: "",
@@ -60,6 +65,7 @@ class _Process:
         self.pid = 0
         self.lines: list[dict[str, object]] = []
         self.finish: dict[str, object] | None = None
+        self.ended = False  # pytest_unconfigure's ``end`` came after the finish
 
 
 def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Process, int]:
@@ -91,7 +97,9 @@ def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Proce
             process.worker = records.as_str(line.get("worker"))
             process.pid = records.as_int(line.get("pid")) or 0
         elif kind == "finish":
-            process.finish = line
+            process.finish, process.ended = line, False
+        elif kind == "end":
+            process.ended = process.finish is not None
         process.lines.append(line)
     return process, len(data)
 
@@ -316,6 +324,11 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     finish = leaders[0].finish if leaders else None
     if not leaders:
         notes.add("no main process record: only workers wrote")
+    elif finish is not None and not leaders[0].ended:
+        # A finish that pytest's own end did not follow: written by something else (the code
+        # under test, then os._exit), or the process died between the two. No finish at all.
+        notes.add("a finish line that pytest's end did not follow: the session did not end")
+        finish = None
     return records.RunRecord(
         runner="pytest",
         collected=list(collected),

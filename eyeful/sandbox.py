@@ -3,9 +3,10 @@
 A reproduction or a fix was written by an agent or a findings file, not by the user; the runs
 that execute it see (README "What untrusted code can do"):
 
-- the filesystem read-only, except the worktree it runs in, the probe's record directory, a
-  temporary directory private to the review (``TMPDIR``) and a private ``HOME``; the user's
-  repository and its common git directory are read-only with the rest;
+- the filesystem read-only, except the worktree it runs in, a temporary directory private to
+  the review (``TMPDIR``) and a private ``HOME``; the user's repository, its common git
+  directory and the probe's record directory (written through a descriptor: eyeful/testrun.py)
+  are read-only with the rest;
 - no network (a network namespace of its own: loopback only);
 - its own pid namespace (``/proc`` shows nothing of eyeful's or the user's processes); it dies
   with eyeful;

@@ -220,12 +220,13 @@ def run_command(
     args: Sequence[str] = (),
     jail: Jail | None = None,
     writable: Sequence[Path] = (),
+    pass_fds: Sequence[int] = (),
 ) -> CommandResult:
     """Run ``command`` through the shell in ``cwd``; never raises for the command's own failure.
 
     ``args`` are the shell's positional arguments (``"$@"`` in ``command``): data, never parsed.
     ``jail``: run it in the sandbox (eyeful/sandbox.py), writing only ``cwd``, ``writable`` and
-    the jail's private directories.
+    the jail's private directories. ``pass_fds``: descriptors the command inherits.
 
     Raises :class:`Cancelled` when the run was interrupted (before or while it runs).
     """
@@ -245,6 +246,7 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as err:
         return CommandResult("ERROR", None, 0.0, "", reason=f"could not start: {err.strerror}")

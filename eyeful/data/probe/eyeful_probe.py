@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH123, PTH206
+# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -36,6 +36,7 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``pytest_internal_error``: ``error``: pytest's own INTERNALERROR.
 - ``finish``: ``exitstatus``, ``counts`` (tests by outcome, as this process saw them),
   ``collected`` (session.testscollected), ``failed`` (session.testsfailed).
+- ``end``: written last, by pytest_unconfigure (after pytest's session ended).
 - ``executed``: with EYEFUL_PROBE_TRACE naming a JSON file of {path: [line, ...]}: ``files``,
   the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
   with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
@@ -55,9 +56,17 @@ with pytest's assertion explanation); ``frames`` is the traceback of the first e
 outermost first, without pytest's and pluggy's own leading frames, its last 50 kept;
 ``raised_in`` is its innermost frame.
 
-A nested pytest run (a project's test that runs pytest, in a subprocess or in process) records
-nothing: the process that owns the record sets EYEFUL_PROBE_SESSION="<pid> <dir>", and a main
-process that finds its own directory there, or a worker whose parent is not that pid, stays off.
+Where the record is (EYEFUL_PROBE_DIR, and EYEFUL_PROBE_DIRFD: a descriptor of that directory
+eyeful opened) and what to trace are taken out of ``os.environ`` as this module is imported,
+before any conftest.py or test module: the code under test does not find them there, and a
+pytest it starts (a subprocess, which inherits neither variable nor descriptor) records nothing;
+one run in process (``pytest.main``) finds the recorder active and stays off too. xdist's workers
+get the variables from their controller (``workerinput``). The main process writes its record
+through the descriptor, so under eyeful's sandbox the directory is read-only for the tests (and
+there, the run stays in one process: a worker could not write). The last line a process writes
+is ``end``, from pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end.
+What remains possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the
+recorder object in this process can still write through them.
 """
 
 from __future__ import annotations
@@ -78,10 +87,27 @@ import pytest
 from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
+_DIRFD_VAR = "EYEFUL_PROBE_DIRFD"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
-_SESSION_VAR = "EYEFUL_PROBE_SESSION"
 _MAP_VAR = "EYEFUL_PROBE_MAP"
+_WORKER_KEY = "eyeful_probe"  # xdist's workerinput: what the controller hands its workers
+
+
+def _take_environment() -> dict[str, str]:
+    """The probe's variables, taken out of ``os.environ`` when this module is imported (through
+    PYTEST_PLUGINS: before any conftest.py or test module): the code under test never finds
+    where the record is, and a pytest started by a test records nothing."""
+    taken: dict[str, str] = {}
+    for name in (_DIR_VAR, _DIRFD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR):
+        value = os.environ.pop(name, None)
+        if value:
+            taken[name] = value
+    return taken
+
+
+_ENV = _take_environment()
+_active: list[object] = []  # the recorder of this process, once registered
 
 MESSAGE_CHARS = 2000  # of each exception's str()
 CRASH_CHARS = 4000  # of pytest's reprcrash message
@@ -97,36 +123,43 @@ _PHASES = ("setup", "call", "teardown")
 _FUNCTION = pytest.Function
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register a recorder for this run when EYEFUL_PROBE_DIR is set and the run is not nested."""
+    """Register a recorder for this run when eyeful asked for one and the run is not nested."""
     try:
-        directory = os.environ.get(_DIR_VAR)
-        if not directory:
-            return
-        directory = os.path.abspath(directory)
-        if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
-            if not hasattr(config, "workerinput"):
-                _say_unsupported(directory)
-            return
-        session = os.environ.get(_SESSION_VAR, "")
-        owner, _, owned_dir = session.partition(" ")
-        if hasattr(config, "workerinput"):
-            if owned_dir != directory or owner != str(os.getppid()):
-                return  # a nested run's worker
-            previous = None
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            # A worker of a recorded run: its controller handed it the probe's variables.
+            given = workerinput.get(_WORKER_KEY)
+            env = dict(given) if isinstance(given, dict) else {}
         else:
-            if owned_dir == directory:
-                return  # a pytest run inside a recorded run
-            previous = os.environ.get(_SESSION_VAR)
-            os.environ[_SESSION_VAR] = f"{os.getpid()} {directory}"
-        probe = _Probe(config, directory, previous)
+            env = dict(_ENV)
+        directory = env.get(_DIR_VAR)
+        if not directory or _active:
+            return  # not asked, or a pytest run inside the recorded one (pytest.main in a test)
+        directory = os.path.abspath(directory)
+        dirfd = int(env[_DIRFD_VAR]) if workerinput is None and _DIRFD_VAR in env else None
+        if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
+            if workerinput is None:
+                _say_unsupported(directory, dirfd)
+            return
+        confined = env.get(_SANDBOX_VAR)
+        if confined and hasattr(config.option, "dist"):
+            # In the sandbox the record's directory is read-only: only this process writes,
+            # through the descriptor eyeful opened. xdist's workers could not: they run here.
+            config.option.dist = "no"
+            config.option.tx = []
+        probe = _Probe(config, directory, dirfd, env)
+        if workerinput is None and _distributing(config):
+            probe.role = "controller"
+        probe.open()  # before the sandbox's watch starts, and before any test module is imported
+        _active.append(probe)
         config.pluginmanager.register(probe, "eyeful_probe_recorder")
-        trace = os.environ.get(_TRACE_VAR)
+        trace = env.get(_TRACE_VAR)
         if trace:
             probe.tracer = Tracer.start(trace)
-        elif os.environ.get(_MAP_VAR):
-            probe.reach = Reach.start(os.environ[_MAP_VAR])
-        confined = os.environ.get(_SANDBOX_VAR)
+        elif env.get(_MAP_VAR):
+            probe.reach = Reach.start(env[_MAP_VAR])
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
@@ -136,11 +169,32 @@ def pytest_configure(config: pytest.Config) -> None:
         return
 
 
-def _say_unsupported(directory: str) -> None:
+def _distributing(config: pytest.Config) -> bool:
+    """Whether xdist will make this process its controller (its own test, run before its
+    pytest_configure registers the session that spawns the workers)."""
+    option = config.option
+    if getattr(option, "collectonly", False):
+        return False
+    return getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None))
+
+
+def _open_record(name: str, directory: str, dirfd: int | None) -> int:
+    """A record file of this process: through eyeful's descriptor of the directory when there is
+    one (the directory may be read-only where the tests run), else by its path."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    if dirfd is not None:
+        return os.open(name, flags, 0o644, dir_fd=dirfd)
+    os.makedirs(directory, exist_ok=True)
+    return os.open(os.path.join(directory, name), flags, 0o644)
+
+
+def _say_unsupported(directory: str, dirfd: int | None) -> None:
     """Tell eyeful that this pytest is older than the probe supports: it reads the run's text."""
-    name = os.path.join(directory, f"{os.getpid()}-unsupported.txt")
-    with open(name, "w", encoding="utf-8") as file:
-        file.write(str(getattr(pytest, "__version__", "unknown")))
+    fd = _open_record(f"{os.getpid()}-unsupported.txt", directory, dirfd)
+    try:
+        os.write(fd, str(getattr(pytest, "__version__", "unknown")).encode("ascii", "replace"))
+    finally:
+        os.close(fd)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -275,10 +329,13 @@ def _outside_python() -> list[str]:
 class _Probe:
     """The recorder of one pytest process."""
 
-    def __init__(self, config: pytest.Config, directory: str, previous_session: str | None) -> None:
+    def __init__(
+        self, config: pytest.Config, directory: str, dirfd: int | None, env: dict[str, str]
+    ) -> None:
         self.config = config
         self.directory = directory
-        self.previous_session = previous_session
+        self.dirfd = dirfd
+        self.env = env
         self.role = "worker" if hasattr(config, "workerinput") else "main"
         self.fd: int | None = None
         self.pending: list[str] = []  # a passing call's line, until the test's teardown
@@ -312,20 +369,34 @@ class _Probe:
         with contextlib.suppress(Exception):
             self._line({"t": "internal_error", "hook": hook, "error": _cut(repr(error), 1000)})
 
-    def _open(self) -> None:
-        os.makedirs(self.directory, exist_ok=True)
-        path = os.path.join(self.directory, f"{os.getpid()}-{self.role}.jsonl")
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    def open(self) -> None:
+        """The record file (named by the role pytest_configure knows; the start line says
+        whether this main process became xdist's controller), then eyeful's descriptor closed."""
+        self.fd = _open_record(f"{os.getpid()}-{self.role}.jsonl", self.directory, self.dirfd)
+        if self.dirfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.dirfd)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:  # noqa: ANN401 (xdist's WorkerController)
+        """xdist: a worker gets the probe's variables from its controller, not the environment
+        (where the tests would find them). Outside eyeful's sandbox only (see pytest_configure)."""
+        try:
+            given = {k: v for k, v in self.env.items() if k != _DIRFD_VAR}
+            node.workerinput[_WORKER_KEY] = given
+        except Exception as error:
+            self._internal_error("pytest_configure_node", error)
 
     # hooks
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         try:
-            if self.role == "main" and self.config.pluginmanager.has_plugin("dsession"):
+            if self.config.pluginmanager.has_plugin("dsession"):
                 self.role = "controller"
                 self.controller = True
-            self._open()
+            elif self.role == "controller":
+                self.role = "main"  # xdist did not distribute after all
             workerinput = getattr(self.config, "workerinput", None)
             rootdir = getattr(self.config, "rootpath", None) or getattr(self.config, "rootdir", "")
             self._line(
@@ -589,11 +660,10 @@ class _Probe:
             if self.held is not None:
                 self._write_held(None)
             if self.fd is not None:
-                self._write("")
+                # pytest's own end, after its session finished: a finish line without this one
+                # was not written by the session's end (eyeful.pytest_records).
+                self._line({"t": "end"})
                 os.close(self.fd)
                 self.fd = None
-            if self.role != "worker":
-                if self.previous_session is None:
-                    os.environ.pop(_SESSION_VAR, None)
-                else:
-                    os.environ[_SESSION_VAR] = self.previous_session
+        with contextlib.suppress(ValueError):
+            _active.remove(self)
