@@ -47,7 +47,8 @@ def confined(value: str, what: str = "path") -> str:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Strict types: `"line": "2"` or `true` is an error naming the field, never a 2 or a 1.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Oracle(_Strict):

@@ -84,12 +84,21 @@ def blob_at(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Blob:
     return blob
 
 
+class NotACommit(GitError):
+    """The revision names an object that is no commit (a blob, a tree): nothing to fetch."""
+
+
 def _peel_commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     try:
         obj = repo.revparse_single(rev)
-        commit = obj.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         raise GitError(f"unknown revision {rev!r}: give a commit, branch or tag") from None
+    try:
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise NotACommit(
+            f"{rev!r} is a {obj.type_str}, not a commit: give a commit, branch or tag"
+        ) from None
     assert isinstance(commit, pygit2.Commit)
     return commit
 
@@ -114,8 +123,8 @@ def _side_for_rev(repo: pygit2.Repository, rev: str, shallow: frozenset[str] | N
         return _empty_side(repo)
     try:
         commit = _peel_commit(repo, rev)
-    except GitError:
-        if shallow is None:
+    except GitError as err:
+        if shallow is None or isinstance(err, NotACommit):
             raise
         if shallow:
             raise MissingBase(
@@ -226,6 +235,9 @@ def take_snapshot(
     paths: RepoPaths, base_rev: str | None = None, head_rev: str | None = None
 ) -> Snapshot:
     """Resolve what to compare; see the module docstring for the rules."""
+    for option, rev in (("--base", base_rev), ("--head", head_rev)):
+        if rev is not None and not rev.strip():
+            raise GitError(f"{option}: empty; give a commit, branch or tag")
     repo = open_repository(paths)
     shallow = _shallow_commits(paths)
     if base_rev is None and head_rev is None:

@@ -695,3 +695,52 @@ def test_a_failed_setup_is_exit_3_and_is_tried_again_next_time(tmp_path):
     stage(repo, {"notes.txt": "1\n"})  # inputs unchanged, but the last setup did not succeed
     assert _review_runs(repo) == [("change", "setup", "PASSED"), ("change", "test", "PASSED")]
     assert len(_lines(counter)) == 2
+
+
+# Where start-up is interrupted: a profile hook sends SIGINT to the process itself when the
+# named function of the named file is first called, so each point is hit exactly (no timing).
+INTERRUPT_AT = """
+import os, signal, sys
+target_file, target_function = sys.argv[1], sys.argv[2]
+def hook(frame, event, arg):
+    code = frame.f_code
+    if event == "call" and code.co_name == target_function and code.co_filename.endswith(
+        target_file
+    ):
+        sys.setprofile(None)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.argv = ["git-eyeful", *sys.argv[3:]]
+sys.setprofile(hook)
+from eyeful.cli.launch import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ("eyeful/cli/app.py", "main"),  # typer not imported yet
+        ("typer/main.py", "get_command"),  # typer reads the commands' signatures
+        ("typer/core.py", "_main"),  # typer's own main: it turned this into a silent 130
+        ("click/core.py", "make_context"),  # parsing the options
+        ("click/core.py", "invoke"),  # typer calls the command
+        ("eyeful/cli/reviewcmd.py", "prepare"),  # the review starts
+    ],
+    ids=lambda where: f"{where[0]}:{where[1]}",
+)
+def test_an_interrupt_at_any_point_of_start_up_is_one_line_and_130(tmp_path, where):
+    repo = _project(tmp_path)
+    write(repo, {"calc.py": BROKEN_ADD})
+    git(repo, "add", "calc.py")
+    script = tmp_path / "interrupt_at.py"
+    script.write_text(INTERRUPT_AT, encoding="utf-8")
+    before = user_state(repo)
+    proc = subprocess.run(
+        [PYTHON, str(script), *where, "--no-cache"], cwd=repo, capture_output=True, text=True,
+        timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("eyeful: error: interrupted"), proc.stderr
+    assert proc.stdout == ""
+    assert user_state(repo) == before

@@ -185,6 +185,11 @@ BAD_INPUTS: dict[str, Bad] = {
         "cannot read findings: No such file or directory", ("--findings", "{tmp}/none.json")
     ),
     "base-unknown": Bad("unknown revision 'no-such-rev'", ("--base", "no-such-rev")),
+    # --base names a commit: an empty value reviewed against the empty tree, a blob's id sent the
+    # user to `git fetch` (issue 34, point 3).
+    "base-empty": Bad("--base: empty; give a commit, branch or tag", ("--base", "")),
+    "base-blob": Bad("is a blob, not a commit", ("--base", "{blob}")),
+    "base-tree": Bad("is a tree, not a commit", ("--base", "{tree}")),
     "description-and-message": Bad(
         "--description FILE or -m TEXT, not both",
         ("--description", "{findings}", "-m", "x"),
@@ -240,6 +245,12 @@ BAD_INPUTS: dict[str, Bad] = {
     "finding-line-zero": Bad(
         "finding 'f1' (#1): line: Input should be greater than or equal to 1",
         findings=[_finding(line=0)],
+    ),
+    "finding-line-string": Bad(
+        "finding 'f1' (#1): line: Input should be a valid integer", findings=[_finding(line="2")]
+    ),
+    "finding-line-bool": Bad(
+        "finding 'f1' (#1): line: Input should be a valid integer", findings=[_finding(line=True)]
     ),
     "finding-unknown-field": Bad(
         "finding 'f1' (#1): colour: unknown field", findings=[_finding(colour="red")]
@@ -315,8 +326,12 @@ BAD_INPUTS: dict[str, Bad] = {
 }
 
 
-def _fill(args: tuple[str, ...], tmp: Path, findings: Path | None) -> list[str]:
-    return [a.format(tmp=tmp, findings=findings) for a in args]
+def _fill(args: tuple[str, ...], tmp: Path, findings: Path | None, repo: Path) -> list[str]:
+    ids = {}
+    if any("{blob}" in a or "{tree}" in a for a in args):
+        ids = {"blob": git(repo, "rev-parse", "HEAD:calc.py").strip(),
+               "tree": git(repo, "rev-parse", "HEAD^{tree}").strip()}  # fmt: skip
+    return [a.format(tmp=tmp, findings=findings, **ids) for a in args]
 
 
 _OPTIONS = {
@@ -384,7 +399,7 @@ def test_every_bad_input_is_one_line_and_runs_nothing(corpus, tmp_path, monkeypa
         _confirm(repo)
         _reset(repo)
     findings = None if case.findings is None else _write_findings(tmp_path, case.findings)
-    args = _fill(case.args, tmp_path, findings)
+    args = _fill(case.args, tmp_path, findings, repo)
     if findings is not None and not any("{findings}" in a for a in case.args):
         args = ["--findings", str(findings), *args]
     cwd = tmp_path / case.cwd if case.cwd is not None else repo

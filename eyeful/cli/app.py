@@ -371,4 +371,7 @@ def _invoke(argv: list[str] | None, name: str) -> int:
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if result == EXIT_INTERRUPTED and not Stderr.errors_said:
+        # typer turns an interrupt while it parses or starts the command into a silent 130.
+        fail(stderr, "interrupted")
     return result if isinstance(result, int) else 0

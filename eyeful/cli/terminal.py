@@ -29,6 +29,9 @@ def _wants_rich() -> bool:
 class Stderr:
     """Where the CLI's messages go: one plain line each, through rich only at a terminal."""
 
+    errors_said = 0
+    """Lines starting ``eyeful: error:`` said so far, by any instance (the CLI says one)."""
+
     def __init__(self) -> None:
         self._console: Console | None = None
 
@@ -51,6 +54,8 @@ class Stderr:
 
     def say(self, text: str) -> None:
         """One message, as given: no markup, never wrapped."""
+        if text.startswith("eyeful: error:"):
+            Stderr.errors_said += 1
         if self.rich:
             self.console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
             return
