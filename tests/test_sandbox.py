@@ -255,3 +255,75 @@ def test_as_root_a_command_agent_has_no_capabilities_and_cannot_remount(tmp_path
     assert "caps=0000000000000000" in seen, seen
     assert "uid=0" not in seen and "mount=0" not in seen and "wrote=[]" in seen, seen
     assert user_state(repo) == before
+
+
+# tinydb's shape (issue 34, point 4): a test of the project writes to a path that exists nowhere
+# and expects the error. That write fails the same way outside the sandbox: it is the test's
+# own, not the sandbox's doing, and a correct fix is verified with that test in the suite, also
+# when another test of the suite fails there as it did before the fix.
+SUITE = """import pytest
+
+from calc import add
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_always_failing():
+    assert False, "fails on every tree"
+
+
+def test_a_write_here():
+    with open(WHERE, "w") as out:
+        out.write("x")
+"""
+NOWHERE = "/this/is/an/invalid/path/db.json"
+FIX = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+       "-    return a - b\n+    return a + b\n")  # fmt: skip
+
+
+def _fix_suite_runs(tmp_path: Path, test_a_write_here: str) -> tuple[dict, list[dict]]:
+    suite = SUITE.replace(SUITE[SUITE.index("def test_a_write_here") :], test_a_write_here)
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "README.md": "add returns the sum of its arguments\n",
+            "calc.py": CALC,
+            "tests/test_calc.py": suite,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN})
+    finding = _finding(ADD_TEST.replace("== 5", "== 5, 'add no longer sums'"), "add no longer sums")
+    finding["fix"] = {"diff": FIX}
+    done = review(repo, format="json", findings=[finding])
+    (graded,) = done.json["findings"]
+    runs = [r for r in graded["runs"] if r["side"] == "fix" and r["name"] == "test"]
+    assert runs and all(r["sandboxed"] for r in runs), graded["runs"]
+    return graded, runs
+
+
+@needs_bwrap
+def test_a_write_to_a_path_that_exists_nowhere_is_the_tests_own(tmp_path):
+    code = (
+        "def test_an_invalid_path_is_refused():\n    with pytest.raises(OSError):\n"
+        f"        open({NOWHERE!r}, 'w')\n"
+    )
+    graded, runs = _fix_suite_runs(tmp_path, code)
+    assert graded["kind"] == "fail", graded["gates"]
+    assert all("sandbox stopped it" not in (r["reason"] or "") for r in runs), runs
+    assert all(r["status"] == "FAILED" for r in runs), runs  # test_always_failing, as before
+    assert graded["fix_verified"] is True, (graded["fix_note"], runs)
+
+
+@needs_bwrap
+def test_a_write_into_a_directory_that_exists_outside_is_the_sandboxs(tmp_path):
+    # The same write into a directory that exists (read-only in the sandbox) would succeed
+    # outside: the sandbox stopped it, and the run says nothing of the fix.
+    code = f"def test_a_write_here():\n    open({str(tmp_path / 'db.json')!r}, 'w').write('x')\n"
+    graded, runs = _fix_suite_runs(tmp_path, code)
+    assert all("sandbox stopped it" in (r["reason"] or "") for r in runs), runs
+    assert graded["fix_verified"] is not True

@@ -175,13 +175,20 @@ class Walls:
         sys.addaudithook(walls._event)
         return walls
 
-    def _outside(self, path: object) -> bool:
+    def _outside(self, path: object, *, creates: bool) -> bool:
+        """Whether the sandbox, not the path itself, refuses this: a path outside the places
+        the code may write that exists (``creates``: or whose directory exists, so that it could
+        be made there outside the sandbox, where the filesystem is the same, only writable). A
+        path under no existing directory fails the same way outside: the code's own doing."""
         if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
             return False
         real = os.path.realpath(os.fsdecode(path))
         if real.endswith(".pyc") or real.startswith("/dev/"):
             return False  # bytecode caches (Python shrugs off a failure to write one), devices
-        return not any(real == root or real.startswith(root + os.sep) for root in self.writable)
+        if any(real == root or real.startswith(root + os.sep) for root in self.writable):
+            return False
+        exists = os.path.lexists(real)
+        return exists or (creates and os.path.isdir(os.path.dirname(real)))
 
     def _event(self, event: str, args: tuple[Any, ...]) -> None:
         if len(self.hits) >= 20:
@@ -192,10 +199,15 @@ class Walls:
                 writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                     isinstance(flags, int) and flags & _WRITE_FLAGS
                 )
-                if writes and self._outside(path):
+                if writes and self._outside(path, creates=True):
                     self.hits.append(f"write to {os.fsdecode(path)}")
-            elif event in ("os.mkdir", "os.remove", "os.rename", "os.rmdir", "os.symlink"):
-                if args and self._outside(args[0]):
+            elif event in ("os.mkdir", "os.symlink"):
+                # Made anew: refused by the sandbox only where nothing is there yet.
+                path = args[1] if event == "os.symlink" and len(args) > 1 else args[0]
+                if self._outside(path, creates=True) and not os.path.lexists(os.fsdecode(path)):
+                    self.hits.append(f"{event} {os.fsdecode(path)}")
+            elif event in ("os.remove", "os.rename", "os.rmdir"):
+                if args and self._outside(args[0], creates=False):
                     self.hits.append(f"{event} {os.fsdecode(args[0])}")
             elif event in ("socket.connect", "socket.sendto", "socket.getaddrinfo"):
                 self.hits.append(f"{event} {args[1] if len(args) > 1 else ''}")
