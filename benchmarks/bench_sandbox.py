@@ -17,6 +17,13 @@ Figures on the 2-core development machine (Python 3.11, bubblewrap 0.8), `--repe
     in the sandbox:  min 1.458 s  median 1.492 s
     ratio:           min 1.048    median 0.990   (goal <= 1.1)
 
+2026-12-04, with every capability dropped (`--cap-drop ALL`, as root `nobody` in a user
+namespace) and the record written through a descriptor, `--repeat 7`, load 9 to 10:
+
+    without sandbox: min 2.146 s  median 2.341 s
+    in the sandbox:  min 2.272 s  median 2.449 s
+    ratio:           min 1.059    median 1.046   (goal <= 1.1)
+
     .venv/bin/python benchmarks/bench_sandbox.py [--repeat 7] [--seconds 1.0]
 """
 
