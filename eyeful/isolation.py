@@ -13,6 +13,8 @@ on PATH, else with `virtualenv` (seeds pip from its own wheels, offline), else w
 
 from __future__ import annotations
 
+import hashlib
+
 import importlib.util
 import os
 import shlex
@@ -82,8 +84,12 @@ def activated(base: dict[str, str], target: Path) -> dict[str, str]:
     return env
 
 
-def prepare(state_dir: Path, worktree_name: str, timeout: float) -> Environment:
-    """The worktree's virtualenv, made when missing or made from another interpreter.
+def prepare(
+    state_dir: Path, worktree_name: str, timeout: float, setup: str | None = None
+) -> Environment:
+    """The worktree's virtualenv, made when missing, made from another interpreter, or made for
+    another ``setup`` command (a changed setup starts from nothing: pip would keep what the old
+    one installed where the new one asks for no upgrade).
 
     Raises :class:`VenvError` when no creator could make it.
     """
@@ -96,7 +102,7 @@ def prepare(state_dir: Path, worktree_name: str, timeout: float) -> Environment:
             'isolate = "none"',
             "python3 -m venv",
         )
-    key = str(Path(python).resolve())
+    key = str(Path(python).resolve()) + "\n" + hashlib.sha256((setup or "").encode()).hexdigest()
     stamp = target.with_name(f"{worktree_name}.interpreter")
     try:
         known = stamp.read_text(encoding="utf-8").strip()

@@ -337,7 +337,10 @@ class Runner:
         if self.config.effective_isolate == "none":
             return None, None
         try:
-            made = isolation.prepare(self.pool.paths.state_dir, worktree.name, self.config.timeout)
+            made = isolation.prepare(
+                self.pool.paths.state_dir, worktree.name, self.config.timeout,
+                self.config.commands.setup,
+            )  # fmt: skip
         except isolation.VenvError as err:
             failed = CommandResult("ERROR", None, 0.0, "", reason=str(err))
             return None, self._record(side, "setup", err.command, tree, failed)
@@ -376,7 +379,9 @@ class Runner:
         if clean:
             worktree.write_setup_key(None)  # what setup installed among ignored files is gone
         with self._repo_lock:
-            worktree.checkout(self.repo, tree, clean_ignored=clean)
+            worktree.checkout(
+                self.repo, tree, clean_ignored=clean, parent=self.pool.history.get(tree)
+            )
         if extra is not None:
             worktree.taint()
             worktree.stamp(extra.apply(worktree.path))

@@ -27,10 +27,20 @@ from eyeful.shell import check_cancelled
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
 
 
-def snapshot_commit(repo: pygit2.Repository, tree: str) -> str:
-    """A commit for ``tree`` that no ref points at; the same tree always gives the same commit."""
+def snapshot_commit(repo: pygit2.Repository, tree: str, parent: str | None = None) -> str:
+    """A commit for ``tree`` that no ref points at; the same tree (and parent) always gives the
+    same commit. With ``parent``, the commit it is when that commit holds ``tree`` (the base),
+    else a commit on top of it (the staged change on HEAD): `git describe` and the tags see the
+    history there as in the user's clone (setuptools-scm, hatch-vcs, versioneer)."""
+    parents: list[pygit2.Oid] = []
+    if parent is not None:
+        found = repo.get(parent)
+        if isinstance(found, pygit2.Commit):
+            if str(found.tree_id) == tree:
+                return str(found.id)
+            parents = [found.id]
     oid = repo.create_commit(
-        None, _SIGNATURE, _SIGNATURE, "eyeful snapshot\n", pygit2.Oid(hex=tree), []
+        None, _SIGNATURE, _SIGNATURE, "eyeful snapshot\n", pygit2.Oid(hex=tree), parents
     )
     return str(oid)
 
@@ -92,13 +102,17 @@ class Worktree:
         """The last modification time :meth:`stamp` gave (whole seconds)."""
         return self.state_dir / "clock" / self.name
 
-    def checkout(self, repo: pygit2.Repository, tree: str, *, clean_ignored: bool = False) -> None:
-        """Make the files exactly ``tree``, keeping ignored files unless ``clean_ignored``.
+    def checkout(
+        self, repo: pygit2.Repository, tree: str, *, clean_ignored: bool = False,
+        parent: str | None = None,
+    ) -> None:  # fmt: skip
+        """Make the files exactly ``tree``, keeping ignored files unless ``clean_ignored``;
+        ``parent``: the commit whose history it has (:func:`snapshot_commit`).
 
         Every file the checkout changed is then :meth:`stamp`-ed, so build state an earlier tree
         left among the ignored files (bytecode, make targets) is older than this tree's sources.
         """
-        commit = snapshot_commit(repo, tree)
+        commit = snapshot_commit(repo, tree, parent)
         admin = linked_git_dir(self.path)
         if admin is not None:
             # This process holds the worktree's flock, so no eyeful's git is at work here: a lock
@@ -165,10 +179,15 @@ def _names(data: bytes) -> list[str]:
 class WorktreePool:
     """Hands out worktrees; creates one when every existing one is busy, up to ``size``."""
 
-    def __init__(self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8) -> None:
+    def __init__(
+        self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8,
+        history: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         self.paths = paths
         self.repo = repo
         self.size = max(1, size)
+        self.history = dict(history or {})
+        """tree → the commit a checkout of it has as its history (the reviewed sides')."""
         self.root = paths.state_dir / WORKTREES_DIR
         self.locks = paths.state_dir / "locks"
 

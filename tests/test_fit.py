@@ -1,0 +1,117 @@
+"""Fits real projects on the first run (issue 35).
+
+Versions from git: eyeful's worktrees check out the reviewed commit itself (the base), or a commit
+whose parent is HEAD (the staged change), so `git describe` and the tags work there as in the
+user's clone: a setuptools-scm project installs with its real version, not `0.1.dev1`. A changed
+setup command gets a virtualenv made anew. Real repositories, a real pip install.
+"""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from pathlib import Path
+
+from tests.core import review
+from tests.gitrepo import confirm, git, make_repo, stage, write
+
+SCM_PYPROJECT = """[build-system]
+requires = ["setuptools>=64", "setuptools-scm>=8"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "scmpkg"
+dynamic = ["version"]
+
+[tool.setuptools_scm]
+
+[tool.setuptools.packages.find]
+where = ["src"]
+
+[tool.eyeful.commands]
+setup = "python -m pip install -q -e . pytest"
+test = "python -m pytest -q -p no:cacheprovider"
+"""
+SCM_TESTS = """from importlib.metadata import version
+
+import scmpkg
+
+
+def test_double():
+    assert scmpkg.double(3) == 6
+
+
+def test_the_version_comes_from_the_tags():
+    assert version("scmpkg").startswith("1.2."), version("scmpkg")
+"""
+
+
+def test_a_setuptools_scm_project_installs_with_the_version_of_its_tags(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": SCM_PYPROJECT,
+            ".gitignore": "*.egg-info/\n",
+            "src/scmpkg/__init__.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_scm.py": SCM_TESTS,
+        },
+    )
+    git(repo, "tag", "v1.2.3")
+    confirm(repo)
+    stage(repo, {"src/scmpkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
+    done = review(repo, format="json", jobs=1)
+    report = done.json
+    kinds = [(f["test"], f["kind"]) for f in report["regressions"] + report["other_failures"]]
+    # Without the tags the version is 0.1.dev1 on both trees: a pre-existing failure.
+    assert kinds == [("tests/test_scm.py::test_double", "regression")], json.dumps(kinds)
+    assert done.exit_code == 1
+    installed = sorted(
+        p.name for p in (repo / ".git" / "eyeful" / "venvs").glob("*/lib/*/site-packages/scmpkg-*")
+    )
+    assert installed and all(name.startswith("scmpkg-1.2.") for name in installed), installed
+
+
+def _setup_config(setup: str) -> str:
+    return (
+        "[tool.eyeful.commands]\n"
+        f"setup = {json.dumps(setup)}\n"
+        'test = "python -m pytest -q -p no:cacheprovider"\n'
+    )
+
+
+# The virtualenv finds this interpreter's pytest through a .pth file (quicker than installing it).
+PTH = (
+    "python -c \"import sysconfig, os; open(os.path.join(sysconfig.get_paths()['purelib'], "
+    f"'zz_eyeful_tests.pth'), 'w').write({sysconfig.get_paths()['purelib']!r})\""
+)
+MARKER_TEST = """import os
+
+
+def test_the_old_setup_left_nothing():
+    assert not os.path.exists(os.path.join(os.environ["VIRTUAL_ENV"], "old-setup-was-here"))
+"""
+
+
+def test_a_changed_setup_command_starts_from_a_fresh_virtualenv(tmp_path: Path) -> None:
+    old = f"{PTH} && touch $VIRTUAL_ENV/old-setup-was-here"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": _setup_config(old),
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_marker.py": MARKER_TEST,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    first = review(repo, format="json", jobs=1).json
+    assert [f["test"] for f in first["other_failures"]] == [
+        "tests/test_marker.py::test_the_old_setup_left_nothing"
+    ]
+    write(repo, {"pyproject.toml": _setup_config(PTH)})
+    git(repo, "commit", "-qm", "setup without the marker", "pyproject.toml")
+    confirm(repo)
+    second = review(repo, format="json", jobs=1)
+    assert [r["name"] for r in second.json["runs"]][:2] == ["setup", "test"], second.json["runs"]
+    assert second.json["other_failures"] == [], second.json["other_failures"]
+    assert second.exit_code == 0
