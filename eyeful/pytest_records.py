@@ -21,7 +21,7 @@ PROBE_MODULE = "eyeful_probe"
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
 MAP_VAR = "EYEFUL_PROBE_MAP"
 SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
-DIRFD_VAR = "EYEFUL_PROBE_DIRFD"
+FD_VAR = "EYEFUL_PROBE_FD"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
 it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
@@ -29,14 +29,30 @@ PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 """The directory that holds only the probe (and its watcher module): put first on PYTHONPATH."""
 
 
+RECORD = "record-main.jsonl"
+"""The main pytest process's record in the probe directory: eyeful opens it (:func:`open_record`)
+and the command inherits the descriptor."""
+
+
+def open_record(probe_dir: Path) -> tuple[int, str]:
+    """The record file's descriptor for the command to inherit, and the EYEFUL_PROBE_FD value
+    that names it (``fd:device:inode``: a process that has another file at that number, one
+    started by Python's subprocess which closes descriptors, writes by the path instead). A file,
+    not the directory: through a directory's descriptor, ``..`` leads out of the sandbox's
+    read-only view."""
+    fd = os.open(probe_dir / RECORD, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    info = os.fstat(fd)
+    return fd, f"{fd}:{info.st_dev}:{info.st_ino}"
+
+
 def plugin_env(
-    probe_dir: Path, environ: Mapping[str, str], dirfd: int | None = None
+    probe_dir: Path, environ: Mapping[str, str], record: str | None = None
 ) -> dict[str, str]:
     """The variables to set on top of ``environ`` so that pytest loads the probe and records
     into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
-    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_DIRFD: an open
-    descriptor of ``probe_dir`` the run inherits, through which the probe writes (the directory
-    may then be read-only where the tests run: the sandbox). The probe takes them all out of the
+    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD (``record``:
+    :func:`open_record`), through which the main pytest process writes (the directory may then
+    be read-only where the tests run: the sandbox). The probe takes them all out of the
     environment before any test code runs."""
     plugins = [name.strip() for name in environ.get("PYTEST_PLUGINS", "").split(",")]
     plugins = [name for name in plugins if name]
@@ -48,7 +64,7 @@ def plugin_env(
         "PYTEST_PLUGINS": ",".join(plugins),
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
-        DIRFD_VAR: "" if dirfd is None else str(dirfd),
+        FD_VAR: record or "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
         MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
         SANDBOX_VAR: "",
@@ -68,11 +84,14 @@ class _Process:
         self.ended = False  # pytest_unconfigure's ``end`` came after the finish
 
 
-def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Process, int]:
+def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list[_Process], int]:
+    """The processes that wrote ``path``: one, or (the record eyeful opened, which every pytest
+    a command starts in a row inherits) one per ``start`` line."""
     process = _Process(path.name)
     stem = path.stem.rsplit("-", 1)
     if len(stem) == 2 and stem[1] in ("main", "controller", "worker"):
         process.role = stem[1]
+    processes = [process]
     limit = min(records.MAX_FILE_BYTES, budget)
     with path.open("rb") as file:
         data = file.read(limit + 1)
@@ -92,6 +111,9 @@ def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Proce
         if not isinstance(line, dict):
             continue
         kind = line.get("t")
+        if kind == "start" and process.pid:
+            process = _Process(path.name)
+            processes.append(process)
         if kind == "start":
             process.role = records.as_str(line.get("role")) or process.role
             process.worker = records.as_str(line.get("worker"))
@@ -101,7 +123,9 @@ def _read_process(path: Path, budget: int, notes: records.Notes) -> tuple[_Proce
         elif kind == "end":
             process.ended = process.finish is not None
         process.lines.append(line)
-    return process, len(data)
+    return [p for p in processes if p.pid or any(x.get("t") != "unsupported" for x in p.lines)], len(
+        data
+    )
 
 
 def _worker_key(process: _Process) -> tuple[int, int, str]:
@@ -183,12 +207,14 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             notes.add(f"{path.name}: not read, the records passed {records.MAX_TOTAL_BYTES} bytes")
             continue
         try:
-            process, size = _read_process(path, budget, notes)
+            found, size = _read_processes(path, budget, notes)
         except OSError as error:
             notes.add(f"{path.name}: unreadable: {error}")
             continue
         budget -= size
-        processes.append(process)
+        processes += found
+    if not processes:
+        return None
     leaders = [p for p in processes if p.role in ("main", "controller")]
     workers = sorted((p for p in processes if p.role == "worker"), key=_worker_key)
     leaders.sort(key=lambda p: (p.finish is None, p.pid))
@@ -399,6 +425,13 @@ def without_record(probe_dir: Path, output: str) -> str | None:
         for path in sorted(probe_dir.glob("*-unsupported.txt")):
             version = path.read_text("utf-8", errors="replace")[:40].strip()
             return f"pytest {version} is older than 7.0, the oldest the probe supports"
+        with (probe_dir / RECORD).open("rb") as record:
+            for raw in record.read(records.MAX_FILE_BYTES).splitlines():
+                with contextlib.suppress(ValueError):
+                    line = json.loads(raw)
+                    if isinstance(line, dict) and line.get("t") == "unsupported":
+                        version = str(line.get("pytest"))[:40]
+                        return f"pytest {version} is older than 7.0, the oldest the probe supports"
     if f'Error importing plugin "{PROBE_MODULE}"' in output or (
         f"No module named '{PROBE_MODULE}'" in output
     ):

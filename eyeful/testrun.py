@@ -121,8 +121,8 @@ def attempt(
     # The probe writes through this descriptor: in the sandbox the directory is read-only, so
     # the code it records cannot write the record by its path (README "What untrusted code can
     # do").
-    dirfd = os.open(probe_dir, os.O_RDONLY | os.O_DIRECTORY)
-    probe_env = pytest_records.plugin_env(probe_dir, env, dirfd)
+    record_fd, record = pytest_records.open_record(probe_dir)
+    probe_env = pytest_records.plugin_env(probe_dir, env, record)
     if jail is not None:
         writable = [cwd, jail.private / "tmp", jail.private / "home"]
         probe_env[pytest_records.SANDBOX_VAR] = os.pathsep.join(str(p) for p in writable)
@@ -135,12 +135,12 @@ def attempt(
     try:
         result = run_command(
             actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env},
-            jail=jail, pass_fds=(dirfd,),
+            jail=jail, pass_fds=(record_fd,),
         )  # fmt: skip
         record = pytest_records.read_pytest(probe_dir)
         why_text = None if record else pytest_records.without_record(probe_dir, result.tail)
     finally:
-        os.close(dirfd)
+        os.close(record_fd)
         shutil.rmtree(probe_dir, ignore_errors=True)
     if why_text is not None and "could not be loaded" in why_text:
         # The command's own PYTHONPATH hid the probe and pytest stopped at once: run it as

@@ -258,3 +258,44 @@ def test_a_sandboxed_reproduction_under_xdist_is_still_recorded(tmp_path):
     runs = [r for r in graded["runs"] if r["name"] == "test_one"]
     assert runs and all(r["sandboxed"] and r["tests_from"] == "probe" for r in runs), runs
     assert graded["kind"] == "fail", graded["gates"]
+
+
+# The adversarial run's escape: a reproduction named conftest.py runs before the probe's own
+# configure; every descriptor it inherited is tried as a directory to climb out of, to the user's
+# .git (its hooks) and working tree. A record file's descriptor leads nowhere.
+CLIMB = """import os
+
+for fd in os.listdir("/proc/self/fd"):
+    for up in ("..", "../..", "../../.."):
+        try:
+            top = os.open(up, os.O_RDONLY | os.O_DIRECTORY, dir_fd=int(fd))
+        except OSError:
+            continue
+        for name in ("hooks/pre-commit", "../PWNED", "PWNED"):
+            try:
+                os.close(os.open(name, os.O_WRONLY | os.O_CREAT, 0o755, dir_fd=top))
+            except OSError:
+                pass
+        os.close(top)
+
+
+def test_sum():
+    from calc import add
+
+    assert add(2, 3) == 5, "add no longer sums"
+"""
+
+
+@needs_bwrap
+def test_a_reproduction_cannot_climb_out_through_an_inherited_descriptor(tmp_path):
+    repo = _repo(tmp_path)
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    spec = {"kind": "specified", "quote": "add returns the sum of its arguments",
+            "source": "README.md"}  # fmt: skip
+    finding = _finding(CLIMB, spec)
+    finding["repro"] = {"path": "conftest.py", "code": CLIMB, "fails": "add no longer sums"}
+    before = user_state(repo)
+    review(repo, format="json", findings=[finding])
+    assert user_state(repo) == before
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert not (repo / "PWNED").exists()

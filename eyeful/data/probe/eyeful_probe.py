@@ -56,14 +56,15 @@ with pytest's assertion explanation); ``frames`` is the traceback of the first e
 outermost first, without pytest's and pluggy's own leading frames, its last 50 kept;
 ``raised_in`` is its innermost frame.
 
-Where the record is (EYEFUL_PROBE_DIR, and EYEFUL_PROBE_DIRFD: a descriptor of that directory
-eyeful opened) and what to trace are taken out of ``os.environ`` as this module is imported,
+Where the record is (EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD: the main process's record file,
+opened by eyeful and inherited as a descriptor) and what to trace are taken out of ``os.environ`` as this module is imported,
 before any conftest.py or test module: the code under test does not find them there, and a
 pytest it starts (a subprocess, which inherits neither variable nor descriptor) records nothing;
 one run in process (``pytest.main``) finds the recorder active and stays off too. xdist's workers
-get the variables from their controller (``workerinput``). The main process writes its record
-through the descriptor, so under eyeful's sandbox the directory is read-only for the tests (and
-there, the run stays in one process: a worker could not write). The last line a process writes
+get the variables from their controller (``workerinput``) and write files of their own. The
+main process writes its record through the inherited descriptor (a pytest that did not inherit
+it, started by tox, say, writes by the path), so under eyeful's sandbox the directory is
+read-only for the tests (and there, the run stays in one process: a worker could not write). The last line a process writes
 is ``end``, from pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end.
 What remains possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the
 recorder object in this process can still write through them.
@@ -87,7 +88,7 @@ import pytest
 from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
-_DIRFD_VAR = "EYEFUL_PROBE_DIRFD"
+_FD_VAR = "EYEFUL_PROBE_FD"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _MAP_VAR = "EYEFUL_PROBE_MAP"
@@ -99,7 +100,7 @@ def _take_environment() -> dict[str, str]:
     PYTEST_PLUGINS: before any conftest.py or test module): the code under test never finds
     where the record is, and a pytest started by a test records nothing."""
     taken: dict[str, str] = {}
-    for name in (_DIR_VAR, _DIRFD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR):
+    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR):
         value = os.environ.pop(name, None)
         if value:
             taken[name] = value
@@ -138,10 +139,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if not directory or _active:
             return  # not asked, or a pytest run inside the recorded one (pytest.main in a test)
         directory = os.path.abspath(directory)
-        dirfd = int(env[_DIRFD_VAR]) if workerinput is None and _DIRFD_VAR in env else None
+        record = _inherited(env.get(_FD_VAR)) if workerinput is None else None
         if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
             if workerinput is None:
-                _say_unsupported(directory, dirfd)
+                _say_unsupported(directory, record)
             return
         confined = env.get(_SANDBOX_VAR)
         if confined and hasattr(config.option, "dist"):
@@ -149,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
             # through the descriptor eyeful opened. xdist's workers could not: they run here.
             config.option.dist = "no"
             config.option.tx = []
-        probe = _Probe(config, directory, dirfd, env)
+        probe = _Probe(config, directory, record, env)
         if workerinput is None and _distributing(config):
             probe.role = "controller"
         probe.open()  # before the sandbox's watch starts, and before any test module is imported
@@ -178,21 +179,33 @@ def _distributing(config: pytest.Config) -> bool:
     return getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None))
 
 
-def _open_record(name: str, directory: str, dirfd: int | None) -> int:
-    """A record file of this process: through eyeful's descriptor of the directory when there is
-    one (the directory may be read-only where the tests run), else by its path."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
-    if dirfd is not None:
-        return os.open(name, flags, 0o644, dir_fd=dirfd)
-    os.makedirs(directory, exist_ok=True)
-    return os.open(os.path.join(directory, name), flags, 0o644)
-
-
-def _say_unsupported(directory: str, dirfd: int | None) -> None:
-    """Tell eyeful that this pytest is older than the probe supports: it reads the run's text."""
-    fd = _open_record(f"{os.getpid()}-unsupported.txt", directory, dirfd)
+def _inherited(value: str | None) -> int | None:
+    """The record file eyeful opened for this command (EYEFUL_PROBE_FD, ``fd:device:inode``),
+    when this process has it: one started by Python's subprocess (tox, nox) does not."""
     try:
-        os.write(fd, str(getattr(pytest, "__version__", "unknown")).encode("ascii", "replace"))
+        fd, device, inode = (int(part) for part in (value or "").split(":"))
+        info = os.fstat(fd)
+    except (ValueError, OSError):
+        return None
+    return fd if (info.st_dev, info.st_ino) == (device, inode) else None
+
+
+def _open_record(name: str, directory: str) -> int:
+    """A record file of this process's own, by its path (a worker; a pytest that did not
+    inherit eyeful's descriptor): only outside the sandbox, where the directory is writable."""
+    os.makedirs(directory, exist_ok=True)
+    return os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def _say_unsupported(directory: str, record: int | None) -> None:
+    """Tell eyeful that this pytest is older than the probe supports: it reads the run's text."""
+    version = str(getattr(pytest, "__version__", "unknown"))
+    if record is not None:
+        os.write(record, (json.dumps({"t": "unsupported", "pytest": version}) + "\n").encode())
+        return
+    fd = _open_record(f"{os.getpid()}-unsupported.txt", directory)
+    try:
+        os.write(fd, version.encode("ascii", "replace"))
     finally:
         os.close(fd)
 
@@ -330,11 +343,11 @@ class _Probe:
     """The recorder of one pytest process."""
 
     def __init__(
-        self, config: pytest.Config, directory: str, dirfd: int | None, env: dict[str, str]
+        self, config: pytest.Config, directory: str, record: int | None, env: dict[str, str]
     ) -> None:
         self.config = config
         self.directory = directory
-        self.dirfd = dirfd
+        self.record = record
         self.env = env
         self.role = "worker" if hasattr(config, "workerinput") else "main"
         self.fd: int | None = None
@@ -370,19 +383,19 @@ class _Probe:
             self._line({"t": "internal_error", "hook": hook, "error": _cut(repr(error), 1000)})
 
     def open(self) -> None:
-        """The record file (named by the role pytest_configure knows; the start line says
-        whether this main process became xdist's controller), then eyeful's descriptor closed."""
-        self.fd = _open_record(f"{os.getpid()}-{self.role}.jsonl", self.directory, self.dirfd)
-        if self.dirfd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.dirfd)
+        """The record: eyeful's file, inherited, else one of this process's own (named by the
+        role pytest_configure knows; the start line says whether it became xdist's controller)."""
+        if self.record is not None:
+            self.fd = self.record
+        else:
+            self.fd = _open_record(f"{os.getpid()}-{self.role}.jsonl", self.directory)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:  # noqa: ANN401 (xdist's WorkerController)
         """xdist: a worker gets the probe's variables from its controller, not the environment
         (where the tests would find them). Outside eyeful's sandbox only (see pytest_configure)."""
         try:
-            given = {k: v for k, v in self.env.items() if k != _DIRFD_VAR}
+            given = {k: v for k, v in self.env.items() if k != _FD_VAR}
             node.workerinput[_WORKER_KEY] = given
         except Exception as error:
             self._internal_error("pytest_configure_node", error)
