@@ -14,7 +14,6 @@ on PATH, else with `virtualenv` (seeds pip from its own wheels, offline), else w
 from __future__ import annotations
 
 import hashlib
-
 import importlib.util
 import os
 import shlex

@@ -123,9 +123,9 @@ def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list
         elif kind == "end":
             process.ended = process.finish is not None
         process.lines.append(line)
-    return [p for p in processes if p.pid or any(x.get("t") != "unsupported" for x in p.lines)], len(
-        data
-    )
+    # A process that wrote only that its pytest is too old (or nothing) recorded no run.
+    kept = [p for p in processes if p.pid or any(x.get("t") != "unsupported" for x in p.lines)]
+    return kept, len(data)
 
 
 def _worker_key(process: _Process) -> tuple[int, int, str]:

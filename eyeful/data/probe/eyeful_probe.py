@@ -57,17 +57,18 @@ outermost first, without pytest's and pluggy's own leading frames, its last 50 k
 ``raised_in`` is its innermost frame.
 
 Where the record is (EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD: the main process's record file,
-opened by eyeful and inherited as a descriptor) and what to trace are taken out of ``os.environ`` as this module is imported,
-before any conftest.py or test module: the code under test does not find them there, and a
-pytest it starts (a subprocess, which inherits neither variable nor descriptor) records nothing;
-one run in process (``pytest.main``) finds the recorder active and stays off too. xdist's workers
-get the variables from their controller (``workerinput``) and write files of their own. The
-main process writes its record through the inherited descriptor (a pytest that did not inherit
-it, started by tox, say, writes by the path), so under eyeful's sandbox the directory is
-read-only for the tests (and there, the run stays in one process: a worker could not write). The last line a process writes
-is ``end``, from pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end.
-What remains possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the
-recorder object in this process can still write through them.
+opened by eyeful and inherited as a descriptor) and what to trace are taken out of
+``os.environ`` as this module is imported, before any conftest.py or test module: the code under
+test does not find them there, and a pytest it starts (a subprocess, which inherits neither
+variable nor descriptor) records nothing; one run in process (``pytest.main``) finds the
+recorder active and stays off too. xdist's workers get the variables from their controller
+(``workerinput``) and write files of their own. The main process writes its record through the
+inherited descriptor (a pytest that did not inherit it, started by tox, say, writes by the
+path), so under eyeful's sandbox the directory is read-only for the tests (and there, the run
+stays in one process: a worker could not write). The last line a process writes is ``end``,
+from pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end. What remains
+possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the recorder
+object in this process can still write through them.
 """
 
 from __future__ import annotations
