@@ -207,12 +207,12 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             notes.add(f"{path.name}: not read, the records passed {records.MAX_TOTAL_BYTES} bytes")
             continue
         try:
-            found, size = _read_processes(path, budget, notes)
+            wrote, size = _read_processes(path, budget, notes)
         except OSError as error:
             notes.add(f"{path.name}: unreadable: {error}")
             continue
         budget -= size
-        processes += found
+        processes += wrote
     if not processes:
         return None
     leaders = [p for p in processes if p.role in ("main", "controller")]

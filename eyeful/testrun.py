@@ -121,8 +121,8 @@ def attempt(
     # The probe writes through this descriptor: in the sandbox the directory is read-only, so
     # the code it records cannot write the record by its path (README "What untrusted code can
     # do").
-    record_fd, record = pytest_records.open_record(probe_dir)
-    probe_env = pytest_records.plugin_env(probe_dir, env, record)
+    record_fd, named = pytest_records.open_record(probe_dir)
+    probe_env = pytest_records.plugin_env(probe_dir, env, named)
     if jail is not None:
         writable = [cwd, jail.private / "tmp", jail.private / "home"]
         probe_env[pytest_records.SANDBOX_VAR] = os.pathsep.join(str(p) for p in writable)
