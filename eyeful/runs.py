@@ -372,7 +372,7 @@ class Runner:
         """Held around pygit2 calls: its objects are not for concurrent use."""
         return self._repo_lock
 
-    def prepare(self, worktree: Worktree, tree: str, extra: Extra | None) -> None:
+    def prepare(self, worktree: Worktree, tree: str) -> None:
         # After files nobody confirmed ran here, nothing of theirs may weigh on a later run: an
         # ignored conftest.py a reproduction wrote would change every later review's verdicts.
         clean = self.config.clean_ignored or worktree.tainted
@@ -382,6 +382,12 @@ class Runner:
             worktree.checkout(
                 self.repo, tree, clean_ignored=clean, parent=self.pool.history.get(tree)
             )
+
+    @staticmethod
+    def put(worktree: Worktree, extra: Extra | None) -> None:
+        """Files nobody confirmed (a reproduction, a fix) onto a checked-out worktree: after its
+        setup ran, so that the confirmed setup runs only on the tree it was confirmed for (a
+        reproduction named GNUmakefile or setup.py would otherwise run unsandboxed in it)."""
         if extra is not None:
             worktree.taint()
             worktree.stamp(extra.apply(worktree.path))
@@ -499,23 +505,24 @@ class Runner:
                                   '(sandbox = "require")')]  # fmt: skip
         with contextlib.nullcontext(held) if held is not None else self.pool.acquire() as worktree:
             self.progress.phase(f"checking out the {side} ({tree[:7]})")
-            self.prepare(worktree, tree, extra)
-            for command in commands:
-                for test_id in command.args if isinstance(command, IdCommand) else ():
-                    inside(worktree.path, id_path(test_id))
+            self.prepare(worktree, tree)
             env, failed = self._environment(worktree, side, tree)
             if failed is not None:
                 self.progress.finished(failed)
                 return [failed]
             env = repointed(project_env() if env is None else env, self.pool.paths.root,
                             worktree.path)  # fmt: skip
-            if untrusted:  # its temporary files are the review's, sandboxed or not
-                env["TMPDIR"] = str(self.private() / "tmp")
             setup_run = self._setup(worktree, side, tree, skey, env)
             if setup_run is not None:
                 out.append(setup_run)
                 if setup_run.status != "PASSED":
                     return out
+            self.put(worktree, extra)
+            for command in commands:
+                for test_id in command.args if isinstance(command, IdCommand) else ():
+                    inside(worktree.path, id_path(test_id))
+            if untrusted:  # its temporary files are the review's, sandboxed or not
+                env["TMPDIR"] = str(self.private() / "tmp")
             for command in commands:
                 out.append(
                     self._run_tests(worktree, side, tree, command, name, env, trace, jail, reach)

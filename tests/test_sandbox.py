@@ -327,3 +327,43 @@ def test_a_write_into_a_directory_that_exists_outside_is_the_sandboxs(tmp_path):
     graded, runs = _fix_suite_runs(tmp_path, code)
     assert all("sandbox stopped it" in (r["reason"] or "") for r in runs), runs
     assert graded["fix_verified"] is not True
+
+
+# Found by an adversarial helper: the confirmed setup ran, unsandboxed, on a worktree that
+# already held the finding's files, so a reproduction named GNUmakefile (make prefers it to the
+# Makefile) or a fix rewriting the Makefile's recipe ran as the user. Setup now runs on the tree
+# it was confirmed for, and the finding's files go on after it.
+MAKEFILE = "setup:\n\t@true\n"
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make here")
+@pytest.mark.parametrize("route", ["reproduction", "fix"])
+def test_setup_never_runs_what_a_finding_brought(tmp_path, route):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(setup="make -s setup", extra='isolate = "none"\n'),
+            "Makefile": MAKEFILE,
+            "pytest.ini": PYTEST_INI,
+            "README.md": "add returns the sum of its arguments\n",
+            "calc.py": CALC,
+            "tests/test_other.py": "def test_nothing():\n    pass\n",
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN})
+    planted = tmp_path / "planted"
+    recipe = f"setup:\n\t@touch {planted}  # add no longer sums\n"  # the fails text is here
+    finding = _finding(ADD_TEST.replace("== 5", "== 5, 'add no longer sums'"), "add no longer sums")
+    if route == "reproduction":
+        finding["repro"] = {"path": "GNUmakefile", "code": recipe, "fails": "add no longer sums"}
+    else:
+        finding["fix"] = {
+            "diff": "--- a/Makefile\n+++ b/Makefile\n@@ -1,2 +1,2 @@\n setup:\n-\t@true\n"
+            f"+\t@touch {planted}\n"
+        }
+    before = user_state(repo)
+    review(repo, format="json", findings=[finding])
+    assert not planted.exists()
+    assert user_state(repo) == before
