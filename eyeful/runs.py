@@ -375,13 +375,13 @@ class Runner:
     def prepare(self, worktree: Worktree, tree: str) -> None:
         # After files nobody confirmed ran here, nothing of theirs may weigh on a later run: an
         # ignored conftest.py a reproduction wrote would change every later review's verdicts.
-        clean = self.config.clean_ignored or worktree.tainted
-        if clean:
-            worktree.write_setup_key(None)  # what setup installed among ignored files is gone
         with self._repo_lock:
-            worktree.checkout(
-                self.repo, tree, clean_ignored=clean, parent=self.pool.history.get(tree)
-            )
+            whole = worktree.checkout(
+                self.repo, tree, clean_ignored=self.config.clean_ignored,
+                parent=self.pool.history.get(tree),
+            )  # fmt: skip
+        if not whole:
+            worktree.write_setup_key(None)  # what setup installed among ignored files is gone
 
     @staticmethod
     def put(worktree: Worktree, extra: Extra | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import time
@@ -92,10 +93,45 @@ class Worktree:
         return self.taint_mark.exists()
 
     def taint(self) -> None:
-        """Mark the worktree before untrusted files go on it: whatever they create, at any path,
-        ignored or not, is removed by the next checkout (and an interrupted run leaves the mark)."""
+        """Mark the worktree before untrusted files go on it: whatever they create or change, at
+        any path, ignored or not, is removed by the next checkout (and an interrupted run leaves
+        the mark). The mark lists the ignored files there now (what setup built), each with what
+        only a write changes (inode, size, ctime): those still so are kept, so setup need not run
+        again; code cannot set a ctime back."""
+        if self.tainted:
+            return  # the ignored files listed then are still the only ones that may stay
         self.taint_mark.parent.mkdir(parents=True, exist_ok=True)
-        self.taint_mark.touch()
+        kept = {name: _identity(self.path / name) for name in self._ignored()}
+        text = json.dumps({k: v for k, v in kept.items() if v is not None}, sort_keys=True)
+        self.taint_mark.write_text(text, encoding="utf-8")  # cut short: not JSON, all goes
+
+    def _ignored(self) -> list[str]:
+        """The ignored files in the worktree (whole ignored directories listed file by file)."""
+        listed = git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+                     cwd=self.path, check=False)  # fmt: skip
+        return _names(listed.stdout) if listed.returncode == 0 else []
+
+    def _clean_tainted(self) -> bool:
+        """After untrusted files: remove every ignored file that was not there when the worktree
+        was marked, or that changed since. Whether what setup built is whole (nothing of it
+        was removed), so that setup need not run again."""
+        try:
+            kept = json.loads(self.taint_mark.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            kept = None
+        if not isinstance(kept, dict):
+            git("clean", "-ffdxq", cwd=self.path)
+            return False
+        whole = True
+        for name in self._ignored():
+            if kept.pop(name, None) != _identity(self.path / name):
+                whole = False
+                with contextlib.suppress(OSError):
+                    (self.path / name).unlink()
+        if kept:
+            whole = False  # something setup built is gone
+        git("clean", "-ffdq", cwd=self.path)  # untracked, not ignored: all of it untrusted's
+        return whole
 
     @property
     def clock(self) -> Path:
@@ -105,9 +141,11 @@ class Worktree:
     def checkout(
         self, repo: pygit2.Repository, tree: str, *, clean_ignored: bool = False,
         parent: str | None = None,
-    ) -> None:  # fmt: skip
+    ) -> bool:  # fmt: skip
         """Make the files exactly ``tree``, keeping ignored files unless ``clean_ignored``;
-        ``parent``: the commit whose history it has (:func:`snapshot_commit`).
+        ``parent``: the commit whose history it has (:func:`snapshot_commit`). After untrusted
+        files (the taint mark) only the ignored files they could not have touched stay. Returns
+        whether what setup built there is whole.
 
         Every file the checkout changed is then :meth:`stamp`-ed, so build state an earlier tree
         left among the ignored files (bytecode, make targets) is older than this tree's sources.
@@ -125,9 +163,15 @@ class Worktree:
         dirty = _names(git("diff", "--name-only", "-z", "HEAD", cwd=self.path, check=False).stdout)
         previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
-        git("clean", "-ffdxq" if clean_ignored else "-ffdq", cwd=self.path)
+        whole = True
         if clean_ignored:
-            self.taint_mark.unlink(missing_ok=True)
+            git("clean", "-ffdxq", cwd=self.path)
+            whole = False
+        elif self.tainted:
+            whole = self._clean_tainted()
+        else:
+            git("clean", "-ffdq", cwd=self.path)
+        self.taint_mark.unlink(missing_ok=True)
         old = previous.stdout.decode().strip() if previous.returncode == 0 else None
         if old is None:
             changed = git("ls-files", "-z", cwd=self.path).stdout
@@ -135,6 +179,7 @@ class Worktree:
             changed = git("diff", "--name-only", "--no-renames", "-z", old, commit,
                           cwd=self.path).stdout  # fmt: skip
         self.stamp(sorted(set(_names(changed)) | set(dirty)))
+        return whole
 
     def stamp(self, paths: list[str]) -> None:
         """Give ``paths`` a modification time later than anything built in this worktree before.
@@ -170,6 +215,15 @@ class Worktree:
             self.setup_stamp.unlink(missing_ok=True)
         else:
             self.setup_stamp.write_text(key + "\n", encoding="ascii")
+
+
+def _identity(path: Path) -> list[int] | None:
+    """What only writing a file changes (a write, a chmod, a rename over it): never set back."""
+    try:
+        info = path.lstat()
+    except OSError:
+        return None
+    return [info.st_ino, info.st_size, info.st_ctime_ns]
 
 
 def _names(data: bytes) -> list[str]:

@@ -13,7 +13,7 @@ import sysconfig
 from pathlib import Path
 
 from tests.core import review
-from tests.gitrepo import confirm, git, make_repo, stage, write
+from tests.gitrepo import confirm, eyeful_config, git, make_repo, stage, write
 
 SCM_PYPROJECT = """[build-system]
 requires = ["setuptools>=64", "setuptools-scm>=8"]
@@ -115,3 +115,75 @@ def test_a_changed_setup_command_starts_from_a_fresh_virtualenv(tmp_path: Path) 
     assert [r["name"] for r in second.json["runs"]][:2] == ["setup", "test"], second.json["runs"]
     assert second.json["other_failures"] == [], second.json["other_failures"]
     assert second.exit_code == 0
+
+
+# Setup survives the clean after untrusted code (issue 35, point 5): only what a reproduction
+# created or changed among the ignored files is removed; what setup built stays, and the next
+# review does not run setup again. What the reproduction changed is removed, and setup runs.
+def _built_repo(tmp_path: Path) -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(
+                setup="echo built > built.marker", extra='isolate = "none"\n'
+            ),
+            ".gitignore": "*.marker\n",
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "README.md": "add returns the sum of its arguments\n",
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": (
+                "from calc import add\n\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+            ),
+        },
+    )
+    confirm(repo)
+    return repo
+
+
+def _finding(code: str) -> dict:
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": "calc.py", "line": 2, "title": "add broke", "body": "add no longer sums.",
+        "oracle": {"kind": "specified", "quote": "add returns the sum of its arguments",
+                   "source": "README.md"},
+        "repro": {"path": "tests/test_repro.py", "code": code, "fails": "add no longer sums"},
+    }  # fmt: skip
+
+
+REPRO = """from pathlib import Path
+
+from calc import add
+
+
+def test_sum():
+    TOUCH
+    assert add(2, 3) == 5, "add no longer sums"
+"""
+
+
+def _setups(report: dict) -> list[str]:
+    return [r["side"] for r in report["runs"] if r["name"] == "setup"]
+
+
+def test_what_setup_built_stays_after_a_findings_run(tmp_path: Path) -> None:
+    repo = _built_repo(tmp_path)
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    first = review(repo, format="json", jobs=1, findings=[_finding(REPRO.replace("TOUCH", "pass"))])
+    assert first.json["findings"][0]["runs"], "the reproduction ran"
+    stage(repo, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    second = review(repo, format="json", jobs=1)
+    assert _setups(second.json) == [], second.json["runs"]
+    assert second.exit_code == 0
+
+
+def test_what_a_reproduction_changed_among_setups_files_is_built_again(tmp_path: Path) -> None:
+    repo = _built_repo(tmp_path)
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    touch = "Path('built.marker').write_text('tampered')"
+    review(repo, format="json", jobs=1, findings=[_finding(REPRO.replace("TOUCH", touch))])
+    worktrees = repo / ".git" / "eyeful" / "worktrees"
+    stage(repo, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    second = review(repo, format="json", jobs=1)
+    assert _setups(second.json), second.json["runs"]  # built again where it was tampered with
+    markers = [p.read_text() for p in worktrees.glob("*/built.marker")]
+    assert markers and all(text == "built\n" for text in markers), markers
