@@ -21,7 +21,7 @@ from eyeful.projectscan import EnvironmentFacts, environment_facts, repository_f
 from eyeful.trust import TrustStore
 from tests.conftest import seal
 from tests.core import review
-from tests.gitrepo import git, make_repo, stage, user_state
+from tests.gitrepo import git, make_repo, stage, user_state, write
 
 ROOT = Path(__file__).resolve().parents[1]
 CALC = "def add(a, b):\n    return a + b\n"
@@ -327,15 +327,21 @@ QUICK_TESTS = (
 
 
 def test_the_quick_start_blocks_a_staged_break(tmp_path):
-    """`git eyeful init --yes && git add -A && git eyeful` on a fresh pytest project with no
-    configuration: the staged break is blocked, one item for its one cause (three tests), and
-    the report is the README's."""
+    """The README's quick start (`git eyeful init --yes`, then its staging line) on a fresh
+    pytest project with no configuration and a virtualenv in the tree that .gitignore does not
+    name (two of three real projects): the staged break is blocked, one item for its one cause
+    (three tests), the report is the README's, and nothing of the virtualenv is staged."""
     repo = make_repo(
         tmp_path / "calc",
         {"pyproject.toml": PROJECT, "calc.py": CALC, "tests/test_calc.py": QUICK_TESTS},
     )
-    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
-    script = "git eyeful init --yes && git add -A && git eyeful"
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "activate").write_text("# a virtualenv\n")
+    write(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    readme_sh = (ROOT / "README.md").read_text(encoding="utf-8").split("## Quick start")[1]
+    lines = readme_sh.split("```sh\n")[1].split("```")[0].splitlines()
+    staging = next(line.split("#")[0].strip() for line in lines if "git add" in line)
+    script = f"git eyeful init --yes && {staging}"
     proc = subprocess.run(
         ["/bin/sh", "-c", script], cwd=repo, capture_output=True, text=True,
         stdin=subprocess.DEVNULL, timeout=180,
