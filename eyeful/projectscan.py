@@ -28,7 +28,7 @@ import json
 import re
 import shlex
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -69,6 +69,8 @@ class EnvironmentFacts:
     """None: not known (no interpreter answered)."""
     editable: tuple[str, ...] = ()
     """Distributions installed editable from the working tree."""
+    installed: frozenset[str] | None = field(default=None, compare=False)
+    """The names of its distributions, normalised (PEP 503); None: not known."""
 
 
 @dataclass(frozen=True)
@@ -149,9 +151,10 @@ import sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]
 import importlib.util, json
 from importlib import metadata
-out = {"pytest": importlib.util.find_spec("pytest") is not None, "editable": []}
+out = {"pytest": importlib.util.find_spec("pytest") is not None, "editable": [], "names": []}
 for dist in metadata.distributions():
     try:
+        out["names"].append(dist.metadata["Name"] or "")
         data = json.loads(dist.read_text("direct_url.json") or "null")
         if isinstance(data, dict) and (data.get("dir_info") or {}).get("editable"):
             out["editable"].append([dist.metadata["Name"] or "?", str(data.get("url", ""))])
@@ -181,7 +184,17 @@ def environment_facts(root: Path, which: Mapping[str, str | None]) -> Environmen
     editable = tuple(
         str(dist) for dist, url in answer.get("editable", []) if _url_inside(str(url), root)
     )
-    return EnvironmentFacts(python=name, has_pytest=bool(answer.get("pytest")), editable=editable)
+    names = answer.get("names")
+    installed = (
+        frozenset(_normalised(str(n)) for n in names if n) if isinstance(names, list) else None
+    )
+    return EnvironmentFacts(
+        python=name, has_pytest=bool(answer.get("pytest")), editable=editable, installed=installed
+    )
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _url_inside(url: str, root: Path) -> bool:
@@ -203,6 +216,8 @@ class _PytestConfig:
     """Which file configures pytest, in words; None: none does."""
     pythonpath: tuple[str, ...] = ()
     testpaths: tuple[str, ...] = ()
+    addopts: tuple[str, ...] = ()
+    required_plugins: tuple[str, ...] = ()
 
 
 def _ini_section(text: str | None, section: str) -> dict[str, str] | None:
@@ -235,7 +250,53 @@ def pyproject_table(files: _Files) -> dict[str, Any] | None:
 
 
 def _options(where: str, options: Mapping[str, object]) -> _PytestConfig:
-    return _PytestConfig(where, _words(options.get("pythonpath")), _words(options.get("testpaths")))
+    return _PytestConfig(
+        where, _words(options.get("pythonpath")), _words(options.get("testpaths")),
+        _words(options.get("addopts")), _words(options.get("required_plugins")),
+    )  # fmt: skip
+
+
+# Options of pytest plugins that a project's addopts commonly passes: the distribution each needs.
+_PLUGIN_OPTIONS = (
+    ("--cov", "pytest-cov"),
+    ("--no-cov", "pytest-cov"),
+    ("--numprocesses", "pytest-xdist"),
+    ("--dist", "pytest-xdist"),
+    ("--timeout", "pytest-timeout"),
+    ("--benchmark-", "pytest-benchmark"),
+    ("--reruns", "pytest-rerunfailures"),
+)
+# `-p NAME`: the plugin module, and the distribution that has it where the names differ.
+_PLUGIN_MODULES = {"xdist": "pytest-xdist", "pytest_cov": "pytest-cov", "cov": "pytest-cov"}
+
+
+def plugins_needed(config: _PytestConfig) -> list[tuple[str, str]]:
+    """The plugin distributions pytest's configuration needs, each with why: an option of its
+    in ``addopts``, a ``-p NAME`` there, a ``required_plugins`` entry (kept as written)."""
+    where = config.where or "pytest's configuration"
+    found: dict[str, str] = {}
+    words = list(config.addopts)
+    for at, word in enumerate(words):
+        option = word.split("=", 1)[0]
+        for prefix, dist in _PLUGIN_OPTIONS:
+            if option.startswith(prefix):
+                found.setdefault(dist, f"addopts in {where} passes {option}")
+        if re.fullmatch(r"-n\S*", word):
+            found.setdefault("pytest-xdist", f"addopts in {where} passes -n")
+        module = word[2:] if word.startswith("-p") and len(word) > 2 else None
+        if word == "-p" and at + 1 < len(words):
+            module = words[at + 1]
+        if module and not module.startswith("no:"):
+            dist = _PLUGIN_MODULES.get(module, module.replace("_", "-"))
+            found.setdefault(dist, f"addopts in {where} loads -p {module}")
+    for requirement in config.required_plugins:
+        found.setdefault(requirement, f"required_plugins in {where} names it")
+    return list(found.items())
+
+
+def _requirement_name(requirement: str) -> str:
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+    return _normalised(match[0]) if match else requirement
 
 
 def _pytest_config(files: _Files, pyproject: dict[str, Any] | None) -> _PytestConfig:
@@ -434,25 +495,36 @@ def _group(pyproject: dict[str, Any] | None) -> list[str]:
 
 
 def _setup_command(
-    runner: str, files: _Files, pyproject: dict[str, Any] | None, installable: bool
-) -> str:
+    runner: str, files: _Files, pyproject: dict[str, Any] | None, installable: bool,
+    plugins: Sequence[tuple[str, str]] = (),
+) -> str:  # fmt: skip
     words = ["pip", "install"]
     covers_pytest = False
+    named = ""  # what the extra, the group and the requirements files list, for the plugins
     if installable:
         extra, covers_pytest = _extra(pyproject)
         words += ["-e", f".[{extra}]" if extra else "."]
+        if extra:
+            named += json.dumps((pyproject or {}).get("project", {}).get("optional-dependencies"))
         group = [] if extra else _group(pyproject)
         words += group
+        named += " ".join(group)
         covers_pytest = covers_pytest or any(re.match(r"pytest(?![\w.-])", req) for req in group)
     elif files.has("requirements.txt"):
         words += ["-r", "requirements.txt"]
+        named += files.text("requirements.txt") or ""
     for name in _TEST_REQUIREMENTS:
         if files.has(name):
             words += ["-r", name]
+            named += files.text(name) or ""
             covers_pytest = covers_pytest or "pytest" in (files.text(name) or "")
             break
     if runner == "pytest" and not covers_pytest:
         words.append("pytest")
+    listed = {_normalised(m[0]) for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9._-]*", named)}
+    for requirement, _why in plugins:
+        if _requirement_name(requirement) not in listed:
+            words.append(requirement)
     return shlex.join(words)
 
 
@@ -491,6 +563,10 @@ def _why_setup(
         )
     if runner == "pytest" and facts.has_pytest is False:
         why.append(f"pytest is not installed for {facts.python}")
+    if runner == "pytest" and facts.installed is not None:
+        for requirement, reason in plugins_needed(config):
+            if _requirement_name(requirement) not in facts.installed:
+                why.append(f"{reason}, and {requirement} is not installed for {facts.python}")
     return why
 
 
@@ -512,7 +588,13 @@ def scan(root: Path, names: Iterable[str], facts: EnvironmentFacts) -> Proposal:
         notes.append("go.mod too: its tests are not in this command")
     installable = _installable(files, pyproject)
     why = _why_setup(runner.name, files, config, facts, installable, notes)
-    setup = _setup_command(runner.name, files, pyproject, installable) if why else None
+    plugins = plugins_needed(config) if runner.name == "pytest" else []
+    setup = _setup_command(runner.name, files, pyproject, installable, plugins) if why else None
+    reasons_plugins = [  # the plugins setup installs that no reason for it names already
+        f"setup installs {req}: {reason}"
+        for req, reason in (plugins if setup else [])
+        if not any(f"{req} is not installed" in line for line in why)
+    ]
     # With a setup the commands run in eyeful's virtualenv, where `python` is always there.
     python = "python" if setup else facts.python
     test_one = None
@@ -523,5 +605,5 @@ def scan(root: Path, names: Iterable[str], facts: EnvironmentFacts) -> Proposal:
     derived = focus.of(test, None)
     if test_one is None and derived is None:
         notes.append("eyeful cannot derive test_one from this test command: write it")
-    reasons = [*runner.reasons, *(f"setup: {reason}" for reason in why)]
+    reasons = [*runner.reasons, *(f"setup: {reason}" for reason in why), *reasons_plugins]
     return Proposal(runner.name, test, test_one, setup, reasons=tuple(reasons), notes=tuple(notes))

@@ -9,9 +9,13 @@ setup command gets a virtualenv made anew. Real repositories, a real pip install
 from __future__ import annotations
 
 import json
+import subprocess
 import sysconfig
 from pathlib import Path
 
+import pytest
+
+from eyeful.projectscan import EnvironmentFacts, repository_files, scan
 from tests.core import review
 from tests.gitrepo import confirm, eyeful_config, git, make_repo, stage, write
 
@@ -187,3 +191,88 @@ def test_what_a_reproduction_changed_among_setups_files_is_built_again(tmp_path:
     assert _setups(second.json), second.json["runs"]  # built again where it was tampered with
     markers = [p.read_text() for p in worktrees.glob("*/built.marker")]
     assert markers and all(text == "built\n" for text in markers), markers
+
+
+# init reads what pytest's configuration needs (issue 35, point 2): plugins named by addopts'
+# options and by `-p`, and required_plugins, each shown with its reason. tinydb's addopts pass
+# --cov: a proposal of `pip install -e . pytest` exited 4 on every run.
+TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+ADDOPTS_PROJECT = """[project]
+name = "calc"
+version = "0.1"
+
+[tool.pytest.ini_options]
+addopts = "--cov=calc --cov-append -p pytest_randomly --timeout=30"
+required_plugins = ["pytest-mock>=3"]
+"""
+
+
+def test_init_proposes_the_plugins_pytests_configuration_needs(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": ADDOPTS_PROJECT,
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": TESTS,
+        },
+    )
+    # What the user's python has: pytest and pytest-timeout, none of the others.
+    facts = EnvironmentFacts(
+        has_pytest=True, installed=frozenset({"pytest", "pytest-timeout", "pluggy"})
+    )
+    proposal = scan(repo, repository_files(repo), facts)
+    assert proposal.setup == (
+        "pip install -e . pytest pytest-cov pytest-randomly pytest-timeout 'pytest-mock>=3'"
+    )
+    where = "[tool.pytest.ini_options] in pyproject.toml"
+    assert (
+        f"setup: addopts in {where} passes --cov, and pytest-cov is not installed for python"
+        in proposal.reasons
+    )
+    assert f"setup installs pytest-timeout: addopts in {where} passes --timeout" in (
+        proposal.reasons
+    )
+    assert any("required_plugins" in r and "pytest-mock>=3" in r for r in proposal.reasons)
+
+
+def test_init_proposes_nothing_more_where_the_plugins_are_installed(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": ADDOPTS_PROJECT.replace("-p pytest_randomly ", ""),
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": TESTS,
+        },
+    )
+    installed = frozenset({"pytest", "pytest-cov", "pytest-timeout", "pytest-mock"})
+    proposal = scan(
+        repo, repository_files(repo), EnvironmentFacts(has_pytest=True, installed=installed)
+    )
+    assert proposal.setup is None, proposal
+
+
+def test_the_first_run_blocks_a_break_with_pytest_cov_in_addopts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first-run flow on a project whose addopts pass --cov, where the python on PATH has
+    no pytest-cov: init's setup installs it in eyeful's virtualenv, and the break blocks."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # the project's pytest-cov must load
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": ADDOPTS_PROJECT.replace(
+                "-p pytest_randomly --timeout=30", ""
+            ).replace('required_plugins = ["pytest-mock>=3"]\n', ""),
+            "calc.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_calc.py": TESTS,
+        },
+    )
+    write(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    script = "git eyeful init --yes && git add calc.py && git eyeful"
+    proc = subprocess.run(
+        ["/bin/sh", "-c", script], cwd=repo, capture_output=True, text=True,
+        stdin=subprocess.DEVNULL, timeout=900,
+    )  # fmt: skip
+    assert "pytest-cov" in proc.stderr + proc.stdout, proc.stderr
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "tests/test_calc.py::test_add" in proc.stdout
