@@ -133,6 +133,35 @@ def test_a_rerun_with_nothing_changed_is_given_again_as_the_full_review_gives_it
     assert proc.stdout.startswith("**eyeful: clean**")
 
 
+# What the replay must never import: together they cost more than the whole replay budget
+# (benchmarks/bench_startup.py's baseline is importing exactly these).
+HEAVY = ("pydantic", "typer", "rich", "pygit2")
+
+# `git-eyeful` as its console script starts it, then which modules the process holds: the replay
+# is told by what ran (eyeful/cli/replay.py, and no review), the heavy ones by name.
+_REPLAY_AND_MODULES = """
+import json, sys
+from eyeful.cli.launch import main
+code = main()
+sys.stdout.flush()
+held = {"replayed": "eyeful.cli.replay" in sys.modules and "eyeful.review" not in sys.modules,
+        "heavy": sorted(name for name in HEAVY if name in sys.modules)}
+sys.stderr.write("modules: " + json.dumps(held) + "\\n")
+sys.exit(code)
+""".replace("HEAVY", repr(HEAVY))
+
+
+def test_a_replay_imports_no_pydantic_typer_rich_or_pygit2(remembered: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", _REPLAY_AND_MODULES], cwd=remembered, text=True,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("**eyeful: clean**")
+    line = proc.stderr.splitlines()[-1]
+    held = json.loads(line.removeprefix("modules: "))
+    assert held["replayed"], proc.stderr
+    assert held["heavy"] == [], f"the replay imported {held['heavy']}"
+
+
 def _stage_broken(repo: Path) -> None:
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")

@@ -38,7 +38,7 @@ from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, current_directory, find_repo, index_path, is_commit_id
 from eyeful.inputfiles import exists, read_regular
 from eyeful.textsafe import first_hidden
-from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
+from eyeful.userfiles import PROMPTS_DIR, config_home, prompt_overrides
 
 if TYPE_CHECKING:
     from eyeful.cache import Served

@@ -100,7 +100,7 @@ def prompt_changes(root: Path) -> list[str]:
     from importlib import resources
 
     from eyeful.inputfiles import read_regular
-    from eyeful.trust import PROMPTS_DIR, prompt_overrides
+    from eyeful.userfiles import PROMPTS_DIR, prompt_overrides
 
     out: list[str] = []
     for name, digest in prompt_overrides(root).items():
