@@ -113,7 +113,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             change: Run | None = None
         else:
             cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
-            fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
+            maps = (request.select or request.config.select) == "affected"
+            fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress, maps=maps)
             runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
         with _agent_files(request, repo) as agent_tree:
             agents = _agents(request, report, agent_tree)
