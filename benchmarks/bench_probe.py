@@ -25,6 +25,7 @@ with another developer's test run on the machine (load 1.0):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from eyeful.pytest_records import plugin_env, read_pytest  # noqa: E402
+from eyeful.pytest_records import MAP_VAR, TRACE_VAR, plugin_env, read_pytest  # noqa: E402
 
 GOAL = 1.05
 PER_MODULE = 100
@@ -83,10 +84,36 @@ def run(root: Path, env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
+def variants(root: Path, records: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The runs compared: without the probe; with it as a review's suite run loads it (no
+    tracer); with the map's tracer (a full run of a review with `select = "affected"`); with the
+    change's-lines tracer (a reproduction's run), watching every line of one test module."""
+    probed = {**base, **plugin_env(records, base)}
+    spec = root.parent / "trace.json"
+    watched = root / "tests" / "test_mod000.py"
+    count = len(watched.read_text(encoding="utf-8").splitlines())
+    spec.write_text(json.dumps({str(watched): list(range(1, count + 1))}), encoding="utf-8")
+    return {
+        "without": base,
+        "with": probed,
+        "map": {**probed, MAP_VAR: str(root)},
+        "lines": {**probed, TRACE_VAR: str(spec)},
+    }
+
+
+LABELS = {
+    "without": "without the probe",
+    "with": "probe, no tracer (a suite run)",
+    "map": "probe + the map's tracer (select = affected)",
+    "lines": "probe + the change's-lines tracer (a reproduction)",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--tests", type=int, default=2000)
+    parser.add_argument("--tracers", action="store_true", help="also time each tracer")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="eyeful-bench-probe-") as tmp:
         root = Path(tmp) / "project"
@@ -99,32 +126,32 @@ def main() -> None:
         base["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         base.pop("PYTHONDONTWRITEBYTECODE", None)  # rewritten test modules cached, as usual
         records = Path(tmp) / "records"
-        probed = {**base, **plugin_env(records, base)}
-        times: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+        envs = variants(root, records, base)
+        if not args.tracers:
+            envs = {name: envs[name] for name in ("without", "with")}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
         for turn in range(args.repeat + 1):
-            order = [("without", base), ("with", probed)]
+            order = list(envs.items())
             for name, env in order if turn % 2 else reversed(order):
                 for stale in records.glob("*.jsonl"):
                     stale.unlink()
                 measured = run(root, env)
+                if name == "with":
+                    record = read_pytest(records)
+                    if record is None or len(record.tests) != len(record.collected):
+                        sys.exit("the probe's record is incomplete")
                 if turn:  # the first turn warms the caches
                     times[name].append(measured)
-        record = read_pytest(records)
-        if record is None or len(record.tests) != len(record.collected) or not record.finished:
-            sys.exit("the probe's record is incomplete")
         count = len(record.tests)
-    print(f"{count} tests, {args.repeat} runs each, alternating")
+    print(f"{count} tests, {args.repeat} runs each, interleaved; load {os.getloadavg()[0]:.2f}")
     for index, what in ((0, "wall"), (1, "cpu")):
-        without = [pair[index] for pair in times["without"]]
-        probed_times = [pair[index] for pair in times["with"]]
-        low, mid = min(without), statistics.median(without)
-        low_p, mid_p = min(probed_times), statistics.median(probed_times)
-        print(f"{what:4}  without probe: min {low:.3f} s  median {mid:.3f} s")
-        print(f"{what:4}  with probe:    min {low_p:.3f} s  median {mid_p:.3f} s")
-        print(
-            f"{what:4}  ratio:         min {low_p / low:.3f}    median {mid_p / mid:.3f}"
-            f"   (goal <= {GOAL})"
-        )
+        without = statistics.median(pair[index] for pair in times["without"])
+        for name, pairs in times.items():
+            mid = statistics.median(pair[index] for pair in pairs)
+            low = min(pair[index] for pair in pairs)
+            goal = f"   (goal <= {GOAL})" if name == "with" else ""
+            print(f"{what:4}  {LABELS[name]:<52} min {low:.3f} s  median {mid:.3f} s  "
+                  f"ratio {mid / without:.3f}{goal}")  # fmt: skip
 
 
 if __name__ == "__main__":
