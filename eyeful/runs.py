@@ -258,6 +258,7 @@ class Runner:
         progress: Progress | None = None,
         *,
         maps: bool | None = None,
+        environment: EnvironmentKey | None = None,
     ) -> None:
         self.repo = repo
         self.maps = config.select == "affected" if maps is None else maps
@@ -275,10 +276,15 @@ class Runner:
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
 
-        # Asked now, read when a key is first needed: one review, one look at the interpreters.
-        self._environment_key = EnvironmentKey(
-            config.env, pool.paths.root, isolate=config.effective_isolate == "venv"
-        )
+        # Asked now, read when a key is first needed: one review, one look at the interpreters
+        # (``environment``: the one the caller already asked, when it is the same question).
+        isolate = config.effective_isolate == "venv"
+        if environment is not None and environment.fits(
+            config.env, pool.paths.root, isolate=isolate
+        ):
+            self._environment_key = environment
+        else:
+            self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters

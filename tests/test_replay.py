@@ -517,3 +517,35 @@ def test_the_plain_hooks_range_whose_base_is_gone_is_not_given_again(remembered:
     proc, replayed = plain_run(remembered, args=hook_line)
     assert not replayed
     assert proc.returncode == 3, proc.stdout + proc.stderr
+
+
+def test_a_review_asks_each_interpreter_once(tmp_path: Path) -> None:
+    """The replay's fingerprint and the runs' keys both cover the interpreters PATH gives
+    (eyeful/environment.py): one review asks them once, not once for each (a version manager's
+    shim costs about 150 ms of CPU a question). Counted by a `python` on PATH that notes each
+    time it is asked what it is, then is the real one."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    asked = tmp_path / "asked"
+    (shims / "python").write_text(
+        f'#!/bin/sh\ncase "$*" in *eyeful-interpreter*) echo asked >> "{asked}";; esac\n'
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    (shims / "python").chmod(0o755)
+    (shims / "python3").symlink_to("python")  # side by side, one file: one interpreter
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    repo = python_project(tmp_path / "repo")
+    write(repo, {"calc.py": SWAPPED})
+    git(repo, "add", "-A")
+    confirm(repo)
+
+    def questions() -> int:
+        return len(asked.read_text().splitlines()) if asked.exists() else 0
+
+    counts = []
+    for _ in range(3):  # the tests run; served from the cache and remembered; given again
+        before = questions()
+        proc, replayed = plain_run(repo, env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        counts.append((questions() - before, replayed))
+    assert counts == [(1, False), (1, False), (1, True)]
