@@ -2,24 +2,33 @@
 """What eyeful's pytest probe costs a run: 2,000 fast tests with and without it.
 
 Generates a project of 20 modules x 100 trivial tests (a few parametrized, a few printing) in a
-temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, alternately without and with
-the probe (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as eyeful.pytest_records'
-plugin_env gives them), several repetitions each, plus one untimed warm-up of each first.
-Third-party plugin autoloading is off in both (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that the
-two differ by the probe alone. Prints min and median wall time of each and their ratios.
+temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, interleaved: without the probe
+and with it (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as
+eyeful.pytest_records' plugin_env gives them: no tracer, as on a review's suite run), and with
+`--tracers` also with each tracer eyeful turns on where a verdict needs it: the map's
+(EYEFUL_PROBE_MAP, a full run of a review with `select = "affected"`) and the change's-lines
+(EYEFUL_PROBE_TRACE watching every line of one test module, as a reproduction's runs watch the
+lines a change touched). Several repetitions each, plus one untimed warm-up first. Third-party
+plugin autoloading is off in all (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that they differ by the
+probe alone. Prints min and median wall and CPU time of each and the ratio to the run without.
 
-Goal: median ratio <= 1.05. A measurement, not a test: exits 0 unless the runs themselves
-break (a run that does not pass, a probe record that misses tests).
+Goal: the probe without a tracer, median ratio <= 1.05. A measurement, not a test: exits 0
+unless the runs themselves break (a run that does not pass, a probe record that misses tests).
 
-Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`, 2026-12-03,
-with another developer's test run on the machine (load 1.0):
+Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`, 2026-12-04,
+shared by 4-5 engineers (load 9.6 to 12.2: the wall figures mean little; CPU is the figure):
 
-    wall  without probe: min 0.851 s  median 0.860 s
-    wall  with probe:    min 0.890 s  median 0.897 s
-    wall  ratio:         min 1.046    median 1.043   (goal <= 1.05)
-    cpu   ratio:         min 1.046    median 1.044
+    --tests 2000:                       cpu median 2.478 s without, 2.471 s with: 0.997
+    --tests 200 --tracers, cpu median ratio to the run without (0.557 s):
+      probe, no tracer (a suite run)                        1.095
+      probe + the map's tracer (select = "affected")        1.837
+      probe + the change's-lines tracer (a reproduction)    3.023
 
-    .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000]
+On a suite of 200 fast tests the probe's fixed start-up shows (about 50 ms); the map's tracer
+costs a call event for every function on Python 3.11 (it was on every suite run before issue 37),
+the change's-lines tracer a call event everywhere and a line event in the watched files.
+
+    .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000] [--tracers]
 """
 
 from __future__ import annotations
