@@ -2,29 +2,39 @@
 """What eyeful's pytest probe costs a run: 2,000 fast tests with and without it.
 
 Generates a project of 20 modules x 100 trivial tests (a few parametrized, a few printing) in a
-temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, alternately without and with
-the probe (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as eyeful.pytest_records'
-plugin_env gives them), several repetitions each, plus one untimed warm-up of each first.
-Third-party plugin autoloading is off in both (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that the
-two differ by the probe alone. Prints min and median wall time of each and their ratios.
+temp dir and runs `python -m pytest -q -p no:cacheprovider` on it, interleaved: without the probe
+and with it (PYTHONPATH + PYTEST_PLUGINS=eyeful_probe + EYEFUL_PROBE_DIR, as
+eyeful.pytest_records' plugin_env gives them: no tracer, as on a review's suite run), and with
+`--tracers` also with each tracer eyeful turns on where a verdict needs it: the map's
+(EYEFUL_PROBE_MAP, a full run of a review with `select = "affected"`) and the change's-lines
+(EYEFUL_PROBE_TRACE watching every line of one test module, as a reproduction's runs watch the
+lines a change touched). Several repetitions each, plus one untimed warm-up first. Third-party
+plugin autoloading is off in all (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1) so that they differ by the
+probe alone. Prints min and median wall and CPU time of each and the ratio to the run without.
 
-Goal: median ratio <= 1.05. A measurement, not a test: exits 0 unless the runs themselves
-break (a run that does not pass, a probe record that misses tests).
+Goal: the probe without a tracer, median ratio <= 1.05. A measurement, not a test: exits 0
+unless the runs themselves break (a run that does not pass, a probe record that misses tests).
 
-Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`, 2026-12-03,
-with another developer's test run on the machine (load 1.0):
+Figures on the 2-core development machine (Python 3.11, pytest 9.2), `--repeat 9`, 2026-12-04,
+shared by 4-5 engineers (load 9.6 to 12.2: the wall figures mean little; CPU is the figure):
 
-    wall  without probe: min 0.851 s  median 0.860 s
-    wall  with probe:    min 0.890 s  median 0.897 s
-    wall  ratio:         min 1.046    median 1.043   (goal <= 1.05)
-    cpu   ratio:         min 1.046    median 1.044
+    --tests 2000:                       cpu median 2.478 s without, 2.471 s with: 0.997
+    --tests 200 --tracers, cpu median ratio to the run without (0.557 s):
+      probe, no tracer (a suite run)                        1.095
+      probe + the map's tracer (select = "affected")        1.837
+      probe + the change's-lines tracer (a reproduction)    3.023
 
-    .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000]
+On a suite of 200 fast tests the probe's fixed start-up shows (about 50 ms); the map's tracer
+costs a call event for every function on Python 3.11 (it was on every suite run before issue 37),
+the change's-lines tracer a call event everywhere and a line event in the watched files.
+
+    .venv/bin/python benchmarks/bench_probe.py [--repeat 9] [--tests 2000] [--tracers]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,7 +46,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from eyeful.pytest_records import plugin_env, read_pytest  # noqa: E402
+from eyeful.pytest_records import MAP_VAR, TRACE_VAR, plugin_env, read_pytest  # noqa: E402
 
 GOAL = 1.05
 PER_MODULE = 100
@@ -83,10 +93,36 @@ def run(root: Path, env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
+def variants(root: Path, records: Path, base: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The runs compared: without the probe; with it as a review's suite run loads it (no
+    tracer); with the map's tracer (a full run of a review with `select = "affected"`); with the
+    change's-lines tracer (a reproduction's run), watching every line of one test module."""
+    probed = {**base, **plugin_env(records, base)}
+    spec = root.parent / "trace.json"
+    watched = root / "tests" / "test_mod000.py"
+    count = len(watched.read_text(encoding="utf-8").splitlines())
+    spec.write_text(json.dumps({str(watched): list(range(1, count + 1))}), encoding="utf-8")
+    return {
+        "without": base,
+        "with": probed,
+        "map": {**probed, MAP_VAR: str(root)},
+        "lines": {**probed, TRACE_VAR: str(spec)},
+    }
+
+
+LABELS = {
+    "without": "without the probe",
+    "with": "probe, no tracer (a suite run)",
+    "map": "probe + the map's tracer (select = affected)",
+    "lines": "probe + the change's-lines tracer (a reproduction)",
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--tests", type=int, default=2000)
+    parser.add_argument("--tracers", action="store_true", help="also time each tracer")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="eyeful-bench-probe-") as tmp:
         root = Path(tmp) / "project"
@@ -99,32 +135,32 @@ def main() -> None:
         base["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         base.pop("PYTHONDONTWRITEBYTECODE", None)  # rewritten test modules cached, as usual
         records = Path(tmp) / "records"
-        probed = {**base, **plugin_env(records, base)}
-        times: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
+        envs = variants(root, records, base)
+        if not args.tracers:
+            envs = {name: envs[name] for name in ("without", "with")}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
         for turn in range(args.repeat + 1):
-            order = [("without", base), ("with", probed)]
+            order = list(envs.items())
             for name, env in order if turn % 2 else reversed(order):
                 for stale in records.glob("*.jsonl"):
                     stale.unlink()
                 measured = run(root, env)
+                if name == "with":
+                    record = read_pytest(records)
+                    if record is None or len(record.tests) != len(record.collected):
+                        sys.exit("the probe's record is incomplete")
                 if turn:  # the first turn warms the caches
                     times[name].append(measured)
-        record = read_pytest(records)
-        if record is None or len(record.tests) != len(record.collected) or not record.finished:
-            sys.exit("the probe's record is incomplete")
         count = len(record.tests)
-    print(f"{count} tests, {args.repeat} runs each, alternating")
+    print(f"{count} tests, {args.repeat} runs each, interleaved; load {os.getloadavg()[0]:.2f}")
     for index, what in ((0, "wall"), (1, "cpu")):
-        without = [pair[index] for pair in times["without"]]
-        probed_times = [pair[index] for pair in times["with"]]
-        low, mid = min(without), statistics.median(without)
-        low_p, mid_p = min(probed_times), statistics.median(probed_times)
-        print(f"{what:4}  without probe: min {low:.3f} s  median {mid:.3f} s")
-        print(f"{what:4}  with probe:    min {low_p:.3f} s  median {mid_p:.3f} s")
-        print(
-            f"{what:4}  ratio:         min {low_p / low:.3f}    median {mid_p / mid:.3f}"
-            f"   (goal <= {GOAL})"
-        )
+        without = statistics.median(pair[index] for pair in times["without"])
+        for name, pairs in times.items():
+            mid = statistics.median(pair[index] for pair in pairs)
+            low = min(pair[index] for pair in pairs)
+            goal = f"   (goal <= {GOAL})" if name == "with" else ""
+            print(f"{what:4}  {LABELS[name]:<52} min {low:.3f} s  median {mid:.3f} s  "
+                  f"ratio {mid / without:.3f}{goal}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -10,8 +10,11 @@ measures, side by side:
   3. a warm `git eyeful` (worktree and setup exist; the cache does not hold the change);
   4. `git eyeful` again on an unchanged change (served from the cache, no command runs).
 
-Targets: warm overhead = (3) - (1) < 0.5 s; unchanged rerun < 1 s. `--profile` (also done on its
-own when a target is missed) times the phases of a warm run in-process.
+Targets: warm overhead = (3) - (1) < 0.5 s; unchanged rerun < 1 s; warm ratio (3) / (1) <= 1.3x
+in CPU time (user + system of every process each one ran: load skews wall time far more). The
+issue-37 figure is `--files 10000 --tests 200`. `--profile` (also done on its own when a target is
+missed) prints where a warm review's time goes: start-up and imports (subprocesses), the phases of
+one real review in-process under cProfile, then the same steps one by one outside a review.
 
 Never touches the real user's configuration: HOME and XDG_CONFIG_HOME point into the temp dir,
 GIT_CONFIG_NOSYSTEM is set and inherited GIT_* variables are dropped. Exit code 0 unless the
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -41,6 +45,7 @@ from typing import TypeVar
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 WARM_TARGET = 0.5
+WARM_RATIO_GOAL = 1.3  # warm review / test command alone, CPU (issue 37)
 RERUN_TARGET = 1.0
 N_TEST_FILES = 8
 T = TypeVar("T")
@@ -300,6 +305,20 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - started, value
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child this process has waited for so far: the
+    difference around one measurement is that measurement's CPU, its subprocesses included."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_timed(fn: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of ``fn`` (which runs subprocesses) and its value."""
+    before = children_cpu()
+    seconds, value = timed(fn)
+    return seconds, children_cpu() - before, value
+
+
 @dataclass
 class Row:
     name: str
@@ -364,6 +383,8 @@ def measure(bench: Bench, repeat: int, setup: bool) -> tuple[list[Row], dict[str
         cold_test.append(float(test["duration"]))  # type: ignore[arg-type]
 
     direct: list[float] = []
+    direct_cpu: list[float] = []
+    warm_cpu: list[float] = []
     direct_junit: list[float] = []
     version: list[float] = []
     warm: list[float] = []
@@ -371,11 +392,15 @@ def measure(bench: Bench, repeat: int, setup: bool) -> tuple[list[Row], dict[str
     rerun: list[float] = []
     n_cached = 0
     for _ in range(repeat):
-        direct.append(timed(lambda: bench.run(argv))[0])
+        seconds, cpu, _ = cpu_timed(lambda: bench.run(argv))
+        direct.append(seconds)
+        direct_cpu.append(cpu)
         direct_junit.append(timed(lambda: bench.run(argv_junit))[0])
         version.append(timed(lambda: bench.run(["git", "eyeful", "--version"]))[0])
         bench.stage_change()
+        before = children_cpu()
         seconds, report = run_eyeful(bench)
+        warm_cpu.append(children_cpu() - before)
         runs = _runs(report)
         _check_warm(runs)
         warm.append(seconds)
@@ -395,6 +420,8 @@ def measure(bench: Bench, repeat: int, setup: bool) -> tuple[list[Row], dict[str
         Row("   test run inside the cold review", cold_test, "diagnostic: Run.duration"),
         Row("3. warm `git eyeful` (new change)", warm, "setup skipped" if setup else ""),
         Row("   test run inside the warm review", warm_test, "diagnostic: Run.duration"),
+        Row("   CPU: test command alone", direct_cpu, "user + system, its processes"),
+        Row("   CPU: warm `git eyeful`", warm_cpu, "user + system, the test run's included"),
         Row("4. unchanged rerun (all cached)", rerun, f"{n_cached} run(s), all cached"),
     ]
     figures = {
@@ -402,6 +429,10 @@ def measure(bench: Bench, repeat: int, setup: bool) -> tuple[list[Row], dict[str
         "warm": statistics.median(warm),
         "warm_overhead": statistics.median(w - d for w, d in zip(warm, direct, strict=True)),
         "rerun": statistics.median(rerun),
+        "warm_ratio": statistics.median(w / d for w, d in zip(warm, direct, strict=True)),
+        "warm_cpu_ratio": statistics.median(
+            w / d for w, d in zip(warm_cpu, direct_cpu, strict=True)
+        ),
         "cold": statistics.median(cold),
     }
     return rows, figures
@@ -429,6 +460,12 @@ def print_table(rows: list[Row], figures: dict[str, float]) -> tuple[bool, bool]
         f"{'PASS' if rerun_ok else 'MISS'}"
     )
     print(f"cold overhead  (2) - (1) = {figures['cold'] - figures['direct']:6.3f}s   (no target)")
+    ratio_ok = figures["warm_cpu_ratio"] <= WARM_RATIO_GOAL
+    print(
+        f"warm ratio     (3) / (1) = {figures['warm_cpu_ratio']:6.2f}x CPU, "
+        f"{figures['warm_ratio']:.2f}x wall   goal <= {WARM_RATIO_GOAL}x (CPU: load skews wall)   "
+        f"{'PASS' if ratio_ok else 'MISS'}   (median of per-round ratios)"
+    )
     return warm_ok, rerun_ok
 
 
@@ -542,6 +579,62 @@ def _warm_iteration(bench: Bench, phase: Phases) -> None:
     )
 
 
+# Where a real warm review's time goes: eyeful's own functions, cumulative, from cProfile of one
+# review run in this process (the command line's prepare, reviewed, render), in the order a
+# review reaches them. "(waits)" marks time spent waiting on a subprocess.
+REVIEW_PHASES = (
+    ("prepare: config, snapshot, trust (cli/reviewcmd.py)", "cli/reviewcmd.py", "prepare"),
+    ("  load_config", "config.py", "load_config"),
+    ("  take_snapshot (index -> tree)", "snapshot.py", "take_snapshot"),
+    ("  TrustStore.is_confirmed", "trust.py", "is_confirmed"),
+    ("review() (review.py)", "review.py", "review"),
+    ("  the interpreters asked (environment.py, waits)", "environment.py", "value"),
+    ("  setup_key (setup inputs hashed)", "runs.py", "setup_key"),
+    ("  worktree acquire (pool lock, worktree add)", "worktrees.py", "acquire"),
+    ("  worktree checkout + clean + stamp", "worktrees.py", "checkout"),
+    ("  the test command (shell.py run_command, waits)", "shell.py", "run_command"),
+    ("  the probe's record read (pytest_records.py)", "pytest_records.py", "read_pytest"),
+    ("  the run cached (cache.put)", "cache.py", "put"),
+    ("render the report", "cli/reviewcmd.py", "render"),
+)
+
+
+def profile_review(bench: Bench) -> None:
+    """One warm review of a new change, in-process under cProfile: the phases it spends on."""
+    import cProfile
+    import pstats
+
+    from eyeful.cli.reviewcmd import ReviewOptions, prepare, render, reviewed
+    from eyeful.cli.terminal import Stderr
+    from eyeful.runs import Silent
+
+    bench.stage_change()
+    options = ReviewOptions(output_format="json")
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    report = reviewed(prepare(options, Stderr(), None), options, Silent())
+    render(report, options)
+    profiler.disable()
+    total = time.perf_counter() - started
+    runs = [run for run in report.runs if not run.cached]
+    stats: dict[tuple[str, int, str], tuple[int, int, float, float, object]]
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    print("\nPhases of a real warm review (one review in this process, cProfile; imports and")
+    print("interpreter start-up are the subprocess figures above)")
+    print("-" * 72)
+    for label, path, function in REVIEW_PHASES:
+        cumulative = sum(
+            row[3]
+            for (file, _, name), row in stats.items()
+            if name == function and file.replace(os.sep, "/").endswith("eyeful/" + path)
+        )
+        print(f"  {label:<60} {cumulative * 1000:8.1f} ms")
+    tests = sum(run.duration for run in runs if run.name == "test")
+    print(f"  {'of the test command: its own duration (Run.duration)':<60} {tests * 1000:8.1f} ms")
+    print(f"  {'the whole review in-process (profiled)':<60} {total * 1000:8.1f} ms")
+
+
 def profile(bench: Bench, repeat: int) -> None:
     print("\nProfile of a warm review (median of", repeat, "iterations)")
     print("-" * 72)
@@ -567,6 +660,8 @@ def profile(bench: Bench, repeat: int) -> None:
     os.chdir(bench.repo)
     phases = Phases()
     try:
+        profile_review(bench)
+        print("\nThe same steps one by one, outside a review (median of", repeat, "iterations)")
         for _ in range(repeat):
             _warm_iteration(bench, phases)
     finally:

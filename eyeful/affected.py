@@ -1,6 +1,7 @@
 """Which tests a change can affect (`select = "affected"`): the map of the repository files each
-test ran, recorded by the probe in every full pytest run (eyeful/data/probe), and the selection
-made from the most recent map of an ancestor.
+test ran, recorded by the probe in every full pytest run of a review that selects by it
+(eyeful/data/probe; `Runner.maps`), and the selection made from the most recent map of an
+ancestor.
 
 The rule: a change runs the tests that ran any changed file, the tests of changed or added test
 files, and the tests that failed when the map was recorded. It runs the whole suite when that

@@ -148,6 +148,8 @@ class EnvironmentKey:
     it is made, and read the first time :meth:`value` is called (from any thread)."""
 
     def __init__(self, names: Iterable[str], root: Path, *, isolate: bool = False) -> None:
+        names = list(names)
+        self._made_for = (frozenset(names), root, isolate)
         env = project_env()
         path = env.get("PATH", "")
         pythons = _pythons(path)
@@ -175,6 +177,13 @@ class EnvironmentKey:
                 self._probes[name] = seen[same]
         self._lock = threading.Lock()
         self._value: dict[str, object] | None = None
+
+    def fits(self, names: Iterable[str], root: Path, *, isolate: bool = False) -> bool:
+        """Whether this key is the one ``EnvironmentKey(names, root, isolate=isolate)`` would
+        make now: one review's replay memory and its runs then share one look at the
+        interpreters (each look is a process per interpreter; a version manager's shim costs
+        about 150 ms of CPU)."""
+        return self._made_for == (frozenset(names), root, isolate)
 
     def value(self) -> dict[str, object]:
         with self._lock:

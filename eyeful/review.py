@@ -19,6 +19,7 @@ from eyeful import affected, focus, sandbox
 from eyeful.cache import Cache, Served
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
+from eyeful.environment import EnvironmentKey
 from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
@@ -61,6 +62,9 @@ class ReviewRequest:
     provider: Provider | None = None
     """The agent's transport, built up front by the caller so a bad agent setting stops the run
     before anything runs; built here when not given."""
+    environment: EnvironmentKey | None = None
+    """The interpreters already asked (the replay's fingerprint): the runs' keys use it when it
+    asked what they would (eyeful/environment.py)."""
 
     @property
     def effective_level(self) -> Literal["execution", "read_only"]:
@@ -113,7 +117,9 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             change: Run | None = None
         else:
             cache = Cache(state / "cache", read=not request.no_cache, served=request.served)
-            fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress)
+            maps = (request.select or request.config.select) == "affected"
+            fresh = Runner(repo, request.config, pool, cache, state / "tmp", progress, maps=maps,
+                           environment=request.environment)  # fmt: skip
             runner, change, why_not_run = _regressions(request, repo, report, fresh, progress)
         with _agent_files(request, repo) as agent_tree:
             agents = _agents(request, report, agent_tree)

@@ -30,6 +30,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.gitutil import git
 from eyeful.hunks import ChangedLines
+from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import tree_at
@@ -255,8 +256,15 @@ class Runner:
         cache: Cache,
         tmp_dir: Path,
         progress: Progress | None = None,
+        *,
+        maps: bool | None = None,
+        environment: EnvironmentKey | None = None,
     ) -> None:
         self.repo = repo
+        self.maps = config.select == "affected" if maps is None else maps
+        """Whether a full suite run records the map (eyeful/affected.py): only for a review that
+        selects by it. The map's tracer costs a suite run most of its speed (on Python 3.11 a call
+        event for every function), so a plain review does not pay for it."""
         self.config = config
         self.pool = pool
         self.cache = cache
@@ -268,10 +276,15 @@ class Runner:
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
 
-        # Asked now, read when a key is first needed: one review, one look at the interpreters.
-        self._environment_key = EnvironmentKey(
-            config.env, pool.paths.root, isolate=config.effective_isolate == "venv"
-        )
+        # Asked now, read when a key is first needed: one review, one look at the interpreters
+        # (``environment``: the one the caller already asked, when it is the same question).
+        isolate = config.effective_isolate == "venv"
+        if environment is not None and environment.fits(
+            config.env, pool.paths.root, isolate=isolate
+        ):
+            self._environment_key = environment
+        else:
+            self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -430,7 +443,8 @@ class Runner:
         Cached by tree, commands, setup inputs, environment and ``extra``; an ERROR is never
         cached; ``live`` runs it even when cached (a confirmation). ``only``: the test ids and
         files to run in place of the command's own (`select = "affected"`); else the whole
-        suite, whose run records the map of what each test ran (eyeful/affected.py).
+        suite, whose run records the map of what each test ran (eyeful/affected.py) when the
+        review selects by it (``maps``).
         Raises :class:`Refused` when ``extra`` cannot be put on the tree.
         """
         command = self.config.commands.test
@@ -444,11 +458,13 @@ class Runner:
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
+        reach = self.maps and only is None and extra is None and is_pytest_command(command)
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
+        if hit is not None and reach and not self._mapped(tree, command):
+            hit = None  # cached by a review that recorded no map: this one runs it for the map
         if hit is not None:
             self.progress.finished(hit)
             return [hit]
-        reach = only is None and extra is None
         runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
         last = runs[-1]
         if last.name == "test":
@@ -459,6 +475,9 @@ class Runner:
             if last.status != "ERROR":
                 self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
         return runs
+
+    def _mapped(self, tree: str, command: str) -> bool:
+        return self.cache.get("maps", affected.map_key(tree, command), dict) is not None
 
     def one(
         self,

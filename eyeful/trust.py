@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eyeful import focus
 from eyeful.errors import EyefulError
-from eyeful.inputfiles import read_regular
+from eyeful.userfiles import PROMPTS_DIR, config_home, prompt_overrides
 
 if TYPE_CHECKING:
     from eyeful.config import Config
@@ -27,14 +26,6 @@ if TYPE_CHECKING:
 # Keys (dotted) that only change how the result is presented: changing them asks for no new
 # confirmation. Every other key, including keys added later, is confirmed by construction.
 PRESENTATIONAL: frozenset[str] = frozenset()
-
-PROMPTS_DIR = Path(".eyeful") / "prompts"
-
-
-def config_home() -> Path:
-    """$XDG_CONFIG_HOME/eyeful, or ~/.config/eyeful."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "eyeful"
 
 
 def _drop(data: dict[str, object], dotted: str) -> None:
@@ -51,35 +42,6 @@ def confirmed_settings(config: Config) -> dict[str, object]:
     for dotted in PRESENTATIONAL:
         _drop(data, dotted)
     return data
-
-
-OUTSIDE = "not used: it leads out of the repository"
-
-
-def prompt_overrides(root: Path) -> dict[str, str]:
-    """`.eyeful/prompts/*.md` in the working tree: name -> SHA-256 of the content (or why it
-    is not used: an override leading out of the repository through a symlink is not read)."""
-    folder = root / PROMPTS_DIR
-    out: dict[str, str] = {}
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.iterdir()):
-        if path.suffix != ".md":
-            continue
-        try:
-            inside = path.resolve().is_relative_to(root.resolve())
-        except (OSError, RuntimeError):  # a symlink loop
-            out[path.name] = "not used: it cannot be resolved (a symlink loop)"
-            continue
-        if not inside:
-            out[path.name] = OUTSIDE
-            continue
-        try:
-            content = read_regular(path, path.name)
-        except EyefulError as err:
-            content = f"unreadable: {err}".encode()
-        out[path.name] = hashlib.sha256(content).hexdigest()
-    return out
 
 
 def _flatten(data: dict[str, object], prefix: str = "") -> dict[str, object]:

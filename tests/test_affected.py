@@ -67,7 +67,7 @@ def mapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         stage(repo, {"README.md": "a project\n"})
         git(repo, "commit", "-q", "-m", "readme")
         confirm(repo)
-        done = review(repo, format="json", base="HEAD~1", head="HEAD", select="all")
+        done = review(repo, format="json", base="HEAD~1", head="HEAD")  # no map yet: full
         assert done.exit_code == 0, done
         yield repo
 
@@ -170,6 +170,29 @@ def test_a_missing_or_stale_map_runs_the_whole_suite(tmp_path: Path) -> None:
     assert (
         "the last map is 2 commits old (affected_max_age = 1)" in stale.json["selection"]["why_all"]
     )
+
+
+def _maps(repo: Path) -> list[dict[str, object]]:
+    """The maps the reviews recorded (eyeful/affected.py), as they are in the cache."""
+    folder = repo / ".git" / "eyeful" / "cache" / "maps"
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*/*.json"))]
+
+
+def test_only_a_review_that_selects_by_the_map_records_it(tmp_path: Path) -> None:
+    """The map's tracer costs a suite run most of its speed: a plain review does not pay it. One
+    that selects by the map records it, even where a plain review's run is cached."""
+    repo = make_repo(tmp_path / "repo", {**FILES, "pyproject.toml": eyeful_config()})
+    stage(repo, {"README.md": "a project\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    plain = review(repo, format="json", base="HEAD~1", head="HEAD")  # select = "all"
+    assert plain.exit_code == 0, plain
+    assert _maps(repo) == []
+    selecting = review(repo, format="json", base="HEAD~1", head="HEAD", select="affected")
+    assert selecting.exit_code == 0, selecting
+    head = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert head in {m["tree"] for m in _maps(repo)}
+    assert {len(m["tests"]) for m in _maps(repo) if m["tree"] == head} == {ALL}
 
 
 def test_select_takes_all_or_affected(repo: Path) -> None:

@@ -718,7 +718,7 @@ def test_an_expert_name_cannot_be_a_path():
 def test_a_symlink_loop_is_refused_not_a_crash(tmp_path):
     from eyeful.confine import Refused
     from eyeful.confine import inside as _inside
-    from eyeful.trust import prompt_overrides
+    from eyeful.userfiles import prompt_overrides
 
     (tmp_path / "loop").symlink_to("loop")
     with pytest.raises(Refused, match="symlink loop"):

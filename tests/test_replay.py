@@ -133,6 +133,35 @@ def test_a_rerun_with_nothing_changed_is_given_again_as_the_full_review_gives_it
     assert proc.stdout.startswith("**eyeful: clean**")
 
 
+# What the replay must never import: together they cost more than the whole replay budget
+# (benchmarks/bench_startup.py's baseline is importing exactly these).
+HEAVY = ("pydantic", "typer", "rich", "pygit2")
+
+# `git-eyeful` as its console script starts it, then which modules the process holds: the replay
+# is told by what ran (eyeful/cli/replay.py, and no review), the heavy ones by name.
+_REPLAY_AND_MODULES = """
+import json, sys
+from eyeful.cli.launch import main
+code = main()
+sys.stdout.flush()
+held = {"replayed": "eyeful.cli.replay" in sys.modules and "eyeful.review" not in sys.modules,
+        "heavy": sorted(name for name in HEAVY if name in sys.modules)}
+sys.stderr.write("modules: " + json.dumps(held) + "\\n")
+sys.exit(code)
+""".replace("HEAVY", repr(HEAVY))
+
+
+def test_a_replay_imports_no_pydantic_typer_rich_or_pygit2(remembered: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", _REPLAY_AND_MODULES], cwd=remembered, text=True,
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("**eyeful: clean**")
+    line = proc.stderr.splitlines()[-1]
+    held = json.loads(line.removeprefix("modules: "))
+    assert held["replayed"], proc.stderr
+    assert held["heavy"] == [], f"the replay imported {held['heavy']}"
+
+
 def _stage_broken(repo: Path) -> None:
     write(repo, {"calc.py": BROKEN_ADD})
     git(repo, "add", "-A")
@@ -488,3 +517,35 @@ def test_the_plain_hooks_range_whose_base_is_gone_is_not_given_again(remembered:
     proc, replayed = plain_run(remembered, args=hook_line)
     assert not replayed
     assert proc.returncode == 3, proc.stdout + proc.stderr
+
+
+def test_a_review_asks_each_interpreter_once(tmp_path: Path) -> None:
+    """The replay's fingerprint and the runs' keys both cover the interpreters PATH gives
+    (eyeful/environment.py): one review asks them once, not once for each (a version manager's
+    shim costs about 150 ms of CPU a question). Counted by a `python` on PATH that notes each
+    time it is asked what it is, then is the real one."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    asked = tmp_path / "asked"
+    (shims / "python").write_text(
+        f'#!/bin/sh\ncase "$*" in *eyeful-interpreter*) echo asked >> "{asked}";; esac\n'
+        f'exec "{sys.executable}" "$@"\n'
+    )
+    (shims / "python").chmod(0o755)
+    (shims / "python3").symlink_to("python")  # side by side, one file: one interpreter
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    repo = python_project(tmp_path / "repo")
+    write(repo, {"calc.py": SWAPPED})
+    git(repo, "add", "-A")
+    confirm(repo)
+
+    def questions() -> int:
+        return len(asked.read_text().splitlines()) if asked.exists() else 0
+
+    counts = []
+    for _ in range(3):  # the tests run; served from the cache and remembered; given again
+        before = questions()
+        proc, replayed = plain_run(repo, env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        counts.append((questions() - before, replayed))
+    assert counts == [(1, False), (1, False), (1, True)]

@@ -38,7 +38,7 @@ from eyeful.errors import EyefulError
 from eyeful.gitutil import RepoPaths, current_directory, find_repo, index_path, is_commit_id
 from eyeful.inputfiles import exists, read_regular
 from eyeful.textsafe import first_hidden
-from eyeful.trust import PROMPTS_DIR, config_home, prompt_overrides
+from eyeful.userfiles import PROMPTS_DIR, config_home, prompt_overrides
 
 if TYPE_CHECKING:
     from eyeful.cache import Served
@@ -132,6 +132,10 @@ class Memory:
         self.args = args
         self.cache_dir = paths.state_dir / "cache"
         self.file = self.cache_dir / FILE
+        self.environment: EnvironmentKey | None = None
+        """The interpreters as asked for the key: the review's runs use the same answer
+        (eyeful/runs.py) and so does :meth:`record`'s second fingerprint, so that one review
+        asks each interpreter once, and the remembered text and its key agree by construction."""
         self.key = self.fingerprint()
 
     @classmethod
@@ -150,7 +154,9 @@ class Memory:
         root = self.paths.root
         names = _env_names(root)
         # The interpreters are asked first and read last: they answer while the rest is read.
-        results = EnvironmentKey(names, root)
+        results = self.environment
+        if results is None or not results.fits(names, root):
+            results = self.environment = EnvironmentKey(names, root)
         parts = {
             "eyeful": __version__,
             "args": self.args,

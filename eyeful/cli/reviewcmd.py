@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from eyeful.cache import Served
     from eyeful.cli.replay import Memory
     from eyeful.config import Config
+    from eyeful.environment import EnvironmentKey
     from eyeful.findings import Finding
     from eyeful.report import Report
     from eyeful.review import ReviewRequest
@@ -100,7 +101,7 @@ def prompt_changes(root: Path) -> list[str]:
     from importlib import resources
 
     from eyeful.inputfiles import read_regular
-    from eyeful.trust import PROMPTS_DIR, prompt_overrides
+    from eyeful.userfiles import PROMPTS_DIR, prompt_overrides
 
     out: list[str] = []
     for name, digest in prompt_overrides(root).items():
@@ -198,7 +199,8 @@ def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = N
     reaper.become_subreaper()
     served: Served = []
     try:
-        request = prepare(options, stderr, served if memory else None)
+        request = prepare(options, stderr, served if memory else None,
+                          memory.environment if memory else None)  # fmt: skip
         with RichProgress(stderr) as progress:
             report = reviewed(request, options, progress)
     except EyefulError as err:
@@ -241,7 +243,12 @@ def _replayable(report: Report, config: Config) -> bool:
     )
 
 
-def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> ReviewRequest:
+def prepare(
+    options: ReviewOptions,
+    stderr: Stderr,
+    served: Served | None,
+    environment: EnvironmentKey | None = None,
+) -> ReviewRequest:
     """What the core is asked: the inputs checked, the snapshot taken, the commands confirmed
     (asked on the terminal when someone is there). Bad input raises EyefulError (exit 2)."""
     from eyeful.cli.preflight import check_output_file, check_state_dir
@@ -279,6 +286,7 @@ def prepare(options: ReviewOptions, stderr: Stderr, served: Served | None) -> Re
         description=description, level=options.level, provider=provider,
         select=options.select,
         no_cache=options.no_cache, served=served, confirm_hint=confirm_hint(paths.root),
+        environment=environment,
     )  # fmt: skip
 
 
