@@ -295,13 +295,17 @@ def _pytest_one(test: str) -> str | None:
     if _SHELL.search(test.replace("'", "").replace('"', "")) or not results.is_pytest_command(test):
         return None
     words = shlex.split(test)
+    env = _env_prefix(words)
+    words = words[len(env) :]
+    if not words:
+        return None
     if words[:1] == ["pytest"] or words[0].endswith("/pytest"):
         start = 1
     elif _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "pytest"]:
         start = 3
     else:
-        return None  # behind env, uv run, tox: run as written, with test_one configured
-    kept = words[:start]
+        return None  # behind uv run, tox: run as written, with test_one configured
+    kept = env + words[:start]
     rest = iter(words[start:])
     for word in rest:
         if word == "--":
@@ -322,6 +326,22 @@ def _pytest_one(test: str) -> str | None:
         ):
             return None
     return shlex.join(kept) + " {test}"
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def _env_prefix(words: list[str]) -> list[str]:
+    """The ``VAR=value`` words before a command, and ``env VAR=value...`` (``env`` with no
+    option of its own): kept as they are in a derived ``test_one``."""
+    at = 0
+    while at < len(words) and _ASSIGNMENT.fullmatch(words[at]):
+        at += 1
+    if at < len(words) and words[at] in ("env", "/usr/bin/env"):
+        at += 1
+        while at < len(words) and _ASSIGNMENT.fullmatch(words[at]):
+            at += 1
+    return words[:at]
 
 
 def _unittest_one(test: str) -> str | None:

@@ -24,6 +24,9 @@ SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
 it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
+LOADER_VAR = "EYEFUL_PROBE_LOADER"
+"""The loader eyeful wrote for a run (eyeful/probeload.py), which the probe keeps pytest from
+collecting."""
 PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 """The directory that holds only the probe (and its watcher module): put first on PYTHONPATH."""
 
@@ -31,22 +34,29 @@ PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
 def plugin_env(probe_dir: Path, environ: Mapping[str, str]) -> dict[str, str]:
     """The variables to set on top of ``environ`` so that pytest loads the probe and records
     into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
-    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_SESSION emptied
-    (so that a run started from inside another recorded run records too)."""
+    PYTEST_ADDOPTS (``-p eyeful_probe`` after what is there: a command that sets PYTEST_PLUGINS
+    itself still loads it), PYTHONPATH (the probe's directory first; where a command replaces
+    it: eyeful/probeload.py), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_SESSION emptied (so that a run
+    started from inside another recorded run records too)."""
     plugins = [name.strip() for name in environ.get("PYTEST_PLUGINS", "").split(",")]
     plugins = [name for name in plugins if name]
     if PROBE_MODULE not in plugins:
         plugins.append(PROBE_MODULE)
     path = [str(PROBE_DIR)]
     path += [entry for entry in environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    addopts = environ.get("PYTEST_ADDOPTS", "")
+    if f"-p {PROBE_MODULE}" not in addopts:
+        addopts = " ".join(filter(None, [addopts, f"-p {PROBE_MODULE}"]))
     return {
         "PYTEST_PLUGINS": ",".join(plugins),
+        "PYTEST_ADDOPTS": addopts,
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
         "EYEFUL_PROBE_SESSION": "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
         MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
         SANDBOX_VAR: "",
+        LOADER_VAR: "",
     }
 
 

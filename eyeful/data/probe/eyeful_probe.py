@@ -82,6 +82,7 @@ _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _SESSION_VAR = "EYEFUL_PROBE_SESSION"
 _MAP_VAR = "EYEFUL_PROBE_MAP"
+_LOADER_VAR = "EYEFUL_PROBE_LOADER"
 
 MESSAGE_CHARS = 2000  # of each exception's str()
 CRASH_CHARS = 4000  # of pytest's reprcrash message
@@ -291,6 +292,7 @@ class _Probe:
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
         self.reach: Reach | None = None
+        self.loader = os.environ.get(_LOADER_VAR) or None
 
     # writing
 
@@ -318,6 +320,10 @@ class _Probe:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     # hooks
+
+    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
+        """The loader eyeful wrote into the worktree's root for this run is not the project's."""
+        return True if self.loader is not None and str(collection_path) == self.loader else None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
