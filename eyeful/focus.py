@@ -297,8 +297,8 @@ def _pytest_one(test: str) -> str | None:
     words = shlex.split(test)
     env = _env_prefix(words)
     words = words[len(env) :]
-    if not words:
-        return None
+    if not words or (env and not any(_ASSIGNMENT.fullmatch(word) for word in env)):
+        return None  # nothing after it, or a bare `env` (which sets nothing): as written
     if words[:1] == ["pytest"] or words[0].endswith("/pytest"):
         start = 1
     elif _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "pytest"]:
@@ -333,7 +333,8 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 
 def _env_prefix(words: list[str]) -> list[str]:
     """The ``VAR=value`` words before a command, and ``env VAR=value...`` (``env`` with no
-    option of its own): kept as they are in a derived ``test_one``."""
+    option of its own): kept as they are in a derived ``test_one`` (one that sets nothing
+    derives none)."""
     at = 0
     while at < len(words) and _ASSIGNMENT.fullmatch(words[at]):
         at += 1
