@@ -37,9 +37,7 @@ NO_ROUTE = (
     "no other route reached the command's Python (eyeful's virtualenv, or `python -m pytest` "
     "run in the worktree's root), so it ran without the probe"
 )
-_SETS = re.compile(
-    r"(?:^|[\s;&|(])(?:PYTHONPATH=|-u\s*PYTHONPATH\b|--unset=PYTHONPATH\b|env\s+-i\b)"
-)
+_SETS = re.compile(r"(?:^|[\s;&|(])(?:PYTHONPATH=|-u\s*PYTHONPATH\b|--unset=PYTHONPATH\b)")
 _LOADER = """\
 # Written by eyeful for one test run and removed after it: loads eyeful's pytest probe from
 # where eyeful is installed, for a test command that sets PYTHONPATH itself.

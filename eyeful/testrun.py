@@ -136,13 +136,8 @@ class _Runner:
                  timeout: float, sections: bool, jail: Jail | None) -> None:  # fmt: skip
         self.actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
         self.args = given.args if isinstance(given, IdCommand) else ()
-        self.cwd, self.env, self.timeout, self.sections, self.jail = (
-            cwd,
-            env,
-            timeout,
-            sections,
-            jail,
-        )
+        self.cwd, self.env, self.timeout = cwd, env, timeout
+        self.sections, self.jail = sections, jail
         tmp_dir.mkdir(parents=True, exist_ok=True)
         self.probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))
 
@@ -184,8 +179,8 @@ class _Runner:
         for old in self.probe_dir.glob("*.jsonl"):
             old.unlink()  # a run before this one's
         with contextlib.ExitStack() as stack:
-            shown = stack.enter_context(probeload.root_loader(self.cwd)) if loader else None
-            done = self._run({**self.env, **probe_env, **(shown or {})}, [self.probe_dir])
+            found = stack.enter_context(probeload.root_loader(self.cwd)) if loader else None
+            done = self._run({**self.env, **probe_env, **(found or {})}, [self.probe_dir])
         record = pytest_records.read_pytest(self.probe_dir)
         if record is not None:
             done.record = record
