@@ -11,6 +11,12 @@ One test on its own (:func:`of`) is ``test_one`` where it is configured. Where i
 for each package-qualified id (Go's own names; a bare ``-run TestX ./...`` would also run a test of
 that name in every other package). A derived command is a function of the confirmed ``test``
 command alone, so confirming ``test`` confirms it; the confirmation shows it.
+
+A configured Go ``test_one`` (``go test ... -run {test} ...``) gets in ``{test}`` what ``-run``
+matches: the test's own name anchored per level (``^TestX$/^sub$``), never the package-qualified
+id eyeful shows and stores (which matches nothing). Where it is a plain ``go test [flags] -run
+{test} [packages]`` it runs like the derived one, with its flags, in the test's package (with
+``-json``: Go's record); any other is run as written, the pattern in ``{test}``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from dataclasses import dataclass
 
 from eyeful import results
 from eyeful.confine import Refused
-from eyeful.go_records import go_test_args
+from eyeful.go_records import check_go_id, go_test_args, run_pattern, split_go_id
 from eyeful.testids import IdCommand, check_test_id, with_ids
 
 __all__ = ["Focus", "for_record", "of", "passable"]
@@ -37,6 +43,8 @@ _GO_BOOL_FLAGS = frozenset(
 )
 _GO_VALUE = re.compile(r"-{1,2}[a-z][\w.]*=\S*")
 _GO_PACKAGE = re.compile(r"[\w.][\w./@+~-]*|\.")
+_GO_TEST_ANYWHERE = re.compile(r"(?:^|[\s;&|(])go test(?= |$)")
+_GO_RUN_TEST = re.compile(r"(?:^|\s)--?run(?:=|\s+)\{test\}(?=\s|$)")
 
 
 def for_record(command: str) -> str:
@@ -72,13 +80,33 @@ def _go_flags(command: str) -> list[str] | None:
     return flags
 
 
+def _go_one_flags(template: str) -> tuple[str, ...] | None:
+    """The flags of a plain Go ``test_one``, ``go test [flags] -run {test} [packages]`` (or
+    ``-run={test}``), ``-json`` aside; None for any other (run as written)."""
+    words = template.split()
+    for at, word in enumerate(words):
+        if word in ("-run={test}", "--run={test}"):
+            rest = words[:at] + words[at + 1 :]
+            break
+        if word in ("-run", "--run") and words[at + 1 : at + 2] == ["{test}"]:
+            rest = words[:at] + words[at + 2 :]
+            break
+    else:
+        return None
+    flags = _go_flags(" ".join(rest))
+    return None if flags is None else tuple(f for f in flags if f != "-json")
+
+
 def passable(test: str) -> bool:
-    """Whether an id can be given to a focused command (safe data: eyeful/testids.py)."""
-    try:
-        check_test_id(test)
-    except ValueError:
-        return False
-    return True
+    """Whether an id can be given to a focused command (safe data: eyeful/testids.py; a Go id:
+    eyeful/go_records.py, whose subtest names may hold ``#``)."""
+    for check in (check_test_id, check_go_id):
+        try:
+            check(test)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -86,22 +114,25 @@ class Focus:
     """How one test runs on its own: a ``test_one`` template, or Go's derived command."""
 
     template: str | None = None
-    """``test_one`` as configured (``{test}`` is the id)."""
+    """``test_one`` as configured (``{test}`` is the id, or a Go test's ``-run`` pattern)."""
     go_flags: tuple[str, ...] | None = None
-    """Set when derived from a plain ``go test``: the flags it keeps."""
+    """Set when derived from a plain ``go test``, or for a plain Go ``test_one``: the flags it
+    keeps."""
     from_test: bool = False
     """``template`` was derived from a plain pytest or ``python -m unittest`` ``test``."""
+    go_run: bool = False
+    """``template`` is a Go ``test_one``: ``{test}`` is a ``-run`` pattern."""
 
     @property
     def derived(self) -> bool:
-        return self.go_flags is not None or self.from_test
+        return (self.go_flags is not None and self.template is None) or self.from_test
 
     @property
     def shown(self) -> str:
         """The command as the confirmation and the README show it."""
-        if self.go_flags is not None:
+        if self.template is None:
+            assert self.go_flags is not None
             return shlex.join(["go", "test", "-json", *self.go_flags, "-run", "^NAME$", "PACKAGE"])
-        assert self.template is not None
         return self.template
 
     def commands(self, tests: Sequence[str], *, each: bool = False) -> list[IdCommand]:
@@ -109,11 +140,14 @@ class Focus:
         (pytest) unless ``each``, else one per id. The ids travel as arguments, never as shell
         text; raises :class:`Refused` for an id that is not safe data."""
         try:
+            go = self.go_flags is not None or self.go_run
             for test in tests:
-                check_test_id(test, "the test id")
+                (check_go_id if go else check_test_id)(test, "the test id")
             if self.go_flags is not None:
                 return [self._go(test) for test in tests]
             assert self.template is not None
+            if self.go_run:
+                return [self._go_as_written(test) for test in tests]
             several = results.is_pytest_command(self.template.replace("{test}", "ids"))
             if len(tests) > 1 and several and not each:
                 return [with_ids(self.template, tests)]
@@ -135,11 +169,23 @@ class Focus:
             shown=shlex.join([*words, run, pattern, package]),
         )
 
+    def _go_as_written(self, test: str) -> IdCommand:
+        """A Go ``test_one`` that is not plain: as written, ``{test}`` the test's pattern (of its
+        own name; an id read from text has no package)."""
+        assert self.template is not None
+        try:
+            name = split_go_id(test)[1]
+        except ValueError:
+            name = test
+        return with_ids(self.template, [run_pattern(name)])
+
 
 def of(test: str | None, test_one: str | None) -> Focus | None:
     """How one test runs on its own: ``test_one``, else one derived from ``test``; None when
     there is neither."""
     if test_one:
+        if _GO_TEST_ANYWHERE.search(test_one) and _GO_RUN_TEST.search(test_one):
+            return Focus(template=test_one, go_flags=_go_one_flags(test_one), go_run=True)
         return Focus(template=test_one)
     if not test:
         return None
@@ -249,13 +295,17 @@ def _pytest_one(test: str) -> str | None:
     if _SHELL.search(test.replace("'", "").replace('"', "")) or not results.is_pytest_command(test):
         return None
     words = shlex.split(test)
+    env = _env_prefix(words)
+    words = words[len(env) :]
+    if not words or (env and not any(_ASSIGNMENT.fullmatch(word) for word in env)):
+        return None  # nothing after it, or a bare `env` (which sets nothing): as written
     if words[:1] == ["pytest"] or words[0].endswith("/pytest"):
         start = 1
     elif _PYTHON.fullmatch(words[0]) and words[1:3] == ["-m", "pytest"]:
         start = 3
     else:
-        return None  # behind env, uv run, tox: run as written, with test_one configured
-    kept = words[:start]
+        return None  # behind uv run, tox: run as written, with test_one configured
+    kept = env + words[:start]
     rest = iter(words[start:])
     for word in rest:
         if word == "--":
@@ -276,6 +326,23 @@ def _pytest_one(test: str) -> str | None:
         ):
             return None
     return shlex.join(kept) + " {test}"
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def _env_prefix(words: list[str]) -> list[str]:
+    """The ``VAR=value`` words before a command, and ``env VAR=value...`` (``env`` with no
+    option of its own): kept as they are in a derived ``test_one`` (one that sets nothing
+    derives none)."""
+    at = 0
+    while at < len(words) and _ASSIGNMENT.fullmatch(words[at]):
+        at += 1
+    if at < len(words) and words[at] in ("env", "/usr/bin/env"):
+        at += 1
+        while at < len(words) and _ASSIGNMENT.fullmatch(words[at]):
+            at += 1
+    return words[:at]
 
 
 def _unittest_one(test: str) -> str | None:

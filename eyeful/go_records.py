@@ -45,10 +45,29 @@ def _go_quote(part: str) -> str:
     return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", part)
 
 
+def run_pattern(name: str) -> str:
+    """``^TestX$/^sub$``: the ``-run`` pattern that selects just the test of that name (Go's own
+    name: a subtest's spaces already ``_``, a repeated name ``#01``), anchored per level, each
+    level's regexp characters escaped."""
+    return "/".join(f"^{_go_quote(part)}$" for part in name.split("/"))
+
+
 def go_test_args(test_id: str, packages: Iterable[str] = ()) -> list[str]:
     """``[pkg, "-run", "^TestX$/^sub$"]``: the ``go test`` arguments that run just that test."""
     package, name = split_go_id(test_id, packages)
-    return [package, "-run", "/".join(f"^{_go_quote(part)}$" for part in name.split("/"))]
+    return [package, "-run", run_pattern(name)]
+
+
+def check_go_id(value: str, what: str = "the test id") -> str:
+    """A Go id (``<import path>.<TestName>[/sub]``, or a bare ``TestName[/sub]`` read from text)
+    that can be an argument; raises ValueError naming ``what`` otherwise. Go's names may hold
+    ``#`` (a repeated subtest), ``\\`` and quotes (its escapes): they travel as arguments."""
+    bad = next((c for c in value if c in "\0\n\r"), None)
+    if bad is not None or not value or value.startswith("-") or len(value) > 1000:
+        raise ValueError(f"{what} {value!r} cannot be passed as an argument")
+    if not re.match(_GO_TOP + r"(?:/|$)", value):
+        split_go_id(value)
+    return value
 
 
 class _GoTest:

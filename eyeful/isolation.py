@@ -8,7 +8,9 @@ environment, and the base's run imports the base's code. The virtualenv sees non
 packages (neither a virtualenv's nor, through ``--system-site-packages``, the base
 interpreter's): setup installs what the tests need. It is made with `uv venv --seed` when `uv` is
 on PATH, else with `virtualenv` (seeds pip from its own wheels, offline), else with
-`python -m venv`; it is made again when the interpreter changes, and setup then runs again.
+`python -m venv`; it is made again when the interpreter changes, and setup then runs again. It
+holds ``eyeful_probe.pth``, so its Python finds eyeful's pytest probe whatever a command sets
+PYTHONPATH to (eyeful/probeload.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from eyeful import probeload
 from eyeful.shell import project_env, run_command
 
 
@@ -108,6 +111,7 @@ def prepare(
     except FileNotFoundError:
         known = ""
     if known == key and _complete(target):
+        probeload.install_pth(target)
         return Environment(activated(base, target))
     stamp.unlink(missing_ok=True)
     failures: list[str] = []
@@ -119,6 +123,7 @@ def prepare(
         result = run_command(command, target.parent, timeout=timeout, env=base)
         if result.status == "PASSED" and _complete(target):
             stamp.write_text(key + "\n", encoding="utf-8")
+            probeload.install_pth(target)
             return Environment(activated(base, target), fresh=True)
         last = result.reason or (result.tail.strip().splitlines() or ["no output"])[-1]
         failures.append(f"`{command.split()[0]}`: {last[:200]}")

@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from eyeful import records
+from eyeful.probeload import LOADER_VAR, PROBE_DIR, PROBE_MODULE
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
-PROBE_MODULE = "eyeful_probe"
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
 MAP_VAR = "EYEFUL_PROBE_MAP"
 SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
@@ -25,8 +25,6 @@ FD_VAR = "EYEFUL_PROBE_FD"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
 it tried beyond them."""
 """Names a JSON file of {absolute path: [line, ...]}: the lines whose running the probe records."""
-PROBE_DIR = Path(__file__).resolve().parent / "data" / "probe"
-"""The directory that holds only the probe (and its watcher module): put first on PYTHONPATH."""
 
 
 RECORD = "record-main.jsonl"
@@ -50,9 +48,11 @@ def plugin_env(
 ) -> dict[str, str]:
     """The variables to set on top of ``environ`` so that pytest loads the probe and records
     into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
-    PYTHONPATH (the probe's directory first), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD (``record``:
+    PYTEST_ADDOPTS (``-p eyeful_probe`` after what is there: a command that sets PYTEST_PLUGINS
+    itself still loads it), PYTHONPATH (the probe's directory first; where a command replaces
+    it: eyeful/probeload.py), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD (``record``:
     :func:`open_record`), through which the main pytest process writes (the directory may then
-    be read-only where the tests run: the sandbox). The probe takes them all out of the
+    be read-only where the tests run: the sandbox). The probe takes its own variables out of the
     environment before any test code runs."""
     plugins = [name.strip() for name in environ.get("PYTEST_PLUGINS", "").split(",")]
     plugins = [name for name in plugins if name]
@@ -60,14 +60,19 @@ def plugin_env(
         plugins.append(PROBE_MODULE)
     path = [str(PROBE_DIR)]
     path += [entry for entry in environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    addopts = environ.get("PYTEST_ADDOPTS", "")
+    if f"-p {PROBE_MODULE}" not in addopts:
+        addopts = " ".join(filter(None, [addopts, f"-p {PROBE_MODULE}"]))
     return {
         "PYTEST_PLUGINS": ",".join(plugins),
+        "PYTEST_ADDOPTS": addopts,
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
         FD_VAR: record or "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
         MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
         SANDBOX_VAR: "",
+        LOADER_VAR: "",
     }
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -24,6 +24,7 @@ from eyeful import (
     focus,
     go_records,
     imports,
+    probeload,
     pytest_records,
     records,
     results,
@@ -80,6 +81,8 @@ class Attempt:
     sections: failures_.SectionScanner
     why_text: str | None = None
     """Why a pytest run has no record (it is read from its text)."""
+    junit: tuple[dict[str, results.Outcome], dict[str, failures_.Failure]] | None = None
+    """Outcomes and failures from the JUnit report eyeful asked for (a run without the probe)."""
 
     def imported_from(self, user_root: Path) -> list[Path]:
         """Files of the project's code this run imported from the user's working tree."""
@@ -103,54 +106,110 @@ def attempt(
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
     of the output (for a run with no record and no JUnit report); ``trace``: the lines (by path
     in ``cwd``) whose running the probe records (eyeful/hunks.py); ``reach``: record which files
-    each test ran (the map of eyeful/affected.py)."""
-    actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
-    args = given.args if isinstance(given, IdCommand) else ()
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))
-    scanner, coverage = results.OutputScanner(), CompletenessScanner()
-    found, kept = failures_.SectionScanner(), _KeptOutput()
+    each test ran (the map of eyeful/affected.py).
 
-    def feed(line: str) -> None:
-        scanner.feed(line)
-        coverage.feed(line)
-        kept.feed(line)
-        if sections:
-            found.feed(line)
-
-    # The probe writes through this descriptor: in the sandbox the directory is read-only, so
-    # the code it records cannot write the record by its path (README "What untrusted code can
-    # do").
-    record_fd, named = pytest_records.open_record(probe_dir)
-    probe_env = pytest_records.plugin_env(probe_dir, env, named)
-    if jail is not None:
-        writable = [cwd, jail.private / "tmp", jail.private / "home"]
-        probe_env[pytest_records.SANDBOX_VAR] = os.pathsep.join(str(p) for p in writable)
-    if trace:
-        spec = probe_dir / "trace.json"
-        spec.write_text(json.dumps({str(cwd / p): sorted(n) for p, n in trace.items()}), "utf-8")
-        probe_env[pytest_records.TRACE_VAR] = str(spec)
-    elif reach:
-        probe_env[pytest_records.MAP_VAR] = str(cwd)
+    A command that sets PYTHONPATH itself gets the probe's loader in ``cwd`` (eyeful/
+    probeload.py), also when its pytest could not load the probe without it; where even that
+    does not reach it, it runs without the probe, asked for a JUnit report of each test."""
+    run = _Runner(given, cwd, env, tmp_dir, timeout, sections, jail)
     try:
-        result = run_command(
-            actual, cwd, timeout=timeout, on_line=feed, args=args, env={**env, **probe_env},
-            jail=jail, pass_fds=(record_fd,),
-        )  # fmt: skip
-        record = pytest_records.read_pytest(probe_dir)
-        why_text = None if record else pytest_records.without_record(probe_dir, result.tail)
+        extra = run.probe_env(trace, reach)
+        loader = probeload.sets_pythonpath(run.actual) and not probeload.venv_route(env)
+        done = run.probed(extra, loader)
+        if _not_loaded(done.why_text) and not loader:
+            done = run.probed(extra, True)
+        if _not_loaded(done.why_text):
+            done = run.unprobed(done.why_text)
+        return done
     finally:
-        os.close(record_fd)
-        shutil.rmtree(probe_dir, ignore_errors=True)
-    if why_text is not None and "could not be loaded" in why_text:
-        # The command's own PYTHONPATH hid the probe and pytest stopped at once: run it as
-        # written, without the probe, and read its text.
+        shutil.rmtree(run.probe_dir, ignore_errors=True)
+
+
+def _not_loaded(why_text: str | None) -> bool:
+    return why_text is not None and "could not be loaded" in why_text
+
+
+class _Runner:
+    """One test command's runs in ``attempt``: with the probe, and the fallback without it."""
+
+    def __init__(self, given: str | IdCommand, cwd: Path, env: dict[str, str], tmp_dir: Path,
+                 timeout: float, sections: bool, jail: Jail | None) -> None:  # fmt: skip
+        self.actual = focus.for_record(given.script if isinstance(given, IdCommand) else given)
+        self.args = given.args if isinstance(given, IdCommand) else ()
+        self.cwd, self.env, self.timeout = cwd, env, timeout
+        self.sections, self.jail = sections, jail
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        self.probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))
+
+    def probe_env(self, trace: Mapping[str, Iterable[int]] | None, reach: bool) -> dict[str, str]:
+        probe_dir, cwd = self.probe_dir, self.cwd
+        probe_env = pytest_records.plugin_env(probe_dir, self.env)
+        if self.jail is not None:
+            # The record directory is not among them: the probe writes through the descriptor
+            # of its record file (:meth:`probed`), so the code it records cannot write it by its
+            # path (README "What untrusted code can do").
+            writable = [cwd, self.jail.private / "tmp", self.jail.private / "home"]
+            probe_env[pytest_records.SANDBOX_VAR] = os.pathsep.join(str(p) for p in writable)
+        if trace:
+            spec = probe_dir / "trace.json"
+            spec.write_text(
+                json.dumps({str(cwd / p): sorted(n) for p, n in trace.items()}), "utf-8"
+            )
+            probe_env[pytest_records.TRACE_VAR] = str(spec)
+        elif reach:
+            probe_env[pytest_records.MAP_VAR] = str(cwd)
+        return probe_env
+
+    def _run(
+        self, env: dict[str, str], writable: Sequence[Path] = (), pass_fds: tuple[int, ...] = ()
+    ) -> Attempt:
         scanner, coverage = results.OutputScanner(), CompletenessScanner()
         found, kept = failures_.SectionScanner(), _KeptOutput()
+
+        def feed(line: str) -> None:
+            scanner.feed(line)
+            coverage.feed(line)
+            kept.feed(line)
+            if self.sections:
+                found.feed(line)
+
         result = run_command(
-            actual, cwd, timeout=timeout, on_line=feed, args=args, env=env, jail=jail
-        )
-    return Attempt(result, record or kept.record(), scanner, coverage, found, why_text)
+            self.actual, self.cwd, timeout=self.timeout, on_line=feed, args=self.args, env=env,
+            jail=self.jail, writable=writable, pass_fds=pass_fds,
+        )  # fmt: skip
+        return Attempt(result, kept.record(), scanner, coverage, found)
+
+    def probed(self, probe_env: dict[str, str], loader: bool) -> Attempt:
+        """A run with the probe (its loader in the worktree's root with ``loader``)."""
+        for old in self.probe_dir.glob("*.jsonl"):
+            old.unlink()  # a run before this one's
+        record_fd, named = pytest_records.open_record(self.probe_dir)
+        probe_env = {**probe_env, pytest_records.FD_VAR: named}
+        try:
+            with contextlib.ExitStack() as stack:
+                found = stack.enter_context(probeload.root_loader(self.cwd)) if loader else None
+                done = self._run({**self.env, **probe_env, **(found or {})}, (), (record_fd,))
+        finally:
+            os.close(record_fd)
+        record = pytest_records.read_pytest(self.probe_dir)
+        if record is not None:
+            done.record = record
+        else:
+            done.why_text = pytest_records.without_record(self.probe_dir, done.result.tail)
+        return done
+
+    def unprobed(self, why_text: str | None) -> Attempt:
+        """The command as written, without the probe (its pytest could not load it), asked for a
+        JUnit report of each test."""
+        report = self.probe_dir / "report.xml"
+        # Its JUnit report is the run's own text, written where it runs (no record to protect).
+        done = self._run({**self.env, **probeload.text_env(report, self.env)}, [self.probe_dir])
+        done.why_text = f"{why_text}; {probeload.NO_ROUTE}"
+        if report.is_file():
+            junit: dict[str, failures_.Failure] = {}
+            with contextlib.suppress(results.ResultsError):
+                done.junit = (dict(results.parse_junit(report, junit)), junit)
+        return done
 
 
 @dataclass(frozen=True)
@@ -266,6 +325,9 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
         with contextlib.suppress(results.ResultsError):
             outcomes = dict(results.parse_junit(report, found))
             said.tests_from = "junit"
+    if said.tests_from is None and attempt.junit is not None:
+        outcomes, found = dict(attempt.junit[0]), dict(attempt.junit[1])
+        said.tests_from = "junit"
     if said.tests_from is None:
         outcomes = dict(attempt.scanner.outcomes)
         said.tests_from = "output" if outcomes else None

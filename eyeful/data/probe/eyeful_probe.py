@@ -66,9 +66,9 @@ recorder active and stays off too. xdist's workers get the variables from their 
 inherited descriptor (a pytest that did not inherit it, started by tox, say, writes by the
 path), so under eyeful's sandbox the directory is read-only for the tests (and there, the run
 stays in one process: a worker could not write). The last line a process writes is ``end``,
-from pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end. What remains
-possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the recorder
-object in this process can still write through them.
+written by pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end. What
+remains possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the
+recorder object in this process can still write through them.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ _FD_VAR = "EYEFUL_PROBE_FD"
 _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _MAP_VAR = "EYEFUL_PROBE_MAP"
+_LOADER_VAR = "EYEFUL_PROBE_LOADER"
 _WORKER_KEY = "eyeful_probe"  # xdist's workerinput: what the controller hands its workers
 
 
@@ -101,7 +102,7 @@ def _take_environment() -> dict[str, str]:
     PYTEST_PLUGINS: before any conftest.py or test module): the code under test never finds
     where the record is, and a pytest started by a test records nothing."""
     taken: dict[str, str] = {}
-    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR):
+    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR, _LOADER_VAR):
         value = os.environ.pop(name, None)
         if value:
             taken[name] = value
@@ -362,6 +363,7 @@ class _Probe:
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
         self.reach: Reach | None = None
+        self.loader = env.get(_LOADER_VAR) or None
 
     # writing
 
@@ -402,6 +404,10 @@ class _Probe:
             self._internal_error("pytest_configure_node", error)
 
     # hooks
+
+    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
+        """The loader eyeful wrote into the worktree's root for this run is not the project's."""
+        return True if self.loader is not None and str(collection_path) == self.loader else None
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
