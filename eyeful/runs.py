@@ -191,6 +191,11 @@ class Extra:
         touched = [*self.files, *self.patch_paths()]
         for rel in touched:
             inside(worktree, rel)
+            if any(part.startswith("eyeful_probe") for part in PurePosixPath(rel).parts):
+                # A module of that name found first on sys.path (the worktree's root under
+                # `python -m pytest`, a command's own PYTHONPATH) would be the probe: the record
+                # the finding is judged by, written by the finding.
+                raise Refused(f"{rel!r} has the name of eyeful's probe; eyeful does not write it")
         ignored = _ignored(worktree, touched)
         if ignored:
             raise Refused(f"{ignored[0]!r} is a path git ignores; eyeful does not write there")

@@ -299,3 +299,21 @@ def test_a_reproduction_cannot_climb_out_through_an_inherited_descriptor(tmp_pat
     assert user_state(repo) == before
     assert not (repo / ".git" / "hooks" / "pre-commit").exists()
     assert not (repo / "PWNED").exists()
+
+
+@needs_bwrap
+def test_a_reproduction_cannot_take_the_probes_name(tmp_path):
+    # `python -m pytest` puts the worktree's root first on sys.path: a reproduction named
+    # eyeful_probe.py would be loaded as the probe, and write the record it is judged by.
+    repo = _repo(tmp_path)
+    fake = (
+        "import json, os\n"
+        "fd = int(os.environ.get('EYEFUL_PROBE_FD', '0:0:0').split(':')[0])\n"
+        "def test_sum():\n    assert False, 'division by zero'\n"
+    )
+    finding = _finding(fake, {"kind": "implicit"})
+    finding["repro"] = {"path": "eyeful_probe.py", "code": fake, "fails": "division by zero"}
+    done = review(repo, format="json", findings=[finding])
+    (graded,) = done.json["findings"]
+    assert graded["kind"] != "fail"
+    assert "has the name of eyeful's probe" in json.dumps(graded), graded
