@@ -58,7 +58,7 @@ def test_second():
     assert 'base' == 'fine'
 """
 FIRST_FIXED = BOTH_FAIL.replace("assert 1 == 2", "assert 1 == 1")
-STOPS_EARLY = f"env X=1 {PYTEST} -x"
+STOPS_EARLY = f"env -u EYEFUL_UNSET X=1 {PYTEST} -x"  # no test_one derived behind `env -u`
 
 
 @pytest.mark.parametrize("test_one", [None, f"{STOPS_EARLY} {{test}}"])
