@@ -44,12 +44,14 @@ def open_record(probe_dir: Path) -> tuple[int, str]:
 
 
 def plugin_env(
-    probe_dir: Path, environ: Mapping[str, str], record: str | None = None
-) -> dict[str, str]:
+    probe_dir: Path, environ: Mapping[str, str], record: str | None = None, *,
+    addopts: bool = False,
+) -> dict[str, str]:  # fmt: skip
     """The variables to set on top of ``environ`` so that pytest loads the probe and records
     into ``probe_dir``: PYTEST_PLUGINS (``eyeful_probe`` appended to any plugins already there),
-    PYTEST_ADDOPTS (``-p eyeful_probe`` after what is there: a command that sets PYTEST_PLUGINS
-    itself still loads it), PYTHONPATH (the probe's directory first; where a command replaces
+    with ``addopts`` PYTEST_ADDOPTS (``-p eyeful_probe`` after what is there: a command that sets
+    PYTEST_PLUGINS itself still loads it; only then, as ``-p`` makes every run some 15% slower),
+    PYTHONPATH (the probe's directory first; where a command replaces
     it: eyeful/probeload.py), EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD (``record``:
     :func:`open_record`), through which the main pytest process writes (the directory may then
     be read-only where the tests run: the sandbox). The probe takes its own variables out of the
@@ -60,12 +62,13 @@ def plugin_env(
         plugins.append(PROBE_MODULE)
     path = [str(PROBE_DIR)]
     path += [entry for entry in environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
-    addopts = environ.get("PYTEST_ADDOPTS", "")
-    if f"-p {PROBE_MODULE}" not in addopts:
-        addopts = " ".join(filter(None, [addopts, f"-p {PROBE_MODULE}"]))
+    named = environ.get("PYTEST_ADDOPTS", "")
+    if addopts and f"-p {PROBE_MODULE}" not in named:
+        named = " ".join(filter(None, [named, f"-p {PROBE_MODULE}"]))
+    more = {"PYTEST_ADDOPTS": named} if addopts else {}
     return {
         "PYTEST_PLUGINS": ",".join(plugins),
-        "PYTEST_ADDOPTS": addopts,
+        **more,
         "PYTHONPATH": os.pathsep.join(path),
         "EYEFUL_PROBE_DIR": str(probe_dir),
         FD_VAR: record or "",

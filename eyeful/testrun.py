@@ -143,7 +143,9 @@ class _Runner:
 
     def probe_env(self, trace: Mapping[str, Iterable[int]] | None, reach: bool) -> dict[str, str]:
         probe_dir, cwd = self.probe_dir, self.cwd
-        probe_env = pytest_records.plugin_env(probe_dir, self.env)
+        probe_env = pytest_records.plugin_env(
+            probe_dir, self.env, addopts="PYTEST_PLUGINS" in self.actual
+        )
         if self.jail is not None:
             # The record directory is not among them: the probe writes through the descriptor
             # of its record file (:meth:`probed`), so the code it records cannot write it by its
