@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import focus
+from eyeful import focus, moved
 from eyeful.failures import Failure, same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
@@ -84,6 +84,9 @@ def confirm(
     with runner.lock_repo():
         renamed = _renamed_files(repo, snap)
         base_ids = {ev.test: _on_base(ev.test, renamed) for ev in evidence}
+        unlike = [t for t, b in base_ids.items() if not exists(repo, snap.base.tree, b)]
+        # A test moved to a file too unlike for git's renames: the same name and code there.
+        base_ids |= moved.ids_on_base(repo, snap.base.tree, snap.head.tree, unlike)
         missing = {
             ev.test
             for ev in evidence
@@ -193,9 +196,10 @@ def _run(
         return runner.suite(tree, side, live=True, worktree=worktree)
     ids = tests if context == "alone" else sorted({id_path(t) for t in tests})
     batch = runner.one(tree, side, ids, worktree=worktree)
-    if context == "alone" and side == "base" and _not_found([batch]):
+    stopped = len(ids) > 1 and any(r.stopped for r in batch if r.name == "test_one")
+    if context == "alone" and (stopped or (side == "base" and _not_found([batch]))):
         # pytest refuses a whole command when one id is not in the tree (a parameter the change
-        # added): one command per id.
+        # added), and `test_one` with `-x` stops at the first that fails: one command per id.
         batch += runner.one(tree, side, ids, each=True, worktree=worktree)
     return batch
 
