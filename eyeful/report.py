@@ -369,7 +369,7 @@ _QUESTION_TEXT = {
     "its own to confirm it (configure commands.test_one)",
     "xpass_strict": "is marked as an expected failure (strict) and passed on the change: the "
     "change may have fixed a known bug",
-    "newly_skipped": "passed on the base and is skipped on the change",
+    "newly_skipped": "passed on the base and is skipped (or not collected) on the change",
 }
 
 

@@ -6,8 +6,9 @@ the base's word on the tests it skipped (eyeful/claims.py derives what they mean
   more of them (a command with `-x` stops at each failure); a test that ends the session every
   time it runs is set aside. What still did not run is ``incomplete`` (exit 3).
 - A test skipped on the change runs on the base by id (one command for all of them), unless the
-  base's cached suite run skipped it too; one that passed there is a question naming the skip's
-  reason.
+  base's cached suite run skipped it too; so does one that run passed and the change's run did
+  not collect although the change still defines it. One that passed live there is a question
+  naming the skip's reason.
 """
 
 from __future__ import annotations
@@ -49,7 +50,13 @@ def reach_every_test(
         with runner.lock_repo():
             return exists_in_tree(repo, base, test)
 
-    skips = skipped_on_change(runner, base, change, runner.cached_suite(base, "base"), on_base)
+    def on_head(test: str) -> bool:
+        with runner.lock_repo():
+            return exists_in_tree(repo, snap.head.tree, test)
+
+    hint = runner.cached_suite(base, "base")
+    gone = disappeared(change, hint, on_head)
+    skips = skipped_on_change(runner, base, change, hint, on_base, gone)
     report.runs += skips.runs
     report.other_failures += newly_skipped(change, skips.passed_on_base)
     if skips.unknown:
@@ -140,15 +147,36 @@ class Skips:
     """Skipped on the change; the base's runs did not say what they are there."""
 
 
+_NOT_COLLECTED = "not collected on the change (its definition is still there)"
+
+
+def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -> dict[str, str]:
+    """Tests the base's cached suite run (a pointer only) passed that the change's whole-suite
+    run did not collect, though the change still defines them: test id -> why."""
+    if hint is None or hint.collected is None or change.collected is None or change.selected:
+        return {}
+    collected = set(change.collected) | set(change.tests or {})
+    passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
+    return {t: _NOT_COLLECTED for t in passed if t not in collected and on_head(t)}
+
+
 def skipped_on_change(
-    runner: Runner, base_tree: str, change: Run, hint: Run | None, on_base: Callable[[str], bool]
+    runner: Runner,
+    base_tree: str,
+    change: Run,
+    hint: Run | None,
+    on_base: Callable[[str], bool],
+    gone: dict[str, str] | None = None,
 ) -> Skips:
-    """Each test ``change`` skipped, on the base: live, by id; one the base does not have
-    (``on_base``), or its cached suite run (``hint``) skipped too, is not run (it is new, or its
-    skip held)."""
+    """Each test ``change`` skipped (and each it no longer collects: ``gone``), on the base:
+    live, by id; one the base does not have (``on_base``), or its cached suite run (``hint``)
+    skipped too, is not run (it is new, or its skip held)."""
+    gone = gone or {}
+    reasons = {**dict(change.skips or {}), **gone}
     skipped = sorted(t for t, o in (change.tests or {}).items() if o == "skipped" and on_base(t))
     if hint is not None and hint.tests is not None and hint.collected is not None:
         skipped = [t for t in skipped if (hint.tests or {}).get(t) not in ("skipped", None)]
+    skipped += sorted(gone)
     out = Skips()
     if not skipped:
         return out
@@ -160,7 +188,7 @@ def skipped_on_change(
     for test in skipped:
         there = in_run(run, test) if run is not None else "unknown"
         if claims.skip_kind(there):
-            out.passed_on_base[test] = (change.skips or {}).get(test, "")
+            out.passed_on_base[test] = reasons.get(test, "")
         elif run is None or run.status == "ERROR":
             out.unknown.append(test)
     return out

@@ -17,6 +17,7 @@ from tests.gitrepo import (
     PYTHON,
     confirm,
     eyeful_config,
+    git,
     make_repo,
     stage,
 )
@@ -215,3 +216,21 @@ def test_a_harmless_change_with_skips_on_both_sides_is_clean(tmp_path):
     proc = review(repo, format="json")
     assert proc.exit_code == 0, proc.markdown
     assert proc.json["incomplete"] == []
+
+
+DROPS_ADD = """def pytest_collection_modifyitems(items):
+    items[:] = [item for item in items if item.name != "test_add"]
+"""
+
+
+def test_a_test_the_change_no_longer_collects_is_a_question(tmp_path):
+    repo = _project(tmp_path, {})
+    stage(repo, {"calc.py": CALC + "\n"})
+    git(repo, "commit", "-q", "-m", "harmless")
+    # A review of that commit leaves its suite run in the cache: a pointer for the next one.
+    assert review(repo, base="HEAD~1", head="HEAD").exit_code == 0
+    stage(repo, {"conftest.py": DROPS_ADD})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert "not collected on the change" in proc.markdown
