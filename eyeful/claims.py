@@ -11,8 +11,9 @@ fact never upgrades a verdict; it degrades it to the next weaker claim:
 - regression (blocks) needs: live runs on both sides in one context, every base run passed and
   every change run failed; the base had the test (its id, or its name and body in another file:
   eyeful/moved.py). Missing: flaky or unconfirmed (a question), new test, undetermined (exit 3).
-- pre-existing needs: the same test, by id, failed live on the base. A base run that never
-  reached it is no evidence: undetermined.
+- pre-existing needs: the same test, by id, failed live on the base with the same failure (its
+  cause: type and message, numbers and addresses aside). Another failure there: a question
+  (``fails_otherwise``). A base run that never reached it is no evidence: undetermined.
 - newly skipped (a question) needs: passed live on the base, skipped on the change. A skip
   because the repository's own module no longer imports is a failure (eyeful/evidence.py),
   judged as one.
@@ -24,6 +25,7 @@ here. A reader checks a verdict against the table by reading this module.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -41,6 +43,7 @@ FailureKind = Literal[
     "unconfirmed",
     "xpass_strict",
     "newly_skipped",
+    "fails_otherwise",
 ]
 QUESTION_KINDS: tuple[FailureKind, ...] = (
     "flaky",
@@ -48,6 +51,7 @@ QUESTION_KINDS: tuple[FailureKind, ...] = (
     "unconfirmed",
     "xpass_strict",
     "newly_skipped",
+    "fails_otherwise",
 )
 """Kinds the report asks about: seen to regress once, not shown to every time; or a test that
 passed on the base and does not run on the change."""
@@ -74,7 +78,9 @@ class Incomplete(BaseModel):
         shown = ", ".join(f"`{t}`" for t in self.ids[:5])
         more = f" and {self.tests - 5} more" if self.tests > 5 else ""
         which = f" ({shown}{more})" if shown else ""
-        count = f"{self.tests} tests" if self.tests != 1 else "1 test"
+        count = {0: "some tests (how many is not known)", 1: "1 test"}.get(
+            self.tests, f"{self.tests} tests"
+        )
         return f"{count} did not run on the {self.side}{which}: {self.why}"
 
 
@@ -106,6 +112,10 @@ class Evidence:
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
+    change_causes: list[str] = field(default_factory=list)
+    """The causes (eyeful.failures ``cause``) of its live failures on the change, where recorded."""
+    base_causes: list[str] = field(default_factory=list)
+    """The causes of its live failures on the base: pre-existing needs the same failure."""
     edited_fails_on_base: bool = False
     """The change edited the test's file; the base's version passed on the change's code and
     the change's version failed on the base's code exactly as on the change: its failure does
@@ -136,6 +146,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not base or any(s in ("unknown", "absent") for s in base):
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
+        if _otherwise(ev.change_causes, ev.base_causes):
+            return "fails_otherwise", "failed"  # pre-existing needs the same failure
         return "pre_existing", "failed"
     if not all(s == "passed" for s in base):
         return "flaky", "mixed"
@@ -149,6 +161,19 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     # Passing on the change in the widest context it was run in (the suite's failure did not
     # come back), or mixed: flaky.
     return "flaky", "passed"
+
+
+def _what(cause: str) -> str:
+    """A failure's cause without where it was raised: a line the change moved is one cause."""
+    return re.sub(r" at \S+: ", ": ", cause, count=1)
+
+
+def _otherwise(change: list[str], base: list[str]) -> bool:
+    """Whether the test failed on the base by another cause than on the change, every time
+    (both sides' causes recorded: a failure read from text tells nothing apart)."""
+    if not change or not base:
+        return False
+    return not {_what(c) for c in change} & {_what(b) for b in base}
 
 
 def skip_kind(on_base: str) -> FailureKind | None:

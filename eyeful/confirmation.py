@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import focus, moved
-from eyeful.failures import Failure, same_failure
+from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
     Context,
@@ -126,6 +126,8 @@ def confirm(
                 ev.history.append(context_line(ev) or "")
             ev.context = context
             ev.change_alone, ev.base_alone = change_seen, base_seen
+            ev.change_causes = _causes(seen[("change", ev.test)])
+            ev.base_causes = _causes(seen[("base", ev.test)])
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
@@ -221,6 +223,11 @@ def _per_test(context: Context, tests: list[str], batch: list[Run]) -> dict[str,
     run = runs[-1]
     only = context == "alone" and len(tests) == 1
     return {test: (alone(run, test, only=only), _failure_of(run, test)) for test in tests}
+
+
+def _causes(observed: list[Observed]) -> list[str]:
+    """The causes of the failures observed (eyeful/claims.py: pre-existing needs the same)."""
+    return [c for seen, f in observed if seen == "failed" and f and (c := cause(f)) is not None]
 
 
 def _failure_of(run: Run, test: str) -> Failure | None:

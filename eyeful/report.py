@@ -369,6 +369,8 @@ _QUESTION_TEXT = {
     "its own to confirm it (configure commands.test_one)",
     "xpass_strict": "is marked as an expected failure (strict) and passed on the change: the "
     "change may have fixed a known bug",
+    "fails_otherwise": "fails on the base too, but with another failure than on the change: "
+    "the change may have broken it anew",
     "newly_skipped": "passed on the base and is skipped (or not collected) on the change",
 }
 

@@ -234,3 +234,12 @@ def test_a_test_the_change_no_longer_collects_is_a_question(tmp_path):
     report = proc.json
     assert _kinds(report) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
     assert "not collected on the change" in proc.markdown
+
+
+def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
+    repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "fails_otherwise")], proc.markdown
+    assert report["questions"] == 1
