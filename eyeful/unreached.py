@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import claims, focus
+from eyeful.cache import cache_key
 from eyeful.claims import Incomplete
 from eyeful.evidence import FAILING
 from eyeful.focus import passable
@@ -183,8 +184,14 @@ def skipped_on_change(
     if not _can_focus(runner, skipped):
         out.unknown = skipped
         return out
-    out.runs = runner.one(base_tree, "base", skipped)
-    run = next((r for r in reversed(out.runs) if r.name == "test_one"), None)
+    run = _skipped_there(runner, base_tree, skipped)
+    if run is not None:
+        out.runs = [run]
+    else:
+        out.runs = runner.one(base_tree, "base", skipped)
+        run = next((r for r in reversed(out.runs) if r.name == "test_one"), None)
+        if run is not None and run.status != "ERROR":
+            runner.cache.put("skips", _key(runner, base_tree, skipped), run.model_dump(mode="json"))
     for test in skipped:
         there = in_run(run, test) if run is not None else "unknown"
         if claims.skip_kind(there):
@@ -192,3 +199,21 @@ def skipped_on_change(
         elif run is None or run.status == "ERROR":
             out.unknown.append(test)
     return out
+
+
+def _key(runner: Runner, tree: str, tests: list[str]) -> str:
+    commands = runner.config.commands
+    return cache_key(suite=runner.suite_key(tree), test_one=commands.test_one, tests=tests)
+
+
+def _skipped_there(runner: Runner, tree: str, tests: list[str]) -> Run | None:
+    """A cached run of ``tests`` on the base in which none passed: their skips held there (so
+    a review asked again runs nothing more). One in which a test passed is not served: that is a
+    question, and a question is asked on a live run only."""
+    cached = runner.cache.get(
+        "skips", _key(runner, tree, tests),
+        lambda entry: Run.model_validate({**entry, "cached": True}),
+    )  # fmt: skip
+    if cached is None or any(in_run(cached, t) == "passed" for t in tests):
+        return None
+    return cached

@@ -216,6 +216,9 @@ def test_a_harmless_change_with_skips_on_both_sides_is_clean(tmp_path):
     proc = review(repo, format="json")
     assert proc.exit_code == 0, proc.markdown
     assert proc.json["incomplete"] == []
+    # The base's word on the skipped test is kept: asked again, the review runs nothing.
+    again = review(repo, format="json").json
+    assert again["outcome"] == "clean" and all(run["cached"] for run in again["runs"])
 
 
 DROPS_ADD = """def pytest_collection_modifyitems(items):
