@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import focus
-from eyeful.failures import Failure, same_failure
+from eyeful import focus, moved
+from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
     Context,
@@ -84,6 +84,9 @@ def confirm(
     with runner.lock_repo():
         renamed = _renamed_files(repo, snap)
         base_ids = {ev.test: _on_base(ev.test, renamed) for ev in evidence}
+        unlike = [t for t, b in base_ids.items() if not exists(repo, snap.base.tree, b)]
+        # A test moved to a file too unlike for git's renames: the same name and code there.
+        base_ids |= moved.ids_on_base(repo, snap.base.tree, snap.head.tree, unlike)
         missing = {
             ev.test
             for ev in evidence
@@ -123,6 +126,8 @@ def confirm(
                 ev.history.append(context_line(ev) or "")
             ev.context = context
             ev.change_alone, ev.base_alone = change_seen, base_seen
+            ev.change_causes = _causes(seen[("change", ev.test)])
+            ev.base_causes = _causes(seen[("base", ev.test)])
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
@@ -193,9 +198,10 @@ def _run(
         return runner.suite(tree, side, live=True, worktree=worktree)
     ids = tests if context == "alone" else sorted({id_path(t) for t in tests})
     batch = runner.one(tree, side, ids, worktree=worktree)
-    if context == "alone" and side == "base" and _not_found([batch]):
+    stopped = len(ids) > 1 and any(r.stopped for r in batch if r.name == "test_one")
+    if context == "alone" and (stopped or (side == "base" and _not_found([batch]))):
         # pytest refuses a whole command when one id is not in the tree (a parameter the change
-        # added): one command per id.
+        # added), and `test_one` with `-x` stops at the first that fails: one command per id.
         batch += runner.one(tree, side, ids, each=True, worktree=worktree)
     return batch
 
@@ -217,6 +223,11 @@ def _per_test(context: Context, tests: list[str], batch: list[Run]) -> dict[str,
     run = runs[-1]
     only = context == "alone" and len(tests) == 1
     return {test: (alone(run, test, only=only), _failure_of(run, test)) for test in tests}
+
+
+def _causes(observed: list[Observed]) -> list[str]:
+    """The causes of the failures observed (eyeful/claims.py: pre-existing needs the same)."""
+    return [c for seen, f in observed if seen == "failed" and f and (c := cause(f)) is not None]
 
 
 def _failure_of(run: Run, test: str) -> Failure | None:

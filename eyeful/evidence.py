@@ -11,6 +11,8 @@ From a record:
   a strict unexpected pass ``xpass_strict`` (a question: the change may have fixed a known bug);
 - a module that failed to collect is a failing "test" of its own id (``tests/test_b.py``), with
   its import error as the failure, while the rest of the suite still runs;
+- a test skipped because the repository's own module could not be imported (``importorskip``)
+  failed: that import is the change's to answer for (``own_import_failed``);
 - the run covered what it collected: a collected test with no outcome means the run stopped
   before it (``stopped``); a pytest session that never reached its end (killed, ``os._exit``)
   is no result at all (``unfinished``), never a pass.
@@ -53,6 +55,8 @@ class Reading:
     read_as_text: list[str] = field(default_factory=list)
     """The changed files a test's code read as text."""
     stopped: str | None = None
+    skips: dict[str, str] = field(default_factory=dict)
+    """Each skipped test's reason, as the runner gave it."""
     none_ran: bool = False
     unfinished: str | None = None
     """Why the record is no result: the run never got to its end."""
@@ -130,6 +134,17 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:
             reading.failures[test_id] = failure_of(test.failure, root=root)
+        if test.outcome == "skipped":
+            reading.skips[test_id] = test.reason or ""
+            own = own_import_failed(test.reason or "", root)
+            if own is not None:
+                reading.outcomes[test_id], reading.failures[test_id] = "failed", own
+    for module, reason in record.collect_skips.items():
+        own = own_import_failed(reason, root)
+        if own is not None:  # its import failing is a collection error of the module
+            reading.outcomes[module], reading.failures[module] = "error", own
+        elif module not in reading.outcomes:
+            reading.outcomes[module], reading.skips[module] = "skipped", reason
     for error in record.collect_errors:
         reading.outcomes[error.id] = "error"
         reading.failures[error.id] = failure_of(error.failure, collection=True, root=root)
@@ -155,6 +170,34 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         )
     reading.none_ran = record.finished and not record.collected and not record.collect_errors
     return reading
+
+
+# pytest.importorskip's reason: "could not import 'name': <the ImportError>".
+_IMPORTORSKIP = re.compile(r"could not import '(?P<module>[\w.]+)': (?P<error>.+)", re.DOTALL)
+
+
+def own_import_failed(reason: str, root: Path | None) -> failures_.Failure | None:
+    """A skip because the repository's own module could not be imported is that module's import
+    failing: a failure (the change may have broken it), never a skip. A module is the
+    repository's own when its top package is in the checkout ``root`` (or its ``src/``)."""
+    found = _IMPORTORSKIP.search(reason)
+    if found is None or root is None:
+        return None
+    top = found["module"].split(".")[0]
+    places = [root / top, root / f"{top}.py", root / "src" / top, root / "src" / f"{top}.py"]
+    if not any(place.exists() for place in places):
+        return None
+    error = found["error"].strip().splitlines()[0]
+    exc_type, _, _ = error.partition(":")
+    return failures_.Failure(
+        type=exc_type if exc_type.isidentifier() else "ImportError",
+        message=f"skipped: the repository's own module `{found['module']}` could not be "
+        f"imported ({error})"[:300],
+        text=reason[-failures_.TEXT_CHARS :],
+        kind="collection",
+        source="probe",
+        chain=[error],
+    )
 
 
 def module_seen(collected: list[str], outcomes: dict[str, Outcome], module: str) -> str | None:

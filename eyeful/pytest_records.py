@@ -233,6 +233,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     kinds: dict[str, str] = {}
     phases: dict[str, dict[str, _PhaseLine]] = {}
     errors: dict[str, records.CollectError] = {}
+    collect_skips: dict[str, str] = {}
     imported: set[str] = set()
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
@@ -273,6 +274,10 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 seen = test.get(when)
                 if seen is None or records.RANK[outcome] > records.RANK[seen.outcome]:
                     test[when] = _PhaseLine(when, outcome, line)
+            elif kind == "collect_skip":
+                node_id = records.as_str(line.get("id"))
+                if node_id is not None:
+                    collect_skips[node_id] = records.as_str(line.get("reason")) or ""
             elif kind == "collect_error":
                 node_id = records.as_str(line.get("id"))
                 if node_id is not None and node_id not in errors:
@@ -369,6 +374,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         kinds=kinds,
         tests=tests,
         collect_errors=list(errors.values()),
+        collect_skips=collect_skips,
         finished=finish is not None,
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),

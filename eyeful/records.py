@@ -170,6 +170,9 @@ class RunRecord(_Model):
     (``DoctestItem``, a plugin's item): its file may be the code under test itself."""
     tests: dict[str, TestRecord] = Field(default_factory=dict)
     collect_errors: list[CollectError] = Field(default_factory=list)
+    collect_skips: dict[str, str] = Field(default_factory=dict)
+    """pytest: modules that skipped themselves while collected (``importorskip`` at module
+    level), by id, with the skip's reason: their tests are not collected."""
     finished: bool = False
     """The runner got to its end: pytest's main process (or xdist controller) wrote its finish
     line; every go package reported its result; unittest printed ``Ran N tests``."""

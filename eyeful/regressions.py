@@ -6,19 +6,27 @@ in the suite: eyeful/confirmation.py) failed on the change and passed on the bas
 dependence or not. Mixed live runs, or a failure that does not come back live: `flaky`; passing
 on the base once with no way to run it alone: `unconfirmed` (questions, never blocking). A test
 failing on both sides is pre-existing, one the base does not have is new; nothing the runs do
-not name (a run that stopped early, output listing failures only) is read as a pass.
+not name (a run that stopped early, output listing failures only) is read as a pass. The kinds
+and the rule that picks one from the evidence are the claims' (eyeful/claims.py); this module
+gathers the evidence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Literal
 
 import pygit2
 from pydantic import BaseModel
 
+from eyeful import moved
+from eyeful.claims import BLOCKING_KINDS, FailureKind
+from eyeful.claims import QUESTION_KINDS as QUESTION_KINDS  # the claims' own: eyeful/claims.py
+from eyeful.claims import Context as Context
+from eyeful.claims import Evidence as Evidence
+from eyeful.claims import Seen as Seen
+from eyeful.claims import decide as decide
 from eyeful.evidence import module_seen
 from eyeful.failures import Failure, cause
 from eyeful.runs import Run
@@ -28,24 +36,6 @@ from eyeful.testids import check_test_id, id_path
 SUITE = "the test suite"
 _EXCERPT_LINES = 15
 _FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
-
-FailureKind = Literal[
-    "regression",
-    "pre_existing",
-    "new_test",
-    "undetermined",
-    "flaky",
-    "order_dependent",
-    "unconfirmed",
-    "xpass_strict",
-]
-QUESTION_KINDS: tuple[FailureKind, ...] = (
-    "flaky",
-    "order_dependent",
-    "unconfirmed",
-    "xpass_strict",
-)
-"""Kinds the report asks about: seen to regress once, not shown to every time."""
 
 
 class TestFailure(BaseModel):
@@ -152,9 +142,6 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     )
 
 
-Seen = Literal["passed", "failed", "absent", "unknown"]
-Context = Literal["alone", "file", "suite"]
-"""Where a test's live runs ran: on its own, with the rest of its file, in the whole suite."""
 _IN: dict[Context, str] = {"alone": ", alone", "file": ", in its file", "suite": ", in the suite"}
 
 
@@ -214,32 +201,6 @@ def alone(run: Run, test: str, only: bool) -> Seen:
     return "passed" if run.status == "PASSED" else "failed"
 
 
-@dataclass
-class Evidence:
-    """What is known of one failing test: the base's suite run and the live runs on its own."""
-
-    test: str
-    base_suite: Seen = "unknown"
-    """What a suite run on the base said; with live runs (``base_alone``) it is only a hint."""
-    base_alone: list[Seen] | None = None
-    """The live runs on the base in ``context``; None: not run live (no `test_one`)."""
-    change_alone: list[Seen] | None = None
-    """The live runs on the change in ``context``."""
-    context: Context = "alone"
-    history: list[str] = field(default_factory=list)
-    """What the narrower contexts showed before this one (a confirmation line each)."""
-    inconclusive: list[Context] = field(default_factory=list)
-    """Wider contexts whose runs told nothing of the test (stopped before it, never named it):
-    the evidence of ``context`` stands."""
-    change_cached: bool = False
-    """The change's suite result came from the cache: passing alone then says it is stale or
-    flaky, not that it depends on order."""
-    edited_fails_on_base: bool = False
-    """The change edited the test's file; the base's version passed on the change's code and
-    the change's version failed on the base's code exactly as on the change: its failure does
-    not come from the change's code but from the test's new demands."""
-
-
 def _counts(seen: list[Seen]) -> str:
     parts = [f"{word} {seen.count(word)}/{len(seen)}" for word in dict.fromkeys(seen)]
     return ", ".join(parts)
@@ -270,40 +231,6 @@ def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
         return None
     told_nothing = [f"{_IN[c].lstrip(', ')}: no run named it" for c in ev.inconclusive]
     return "; then ".join([*ev.history, line, *told_nothing])
-
-
-def decide(ev: Evidence) -> tuple[FailureKind, str]:
-    """The kind of one failing test, and what the base said (``on_base``)."""
-    if ev.base_alone is None:
-        kinds: dict[Seen, FailureKind] = {
-            "failed": "pre_existing", "absent": "new_test",
-            "passed": "unconfirmed", "unknown": "undetermined",
-        }  # fmt: skip
-        return kinds[ev.base_suite], ev.base_suite
-    if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
-        if ev.change_alone and all(s in ("absent", "unknown") for s in ev.change_alone):
-            # Not found on the change either: the id does not reach the test (a rootdir below
-            # the repository, a command that changes directory), so the base's silence says
-            # nothing of it.
-            return "undetermined", "unknown"
-        return "new_test", "absent"
-    base = ev.base_alone  # live runs only: a cached run never decides
-    if not base or any(s in ("unknown", "absent") for s in base):
-        return "undetermined", "unknown"
-    if all(s == "failed" for s in base):
-        return "pre_existing", "failed"
-    if not all(s == "passed" for s in base):
-        return "flaky", "mixed"
-    change = ev.change_alone or []
-    if not change or any(s in ("unknown", "absent") for s in change):
-        return "undetermined", "passed"
-    if all(s == "failed" for s in change):
-        if ev.edited_fails_on_base:
-            return "pre_existing", "failed"
-        return "regression", "passed"
-    # Passing on the change in the widest context it was run in (the suite's failure did not
-    # come back), or mixed: flaky.
-    return "flaky", "passed"
 
 
 def classify(change: Run, evidence: list[Evidence]) -> list[TestFailure]:
@@ -377,6 +304,24 @@ def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
     return out
 
 
+def newly_skipped(change: Run, passed_on_base: dict[str, str]) -> list[TestFailure]:
+    """Tests the change's run skipped that passed live on the base: questions, with the skip's
+    reason (eyeful/claims.py: ``skip_kind``)."""
+    return [
+        TestFailure(
+            test=test, kind="newly_skipped", blocking=False, on_change="skipped",
+            on_base="passed", excerpt=reason or "(the skip gave no reason)",
+            message=reason[:200],
+        )
+        for test, reason in sorted(passed_on_base.items())
+    ]  # fmt: skip
+
+
+def names(tests: list[str]) -> str:
+    """Test ids in a line: the first five, then how many more."""
+    return _names(tests)
+
+
 def _names(tests: list[str]) -> str:
     shown = ", ".join(f"`{t}`" for t in tests[:5])
     return shown + (f" and {len(tests) - 5} more" if len(tests) > 5 else "")
@@ -409,11 +354,16 @@ def compare(
             "the base failed without naming its failing tests, so the change's failures "
             "could not be compared test by test"
         )
-    evidence = [Evidence(t, base_suite=in_run(base, t)) for t in sorted(change.failing)]
+    failing = sorted(change.failing)
+    # A test moved to another file is judged by its id on the base (eyeful/moved.py).
+    unlike = [t for t in failing if in_run(base, t) in ("absent", "unknown")]
+    base_ids = moved.ids_on_base(repo, base.tree, change.tree, unlike)
+    evidence = [Evidence(t, base_suite=in_run(base, base_ids.get(t, t))) for t in failing]
     for ev in evidence:
         if base.collected is not None:
             continue  # the base's runner said which tests it has: no guessing from the text
-        if ev.base_suite == "unknown" and not exists_in_tree(repo, base.tree, ev.test):
+        base_id = base_ids.get(ev.test, ev.test)
+        if ev.base_suite == "unknown" and not exists_in_tree(repo, base.tree, base_id):
             ev.base_suite = "absent"  # the base does not have it: new, whatever the run said
     return classify(change, evidence), notes
 
@@ -432,7 +382,7 @@ def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFai
     return TestFailure(
         test=test,
         kind=kind,
-        blocking=kind == "regression",
+        blocking=kind in BLOCKING_KINDS,
         on_change=on_change,
         on_base=on_base,
         excerpt=excerpt(change.tail, test, failure),

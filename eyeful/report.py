@@ -17,6 +17,7 @@ from eyeful import __version__
 from eyeful import mdsafe as md
 from eyeful.affected import Selection
 from eyeful.causes import blocking_causes, regression_items
+from eyeful.claims import Incomplete, Outcome, outcome
 from eyeful.confine import Refused
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.findingtext import finding_item
@@ -25,8 +26,6 @@ from eyeful.grading import ReportedFinding
 from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
-
-Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]
 
 
 class RoleUsage(BaseModel):
@@ -92,6 +91,10 @@ class Report(BaseModel):
         default_factory=list, description="every finding given, graded; ordered as verified"
     )
     uncertainty: list[Uncertainty] = Field(default_factory=list)
+    incomplete: list[Incomplete] = Field(
+        default_factory=list,
+        description="tests a run did not run (stopped early, could not start), and why: exit 3",
+    )
     facts: list[str] = Field(
         default_factory=list,
         description="facts about the run that are no gap in what was checked (no agent configured)",
@@ -111,15 +114,17 @@ class Report(BaseModel):
         self.questions = sum(f.label == "question" and f.kind == "review" for f in self.findings)
         self.questions += sum(f.kind in QUESTION_KINDS for f in self.other_failures)
         self.disputed = sum(f.kind == "open" for f in self.findings)
-        if nothing_to_review:
-            self.outcome, self.exit_code = "nothing_to_review", EXIT_OK
-        elif self.blocking:
-            self.outcome, self.exit_code = "blocking", EXIT_BLOCKING
-        elif any(u.unverified for u in self.uncertainty):
-            self.outcome, self.exit_code = "unverified", EXIT_UNVERIFIED
-        else:
-            self.outcome, self.exit_code = "clean", EXIT_OK
+        self.outcome, self.exit_code = outcome(
+            nothing_to_review=nothing_to_review,
+            blocking=self.blocking,
+            unverified=any(u.unverified for u in self.uncertainty) or bool(self.incomplete),
+        )
         return self
+
+    def did_not_run(self, incomplete: Incomplete) -> None:
+        """Tests a run did not run: on the record, and on the checklist (exit 3)."""
+        self.incomplete.append(incomplete)
+        self.note(incomplete.line(), unverified=True)
 
 
 def _plural(n: int, word: str) -> str:
@@ -296,6 +301,10 @@ def _headline(report: Report) -> str:
         if failing > causes:
             items += f" ({_plural(failing, 'failing test')})"
         what = ", ".join([items, *counts])
+    elif report.outcome == "unverified" and (none := _reached_no_test(report)) is not None:
+        what = "; ".join(
+            [f"the tests could not run on the {none.side}: {_text(none.why)}", *counts]
+        )
     elif report.outcome == "unverified":
         unchecked = sum(u.unverified for u in report.uncertainty)
         what = "; ".join(
@@ -307,6 +316,12 @@ def _headline(report: Report) -> str:
     selected = selection_phrase(report)
     what += f"; {selected}" if selected else ""
     return f"**eyeful: {word}** · {_subject(report)}: {what}"
+
+
+def _reached_no_test(report: Report) -> Incomplete | None:
+    """The run that reached no test, the change's first: the headline says so."""
+    none = [i for i in report.incomplete if i.reached_no_test]
+    return min(none, key=lambda i: i.side != "change") if none else None
 
 
 def selection_phrase(report: Report) -> str | None:
@@ -354,12 +369,17 @@ _QUESTION_TEXT = {
     "its own to confirm it (configure commands.test_one)",
     "xpass_strict": "is marked as an expected failure (strict) and passed on the change: the "
     "change may have fixed a known bug",
+    "fails_otherwise": "fails on the base too, but with another failure than on the change: "
+    "the change may have broken it anew",
+    "newly_skipped": "passed on the base and is skipped (or not collected) on the change",
 }
 
 
 def _question_item(failure: TestFailure) -> list[str]:
     name = "the test suite" if failure.test == SUITE else _code(failure.test)
     out = [f"- **question:** {name} {_QUESTION_TEXT[failure.kind]}"]
+    if failure.kind == "newly_skipped":
+        out[0] += f" ({_text(failure.message or 'no reason given')})"
     if failure.confirmation:
         out.append(f"  Ran: {_text(failure.confirmation)}.")
     return out + _rerun_line(failure.rerun)

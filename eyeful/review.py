@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Literal
 
 import pygit2
 
-from eyeful import affected, focus, sandbox
+from eyeful import affected, focus, sandbox, unreached
 from eyeful.cache import Cache, Served
+from eyeful.claims import Incomplete
 from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.environment import EnvironmentKey
@@ -226,8 +227,10 @@ def _regressions(
         report.note(f"{why}, so no test ran (see its output in the runs)", unverified=True)
         return runner, None, why
     if change.status == "ERROR":
-        report.note(f"the tests could not run on the change: {change.reason}", unverified=True)
+        why = change.reason or "the test command could not run"
+        report.did_not_run(Incomplete(side="change", tests=0, why=why, reached_no_test=True))
         return runner, change, None
+    change = unreached.reach_every_test(runner, repo, snap, report, change)
     if change.status == "PASSED":
         return runner, change, None
     if change.tests_from in (None, "junit", "output"):
@@ -251,7 +254,7 @@ def _regressions(
     with runner.lock_repo():
         locate_tests(repo, snap.head.tree, failures)
     report.regressions = [f for f in failures if f.blocking]
-    report.other_failures = [f for f in failures if not f.blocking]
+    report.other_failures += [f for f in failures if not f.blocking]
     return runner, change, None
 
 

@@ -115,6 +115,9 @@ class Run(BaseModel):
     """Outcomes counted over every test, set when `tests` keeps only the failing ones."""
     failures: dict[str, failures_.Failure] | None = None
     """Each failing test's own failure, by test id (from JUnit or its section of the output)."""
+    skips: dict[str, str] | None = None
+    """Each skipped test's reason, from the runner's record (eyeful/claims.py: a test the change
+    made skip is a question)."""
     failure: failures_.Failure | None = None
     """For a reproduction's run: what its own test's failure was (see eyeful.failures)."""
     fails_seen: bool | None = None
@@ -613,6 +616,7 @@ class Runner:
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.failures = said.failures or None
+            run.skips = said.skips or None
             run.reached = said.reached
         run.sandboxed = jail is not None
         self.progress.finished(run)

@@ -249,6 +249,7 @@ class Said:
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
+    skips: dict[str, str] = field(default_factory=dict)
 
 
 def read(attempt: Attempt, context: Context) -> Said:
@@ -293,7 +294,7 @@ def _from_record(
 ) -> None:
     reading = evidence.read(record, context.worktree.resolve())
     said.stopped, said.none_ran = reading.stopped, reading.none_ran
-    said.failures = reading.failures
+    said.failures, said.skips = reading.failures, reading.skips
     failing = any(o in evidence.FAILING for o in reading.outcomes.values())
     why = reading.unfinished or _why_not(said, result, context, failing, _junit_missing(context))
     if why is not None:

@@ -4,8 +4,9 @@ A run that never got as far as running the tests says nothing about the change: 
 (exit 3, "could not verify"), never `FAILED`, whose failures would be compared with the base and
 could come out as pre-existing. The signs: the shell could not find or execute the command (exit
 126/127), `python` has no pytest, pytest itself stopped before it ran the tests (exit 2 without a
-test result, 3, 4, and 5 where there must be tests), and a JUnit report that was asked for and not
-written. Each reason says what to fix.
+test result, 3, 4, and 5 where there must be tests), pytest died with a traceback before it
+reported anything (an old pytest on a newer Python), and a JUnit report that was asked for and not
+written. Each reason says what to fix, in the runner's own error line.
 """
 
 from __future__ import annotations
@@ -51,9 +52,33 @@ class Attempt:
     """The configured JUnit report the command did not write, if any."""
 
 
+# An exception's own line, as Python prints it (`ImportError: cannot import ...`) or as pytest
+# shows it in a report (`E   RuntimeError: ...`).
+_EXCEPTION_LINE = re.compile(
+    r"^(?:E\s+)?(?P<line>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b.*)$"
+)
+_TRACEBACK = "Traceback (most recent call last):"
+# pytest's closing line, or a count of outcomes: the session got as far as running tests.
+_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b|no tests ran")
+
+
 def _last_line(tail: str) -> str:
+    """The runner's own error line: the last exception line of its output, else its last line
+    (never a header pytest printed first, such as ``rootdir: ...``)."""
     lines = [line.strip() for line in tail.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        found = _EXCEPTION_LINE.match(line)
+        if found is not None:
+            return found["line"][:200]
     return lines[-1][:200] if lines else ""
+
+
+def crashed_at_start(exit_code: int | None, tail: str) -> str | None:
+    """A Python runner that died with a traceback before it ran any test (an old pytest on a
+    Python it does not support, a plugin that raises at import): its error line."""
+    if exit_code != 1 or _TRACEBACK not in tail or _SUMMARY.search(tail):
+        return None
+    return f"the test runner crashed before it ran any test (exit 1): {_last_line(tail)}"
 
 
 def missing_command(exit_code: int | None, tail: str) -> str | None:
@@ -101,6 +126,10 @@ def why_not_run(attempt: Attempt) -> str | None:
         return f"{_PYTEST_CODES[code]}: {_last_line(attempt.tail)}".rstrip(": ")
     if attempt.failing_read:
         return None
+    if pytest or results.is_pytest_command(attempt.command):
+        crashed = crashed_at_start(code, attempt.tail)
+        if crashed is not None:
+            return crashed
     no_pytest = _no_pytest(attempt)
     if no_pytest is not None:
         return no_pytest

@@ -25,6 +25,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
 - ``kinds``: ``kinds``: {id: item class name} for each collected test that is not a plain test
   function (``DoctestItem``, a plugin's item), in chunks of at most 500.
+- ``collect_skip``: ``id`` (a module that skipped itself while collected, as with
+  ``pytest.importorskip`` at module level), ``reason``.
 - ``collect_error``: ``id`` (the collector: a module's id), ``failure``, ``longrepr`` (its
   text, bounded).
 - ``phase``: ``id``, ``when`` (setup/call/teardown), ``outcome`` (passed/failed/skipped, or
@@ -471,6 +473,9 @@ class _Probe:
             if self.controller:
                 return
             report = outcome.get_result()
+            if report.skipped and module:  # a module that skipped itself (importorskip)
+                reason = _longrepr_text(report.longrepr)
+                self._line({"t": "collect_skip", "id": report.nodeid, "reason": reason[:2000]})
             if not report.failed:
                 return
             call = getattr(report, "call", None)

@@ -1,0 +1,220 @@
+"""What each verdict claims, and the facts it needs: the table, as data and small predicates.
+
+Every outcome eyeful gives is a claim about the change, and it stands only when every fact it
+needs was observed on live runs of this review (a cached run only says where to look). A missing
+fact never upgrades a verdict; it degrades it to the next weaker claim:
+
+- clean (exit 0) needs: the change's run reached its end and ran every test it collected (the
+  ones it did not reach are run by id); each passed, xfailed, or was skipped for a reason that
+  held on the base. Missing: could not verify (``incomplete``: what did not run and why), or a
+  question for a test the change made skip.
+- regression (blocks) needs: live runs on both sides in one context, every base run passed and
+  every change run failed; the base had the test (its id, or its name and body in another file:
+  eyeful/moved.py). Missing: flaky or unconfirmed (a question), new test, undetermined (exit 3).
+- pre-existing needs: the same test, by id, failed live on the base with the same failure (its
+  cause: type and message, numbers and addresses aside). Another failure there: a question
+  (``fails_otherwise``). A base run that never reached it is no evidence: undetermined.
+- newly skipped (a question) needs: passed live on the base, skipped on the change. A skip
+  because the repository's own module no longer imports is a failure (eyeful/evidence.py),
+  judged as one.
+- could not verify (exit 3): the weakest claim, always available, always saying why.
+
+The flow modules (regressions, confirmation, review) gather the facts; the outcome is derived
+here. A reader checks a verdict against the table by reading this module.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
+
+FailureKind = Literal[
+    "regression",
+    "pre_existing",
+    "new_test",
+    "undetermined",
+    "flaky",
+    "order_dependent",
+    "unconfirmed",
+    "xpass_strict",
+    "newly_skipped",
+    "fails_otherwise",
+]
+QUESTION_KINDS: tuple[FailureKind, ...] = (
+    "flaky",
+    "order_dependent",
+    "unconfirmed",
+    "xpass_strict",
+    "newly_skipped",
+    "fails_otherwise",
+)
+"""Kinds the report asks about: seen to regress once, not shown to every time; or a test that
+passed on the base and does not run on the change."""
+BLOCKING_KINDS: tuple[FailureKind, ...] = ("regression",)
+
+Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]
+
+
+class Incomplete(BaseModel):
+    """Tests a run did not run, and why: no claim about them can stand (exit 3)."""
+
+    side: Literal["change", "base"]
+    tests: int = Field(description="how many tests did not run (0: none was reached, or unknown)")
+    ids: list[str] = Field(default_factory=list, description="the first of them, by id")
+    why: str = Field(description="why they did not run: the runner's own words where it said")
+    reached_no_test: bool = Field(
+        default=False, description="the run reached no test at all (the runner could not start)"
+    )
+
+    def line(self) -> str:
+        """The checklist line."""
+        if self.reached_no_test:
+            return f"the tests could not run on the {self.side}: {self.why}"
+        shown = ", ".join(f"`{t}`" for t in self.ids[:5])
+        more = f" and {self.tests - 5} more" if self.tests > 5 else ""
+        which = f" ({shown}{more})" if shown else ""
+        count = {0: "some tests (how many is not known)", 1: "1 test"}.get(
+            self.tests, f"{self.tests} tests"
+        )
+        return f"{count} did not run on the {self.side}{which}: {self.why}"
+
+
+# The failing-test claims ------------------------------------------------------------------------
+
+Seen = Literal["passed", "failed", "absent", "unknown"]
+"""What one run says of one test (eyeful/regressions.py ``in_run``): only a named outcome."""
+Context = Literal["alone", "file", "suite"]
+"""Where a test's live runs ran: on its own, with the rest of its file, in the whole suite."""
+
+
+@dataclass
+class Evidence:
+    """What is known of one failing test: the base's suite run and the live runs on its own."""
+
+    test: str
+    base_suite: Seen = "unknown"
+    """What a suite run on the base said; with live runs (``base_alone``) it is only a hint."""
+    base_alone: list[Seen] | None = None
+    """The live runs on the base in ``context``; None: not run live (no `test_one`)."""
+    change_alone: list[Seen] | None = None
+    """The live runs on the change in ``context``."""
+    context: Context = "alone"
+    history: list[str] = field(default_factory=list)
+    """What the narrower contexts showed before this one (a confirmation line each)."""
+    inconclusive: list[Context] = field(default_factory=list)
+    """Wider contexts whose runs told nothing of the test (stopped before it, never named it):
+    the evidence of ``context`` stands."""
+    change_cached: bool = False
+    """The change's suite result came from the cache: passing alone then says it is stale or
+    flaky, not that it depends on order."""
+    change_causes: list[str] = field(default_factory=list)
+    """The causes (eyeful.failures ``cause``) of its live failures on the change, where recorded."""
+    base_causes: list[str] = field(default_factory=list)
+    """The causes of its live failures on the base: pre-existing needs the same failure."""
+    edited_fails_on_base: bool = False
+    """The change edited the test's file; the base's version passed on the change's code and
+    the change's version failed on the base's code exactly as on the change: its failure does
+    not come from the change's code but from the test's new demands."""
+
+
+def decide(ev: Evidence) -> tuple[FailureKind, str]:
+    """The kind of one failing test, and what the base said (``on_base``), from its evidence.
+
+    A regression needs live runs on both sides in one context: every base run passed, every
+    change run failed. Pre-existing needs every live base run to have failed. A base that did not
+    name the test (stopped, never reached it) is no evidence: undetermined.
+    """
+    if ev.base_alone is None:
+        kinds: dict[str, FailureKind] = {
+            "failed": "pre_existing", "absent": "new_test",
+            "passed": "unconfirmed", "unknown": "undetermined",
+        }  # fmt: skip
+        return kinds[ev.base_suite], ev.base_suite
+    if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
+        if ev.change_alone and all(s in ("absent", "unknown") for s in ev.change_alone):
+            # Not found on the change either: the id does not reach the test (a rootdir below
+            # the repository, a command that changes directory), so the base's silence says
+            # nothing of it.
+            return "undetermined", "unknown"
+        return "new_test", "absent"
+    base = ev.base_alone  # live runs only: a cached run never decides
+    if not base or any(s in ("unknown", "absent") for s in base):
+        return "undetermined", "unknown"
+    if all(s == "failed" for s in base):
+        if _otherwise(ev.change_causes, ev.base_causes):
+            return "fails_otherwise", "failed"  # pre-existing needs the same failure
+        return "pre_existing", "failed"
+    if not all(s == "passed" for s in base):
+        return "flaky", "mixed"
+    change = ev.change_alone or []
+    if not change or any(s in ("unknown", "absent") for s in change):
+        return "undetermined", "passed"
+    if all(s == "failed" for s in change):
+        if ev.edited_fails_on_base:
+            return "pre_existing", "failed"
+        return "regression", "passed"
+    # Passing on the change in the widest context it was run in (the suite's failure did not
+    # come back), or mixed: flaky.
+    return "flaky", "passed"
+
+
+def _what(cause: str) -> str:
+    """A failure's cause without where it was raised: a line the change moved is one cause."""
+    return re.sub(r" at \S+: ", ": ", cause, count=1)
+
+
+def _otherwise(change: list[str], base: list[str]) -> bool:
+    """Whether the test failed on the base by another cause than on the change, every time
+    (both sides' causes recorded: a failure read from text tells nothing apart)."""
+    if not change or not base:
+        return False
+    return not {_what(c) for c in change} & {_what(b) for b in base}
+
+
+def skip_kind(on_base: str) -> FailureKind | None:
+    """A test skipped on the change, by what live runs on the base said of it: passed there is a
+    question (the change made it skip); skipped or absent there, its skip held (None)."""
+    return "newly_skipped" if on_base == "passed" else None
+
+
+# The run-level claims ---------------------------------------------------------------------------
+
+
+def unrun(collected: list[str] | None, outcomes: dict[str, str] | None) -> list[str]:
+    """The tests a run collected and gave no outcome: it stopped before them."""
+    if collected is None:
+        return []
+    done = outcomes or {}
+    return [t for t in collected if t not in done]
+
+
+def stop_cause(command: str, exit_code: int | None, status: str, tail: str) -> str:
+    """Why a run stopped before tests it collected, as far as its command and output say."""
+    words = command.split()
+    if "-x" in words or "--exitfirst" in words or any(w.startswith("--maxfail") for w in words):
+        return "the test command stops at its first failures (-x or --maxfail)"
+    if "_pytest.outcomes.Exit" in tail or (exit_code == 0 and status != "ERROR"):
+        return "a test ended the session (pytest.exit)"
+    if status == "ERROR":
+        return "the run did not finish (a crash or a timeout)"
+    return "the run stopped early"
+
+
+# The verdict ------------------------------------------------------------------------------------
+
+
+def outcome(*, nothing_to_review: bool, blocking: int, unverified: bool) -> tuple[Outcome, int]:
+    """The review's outcome and exit code: blocking needs a blocking claim that stood; clean
+    needs every fact of its row; anything short of both is could not verify."""
+    if nothing_to_review:
+        return "nothing_to_review", EXIT_OK
+    if blocking:
+        return "blocking", EXIT_BLOCKING
+    if unverified:
+        return "unverified", EXIT_UNVERIFIED
+    return "clean", EXIT_OK

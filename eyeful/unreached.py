@@ -1,0 +1,219 @@
+"""The facts clean needs beyond the change's own run: the tests it did not reach, run by id, and
+the base's word on the tests it skipped (eyeful/claims.py derives what they mean).
+
+- A change run that stopped early (`-x`, `--maxfail`, a test calling `pytest.exit`) collected
+  tests it never ran. They run on the change by id with `test_one`, again while that reaches
+  more of them (a command with `-x` stops at each failure); a test that ends the session every
+  time it runs is set aside. What still did not run is ``incomplete`` (exit 3).
+- A test skipped on the change runs on the base by id (one command for all of them), unless the
+  base's cached suite run skipped it too; so does one that run passed and the change's run did
+  not collect although the change still defines it. One that passed live there is a question
+  naming the skip's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pygit2
+
+from eyeful import claims, focus
+from eyeful.cache import cache_key
+from eyeful.claims import Incomplete
+from eyeful.evidence import FAILING
+from eyeful.focus import passable
+from eyeful.regressions import exists_in_tree, in_run, names, newly_skipped
+from eyeful.report import Report
+from eyeful.runs import Run, Runner
+from eyeful.snapshot import EMPTY_TREE, Snapshot
+
+_ROUNDS = 8
+"""Commands run on the change to reach the tests a stopped run did not: each reaches at least
+one more (or sets one aside), so a suite with many failures under `-x` is cut short here."""
+
+
+def reach_every_test(
+    runner: Runner, repo: pygit2.Repository, snap: Snapshot, report: Report, change: Run
+) -> Run:
+    """What clean needs of the change's run beyond itself: the tests it did not reach, run by
+    id; the tests it skipped, on the base. Into ``report``; returns the change's run with the
+    tests it reached by id."""
+    reached = catch_up(runner, snap.head.tree, change)
+    report.runs += reached.runs
+    if reached.incomplete is not None:
+        report.did_not_run(reached.incomplete)
+    change, base = reached.change, snap.base.tree
+    if base == EMPTY_TREE:
+        return change
+
+    def on_base(test: str) -> bool:
+        with runner.lock_repo():
+            return exists_in_tree(repo, base, test)
+
+    def on_head(test: str) -> bool:
+        with runner.lock_repo():
+            return exists_in_tree(repo, snap.head.tree, test)
+
+    hint = runner.cached_suite(base, "base")
+    gone = disappeared(change, hint, on_head)
+    skips = skipped_on_change(runner, base, change, hint, on_base, gone)
+    report.runs += skips.runs
+    report.other_failures += newly_skipped(change, skips.passed_on_base)
+    if skips.unknown:
+        report.note(
+            f"{names(skips.unknown)} skipped on the change: whether they passed on the base "
+            "could not be told (no run there named them)", unverified=False,
+        )  # fmt: skip
+    return change
+
+
+@dataclass
+class Reached:
+    """The change's run with the tests it had not reached run by id, and what still did not run."""
+
+    change: Run
+    runs: list[Run] = field(default_factory=list)
+    incomplete: Incomplete | None = None
+
+
+def _can_focus(runner: Runner, tests: list[str]) -> bool:
+    commands = runner.config.commands
+    return focus.of(commands.test, commands.test_one) is not None and all(map(passable, tests))
+
+
+def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
+    """The tests ``change`` collected and never ran, run on ``tree`` by id."""
+    todo = claims.unrun(change.collected, dict(change.tests or {}))
+    if change.collected is None and change.stopped and change.status != "ERROR":
+        # Read from text: which tests it did not reach is not known.
+        why = f"the run did not cover every test: {change.stopped}"
+        return Reached(change, incomplete=Incomplete(side="change", tests=0, why=why))
+    if not todo:
+        return Reached(change)
+    why = claims.stop_cause(change.command, change.exit_code, change.status, change.tail)
+    if not _can_focus(runner, todo):
+        return Reached(change, incomplete=Incomplete(
+            side="change", tests=len(todo), ids=todo[:5],
+            why=f"{why}, and they cannot be run by id (configure commands.test_one)",
+        ))  # fmt: skip
+    out = Reached(change)
+    tests, failures = dict(change.tests or {}), dict(change.failures or {})
+    skips = dict(change.skips or {})
+    ends_session: list[str] = []
+    for _ in range(_ROUNDS):
+        if not todo:
+            break
+        batch = runner.one(tree, "change", todo)
+        out.runs += batch
+        run = next((r for r in reversed(batch) if r.name == "test_one"), None)
+        got = {t: o for t, o in ((run.tests or {}) if run else {}).items() if t in todo}
+        if run is not None:  # a module that did not collect is a failure of its own id
+            got |= {t: o for t, o in (run.tests or {}).items() if o in FAILING and t not in tests}
+        if not got:
+            if run is None or run.status == "ERROR":
+                break  # the command itself could not run them
+            ends_session.append(todo.pop(0))  # it ends the session every time it runs
+            continue
+        tests |= got
+        failures |= {t: f for t, f in (run.failures or {}).items() if t in got} if run else {}
+        skips |= {t: r for t, r in (run.skips or {}).items() if t in got} if run else {}
+        todo = [t for t in todo if t not in got]
+    left = ends_session + todo
+    failing = any(o in FAILING for o in tests.values())
+    out.change = change.model_copy(
+        update={
+            "tests": tests, "failures": failures or None, "skips": skips or None,
+            "status": "FAILED" if failing else change.status,
+            "stopped": f"{len(left)} collected tests did not run" if left else None,
+        }
+    )  # fmt: skip
+    if left:
+        because = f"{why}; run by id, " + (
+            f"{names(ends_session)} ended the session each time" if ends_session
+            else "they still did not run"
+        )  # fmt: skip
+        out.incomplete = Incomplete(side="change", tests=len(left), ids=left[:5], why=because)
+    return out
+
+
+@dataclass
+class Skips:
+    """What the base said of the tests skipped on the change."""
+
+    passed_on_base: dict[str, str] = field(default_factory=dict)
+    """Skipped on the change, passed live on the base: test id -> the skip's reason."""
+    runs: list[Run] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    """Skipped on the change; the base's runs did not say what they are there."""
+
+
+_NOT_COLLECTED = "not collected on the change (its definition is still there)"
+
+
+def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -> dict[str, str]:
+    """Tests the base's cached suite run (a pointer only) passed that the change's whole-suite
+    run did not collect, though the change still defines them: test id -> why."""
+    if hint is None or hint.collected is None or change.collected is None or change.selected:
+        return {}
+    collected = set(change.collected) | set(change.tests or {})
+    passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
+    return {t: _NOT_COLLECTED for t in passed if t not in collected and on_head(t)}
+
+
+def skipped_on_change(
+    runner: Runner,
+    base_tree: str,
+    change: Run,
+    hint: Run | None,
+    on_base: Callable[[str], bool],
+    gone: dict[str, str] | None = None,
+) -> Skips:
+    """Each test ``change`` skipped (and each it no longer collects: ``gone``), on the base:
+    live, by id; one the base does not have (``on_base``), or its cached suite run (``hint``)
+    skipped too, is not run (it is new, or its skip held)."""
+    gone = gone or {}
+    reasons = {**dict(change.skips or {}), **gone}
+    skipped = sorted(t for t, o in (change.tests or {}).items() if o == "skipped" and on_base(t))
+    if hint is not None and hint.tests is not None and hint.collected is not None:
+        skipped = [t for t in skipped if (hint.tests or {}).get(t) not in ("skipped", None)]
+    skipped += sorted(gone)
+    out = Skips()
+    if not skipped:
+        return out
+    if not _can_focus(runner, skipped):
+        out.unknown = skipped
+        return out
+    run = _skipped_there(runner, base_tree, skipped)
+    if run is not None:
+        out.runs = [run]
+    else:
+        out.runs = runner.one(base_tree, "base", skipped)
+        run = next((r for r in reversed(out.runs) if r.name == "test_one"), None)
+        if run is not None and run.status != "ERROR":
+            runner.cache.put("skips", _key(runner, base_tree, skipped), run.model_dump(mode="json"))
+    for test in skipped:
+        there = in_run(run, test) if run is not None else "unknown"
+        if claims.skip_kind(there):
+            out.passed_on_base[test] = reasons.get(test, "")
+        elif run is None or run.status == "ERROR":
+            out.unknown.append(test)
+    return out
+
+
+def _key(runner: Runner, tree: str, tests: list[str]) -> str:
+    commands = runner.config.commands
+    return cache_key(suite=runner.suite_key(tree), test_one=commands.test_one, tests=tests)
+
+
+def _skipped_there(runner: Runner, tree: str, tests: list[str]) -> Run | None:
+    """A cached run of ``tests`` on the base in which none passed: their skips held there (so
+    a review asked again runs nothing more). One in which a test passed is not served: that is a
+    question, and a question is asked on a live run only."""
+    cached = runner.cache.get(
+        "skips", _key(runner, tree, tests),
+        lambda entry: Run.model_validate({**entry, "cached": True}),
+    )  # fmt: skip
+    if cached is None or any(in_run(cached, t) == "passed" for t in tests):
+        return None
+    return cached

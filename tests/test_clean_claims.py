@@ -1,0 +1,248 @@
+"""`clean` only where the runs show it (issue 31): a verdict stands only on evidence that covers
+it (eyeful/claims.py). Each case is a real repository reviewed through the core (tests/core.py);
+each failed on the code before the claims module (read as pre-existing, clean, or a new test).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from tests.core import review
+from tests.gitrepo import (
+    BROKEN_ADD,
+    CALC,
+    CALC_TESTS,
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful_config,
+    git,
+    make_repo,
+    stage,
+)
+
+
+def _project(root, files: dict[str, str], **config: str):
+    repo = make_repo(
+        root / "repo",
+        {
+            "pyproject.toml": eyeful_config(**config),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": CALC,
+            "tests/test_calc.py": CALC_TESTS,
+            **files,
+        },
+    )
+    confirm(repo)
+    return repo
+
+
+def _kinds(report: dict) -> list[tuple[str, str]]:
+    every = report["regressions"] + report["other_failures"]
+    return sorted((f["test"], f["kind"]) for f in every)
+
+
+# Point 2: a runner that could not start, on both sides ----------------------------------------
+
+# What an old pytest does on a Python it does not support: it raises while it is imported, before
+# it runs anything (pytest 4 on Python 3.10: `from collections import Mapping`).
+OLD_PYTEST = "from collections import Mapping  # removed in Python 3.10\n"
+
+
+def test_a_runner_crashing_at_start_on_both_sides_is_could_not_verify(tmp_path):
+    test = f"env PYTHONPATH=oldpytest {shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
+    repo = _project(tmp_path, {"oldpytest/pytest/__init__.py": OLD_PYTEST}, test=test)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 3, proc.markdown
+    assert report["other_failures"] == [] and report["regressions"] == []
+    first = proc.markdown.splitlines()[0]
+    assert "the tests could not run" in first, first
+    assert "cannot import name 'Mapping' from 'collections'" in first, first
+    assert "pre-existing" not in proc.markdown
+    [incomplete] = report["incomplete"]
+    assert incomplete["side"] == "change" and "Mapping" in incomplete["why"]
+
+
+def test_a_conftest_raising_on_both_sides_quotes_its_error_not_the_rootdir_header(tmp_path):
+    conftest = "raise RuntimeError('the conftest is broken')\n"
+    repo = _project(tmp_path, {"conftest.py": conftest})
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    first = proc.markdown.splitlines()[0]
+    assert "the tests could not run" in first, first
+    assert "RuntimeError: the conftest is broken" in first, first
+    assert "rootdir" not in first
+    assert "pre-existing" not in proc.markdown
+
+
+# Point 3: a change run that stopped early ------------------------------------------------------
+
+FIRST_FAILS = """from calc import add
+
+
+def test_first():
+    assert 1 == 2
+
+
+def test_second():
+    assert add(2, 3) == 5
+"""
+
+
+def test_a_run_stopped_by_x_runs_the_tests_it_did_not_reach(tmp_path):
+    stops = f"{PYTEST} -x"
+    repo = _project(
+        tmp_path, {"tests/test_a.py": FIRST_FAILS}, test=stops, test_one=f"{stops} {{test}}"
+    )
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.markdown
+    blocking = sorted(f["test"] for f in report["regressions"])
+    assert blocking == ["tests/test_a.py::test_second", "tests/test_calc.py::test_add"]
+    assert ("tests/test_a.py::test_first", "pre_existing") in _kinds(report)
+
+
+def test_pytest_exit_in_a_new_test_is_never_clean(tmp_path):
+    repo = _project(tmp_path, {})
+    exits = "import pytest\n\n\ndef test_stop():\n    pytest.exit('enough', returncode=0)\n"
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/test_0_stop.py": exits})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code != 0, proc.markdown
+    assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
+    [incomplete] = report["incomplete"]
+    assert incomplete["ids"] == ["tests/test_0_stop.py::test_stop"], incomplete
+    assert "pytest.exit" in incomplete["why"]
+
+
+def test_a_run_stopped_early_with_no_way_to_run_the_rest_is_could_not_verify(tmp_path):
+    stops = f"{PYTEST} -x && true"  # no test_one: none can be derived from a shell list
+    repo = _project(tmp_path, {"tests/test_a.py": FIRST_FAILS}, test=stops)
+    stage(repo, {"tests/test_calc.py": CALC_TESTS + "\n# touched\n"})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 3, proc.markdown
+    [incomplete] = report["incomplete"]
+    assert incomplete["side"] == "change"
+    assert "-x" in incomplete["why"] and incomplete["tests"] == 3, incomplete
+    lines = [u["text"] for u in report["uncertainty"] if u["unverified"]]
+    assert any(line.startswith("3 tests did not run on the change") for line in lines), lines
+
+
+# Point 4: skips the change caused --------------------------------------------------------------
+
+PLUGIN = "def hook():\n    return 'hooked'\n"
+PLUGIN_TESTS = """import pytest
+
+plugin = pytest.importorskip("calc_plugin")
+
+
+def test_hook():
+    assert plugin.hook() == 'hooked'
+"""
+SKIPS_NOW = """import pytest
+
+
+@pytest.mark.skip(reason="not today")
+def test_add():
+    pass
+
+
+def test_mul():
+    pass
+"""
+
+
+def test_a_module_made_unimportable_blocks_its_importorskip_tests(tmp_path):
+    repo = _project(tmp_path, {"calc_plugin.py": PLUGIN, "tests/test_plugin.py": PLUGIN_TESTS})
+    stage(repo, {"calc_plugin.py": "import no_such_dependency\n" + PLUGIN})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.markdown
+    [blocked] = report["regressions"]  # the module skipped itself: none of its tests collected
+    assert blocked["test"] == "tests/test_plugin.py"
+    assert "no_such_dependency" in blocked["message"]
+
+
+def test_a_test_the_change_skips_is_a_question_naming_its_reason(tmp_path):
+    repo = _project(tmp_path, {})
+    stage(repo, {"tests/test_calc.py": SKIPS_NOW})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert report["outcome"] != "clean" or report["questions"], proc.markdown
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "newly_skipped")]
+    assert "not today" in proc.markdown
+
+
+# Point 5: a moved test is the same test --------------------------------------------------------
+
+MOVED = """# The adding tests, in a file of their own now.
+import calc
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+add = calc.add
+"""
+LEFT = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+def test_a_moved_test_the_change_broke_blocks(tmp_path):
+    repo = _project(tmp_path, {})
+    stage(
+        repo,
+        {"calc.py": BROKEN_ADD, "tests/test_calc.py": LEFT, "tests/adding/test_sums.py": MOVED},
+    )
+    proc = review(repo, format="json")
+    report = proc.json
+    assert proc.exit_code == 1, proc.markdown
+    assert [f["test"] for f in report["regressions"]] == ["tests/adding/test_sums.py::test_add"]
+
+
+# A harmless change stays clean -----------------------------------------------------------------
+
+
+def test_a_harmless_change_with_skips_on_both_sides_is_clean(tmp_path):
+    skips = "import pytest\n\n\n@pytest.mark.skip(reason='always')\ndef test_never():\n    pass\n"
+    repo = _project(tmp_path, {"tests/test_skip.py": skips})
+    stage(repo, {"calc.py": CALC + "\n\ndef sub(a, b):\n    return a - b\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+    assert proc.json["incomplete"] == []
+    # The base's word on the skipped test is kept: asked again, the review runs nothing.
+    again = review(repo, format="json").json
+    assert again["outcome"] == "clean" and all(run["cached"] for run in again["runs"])
+
+
+DROPS_ADD = """def pytest_collection_modifyitems(items):
+    items[:] = [item for item in items if item.name != "test_add"]
+"""
+
+
+def test_a_test_the_change_no_longer_collects_is_a_question(tmp_path):
+    repo = _project(tmp_path, {})
+    stage(repo, {"calc.py": CALC + "\n"})
+    git(repo, "commit", "-q", "-m", "harmless")
+    # A review of that commit leaves its suite run in the cache: a pointer for the next one.
+    assert review(repo, base="HEAD~1", head="HEAD").exit_code == 0
+    stage(repo, {"conftest.py": DROPS_ADD})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert "not collected on the change" in proc.markdown
+
+
+def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
+    repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
+    stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
+    proc = review(repo, format="json")
+    report = proc.json
+    assert _kinds(report) == [("tests/test_calc.py::test_add", "fails_otherwise")], proc.markdown
+    assert report["questions"] == 1
