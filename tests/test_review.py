@@ -202,8 +202,8 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
 
 def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
     # A runner eyeful keeps no record of (here pytest with the probe unloaded): the labelled
-    # fallback reads pytest's FAILED lines.
-    bare = f"env -u PYTEST_PLUGINS {PYTEST}"
+    # fallback reads pytest's FAILED lines. (Both routes that name the probe are unset.)
+    bare = f"env -u PYTEST_PLUGINS -u PYTEST_ADDOPTS {PYTEST}"
     config = eyeful_config(bare, test_one=f"{bare} {{test}}")
     repo = _confirmed_project(tmp_path, config)
     stage(repo, {"calc.py": BROKEN_ADD})

@@ -235,7 +235,7 @@ def test_sub():
 
 def test_implicit_is_not_granted_to_a_test_that_kills_itself_with_a_signal(tmp_path):
     # Read from text (the probe unloaded): pytest's faulthandler names the test's own frame.
-    bare = f"env -u PYTEST_PLUGINS {PYTEST}"
+    bare = f"env -u PYTEST_PLUGINS -u PYTEST_ADDOPTS {PYTEST}"
     repo = make_repo(
         tmp_path / "repo",
         {
