@@ -484,21 +484,28 @@ def _normal(text: str) -> str:
     return "\n".join(_norm(line) for line in text.splitlines() if line.strip())
 
 
+# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def _numbers_aside(text: str) -> str:
+    return _NUMBER.sub("N", _normal(text))
+
+
 def same_failure(a: Failure, b: Failure) -> bool:
     """Whether two failures are one: the same exception types, messages and raising frame (from
     a runner's record), or the same type, message and text (read from text), addresses, object
-    ids and temporary paths aside. Nothing to compare is no match."""
+    ids, temporary paths and numbers aside (as :func:`cause`: a timestamp in a message differs
+    on every run). Nothing to compare is no match."""
     if a.chain and b.chain:
         where = (a.raised_in, a.raised_line) == (b.raised_in, b.raised_line)
-        return where and [_normal(x) for x in a.chain] == [_normal(x) for x in b.chain]
+        return where and [_numbers_aside(x) for x in a.chain] == [
+            _numbers_aside(x) for x in b.chain
+        ]
     if not a.text.strip() or a.chain or b.chain:
         return False
-    said = (a.type, _normal(a.message), _normal(a.text))
-    return said == (b.type, _normal(b.message), _normal(b.text))
-
-
-# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+    said = (a.type, _numbers_aside(a.message), _numbers_aside(a.text))
+    return said == (b.type, _numbers_aside(b.message), _numbers_aside(b.text))
 
 
 def cause(failure: Failure) -> str | None:
@@ -511,5 +518,5 @@ def cause(failure: Failure) -> str | None:
     where = failure.in_repository or (
         f"{failure.raised_in}:{failure.raised_line or '?'}" if failure.raised_in else "?"
     )
-    said = _NUMBER.sub("N", _normal(failure.message))
+    said = _numbers_aside(failure.message)
     return f"{failure.type or '?'} at {where}: {said}"
