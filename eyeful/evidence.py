@@ -94,6 +94,7 @@ def failure_of(
         raised_in=_relative(raised, root) if raised is not None else None,
         raised_line=record.raised_in.line if record.raised_in is not None else None,
         frames=[_relative(frame.file, root) for frame in record.frames][-30:],
+        stack=[f"{_relative(frame.file, root)}:{frame.line}" for frame in record.frames][-30:],
         in_repository=_innermost_in(root, record),
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",

@@ -69,6 +69,8 @@ class Failure(BaseModel):
     """Its line, where a runner's record gives it."""
     frames: list[str] = Field(default_factory=list)
     """Files of the traceback's entries, outermost first (at most 30)."""
+    stack: list[str] = Field(default_factory=list)
+    """The traceback's entries as ``file:line``, outermost first (at most 30), where known."""
     in_repository: str | None = None
     """``file:line`` of the innermost frame in the checkout (from a runner's record): where the
     repository's code was when the exception came, raised there or in a library it called."""
@@ -126,6 +128,7 @@ def describe(
             raised_in = frame[1]
             break
     frames: list[str] = []
+    stack: list[str] = []
     for line in lines:
         found = (
             _PYTEST_LOC.fullmatch(line) or _PY_FRAME.fullmatch(line) or _GO_FRAME.fullmatch(line)
@@ -133,6 +136,8 @@ def describe(
         path = found[1].replace("\\", "/") if found else None
         if path and (not frames or frames[-1] != path) and len(frames) < 30:
             frames.append(path)
+        if path and found is not None and found.re is not _GO_FRAME:
+            stack.append(f"{path}:{found[2]}")
     go_type, go_file = _go_failure(lines)
     if raised_in is None:
         raised_in = go_file
@@ -155,6 +160,7 @@ def describe(
         text=_bounded(text.strip("\n")),
         raised_in=raised_in.replace("\\", "/") if raised_in else None,
         frames=frames,
+        stack=stack[-30:],
         kind=kind,
         source=source,
     )

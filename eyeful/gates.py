@@ -18,7 +18,7 @@ from eyeful.confine import Refused
 from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
-from eyeful.implicit import test_path
+from eyeful.implicit import test_path, through_changed_function
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -63,6 +63,9 @@ class Verdict(BaseModel):
     raised_by_change: bool = False
     """The failure was raised at a line the change added or changed (a ``raise`` it wrote):
     perhaps what the change meant to do, so no runtime failure for the ``implicit`` oracle."""
+    through_change: bool | None = None
+    """Whether its failure's traceback passed through a function holding a changed line (the
+    ``implicit`` oracle needs it); None when the traceback tells nothing (no Python entry)."""
     ran_change: bool | None = None
     """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
     None when that could not be traced (no probe record, nothing traceable changed)."""
@@ -326,18 +329,24 @@ class GateRunner:
             _observe(run, test, test_file, fails)
         return finals
 
+    def _on_change(self, path: str) -> str | None:
+        """A file of the change's tree, as text (None when it has none)."""
+        with self.runner.lock_repo():
+            try:
+                entry = tree_at(self.runner.repo, self.snapshot.head.tree)[path]
+                return blob_at(self.runner.repo, entry.id).data.decode("utf-8", "replace")
+            except (KeyError, ValueError):
+                return None
+
     def _raised_by_change(self, failure: Failure | None) -> bool:
         """Whether ``failure`` was raised by a ``raise`` statement on a line the change wrote."""
         if failure is None or not failure.raised_in or not failure.raised_line:
             return False
         if failure.raised_line not in self.changed.get(failure.raised_in, frozenset()):
             return False
-        with self.runner.lock_repo():
-            try:
-                entry = tree_at(self.runner.repo, self.snapshot.head.tree)[failure.raised_in]
-                text = blob_at(self.runner.repo, entry.id).data.decode("utf-8", "replace")
-            except (KeyError, ValueError):
-                return False
+        text = self._on_change(failure.raised_in)
+        if text is None:
+            return False
         lines = text.splitlines()
         if failure.raised_line > len(lines):
             return False
@@ -388,6 +397,9 @@ class GateRunner:
             return verdict
         verdict.failure = first.failure
         verdict.raised_by_change = self._raised_by_change(first.failure)
+        verdict.through_change = through_changed_function(
+            first.failure, self.changed, self._on_change
+        )
         if not first.fails_seen:
             verdict.needs_correcting = True
             got = _said(first.failure)

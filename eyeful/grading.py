@@ -129,8 +129,11 @@ def grade_specified(
     read_file: Callable[[str], str | None],
     description: str,
 ) -> tuple[bool, str]:
-    """Whether a quote holds up: at least three words, found in documentation or the description."""
-    if not quote or len(quote.split()) < 3:
+    """Whether a quote holds up: at least three words of letters or digits once normalised (no
+    backticks: a quote of punctuation alone is found anywhere), found in documentation or the
+    description."""
+    words = [w for w in _norm(quote or "").split() if any(c.isalnum() for c in w)]
+    if not quote or len(words) < 3:
         return False, "the quote is shorter than three words"
     if source is not None:
         if not is_documentation(source):
@@ -172,6 +175,11 @@ def grade_oracle(
             why = (
                 "it was raised at a line the change wrote, which may be what the change means "
                 "to do (a validation, say): a question for a person"
+            )
+        if why is None and verdict is not None and verdict.through_change is False:
+            why = (
+                "its traceback passes through no function the change touched: the change's "
+                "code may only have chosen the input that code it left alone cannot take"
             )
         if why is None and failure is not None:
             graded, note = "implicit", f"a failure from the runtime ({failure.kind}"

@@ -45,3 +45,70 @@ def test_a_stricter_test_whose_message_holds_a_timestamp_is_pre_existing(tmp_pat
     # Alone, two pairs: one context is enough (not the file's and the suite's too).
     assert sum(1 for r in report["runs"] if r["name"] == "test_one") <= 6, report["runs"]
     assert code == 0
+
+
+def _finding(code: str, fails: str, oracle: dict, path: str = "calc.py") -> dict:
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": path, "line": 1, "title": "a problem", "body": "a claim.", "oracle": oracle,
+        "repro": {"path": "tests/test_repro.py", "code": code, "fails": fails},
+    }  # fmt: skip
+
+
+def _one_finding(repo: Path, finding: dict) -> tuple[int, dict]:
+    code, report = _review(repo, findings=[finding])
+    (found,) = report["findings"]
+    return code, found
+
+
+SUB_REPRO = (
+    "from calc import add\n\n\ndef test_add():\n"
+    "    assert add(4, 1) == 5, 'add returns a wrong sum'\n"
+)
+WRONG_FOR_ONE = CALC.replace("abs(a) + b", "abs(a) + b if b != 1 else a")  # tests/ still pass
+
+
+def test_a_quote_of_backticks_is_no_specification(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": WRONG_FOR_ONE})
+    oracle = {"kind": "specified", "quote": "``` ``` ```", "source": "README.md"}
+    code, found = _one_finding(repo, _finding(SUB_REPRO, "add returns a wrong sum", oracle))
+    assert found["oracle"]["graded"] == "human", found["oracle"]
+    assert found["kind"] != "fail"
+    assert code != 1
+
+
+def test_a_quote_of_three_real_words_still_blocks(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": WRONG_FOR_ONE})
+    oracle = {"kind": "specified", "quote": "`add` returns the sum", "source": "README.md"}
+    code, found = _one_finding(repo, _finding(SUB_REPRO, "add returns a wrong sum", oracle))
+    assert (found["oracle"]["graded"], found["kind"]) == ("specified", "fail"), found
+    assert code == 1
+
+
+GREET = 'def greet():\n    return "hello"\n\n\ndef parse(text):\n    return int(text)\n'
+
+
+def test_implicit_through_unchanged_code_on_a_chosen_input_does_not_block(tmp_path):
+    # An intended change to greet; the test feeds parse, which the change did not touch, an
+    # input it chose from greet's answer: parse raises, but not in code the change touched.
+    repo = _calc_repo(tmp_path, {"app.py": GREET})
+    stage(repo, {"app.py": GREET.replace('"hello"', '"hi"')})
+    code = (
+        "from app import greet, parse\n\n\ndef test_greet():\n"
+        '    parse("1" if greet() == "hello" else "not a number")\n'
+    )
+    code_, found = _one_finding(repo, _finding(code, "ValueError", {"kind": "implicit"}, "app.py"))
+    assert found["oracle"]["graded"] == "human", found["oracle"]
+    assert "no function the change touched" in found["oracle"]["note"]
+    assert code_ != 1
+
+
+def test_implicit_through_a_function_the_change_touched_still_blocks(tmp_path):
+    repo = _calc_repo(tmp_path, {"app.py": GREET})
+    stage(repo, {"app.py": GREET.replace("int(text)", "int(text.split()[1])")})
+    code = "from app import parse\n\n\ndef test_parse():\n    assert parse('7') == 7\n"
+    code_, found = _one_finding(repo, _finding(code, "IndexError", {"kind": "implicit"}, "app.py"))
+    assert (found["oracle"]["graded"], found["kind"]) == ("implicit", "fail"), found
+    assert code_ == 1
