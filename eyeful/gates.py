@@ -15,13 +15,14 @@ from pydantic import BaseModel, Field
 
 from eyeful.cache import cache_key
 from eyeful.confine import Refused
-from eyeful.failures import Failure, from_output, own_words, scrub
+from eyeful.failures import Failure, cause, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
 from eyeful.implicit import test_path, through_changed_function
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
+from eyeful.written import written_by_test
 
 GateName = Literal[
     "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
@@ -105,10 +106,11 @@ def fails_text_problem(finding: Finding, test_file: str | None) -> str | None:
         return f"the fails text {fails!r} is printed by any failure; give the test's own message"
     if finding.oracle.kind == "implicit":
         return None
-    if test_file is None or fails not in test_file:
+    if test_file is None or not written_by_test(fails, test_file):
         return (
-            f"the fails text {fails!r} is not written by the test file itself "
-            "(only an implicit oracle may rely on text from the runtime)"
+            f"the fails text {fails!r} is not written by the test file itself: in none of its "
+            "string literals or assertions' comparisons (only an implicit oracle may rely on "
+            "text from the runtime)"
         )
     return None
 
@@ -191,6 +193,29 @@ def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str
             if test not in run.tests:
                 return f"`{test}` is not on the base: no evidence of how it ends there"
     return None
+
+
+def _skipped_on_base(failing: list[str], runs: list[Run]) -> str | None:
+    """Why a base run of a failing test is no evidence: it was skipped, or ended in an error
+    (a fixture's, setup's) there, so the base never ran what the change failed."""
+    for run in runs:
+        for test in failing:
+            outcome = (run.tests or {}).get(test)
+            if outcome in ("skipped", "error"):
+                word = "skipped" if outcome == "skipped" else "an error"
+                return f"the test could not be run on the base: `{test}` ended {word} there"
+    return None
+
+
+def _same_cause(run: Run, failure: Failure | None) -> bool:
+    """Whether ``run`` (on the base) failed by the cause ``failure`` (the change's) did: the
+    exception type and raising line, the message with numbers aside (eyeful.failures.cause)."""
+    if run.status != "FAILED" or run.failure is None or failure is None:
+        return False
+    if run.failure.kind == "collection" or failure.kind == "collection":
+        return False
+    mine = cause(failure)
+    return mine is not None and cause(run.failure) == mine
 
 
 def _test_id(repro: Repro) -> str:
@@ -481,6 +506,16 @@ class GateRunner:
                 f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
                 "pre-existing",
             )
+        one_cause = sum(1 for r in finals if r is not None and _same_cause(r, verdict.failure))
+        if one_cause:
+            verdict.base_passed = False
+            return verdict.set(
+                "introduced",
+                False,
+                f"fails on the base{version} by the same cause ({one_cause} of "
+                f"{self.repro_runs} runs: the same exception at the same line, numbers aside), "
+                "whatever its message: pre-existing",
+            )
         if edited and any(r is None or r.status == "ERROR" for r in finals):
             return None
         if any(r is None or r.status == "ERROR" for r in finals):
@@ -489,6 +524,7 @@ class GateRunner:
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
         own_copy = repro.code is None and repro.test is None and not edited
         unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
+        unshown = unshown or _skipped_on_base(failing, [r for r in finals if r is not None])
         if unshown is not None:
             return None if edited else verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})

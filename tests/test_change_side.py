@@ -112,3 +112,54 @@ def test_implicit_through_a_function_the_change_touched_still_blocks(tmp_path):
     code_, found = _one_finding(repo, _finding(code, "IndexError", {"kind": "implicit"}, "app.py"))
     assert (found["oracle"]["graded"], found["kind"]) == ("implicit", "fail"), found
     assert code_ == 1
+
+
+DOUBLE = "def double(x):\n    return 3 * x\n"  # wrong on the base already: double(-1) is -3
+
+
+def test_a_reproduction_skipped_on_the_base_is_no_evidence_the_change_brought_the_bug(tmp_path):
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE + "\n\nVERSION = 2\n"})
+    code = (
+        "import pytest\n\nimport double\n\n\ndef test_double():\n"
+        "    if not hasattr(double, 'VERSION'):\n        pytest.skip('no version')\n"
+        "    assert double.double(2) == 4, 'double(2) is not 4'\n"
+    )
+    oracle = {"kind": "specified", "quote": "double returns twice its argument",
+              "source": "README.md"}  # fmt: skip
+    stage(repo, {"README.md": "double returns twice its argument\n"})
+    exit_code, found = _one_finding(repo, _finding(code, "double(2) is not 4", oracle, "double.py"))
+    assert found["kind"] != "fail", found
+    assert "could not be run on the base" in found["unverified"], found["unverified"]
+    assert exit_code != 1
+
+
+def test_a_base_failure_of_the_same_cause_is_pre_existing_whatever_the_message(tmp_path):
+    # The fails text is one the test writes only when the result is -4 (the change's); the base
+    # fails the same assertion with -3: one cause, a pre-existing wrong result.
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE.replace("3 * x", "4 * x")})
+    code = (
+        "from double import double\n\n\ndef test_double():\n"
+        "    got = double(-1)\n"
+        "    assert got == -2, 'double(-1) gave -4' if got == -4 else f'double(-1) gave {got}'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "double(-1) gave -4", oracle, "double.py"))
+    assert found["label"] == "note (pre-existing)", found
+    assert exit_code != 1
+
+
+def test_a_fails_text_written_only_in_a_comment_is_not_the_tests_own(tmp_path):
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE.replace("3 * x", "4 * x")})
+    code = (
+        "from double import double\n\n\ndef test_double():\n"
+        "    # double(-1) gave -4\n"
+        "    assert double(-1) == -2, f'double(-1) gave {double(-1)}'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "double(-1) gave -4", oracle, "double.py"))
+    assert found["kind"] != "fail", found
+    assert "not written by the test file itself" in found["unverified"], found["unverified"]
+    assert exit_code != 1
