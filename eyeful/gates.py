@@ -18,10 +18,11 @@ from eyeful.confine import Refused
 from eyeful.failures import Failure, cause, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
-from eyeful.implicit import test_path, through_changed_function
+from eyeful.implicit import through_changed_function
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
+from eyeful.testside import test_side_tree
 from eyeful.written import written_by_test
 
 GateName = Literal[
@@ -245,6 +246,15 @@ class GateRunner:
         self.repro_runs = runner.config.repro_runs
         with runner.lock_repo():
             self.changed = changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree)
+            collected = (
+                []
+                if change_suite is None
+                else list(change_suite.collected or change_suite.tests or ())
+            )
+            # The base's code with the change's tests: where `introduced` runs first.
+            self.tested = test_side_tree(
+                runner.repo, snapshot.base.tree, snapshot.head.tree, collected
+            )
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()
@@ -439,36 +449,18 @@ class GateRunner:
             "fails_as_claimed", True, f"its failure shows {repro.fails!r}{_read(first.failure)}"
         )
         failing = _failing_ids(first, test, test_file, repro.fails)
-        edited = self._edited_test(repro, test_file, first)
-        if edited is not None:
-            as_written = Extra(files={repro.path: edited})
+        if self.tested != base:
+            # The base's code with the change's tests (eyeful/testside.py): a test made
+            # stricter, or fed a new case, is not a problem the change's code brought.
             decided = self._introduced(
-                verdict, base, test, as_written, repro, test_file, failing, edited=True
+                verdict, self.tested, test, extra, repro, test_file, failing, edited=True
             )
             if decided is not None:
                 return verdict
-            # The change's version told nothing on the base (it could not run there, its test
-            # did not run): the base's own copy decides, as for a file the change left alone.
+            # It told nothing there (it could not run, its test did not): the base as it is
+            # decides, as for a test side the change left alone.
         self._introduced(verdict, base, test, extra, repro, test_file, failing)
         return verdict
-
-    def _edited_test(self, repro: Repro, test_file: str | None, first: Run) -> str | None:
-        """The change's version of an existing test file the change edited, to run on the base
-        as the change wrote it (a test made stricter is not a problem the change's code
-        brought), or None. Not for a test the runner names as no test function (a doctest's
-        file is the code it tests), nor, where the runner said nothing of that (read from
-        text), for a file that is no test file (tests/, test_*.py, conftest.py ...)."""
-        if repro.code is not None or test_file is None or self.read_base is None:
-            return None
-        old = self.read_base(repro.path)
-        if old is None or old == test_file:
-            return None
-        test = _test_id(repro)
-        if first.kinds is None:
-            return test_file if test_path(repro.path) else None
-        if any(_same_test(t, test) for t in first.kinds):
-            return None
-        return test_file
 
     def _introduced(
         self,
@@ -486,11 +478,11 @@ class GateRunner:
         the change: each must have run in every base run (a run of a file the base has an
         older copy of passes without the test the change added to it).
 
-        ``edited``: the base runs the change's version of the test file (``extra``), as the
-        change wrote it. Failing there with the text, the problem is pre-existing (a test made
-        stricter fails the old code too); passing with each failing test run, it is introduced.
+        ``edited``: ``base`` is the base's code with the change's test side (its test files as
+        the change wrote them). Failing there with the text, the problem is pre-existing (a test
+        made stricter fails the old code too); passing with each failing test run, introduced.
         Anything else (it could not run, its test did not) sets no gate and returns None."""
-        version = f" (the change's version of {repro.path})" if edited else ""
+        version = " (with the change's tests)" if edited else ""
         try:
             finals = self._repeated(verdict, base, "base", test, extra, test_file, repro.fails)
         except Refused as err:

@@ -234,10 +234,10 @@ class Evidence:
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
-    edited_fails_on_base: bool = False
-    """The change edited the test's file; the base's version passed on the change's code and
-    the change's version failed on the base's code exactly as on the change: its failure does
-    not come from the change's code but from the test's new demands."""
+    causes_differ: bool = False
+    """The change edited the test's file, and it failed on both sides (the base side: the
+    base's code with the change's tests, eyeful/testside.py) by different causes: the change's
+    code fails the test otherwise than the base's code does."""
 
 
 def _counts(seen: list[Seen]) -> str:
@@ -255,11 +255,8 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
         out.append(f"on the change{how}: {_counts(ev.change_alone)}")
     if ev.base_alone is not None:
         out.append(f"on the base{how}: {_counts(ev.base_alone)}")
-    if ev.edited_fails_on_base:
-        out.append(
-            "the base's version of the test passed on the change's code, and the change's "
-            "version failed on the base's code exactly as on the change"
-        )
+    if ev.causes_differ:
+        out.append("with the change's tests on the base's code it failed by another cause")
     return "; ".join(out)
 
 
@@ -291,6 +288,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not base or any(s in ("unknown", "absent") for s in base):
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
+        if ev.causes_differ and ev.change_alone and all(s == "failed" for s in ev.change_alone):
+            return "regression", "failed"
         return "pre_existing", "failed"
     if not all(s == "passed" for s in base):
         return "flaky", "mixed"
@@ -298,8 +297,6 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not change or any(s in ("unknown", "absent") for s in change):
         return "undetermined", "passed"
     if all(s == "failed" for s in change):
-        if ev.edited_fails_on_base:
-            return "pre_existing", "failed"
         return "regression", "passed"
     # Passing on the change in the widest context it was run in (the suite's failure did not
     # come back), or mixed: flaky.

@@ -42,8 +42,11 @@ def test_a_stricter_test_whose_message_holds_a_timestamp_is_pre_existing(tmp_pat
     )})  # fmt: skip
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
-    # Alone, two pairs: one context is enough (not the file's and the suite's too).
-    assert sum(1 for r in report["runs"] if r["name"] == "test_one") <= 6, report["runs"]
+    # Alone then in its file (a failure on both sides alone is judged with its file), two pairs
+    # each: the message's number does not send it on to the suite.
+    runs = report["runs"]
+    assert sum(1 for r in runs if r["name"] == "test_one") <= 8, runs
+    assert sum(1 for r in runs if r["name"] == "test") == 1, runs  # the change's suite only
     assert code == 0
 
 
@@ -163,3 +166,51 @@ def test_a_fails_text_written_only_in_a_comment_is_not_the_tests_own(tmp_path):
     assert found["kind"] != "fail", found
     assert "not written by the test file itself" in found["unverified"], found["unverified"]
     assert exit_code != 1
+
+
+# --- the base runs the change's tests (point 1) ---------------------------------------------
+
+NEG = "def magnitude(x):\n    if x < 0:\n        raise ValueError('no negatives')\n    return x\n"
+FIXTURE = "import pytest\n\n\n@pytest.fixture\ndef value():\n    return 1\n"
+USES_FIXTURE = (
+    "from neg import magnitude\n\n\ndef test_magnitude(value):\n    assert magnitude(value) >= 0\n"
+)
+
+
+def test_a_conftest_fixture_value_the_change_made_negative_is_pre_existing(tmp_path):
+    repo = _calc_repo(
+        tmp_path, {"neg.py": NEG, "tests/conftest.py": FIXTURE, "tests/test_neg.py": USES_FIXTURE}
+    )
+    stage(repo, {"tests/conftest.py": FIXTURE.replace("return 1", "return -1")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "pre_existing"}, report
+    assert code == 0
+
+
+CASES = "CASES = [1, 2]\n"
+USES_CASES = (
+    "import pytest\n\nfrom neg import magnitude\nfrom tests.cases import CASES\n\n\n"
+    "@pytest.mark.parametrize('x', CASES)\ndef test_magnitude(x):\n    assert magnitude(x) == x\n"
+)
+
+
+def test_a_case_the_change_added_to_a_shared_case_list_is_pre_existing(tmp_path):
+    files = {"neg.py": NEG, "tests/__init__.py": "", "tests/cases.py": CASES,
+             "tests/test_neg.py": USES_CASES}  # fmt: skip
+    repo = _calc_repo(tmp_path, files)
+    stage(repo, {"tests/cases.py": "CASES = [1, 2, -3]\n"})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude[-3]": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_stricter_test_failing_on_the_new_code_by_another_cause_is_a_regression(tmp_path):
+    # The change breaks magnitude(2) and makes the test stricter (it asks about -1 too): on the
+    # base's code the stricter test fails at -1 (a ValueError in neg.py), on the change's at 2.
+    plain = "from neg import magnitude\n\n\ndef test_magnitude():\n    assert magnitude(2) == 2\n"
+    repo = _calc_repo(tmp_path, {"neg.py": NEG, "tests/test_neg.py": plain})
+    stricter = plain.replace("== 2\n", "== 2 and magnitude(-1) == 1\n")
+    stage(repo, {"neg.py": NEG.replace("return x", "return x + 1"), "tests/test_neg.py": stricter})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "regression"}, report
+    assert code == 1
