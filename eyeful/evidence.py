@@ -51,7 +51,9 @@ class Reading:
     entered: list[str] = field(default_factory=list)
     """The changed files whose code ran while a test ran."""
     read_as_text: list[str] = field(default_factory=list)
-    """The changed files a test's code read as text."""
+    """The changed files a test's code looked at otherwise than by running them."""
+    looked: dict[str, str] = field(default_factory=dict)
+    """What it did to each of them."""
     stopped: str | None = None
     none_ran: bool = False
     unfinished: str | None = None
@@ -127,6 +129,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         }
         reading.entered = [_relative(p, root) for p in record.entered]
         reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
+        reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

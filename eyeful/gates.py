@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+import pygit2
 from pydantic import BaseModel, Field
 
 from eyeful.cache import cache_key
@@ -72,8 +73,11 @@ class Verdict(BaseModel):
     """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
     None when that could not be traced (no probe record, nothing traceable changed)."""
     read_as_text: list[str] = Field(default_factory=list)
-    """Changed files its test read as text: a failure about the source's text shows nothing
-    about what the code does."""
+    """Changed files its test looked at otherwise than by running them (read as text, stat, a
+    function's ``__code__``, a child process naming them): a failure about the source's text or
+    form shows nothing about what the code does."""
+    looked: dict[str, str] = Field(default_factory=dict)
+    """What its test did to each of them (the probe's words: ``read``, ...)."""
 
     def gate(self, name: GateName) -> Gate:
         return next(g for g in self.gates if g.name == name)
@@ -196,6 +200,12 @@ def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str
     return None
 
 
+def _edited_files(repo: pygit2.Repository, snap: Snapshot) -> list[str]:
+    """The files the change added or edited (any kind of file)."""
+    diff = tree_at(repo, snap.base.tree).diff_to_tree(tree_at(repo, snap.head.tree))
+    return [d.new_file.path for d in diff.deltas if d.status_char() != "D"]
+
+
 def _skipped_on_base(failing: list[str], runs: list[Run]) -> str | None:
     """Why a base run of a failing test is no evidence: it was skipped, or ended in an error
     (a fixture's, setup's) there, so the base never ran what the change failed."""
@@ -251,6 +261,13 @@ class GateRunner:
                 if change_suite is None
                 else list(change_suite.collected or change_suite.tests or ())
             )
+            # What the probe watches on the change: the changed lines to trace, and every file
+            # the change added or edited, for a test that looks at one otherwise than by
+            # running it (its text, its size, a function's code object, a child process).
+            self.watched: dict[str, frozenset[int]] = {
+                **dict.fromkeys(_edited_files(runner.repo, snapshot), frozenset()),
+                **self.changed,
+            }
             # The base's code with the change's tests: where `introduced` runs first.
             self.tested = test_side_tree(
                 runner.repo, snapshot.base.tree, snapshot.head.tree, collected
@@ -353,7 +370,7 @@ class GateRunner:
         """The reproduction run ``repro_runs`` times on ``tree`` in parallel: each run's last
         step (None where setup failed), with its own failure recorded. Refused when the test
         cannot be put on the tree."""
-        trace = self.changed if side == "change" else None
+        trace = self.watched if side == "change" else None
         batches = parallel_map(
             lambda _: self.runner.one(tree, side, test, extra, trace=trace),
             list(range(self.repro_runs)),
@@ -417,9 +434,13 @@ class GateRunner:
         ran = {_ran(r, self.changed, test) for r in finals if r is not None}
         verdict.ran_change = True if True in ran else (False if ran == {False} else None)
         read = {
-            p for r in finals if r is not None for p in r.read_as_text or () if p in self.changed
+            p for r in finals if r is not None for p in r.read_as_text or () if p in self.watched
         }
         verdict.read_as_text = sorted(read)
+        for r in finals:
+            for path, how in ((r.looked or {}) if r is not None else {}).items():
+                if path in read:
+                    verdict.looked.setdefault(path, how)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:

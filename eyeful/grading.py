@@ -223,9 +223,10 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
     if introduced.status == "fail" and not verdict.pre_existing:
         return f"introduced: {introduced.detail}"
     if verdict.read_as_text and not verdict.pre_existing:
+        did = "; ".join(_looked(path, verdict.looked.get(path)) for path in verdict.read_as_text)
         return (
-            f"its test read {', '.join(verdict.read_as_text)} as text: a failure about the "
-            "source's text is not a problem of what this change's code does"
+            f"its test {did}: a failure about the source's text or form is not a problem of "
+            "what this change's code does"
         )
     if verdict.ran_change is False and not verdict.pre_existing:
         return (
@@ -233,6 +234,13 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
             "problem of this change's code"
         )
     return None
+
+
+def _looked(path: str, how: str | None) -> str:
+    """What a test did to a changed file, in the report's words (the probe's ``how``)."""
+    if how is None or how == "read":
+        return f"read {path} as text"
+    return f"{how} {path}"
 
 
 def grade(

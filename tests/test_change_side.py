@@ -214,3 +214,45 @@ def test_a_stricter_test_failing_on_the_new_code_by_another_cause_is_a_regressio
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "regression"}, report
     assert code == 1
+
+
+# --- behaviour, not representation (point 5) ------------------------------------------------
+
+REFACTORED = "def add(a, b):\n    total = abs(a) + b\n    return total\n"  # a pure refactor
+LOOKS = {
+    "__code__": "assert 'total' not in add.__code__.co_varnames, 'add was refactored'",
+    "os.path.getsize": "assert os.path.getsize(calc.__file__) == 37, 'add was refactored'",
+    "get_data": "assert b'total' not in calc.__loader__.get_data(calc.__file__), "
+    "'add was refactored'",
+    "child process": "assert b'total' not in subprocess.run(['cat', 'calc.py'], "
+    "capture_output=True).stdout, 'add was refactored'",
+    "README": "assert 'refactored' not in open('README.md').read(), 'add was refactored'",
+}
+
+
+def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": REFACTORED, "README.md": "add returns the sum (refactored)\n"})
+    findings = [
+        {**_finding(
+            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n",
+            "add was refactored",
+            {"kind": "specified", "quote": "add returns the sum", "source": "README.md"},
+        ), "id": name.replace(" ", "-").replace(".", "-"),
+           "repro": {"path": f"tests/test_{i}.py", "fails": "add was refactored", "code": (
+            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n")}}
+        for i, (name, check) in enumerate(LOOKS.items())
+    ]  # fmt: skip
+    code, report = _review(repo, findings=findings)
+    by_id = {f["id"]: f for f in report["findings"]}
+    for name, found in by_id.items():
+        assert found["kind"] != "fail", (name, found["gates"], found["unverified"])
+        assert "its test " in (found["unverified"] or ""), (name, found["unverified"])
+    assert "code object of a function of calc.py" in by_id["__code__"]["unverified"]
+    assert "size or times of calc.py" in by_id["os-path-getsize"]["unverified"]
+    assert "read calc.py as text" in by_id["get_data"]["unverified"]
+    assert "child process (cat calc.py)" in by_id["child-process"]["unverified"]
+    assert "read README.md as text" in by_id["README"]["unverified"]
+    assert code != 1
