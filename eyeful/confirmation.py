@@ -30,15 +30,16 @@ from eyeful.regressions import (
     Seen,
     alone,
     context_line,
+    decide,
     exists_in_tree,
     file_in_tree,
     in_run,
 )
-from eyeful.runs import Run, Runner
+from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testids import id_path
-from eyeful.testside import test_side_paths, test_side_tree
+from eyeful.testside import read_text, test_side_paths, test_side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -143,7 +144,56 @@ def confirm(
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
+    done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
+
+
+def _old_versions(
+    runner: Runner,
+    repo: pygit2.Repository,
+    snap: Snapshot,
+    change: Run,
+    evidence: list[Evidence],
+    edited: set[str],
+    jobs: int,
+) -> list[Run]:
+    """For each test failing on both sides whose file the change edited, the base's version of
+    the file run once on the base's code and once on the change's: passing on the first and
+    failing on the second, the change's code fails what the test asked before (a stricter
+    assertion the old code fails too, put first, would mask it). Not for a test the runner names
+    as no test function (a doctest's file is the code it tests)."""
+    todo = []
+    for ev in evidence:
+        path = id_path(ev.test)
+        if (
+            path not in edited
+            or (change.kinds or {}).get(ev.test)
+            or decide(ev)[0] != ("pre_existing")
+        ):
+            continue
+        with runner.lock_repo():
+            old = read_text(repo, snap.base.tree, path)
+        if old is not None:
+            todo.append((ev, path, old))
+    if not todo:
+        return []
+    runs = [
+        (ev, side, tree, path, old)
+        for ev, path, old in todo
+        for side, tree in (("base", snap.base.tree), ("change", snap.head.tree))
+    ]
+    batches = parallel_map(
+        lambda r: runner.one(r[2], r[1], r[0].test, Extra(files={r[3]: r[4]})), runs, jobs
+    )
+    said: dict[tuple[str, str], Seen] = {}
+    for (ev, side, _, _, _), batch in zip(runs, batches, strict=True):
+        tests = [run for run in batch if run.name == "test_one"]
+        said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
+    for ev, _, _ in todo:
+        ev.old_version_regresses = (
+            said[(ev.test, "base")] == "passed" and said[(ev.test, "change")] == "failed"
+        )
+    return [run for batch in batches for run in batch]
 
 
 Observed = tuple[Seen, Failure | None]

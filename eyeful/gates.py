@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-import pygit2
 from pydantic import BaseModel, Field
 
 from eyeful.cache import cache_key
 from eyeful.confine import Refused
-from eyeful.failures import Failure, cause, from_output, own_words, scrub
+from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
 from eyeful.implicit import through_changed_function
+from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_base
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -174,61 +174,6 @@ def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list
     )  # fmt: skip
 
 
-def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
-    """Why the base's runs are no evidence that each failing test ran there, or None.
-
-    `introduced` asks that the test, run on the base, not fail with the claimed text (failing
-    otherwise is fine: a function the change adds is not there). So a run that names its tests
-    must name each; one that names none (a runner whose output lists failures only) is evidence
-    only when the base ran the change's own test: a reproduction's new file, or one named test
-    (absent, it would not have run); not when the base has its own, older copy of the file
-    (``own_copy``), which may lack the test.
-    """
-    for run in runs:
-        if run.tests is None:
-            continue  # a failed run with nothing named: the status rules decide
-        if not run.tests:
-            if own_copy and failing:
-                return (
-                    f"the base's runs do not name their tests, and the base has its own copy "
-                    f"of the file: no evidence that `{failing[0]}` ran there"
-                )
-            continue
-        for test in failing:
-            if test not in run.tests:
-                return f"`{test}` is not on the base: no evidence of how it ends there"
-    return None
-
-
-def _edited_files(repo: pygit2.Repository, snap: Snapshot) -> list[str]:
-    """The files the change added or edited (any kind of file)."""
-    diff = tree_at(repo, snap.base.tree).diff_to_tree(tree_at(repo, snap.head.tree))
-    return [d.new_file.path for d in diff.deltas if d.status_char() != "D"]
-
-
-def _skipped_on_base(failing: list[str], runs: list[Run]) -> str | None:
-    """Why a base run of a failing test is no evidence: it was skipped, or ended in an error
-    (a fixture's, setup's) there, so the base never ran what the change failed."""
-    for run in runs:
-        for test in failing:
-            outcome = (run.tests or {}).get(test)
-            if outcome in ("skipped", "error"):
-                word = "skipped" if outcome == "skipped" else "an error"
-                return f"the test could not be run on the base: `{test}` ended {word} there"
-    return None
-
-
-def _same_cause(run: Run, failure: Failure | None) -> bool:
-    """Whether ``run`` (on the base) failed by the cause ``failure`` (the change's) did: the
-    exception type and raising line, the message with numbers aside (eyeful.failures.cause)."""
-    if run.status != "FAILED" or run.failure is None or failure is None:
-        return False
-    if run.failure.kind == "collection" or failure.kind == "collection":
-        return False
-    mine = cause(failure)
-    return mine is not None and cause(run.failure) == mine
-
-
 def _test_id(repro: Repro) -> str:
     return repro.test or repro.path
 
@@ -265,7 +210,7 @@ class GateRunner:
             # the change added or edited, for a test that looks at one otherwise than by
             # running it (its text, its size, a function's code object, a child process).
             self.watched: dict[str, frozenset[int]] = {
-                **dict.fromkeys(_edited_files(runner.repo, snapshot), frozenset()),
+                **dict.fromkeys(edited_files(runner.repo, snapshot), frozenset()),
                 **self.changed,
             }
             # The base's code with the change's tests: where `introduced` runs first.
@@ -519,7 +464,7 @@ class GateRunner:
                 f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
                 "pre-existing",
             )
-        one_cause = sum(1 for r in finals if r is not None and _same_cause(r, verdict.failure))
+        one_cause = sum(1 for r in finals if r is not None and same_cause(r, verdict.failure))
         if one_cause:
             verdict.base_passed = False
             return verdict.set(
@@ -536,8 +481,8 @@ class GateRunner:
             why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
         own_copy = repro.code is None and repro.test is None and not edited
-        unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
-        unshown = unshown or _skipped_on_base(failing, [r for r in finals if r is not None])
+        unshown = not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
+        unshown = unshown or skipped_on_base(failing, [r for r in finals if r is not None])
         if unshown is not None:
             return None if edited else verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})

@@ -234,6 +234,10 @@ class Evidence:
     change_cached: bool = False
     """The change's suite result came from the cache: passing alone then says it is stale or
     flaky, not that it depends on order."""
+    old_version_regresses: bool = False
+    """The change edited the test's file; failing on both sides with the change's version, the
+    base's version of the file passed on the base's code and failed on the change's: the
+    change's code fails what the test asked before (a stricter assertion put first masks it)."""
     causes_differ: bool = False
     """The change edited the test's file, and it failed on both sides (the base side: the
     base's code with the change's tests, eyeful/testside.py) by different causes: the change's
@@ -257,6 +261,10 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
         out.append(f"on the base{how}: {_counts(ev.base_alone)}")
     if ev.causes_differ:
         out.append("with the change's tests on the base's code it failed by another cause")
+    if ev.old_version_regresses:
+        out.append(
+            "the base's version of the test passed on the base's code and failed on the change's"
+        )
     return "; ".join(out)
 
 
@@ -288,7 +296,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not base or any(s in ("unknown", "absent") for s in base):
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
-        if ev.causes_differ and ev.change_alone and all(s == "failed" for s in ev.change_alone):
+        change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
+        if change_failed and (ev.causes_differ or ev.old_version_regresses):
             return "regression", "failed"
         return "pre_existing", "failed"
     if not all(s == "passed" for s in base):

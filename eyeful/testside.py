@@ -27,7 +27,7 @@ from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
 from eyeful.testids import id_path
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["test_side_paths", "test_side_tree"]
+__all__ = ["read_text", "test_side_paths", "test_side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 _PACKAGE_FILES = {"__init__.py", "conftest.py"}
@@ -81,6 +81,17 @@ def _entry(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
     try:
         return tree[path]
     except KeyError:
+        return None
+
+
+def read_text(repo: pygit2.Repository, tree: str, path: str) -> str | None:
+    """A regular file of ``tree`` as text (UTF-8), or None."""
+    entry = _entry(tree_at(repo, tree), path)
+    if entry is None or entry.type_str != "blob" or entry.filemode not in REGULAR_FILE_MODES:
+        return None
+    try:
+        return blob_at(repo, entry.id).data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
 
 

@@ -484,7 +484,7 @@ def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_
     gates = _gates(found)
     assert (gates["fails_as_claimed"], gates["introduced"]) == ("pass", "fail"), found["gates"]
     introduced = next(g for g in found["gates"] if g["name"] == "introduced")
-    assert "the change's version of tests/test_calc.py" in introduced["detail"], introduced
+    assert "with the change's tests" in introduced["detail"], introduced
 
 
 def test_a_bug_in_a_function_the_change_adds_still_blocks(tmp_path):
