@@ -92,7 +92,9 @@ class Tracer:
             if os.path.basename(name) not in self.names:
                 return
             real = os.path.realpath(name)
-            if real in self.targets and real not in self.read and self._by_tests(frame):
+            # The first route is kept, but a reading (inspect.getsource stats the file first).
+            again = real in self.read and not (how == "read" and self.how.get(real) != how)
+            if real in self.targets and not again and self._by_tests(frame):
                 self.read.add(real)
                 self.how[real] = how
         except Exception:  # a watch must never break the code it watches
