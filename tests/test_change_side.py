@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
+
+from eyeful.testside import test_side_paths
 from tests.core import review
 from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
 
@@ -257,3 +260,21 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
     assert "child process (cat calc.py)" in by_id["child-process"]["unverified"]
     assert "read README.md as text" in by_id["README"]["unverified"]
     assert code != 1
+
+
+def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them(tmp_path):
+    files = {
+        "pytest.ini": "[pytest]\ntestpaths = tests spec\n", "calc.py": "X = 1\n",
+        "test_calc.py": "X = 1\n", "pkg/mod.py": "X = 1\n", "pkg/test_mod.py": "X = 1\n",
+        "tests/test_x.py": "X = 1\n", "tests/cases.json": "[1]\n", "spec/helper.py": "X = 1\n",
+        "src/testing/util.py": "X = 1\n",
+    }  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
+    git_repo = pygit2.Repository(str(repo))
+    base = str(git_repo.revparse_single("HEAD").tree_id)
+    head = str(git_repo.index.write_tree())
+    collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t"]
+    assert test_side_paths(git_repo, base, head, collected) == [
+        "pkg/test_mod.py", "spec/helper.py", "test_calc.py", "tests/cases.json", "tests/test_x.py"
+    ]  # fmt: skip
