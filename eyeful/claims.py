@@ -116,10 +116,14 @@ class Evidence:
     """The causes (eyeful.failures ``cause``) of its live failures on the change, where recorded."""
     base_causes: list[str] = field(default_factory=list)
     """The causes of its live failures on the base: pre-existing needs the same failure."""
-    edited_fails_on_base: bool = False
-    """The change edited the test's file; the base's version passed on the change's code and
-    the change's version failed on the base's code exactly as on the change: its failure does
-    not come from the change's code but from the test's new demands."""
+    old_version_regresses: bool = False
+    """The change edited the test's file; failing on both sides with the change's version, the
+    base's version of the file passed on the base's code and failed on the change's: the
+    change's code fails what the test asked before (a stricter assertion put first masks it)."""
+    causes_differ: bool = False
+    """The change edited the test's file, and it failed on both sides (the base side: the
+    base's code with the change's tests, eyeful/testside.py) by different causes: the change's
+    code fails the test otherwise than the base's code does."""
 
 
 def decide(ev: Evidence) -> tuple[FailureKind, str]:
@@ -146,6 +150,9 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not base or any(s in ("unknown", "absent") for s in base):
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
+        change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
+        if change_failed and (ev.causes_differ or ev.old_version_regresses):
+            return "regression", "failed"  # an edited test the change's code fails otherwise
         if _otherwise(ev.change_causes, ev.base_causes):
             return "fails_otherwise", "failed"  # pre-existing needs the same failure
         return "pre_existing", "failed"
@@ -155,8 +162,6 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     if not change or any(s in ("unknown", "absent") for s in change):
         return "undetermined", "passed"
     if all(s == "failed" for s in change):
-        if ev.edited_fails_on_base:
-            return "pre_existing", "failed"
         return "regression", "passed"
     # Passing on the change in the widest context it was run in (the suite's failure did not
     # come back), or mixed: flaky.

@@ -9,6 +9,10 @@ then in the whole suite. The base's evidence always comes from the context the c
 from. The runs of a context go in pairs, each pair in one worktree, change then base or base then
 change in turn, so whatever a run leaves behind weighs on both sides alike. A cached run (the
 base's suite) says where to look, never what a test is: nothing cached blocks or unblocks.
+
+"The base" in these runs is the base's code with the change's test side (eyeful/testside.py):
+a failure there too is the tests' new demands, pre-existing; a test whose file the change edited
+that fails on both sides by different causes is still a regression.
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ from eyeful.regressions import (
 )
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import parallel_map
-from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
+from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testids import id_path
+from eyeful.testside import read_text, test_side_paths, test_side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -93,6 +98,16 @@ def confirm(
             if not exists(repo, snap.base.tree, base_ids[ev.test])
             and exists(repo, snap.head.tree, ev.test)
         }
+        # The base side runs the base's code with the change's tests (eyeful/testside.py): a
+        # test file it took from the change goes by the change's name there.
+        collected = _collected(change)
+        tested = test_side_tree(repo, snap.base.tree, snap.head.tree, collected)
+        edited = set(test_side_paths(repo, snap.base.tree, snap.head.tree, collected))
+        if tested != snap.base.tree:
+            base_ids = {
+                test: test if file_in_tree(repo, tested, test) else old
+                for test, old in base_ids.items()
+            }
     for ev in evidence:
         if ev.test in missing:
             ev.base_suite = "absent"
@@ -110,7 +125,7 @@ def confirm(
         if context == "file" and change.tests_from != "probe":
             continue  # a file of tests is pytest's to run; other runners go on to the suite
         tests = [ev.test for ev in todo]
-        seen, runs = _in_context(runner, snap, context, tests, base_ids, jobs)
+        seen, runs = _in_context(runner, snap, tested, context, tests, base_ids, jobs)
         done.runs += runs
         further = []
         for ev in todo:
@@ -128,19 +143,87 @@ def confirm(
             ev.change_alone, ev.base_alone = change_seen, base_seen
             ev.change_causes = _causes(seen[("change", ev.test)])
             ev.base_causes = _causes(seen[("base", ev.test)])
+            ev.causes_differ = id_path(ev.test) in edited and _causes_differ(
+                seen[("change", ev.test)], seen[("base", ev.test)]
+            )
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
-    done.runs += _edited_tests(runner, repo, snap, change, evidence, jobs)
+    done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
+
+
+def _old_versions(
+    runner: Runner,
+    repo: pygit2.Repository,
+    snap: Snapshot,
+    change: Run,
+    evidence: list[Evidence],
+    edited: set[str],
+    jobs: int,
+) -> list[Run]:
+    """For each test failing on both sides whose file the change edited, the base's version of
+    the file run once on the base's code and once on the change's: passing on the first and
+    failing on the second, the change's code fails what the test asked before (a stricter
+    assertion the old code fails too, put first, would mask it). Not for a test the runner names
+    as no test function (a doctest's file is the code it tests)."""
+    todo = []
+    for ev in evidence:
+        path = id_path(ev.test)
+        if (
+            path not in edited
+            or (change.kinds or {}).get(ev.test)
+            or decide(ev)[0] != ("pre_existing")
+        ):
+            continue
+        with runner.lock_repo():
+            old = read_text(repo, snap.base.tree, path)
+        if old is not None:
+            todo.append((ev, path, old))
+    if not todo:
+        return []
+    runs = [
+        (ev, side, tree, path, old)
+        for ev, path, old in todo
+        for side, tree in (("base", snap.base.tree), ("change", snap.head.tree))
+    ]
+    batches = parallel_map(
+        lambda r: runner.one(r[2], r[1], r[0].test, Extra(files={r[3]: r[4]})), runs, jobs
+    )
+    said: dict[tuple[str, str], Seen] = {}
+    for (ev, side, _, _, _), batch in zip(runs, batches, strict=True):
+        tests = [run for run in batch if run.name == "test_one"]
+        said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
+    for ev, _, _ in todo:
+        ev.old_version_regresses = (
+            said[(ev.test, "base")] == "passed" and said[(ev.test, "change")] == "failed"
+        )
+    return [run for batch in batches for run in batch]
 
 
 Observed = tuple[Seen, Failure | None]
 
 
+def _collected(change: Run) -> list[str]:
+    """The test ids the change's run collected (or named), for the test directories."""
+    return list(change.collected or change.tests or ())
+
+
+def _causes_differ(change: list[Observed], base: list[Observed]) -> bool:
+    """Whether the test failed on both sides by different causes (eyeful.failures.cause: type,
+    raising line, message with numbers aside), each failure recorded: the change's test on the
+    base's code failed, but not as on the change."""
+    mine = {cause(f) if f is not None else None for o, f in change if o == "failed"}
+    theirs = {cause(f) if f is not None else None for o, f in base if o == "failed"}
+    if not mine or not theirs or None in mine or None in theirs:
+        return False
+    return not mine & theirs
+
+
 def _in_context(
     runner: Runner,
     snap: Snapshot,
+    tested: str,
     context: Context,
     tests: list[str],
     base_ids: dict[str, str],
@@ -148,9 +231,10 @@ def _in_context(
 ) -> tuple[dict[tuple[str, str], list[Observed]], list[Run]]:
     """``reruns`` pairs of live runs of ``tests`` in ``context``, each pair in one worktree,
     change then base, or base then change for every other pair: whatever one run leaves in the
-    worktree (ignored files, caches) weighs on both sides alike. On the base a test goes by its
-    id there (``base_ids``: its file's name before a rename)."""
-    sides = {"change": snap.head.tree, "base": snap.base.tree}
+    worktree (ignored files, caches) weighs on both sides alike. The base side is ``tested``:
+    the base's code with the change's tests. A test goes by its id there (``base_ids``: its
+    file's name before a rename, where that file is the base's)."""
+    sides = {"change": snap.head.tree, "base": tested}
     ids = {"change": tests, "base": [base_ids.get(t, t) for t in tests]}
 
     def pair(index: int) -> list[tuple[str, list[Run]]]:
@@ -269,84 +353,6 @@ def _same_failure_as(first: Failure | None, other: Failure | None) -> bool:
     if first is None or other is None or not first.chain or not other.chain:
         return True
     return same_failure(first, other)
-
-
-def _edited_tests(
-    runner: Runner,
-    repo: pygit2.Repository,
-    snap: Snapshot,
-    change: Run,
-    evidence: list[Evidence],
-    jobs: int,
-) -> list[Run]:
-    """For each regression whose file the change edited, two runs, once each: the base's version
-    of the file on the change's code, and the change's version on the base's code. When the
-    first passes (the change's code still does what the test asked before) and the second
-    fails exactly as on the change (same failure, traceback and values: the old code fails the
-    new test at the same point), the failure comes from the test's new demands, not from the
-    change's code. Anything else (either cannot run, fails elsewhere) leaves it a regression.
-    Only for tests the runner says are test functions (read from text: not known otherwise).
-    """
-    candidates: list[tuple[Evidence, str, str, str]] = []
-    for ev in evidence:
-        if decide(ev)[0] != "regression" or (change.kinds or {}).get(ev.test):
-            # A doctest's file (a plugin item's too) may be the very code the change edits:
-            # swapping it swaps the code, and says nothing of the test's demands.
-            continue
-        path = id_path(ev.test)
-        with runner.lock_repo():
-            new, old = _text_at(repo, snap.head.tree, path), _text_at(repo, snap.base.tree, path)
-        if new is not None and old is not None and new != old:
-            candidates.append((ev, path, old, new))
-    if not candidates:
-        return []
-    swaps = [
-        (ev, side, tree, {path: text})
-        for ev, path, old, new in candidates
-        for side, tree, text in (("change", snap.head.tree, old), ("base", snap.base.tree, new))
-    ]
-    batches = parallel_map(
-        lambda s: runner.one(s[2], s[1], s[0].test, Extra(files=s[3])), swaps, jobs
-    )
-    swapped: dict[tuple[str, str], Run] = {}  # (test, side) -> its test_one run
-    for (ev, side, _, _), batch in zip(swaps, batches, strict=True):
-        tests = [run for run in batch if run.name == "test_one"]
-        if tests:
-            swapped[(ev.test, side)] = tests[-1]
-    for ev, _, _, _ in candidates:
-        old_on_new_code = swapped.get((ev.test, "change"))
-        new_on_old_code = swapped.get((ev.test, "base"))
-        ev.edited_fails_on_base = (
-            old_on_new_code is not None
-            and alone(old_on_new_code, ev.test, only=True) == "passed"
-            and new_on_old_code is not None
-            and alone(new_on_old_code, ev.test, only=True) == "failed"
-            and _same_failure(change, new_on_old_code, ev.test)
-        )
-    return [run for batch in batches for run in batch]
-
-
-def _same_failure(change: Run, other: Run, test: str) -> bool:
-    """Whether ``test`` failed in ``other`` exactly as in the change's run: the same failure,
-    raising frame and values (eyeful.failures.same_failure: addresses, object ids and
-    temporary paths aside; anything else that differs keeps it a regression)."""
-    mine = (change.failures or {}).get(test)
-    theirs = (other.failures or {}).get(test)
-    return mine is not None and theirs is not None and same_failure(mine, theirs)
-
-
-def _text_at(repo: pygit2.Repository, tree: str, path: str) -> str | None:
-    """A regular file of ``tree`` as text, or None."""
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.filemode not in REGULAR_FILE_MODES:
-        return None
-    try:
-        return blob_at(repo, entry.id).data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
 
 
 def _not_found(batches: list[list[Run]]) -> bool:

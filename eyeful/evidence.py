@@ -53,7 +53,9 @@ class Reading:
     entered: list[str] = field(default_factory=list)
     """The changed files whose code ran while a test ran."""
     read_as_text: list[str] = field(default_factory=list)
-    """The changed files a test's code read as text."""
+    """The changed files a test's code looked at otherwise than by running them."""
+    looked: dict[str, str] = field(default_factory=dict)
+    """What it did to each of them."""
     stopped: str | None = None
     skips: dict[str, str] = field(default_factory=dict)
     """Each skipped test's reason, as the runner gave it."""
@@ -98,6 +100,7 @@ def failure_of(
         raised_in=_relative(raised, root) if raised is not None else None,
         raised_line=record.raised_in.line if record.raised_in is not None else None,
         frames=[_relative(frame.file, root) for frame in record.frames][-30:],
+        stack=[f"{_relative(frame.file, root)}:{frame.line}" for frame in record.frames][-30:],
         in_repository=_innermost_in(root, record),
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",
@@ -130,6 +133,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         }
         reading.entered = [_relative(p, root) for p in record.entered]
         reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
+        reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:

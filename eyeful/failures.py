@@ -69,6 +69,8 @@ class Failure(BaseModel):
     """Its line, where a runner's record gives it."""
     frames: list[str] = Field(default_factory=list)
     """Files of the traceback's entries, outermost first (at most 30)."""
+    stack: list[str] = Field(default_factory=list)
+    """The traceback's entries as ``file:line``, outermost first (at most 30), where known."""
     in_repository: str | None = None
     """``file:line`` of the innermost frame in the checkout (from a runner's record): where the
     repository's code was when the exception came, raised there or in a library it called."""
@@ -126,6 +128,7 @@ def describe(
             raised_in = frame[1]
             break
     frames: list[str] = []
+    stack: list[str] = []
     for line in lines:
         found = (
             _PYTEST_LOC.fullmatch(line) or _PY_FRAME.fullmatch(line) or _GO_FRAME.fullmatch(line)
@@ -133,6 +136,8 @@ def describe(
         path = found[1].replace("\\", "/") if found else None
         if path and (not frames or frames[-1] != path) and len(frames) < 30:
             frames.append(path)
+        if path and found is not None and found.re is not _GO_FRAME:
+            stack.append(f"{path}:{found[2]}")
     go_type, go_file = _go_failure(lines)
     if raised_in is None:
         raised_in = go_file
@@ -155,6 +160,7 @@ def describe(
         text=_bounded(text.strip("\n")),
         raised_in=raised_in.replace("\\", "/") if raised_in else None,
         frames=frames,
+        stack=stack[-30:],
         kind=kind,
         source=source,
     )
@@ -484,21 +490,28 @@ def _normal(text: str) -> str:
     return "\n".join(_norm(line) for line in text.splitlines() if line.strip())
 
 
+# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def _numbers_aside(text: str) -> str:
+    return _NUMBER.sub("N", _normal(text))
+
+
 def same_failure(a: Failure, b: Failure) -> bool:
     """Whether two failures are one: the same exception types, messages and raising frame (from
     a runner's record), or the same type, message and text (read from text), addresses, object
-    ids and temporary paths aside. Nothing to compare is no match."""
+    ids, temporary paths and numbers aside (as :func:`cause`: a timestamp in a message differs
+    on every run). Nothing to compare is no match."""
     if a.chain and b.chain:
         where = (a.raised_in, a.raised_line) == (b.raised_in, b.raised_line)
-        return where and [_normal(x) for x in a.chain] == [_normal(x) for x in b.chain]
+        return where and [_numbers_aside(x) for x in a.chain] == [
+            _numbers_aside(x) for x in b.chain
+        ]
     if not a.text.strip() or a.chain or b.chain:
         return False
-    said = (a.type, _normal(a.message), _normal(a.text))
-    return said == (b.type, _normal(b.message), _normal(b.text))
-
-
-# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+    said = (a.type, _numbers_aside(a.message), _numbers_aside(a.text))
+    return said == (b.type, _numbers_aside(b.message), _numbers_aside(b.text))
 
 
 def cause(failure: Failure) -> str | None:
@@ -511,5 +524,5 @@ def cause(failure: Failure) -> str | None:
     where = failure.in_repository or (
         f"{failure.raised_in}:{failure.raised_line or '?'}" if failure.raised_in else "?"
     )
-    said = _NUMBER.sub("N", _normal(failure.message))
+    said = _numbers_aside(failure.message)
     return f"{failure.type or '?'} at {where}: {said}"

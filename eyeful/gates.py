@@ -18,10 +18,13 @@ from eyeful.confine import Refused
 from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
-from eyeful.implicit import test_path
+from eyeful.implicit import through_changed_function
+from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_base
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
+from eyeful.testside import test_side_tree
+from eyeful.written import written_by_test
 
 GateName = Literal[
     "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
@@ -63,12 +66,18 @@ class Verdict(BaseModel):
     raised_by_change: bool = False
     """The failure was raised at a line the change added or changed (a ``raise`` it wrote):
     perhaps what the change meant to do, so no runtime failure for the ``implicit`` oracle."""
+    through_change: bool | None = None
+    """Whether its failure's traceback passed through a function holding a changed line (the
+    ``implicit`` oracle needs it); None when the traceback tells nothing (no Python entry)."""
     ran_change: bool | None = None
     """Whether its runs on the change executed a line the change touched (eyeful/hunks.py);
     None when that could not be traced (no probe record, nothing traceable changed)."""
     read_as_text: list[str] = Field(default_factory=list)
-    """Changed files its test read as text: a failure about the source's text shows nothing
-    about what the code does."""
+    """Changed files its test looked at otherwise than by running them (read as text, stat, a
+    function's ``__code__``, a child process naming them): a failure about the source's text or
+    form shows nothing about what the code does."""
+    looked: dict[str, str] = Field(default_factory=dict)
+    """What its test did to each of them (the probe's words: ``read``, ...)."""
 
     def gate(self, name: GateName) -> Gate:
         return next(g for g in self.gates if g.name == name)
@@ -102,10 +111,11 @@ def fails_text_problem(finding: Finding, test_file: str | None) -> str | None:
         return f"the fails text {fails!r} is printed by any failure; give the test's own message"
     if finding.oracle.kind == "implicit":
         return None
-    if test_file is None or fails not in test_file:
+    if test_file is None or not written_by_test(fails, test_file):
         return (
-            f"the fails text {fails!r} is not written by the test file itself "
-            "(only an implicit oracle may rely on text from the runtime)"
+            f"the fails text {fails!r} is not written by the test file itself: in none of its "
+            "string literals or assertions' comparisons (only an implicit oracle may rely on "
+            "text from the runtime)"
         )
     return None
 
@@ -164,32 +174,6 @@ def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list
     )  # fmt: skip
 
 
-def _not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
-    """Why the base's runs are no evidence that each failing test ran there, or None.
-
-    `introduced` asks that the test, run on the base, not fail with the claimed text (failing
-    otherwise is fine: a function the change adds is not there). So a run that names its tests
-    must name each; one that names none (a runner whose output lists failures only) is evidence
-    only when the base ran the change's own test: a reproduction's new file, or one named test
-    (absent, it would not have run); not when the base has its own, older copy of the file
-    (``own_copy``), which may lack the test.
-    """
-    for run in runs:
-        if run.tests is None:
-            continue  # a failed run with nothing named: the status rules decide
-        if not run.tests:
-            if own_copy and failing:
-                return (
-                    f"the base's runs do not name their tests, and the base has its own copy "
-                    f"of the file: no evidence that `{failing[0]}` ran there"
-                )
-            continue
-        for test in failing:
-            if test not in run.tests:
-                return f"`{test}` is not on the base: no evidence of how it ends there"
-    return None
-
-
 def _test_id(repro: Repro) -> str:
     return repro.test or repro.path
 
@@ -217,6 +201,22 @@ class GateRunner:
         self.repro_runs = runner.config.repro_runs
         with runner.lock_repo():
             self.changed = changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree)
+            collected = (
+                []
+                if change_suite is None
+                else list(change_suite.collected or change_suite.tests or ())
+            )
+            # What the probe watches on the change: the changed lines to trace, and every file
+            # the change added or edited, for a test that looks at one otherwise than by
+            # running it (its text, its size, a function's code object, a child process).
+            self.watched: dict[str, frozenset[int]] = {
+                **dict.fromkeys(edited_files(runner.repo, snapshot), frozenset()),
+                **self.changed,
+            }
+            # The base's code with the change's tests: where `introduced` runs first.
+            self.tested = test_side_tree(
+                runner.repo, snapshot.base.tree, snapshot.head.tree, collected
+            )
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()
@@ -315,7 +315,7 @@ class GateRunner:
         """The reproduction run ``repro_runs`` times on ``tree`` in parallel: each run's last
         step (None where setup failed), with its own failure recorded. Refused when the test
         cannot be put on the tree."""
-        trace = self.changed if side == "change" else None
+        trace = self.watched if side == "change" else None
         batches = parallel_map(
             lambda _: self.runner.one(tree, side, test, extra, trace=trace),
             list(range(self.repro_runs)),
@@ -326,18 +326,24 @@ class GateRunner:
             _observe(run, test, test_file, fails)
         return finals
 
+    def _on_change(self, path: str) -> str | None:
+        """A file of the change's tree, as text (None when it has none)."""
+        with self.runner.lock_repo():
+            try:
+                entry = tree_at(self.runner.repo, self.snapshot.head.tree)[path]
+                return blob_at(self.runner.repo, entry.id).data.decode("utf-8", "replace")
+            except (KeyError, ValueError):
+                return None
+
     def _raised_by_change(self, failure: Failure | None) -> bool:
         """Whether ``failure`` was raised by a ``raise`` statement on a line the change wrote."""
         if failure is None or not failure.raised_in or not failure.raised_line:
             return False
         if failure.raised_line not in self.changed.get(failure.raised_in, frozenset()):
             return False
-        with self.runner.lock_repo():
-            try:
-                entry = tree_at(self.runner.repo, self.snapshot.head.tree)[failure.raised_in]
-                text = blob_at(self.runner.repo, entry.id).data.decode("utf-8", "replace")
-            except (KeyError, ValueError):
-                return False
+        text = self._on_change(failure.raised_in)
+        if text is None:
+            return False
         lines = text.splitlines()
         if failure.raised_line > len(lines):
             return False
@@ -373,9 +379,13 @@ class GateRunner:
         ran = {_ran(r, self.changed, test) for r in finals if r is not None}
         verdict.ran_change = True if True in ran else (False if ran == {False} else None)
         read = {
-            p for r in finals if r is not None for p in r.read_as_text or () if p in self.changed
+            p for r in finals if r is not None for p in r.read_as_text or () if p in self.watched
         }
         verdict.read_as_text = sorted(read)
+        for r in finals:
+            for path, how in ((r.looked or {}) if r is not None else {}).items():
+                if path in read:
+                    verdict.looked.setdefault(path, how)
         verdict.set("runs", True, f"ran on the change: {first.status}")
         ends = {(r.status, bool(r.fails_seen)) if r else ("SETUP", False) for r in finals}
         if len(ends) != 1:
@@ -388,6 +398,9 @@ class GateRunner:
             return verdict
         verdict.failure = first.failure
         verdict.raised_by_change = self._raised_by_change(first.failure)
+        verdict.through_change = through_changed_function(
+            first.failure, self.changed, self._on_change
+        )
         if not first.fails_seen:
             verdict.needs_correcting = True
             got = _said(first.failure)
@@ -402,36 +415,18 @@ class GateRunner:
             "fails_as_claimed", True, f"its failure shows {repro.fails!r}{_read(first.failure)}"
         )
         failing = _failing_ids(first, test, test_file, repro.fails)
-        edited = self._edited_test(repro, test_file, first)
-        if edited is not None:
-            as_written = Extra(files={repro.path: edited})
+        if self.tested != base:
+            # The base's code with the change's tests (eyeful/testside.py): a test made
+            # stricter, or fed a new case, is not a problem the change's code brought.
             decided = self._introduced(
-                verdict, base, test, as_written, repro, test_file, failing, edited=True
+                verdict, self.tested, test, extra, repro, test_file, failing, edited=True
             )
             if decided is not None:
                 return verdict
-            # The change's version told nothing on the base (it could not run there, its test
-            # did not run): the base's own copy decides, as for a file the change left alone.
+            # It told nothing there (it could not run, its test did not): the base as it is
+            # decides, as for a test side the change left alone.
         self._introduced(verdict, base, test, extra, repro, test_file, failing)
         return verdict
-
-    def _edited_test(self, repro: Repro, test_file: str | None, first: Run) -> str | None:
-        """The change's version of an existing test file the change edited, to run on the base
-        as the change wrote it (a test made stricter is not a problem the change's code
-        brought), or None. Not for a test the runner names as no test function (a doctest's
-        file is the code it tests), nor, where the runner said nothing of that (read from
-        text), for a file that is no test file (tests/, test_*.py, conftest.py ...)."""
-        if repro.code is not None or test_file is None or self.read_base is None:
-            return None
-        old = self.read_base(repro.path)
-        if old is None or old == test_file:
-            return None
-        test = _test_id(repro)
-        if first.kinds is None:
-            return test_file if test_path(repro.path) else None
-        if any(_same_test(t, test) for t in first.kinds):
-            return None
-        return test_file
 
     def _introduced(
         self,
@@ -449,11 +444,11 @@ class GateRunner:
         the change: each must have run in every base run (a run of a file the base has an
         older copy of passes without the test the change added to it).
 
-        ``edited``: the base runs the change's version of the test file (``extra``), as the
-        change wrote it. Failing there with the text, the problem is pre-existing (a test made
-        stricter fails the old code too); passing with each failing test run, it is introduced.
+        ``edited``: ``base`` is the base's code with the change's test side (its test files as
+        the change wrote them). Failing there with the text, the problem is pre-existing (a test
+        made stricter fails the old code too); passing with each failing test run, introduced.
         Anything else (it could not run, its test did not) sets no gate and returns None."""
-        version = f" (the change's version of {repro.path})" if edited else ""
+        version = " (with the change's tests)" if edited else ""
         try:
             finals = self._repeated(verdict, base, "base", test, extra, test_file, repro.fails)
         except Refused as err:
@@ -469,6 +464,16 @@ class GateRunner:
                 f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
                 "pre-existing",
             )
+        one_cause = sum(1 for r in finals if r is not None and same_cause(r, verdict.failure))
+        if one_cause:
+            verdict.base_passed = False
+            return verdict.set(
+                "introduced",
+                False,
+                f"fails on the base{version} by the same cause ({one_cause} of "
+                f"{self.repro_runs} runs: the same exception at the same line, numbers aside), "
+                "whatever its message: pre-existing",
+            )
         if edited and any(r is None or r.status == "ERROR" for r in finals):
             return None
         if any(r is None or r.status == "ERROR" for r in finals):
@@ -476,7 +481,8 @@ class GateRunner:
             why = "setup failed" if broken is None else broken.reason
             return verdict.set("introduced", False, f"the test could not run on the base: {why}")
         own_copy = repro.code is None and repro.test is None and not edited
-        unshown = _not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
+        unshown = not_run_on_base(failing, [r for r in finals if r is not None], own_copy)
+        unshown = unshown or skipped_on_base(failing, [r for r in finals if r is not None])
         if unshown is not None:
             return None if edited else verdict.set("introduced", False, unshown)
         statuses = sorted({r.status for r in finals if r is not None})

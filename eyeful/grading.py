@@ -129,8 +129,11 @@ def grade_specified(
     read_file: Callable[[str], str | None],
     description: str,
 ) -> tuple[bool, str]:
-    """Whether a quote holds up: at least three words, found in documentation or the description."""
-    if not quote or len(quote.split()) < 3:
+    """Whether a quote holds up: at least three words of letters or digits once normalised (no
+    backticks: a quote of punctuation alone is found anywhere), found in documentation or the
+    description."""
+    words = [w for w in _norm(quote or "").split() if any(c.isalnum() for c in w)]
+    if not quote or len(words) < 3:
         return False, "the quote is shorter than three words"
     if source is not None:
         if not is_documentation(source):
@@ -172,6 +175,11 @@ def grade_oracle(
             why = (
                 "it was raised at a line the change wrote, which may be what the change means "
                 "to do (a validation, say): a question for a person"
+            )
+        if why is None and verdict is not None and verdict.through_change is False:
+            why = (
+                "its traceback passes through no function the change touched: the change's "
+                "code may only have chosen the input that code it left alone cannot take"
             )
         if why is None and failure is not None:
             graded, note = "implicit", f"a failure from the runtime ({failure.kind}"
@@ -215,9 +223,10 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
     if introduced.status == "fail" and not verdict.pre_existing:
         return f"introduced: {introduced.detail}"
     if verdict.read_as_text and not verdict.pre_existing:
+        did = "; ".join(_looked(path, verdict.looked.get(path)) for path in verdict.read_as_text)
         return (
-            f"its test read {', '.join(verdict.read_as_text)} as text: a failure about the "
-            "source's text is not a problem of what this change's code does"
+            f"its test {did}: a failure about the source's text or form is not a problem of "
+            "what this change's code does"
         )
     if verdict.ran_change is False and not verdict.pre_existing:
         return (
@@ -225,6 +234,13 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
             "problem of this change's code"
         )
     return None
+
+
+def _looked(path: str, how: str | None) -> str:
+    """What a test did to a changed file, in the report's words (the probe's ``how``)."""
+    if how is None or how == "read":
+        return f"read {path} as text"
+    return f"{how} {path}"
 
 
 def grade(

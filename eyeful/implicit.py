@@ -4,6 +4,7 @@ itself. Read from the failure eyeful recorded (eyeful/failures.py)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
@@ -11,7 +12,7 @@ from pathlib import PurePosixPath
 from eyeful.failures import Failure
 from eyeful.gitutil import STATE_DIR, WORKTREE_PREFIX, WORKTREES_DIR
 
-__all__ = ["not_runtime", "test_path"]
+__all__ = ["not_runtime", "test_path", "through_changed_function"]
 
 # A test's own files besides the reproduction: conftest.py, test modules, files in test dirs.
 _TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
@@ -125,3 +126,59 @@ def _same_file(printed: str, repro_path: str) -> bool:
     repro_parts = PurePosixPath(repro_path).parts
     n = min(len(printed_parts), len(repro_parts))
     return n > 0 and printed_parts[-n:] == repro_parts[-n:]
+
+
+def through_changed_function(
+    failure: Failure | None,
+    changed: dict[str, frozenset[int]],
+    read: Callable[[str], str | None],
+) -> bool | None:
+    """Whether ``failure``'s traceback passes through a function the change touched: an entry
+    (``file:line``) inside a function of the change's version of the file (``read``) that holds
+    a changed line. A runtime error raised in code the change did not touch, on an input the
+    change's code only chose, shows nothing wrong with what the change wrote. None when the
+    traceback has no Python entry to tell by (Go's, or none recorded)."""
+    if failure is None:
+        return None
+    entries = [e.rpartition(":") for e in failure.stack]
+    python = [(path, int(line)) for path, _, line in entries if path.endswith(".py") and line]
+    if not python:
+        return None
+    for printed, line in python:
+        path = _changed_path(printed, changed)
+        if path is None:
+            continue
+        span = _function_at(read(path), line)
+        if span is not None and any(span[0] <= n <= span[1] for n in changed[path]):
+            return True
+    return False
+
+
+def _changed_path(printed: str, changed: dict[str, frozenset[int]]) -> str | None:
+    """The changed file a printed frame path names (from the checkout, or relative to a rootdir
+    below the repository), or None."""
+    relative = _repo_relative(printed)
+    if relative is None:
+        return None
+    if relative in changed:
+        return relative
+    tails = [p for p in changed if p.endswith("/" + relative)]
+    return tails[0] if len(tails) == 1 else None
+
+
+def _function_at(text: str | None, line: int) -> tuple[int, int] | None:
+    """The lines (first, last, decorators included) of the innermost function around ``line``."""
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    best: tuple[int, int] | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            last = node.end_lineno or node.lineno
+            if first <= line <= last and (best is None or first >= best[0]):
+                best = (first, last)
+    return best

@@ -240,6 +240,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     in_module: dict[str, dict[str, set[int]]] = {}
     entered: set[str] = set()
     read: set[str] = set()
+    looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
     for process in [*leaders, *workers]:
@@ -304,6 +305,9 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                     entered.update(n for n in names if isinstance(n, str))
                     names = records.as_list(line.get("read"))
                     read.update(n for n in names if isinstance(n, str))
+                    for name, how in records.as_dict(line.get("how")).items():
+                        if isinstance(how, str):
+                            looked.setdefault(name, how[:300])
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
             elif kind == "reached":
@@ -386,6 +390,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         },
         entered=sorted(entered),
         read_as_text=sorted(read),
+        looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},

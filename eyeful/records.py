@@ -189,7 +189,11 @@ class RunRecord(_Model):
     entered: list[str] = Field(default_factory=list)
     """Of the files holding those lines, the ones whose code ran while a test ran (absolute)."""
     read_as_text: list[str] = Field(default_factory=list)
-    """Of those files, the ones a test's code opened to read (``inspect.getsource``, ``open``)."""
+    """Of the changed files, the ones a test's code looked at otherwise than by running them:
+    read (``open``, ``inspect.getsource``, a loader's ``get_data``), ``os.stat``, a function's
+    ``__code__``, a child process naming them."""
+    looked: dict[str, str] = Field(default_factory=dict)
+    """Of those, what the test did to each (absolute path -> the route, in a few words)."""
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""

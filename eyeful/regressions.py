@@ -216,10 +216,11 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
         out.append(f"on the change{how}: {_counts(ev.change_alone)}")
     if ev.base_alone is not None:
         out.append(f"on the base{how}: {_counts(ev.base_alone)}")
-    if ev.edited_fails_on_base:
+    if ev.causes_differ:
+        out.append("with the change's tests on the base's code it failed by another cause")
+    if ev.old_version_regresses:
         out.append(
-            "the base's version of the test passed on the change's code, and the change's "
-            "version failed on the base's code exactly as on the change"
+            "the base's version of the test passed on the base's code and failed on the change's"
         )
     return "; ".join(out)
 

@@ -98,7 +98,10 @@ class Run(BaseModel):
     entered: list[str] | None = None
     """The changed files whose code ran while the tests ran (so their import-time lines count)."""
     read_as_text: list[str] | None = None
-    """The changed files a test's code read as text (then its failure does not count)."""
+    """The changed files a test's code looked at otherwise than by running them (read, stat,
+    a function's ``__code__``, a child process naming them): then its failure does not count."""
+    looked: dict[str, str] | None = None
+    """What it did to each of them."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -615,6 +618,7 @@ class Runner:
             run.executed_at_import = said.executed_at_import or None
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
+            run.looked = said.looked or None
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached = said.reached

@@ -175,21 +175,28 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     said = recorded("ImportError: cannot import name 'subtract' from 'calc' (/x/calc.py)")
     assert fails_text([said], code) == "subtract"
     assert feature_reason([said]) is not None
-    # A literal only inside a longer word is not said ('func' in 'functoolz'); an exception type
-    # is a name worth quoting, the test's own name in a repr is not.
+    # A literal only inside a longer word is not said ('func' in 'functoolz'); a name the file
+    # only imports is not what it writes (eyeful/written.py); an exception type an assertion
+    # uses is a name worth quoting, the test's own name in a repr is not.
     code = "from toolz.functoolz import compose_left\n\nFUNC = 'func'\n"
     said = recorded("ImportError: cannot import name 'compose_left' from 'toolz.functoolz'")
-    assert fails_text([said], code) == "compose_left"
+    assert fails_text([said], code) is None
+    assert fails_text([said], code + "\n\ndef test_c():\n    assert compose_left\n") == (
+        "compose_left"
+    )
     code = "def test_part():\n    assert raises(LookupError, lambda: part(5))\n"
     said = recorded(
         "AssertionError: assert False\n +  where False = raises(LookupError, "
         "<function test_part.<locals>.<lambda> at 0x7f26a0f4c0e0>)"
     )
     assert fails_text([said], code) == "LookupError"
-    # Nothing shared (short names, numbers only), or read from text: no fails text.
+    # A plain assert with no message: the comparison with its literal, as pytest explains it.
     code = "def test_m():\n    assert mul(2, 3) == 6\n"
     said = recorded("AssertionError: assert 7 == 6\n +  where 7 = mul(2, 3)")
-    assert fails_text([said], code) is None and feature_reason([said]) is None
+    assert fails_text([said], code) == "== 6" and feature_reason([said]) is None
+    # Nothing shared (short names, a comment), or read from text: no fails text.
+    code = "def test_m():\n    # the product is off\n    check(mul(2, 3))\n"
+    assert fails_text([recorded("AssertionError: the product is off")], code) is None
     text = Failure(message="add is off", text="add is off", source="output")
     assert fails_text([text], "assert add(2, 3) == 5, 'add is off'") is None
     # Never an address, a temporary path or the test module's own name.
@@ -278,14 +285,8 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
     assert truth("greet") == ("reproduced", "hello ada")
     assert truth("subtract") == ("reproduced", "subtract")
     assert truth("double") == ("reproduced", "double is off")
-    # Nothing the exception said is written in the test file: a question only, and it says why.
-    at_least, fails = truth("mul")
-    assert at_least == "question" and fails == "assert mul(2, 3) == 6"
-    header = (out / names["mul"] / "case.toml").read_text()
-    assert "# Requires a question only: no reference finding can pass fails_as_claimed" in header
-    assert "the test file writes nothing its exception said" in " ".join(
-        line.removeprefix("# ") for line in header.splitlines()
-    )
+    # A plain assert with no message: the comparison with its literal (issue 33).
+    assert truth("mul") == ("reproduced", "== 6")
     feature = (out / names["subtract"] / "case.toml").read_text()
     assert "# Labelled a feature, not a fix" in feature
     comments = [line for line in feature.splitlines() if line.startswith("#")]
@@ -303,7 +304,7 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
     reference[0]["repro"]["fails"] = "assert add(2, 3) == 5, 'add is off'"
     (old / "reference-findings.json").write_text(json.dumps(reference))
     proc = sh("git", "eyeful", "eval", str(cases), "--yes", "-j", "2", "--format", "json",
-              "--min-recall", "0.8", "--min-recall", "reproduced=0.8", cwd=repo, env=env,
+              "--min-recall", "0.8", "--min-recall", "reproduced=0.9", cwd=repo, env=env,
               check=False)  # fmt: skip
     assert proc.stdout.startswith("{"), proc.stderr
     result = EvalResult.model_validate_json(proc.stdout)
@@ -313,18 +314,19 @@ def test_mined_cases_require_what_their_reference_can_show(tmp_path):
         "add": ("pass", 1, 1),
         "greet": ("pass", 1, 1),
         "subtract": ("pass", 1, 1),
-        "mul": ("pass", 1, 0),
+        "mul": ("pass", 1, 1),
         "source-line": ("fail", 1, 0),
     }, [v.reason for r in rows.values() for v in r.judges if v.status == "fail"]
     (why,) = [v.reason for v in rows["source-line"].judges if v.status == "fail"]
-    assert "no test showed the findings there: 'mined-1' fails_as_claimed: " in why
+    # The source line is written by no literal or comparison: refused before it runs (issue 33).
+    assert "no test showed the findings there: 'mined-1' runs: not_reached" in why
     (total,) = result.totals
-    assert (total.recall, total.verified_recall) == (1.0, 0.6)
+    assert (total.recall, total.verified_recall) == (1.0, 0.8)
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
-        "eyeful: threshold missed: execution: verified recall 0.600 < --min-recall reproduced=0.8"
+        "eyeful: threshold missed: execution: verified recall 0.800 < --min-recall reproduced=0.9"
     )
-    assert "| 1.00 (5/5), 5 cases | 0.60 (3/5) |" in to_markdown(result)
+    assert "| 1.00 (5/5), 5 cases | 0.80 (4/5) |" in to_markdown(result)
 
 
 def test_a_bad_min_recall_is_a_usage_error_before_anything_runs(tmp_path):

@@ -168,8 +168,9 @@ def test_an_implicit_oracle_is_not_granted_to_a_raise_the_change_wrote(tmp_path)
 
 
 def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
-    # A no-op change to a module-level line; the reproduction looks at the file's size (not read
-    # as text, which has its own test below), not at what the code does.
+    # A no-op change to a module-level line; the reproduction has a child process read the source
+    # without naming the file (what the probe does not see: README; its size, its text and the
+    # routes it does see have their own tests), not what the code does.
     repo = make_repo(
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
@@ -180,8 +181,10 @@ def test_a_line_run_only_at_import_is_not_running_the_change(tmp_path):
     confirm(repo)
     stage(repo, {"shop.py": "LIMIT = 10_0\n\n\n" + SHOP})
     code = (
-        "import os\n\nimport shop\n\n\ndef test_limit():\n"
-        "    assert os.path.getsize(shop.__file__) == 56, 'LIMIT was changed'\n"
+        "import subprocess\nimport sys\n\nimport shop\n\n\ndef test_limit():\n"
+        "    said = subprocess.run([sys.executable, '-c', 'import inspect, shop; "
+        "print(inspect.getsource(shop))'], capture_output=True, text=True).stdout\n"
+        "    assert 'LIMIT = 100' in said, 'LIMIT was changed'\n"
     )
     oracle = {"kind": "specified", "quote": "the total of the prices", "source": "README.md"}
     exit_code, report = _with_findings(tmp_path, repo, _finding(code, "LIMIT was changed", oracle))
@@ -366,8 +369,9 @@ def test_a_test_file_the_change_renamed_is_the_same_test_on_the_base(tmp_path):
     code, report = _review(repo)
     kinds = {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
     assert kinds == {"tests/test_add.py::test_add": "regression"}, report
+    # The base side runs the change's test files (issue 33): the renamed file, by its new name.
     base_alone = [r["command"] for r in report["runs"] if r["side"] == "base"]
-    assert base_alone and all(c.endswith("tests/test_mod.py::test_add") for c in base_alone)
+    assert base_alone and all(c.endswith("tests/test_add.py::test_add") for c in base_alone)
     assert code == 1
 
 

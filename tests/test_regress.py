@@ -262,8 +262,10 @@ def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_p
     stage(repo, {"tests/test_p.py": PARAMS})
     git(repo, "commit", "-qm", "params")
     confirm(repo)
-    # The change breaks add and adds a case the base does not have; pytest refuses a command
-    # naming an id it cannot find, so that id is new and the others run again without it.
+    # The change breaks add and adds a case the base does not have. The base side runs the
+    # change's tests (issue 33): the new case is there and passes on the base's code, so it is a
+    # regression too, where it was a new test before (pytest refused the base's command naming
+    # an id it could not find, and the others ran again without it).
     stage(repo, {"calc.py": BROKEN_ADD, "tests/test_p.py": PARAMS.replace("[1, 2]", "[1, 2, 3]")})
     proc = review(repo, format="json")
     report = proc.json
@@ -272,7 +274,7 @@ def test_a_new_parameter_does_not_spoil_the_focused_base_run_of_the_others(tmp_p
         ("tests/test_calc.py::test_add", "regression"),
         ("tests/test_p.py::test_p[1]", "regression"),
         ("tests/test_p.py::test_p[2]", "regression"),
-        ("tests/test_p.py::test_p[3]", "new_test"),
+        ("tests/test_p.py::test_p[3]", "regression"),
     ]
 
 

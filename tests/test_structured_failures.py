@@ -452,3 +452,16 @@ def test_a_cause_raised_in_a_library_is_placed_at_the_repositorys_last_frame(tmp
 
     assert failed_at(74).in_repository == "tests/test_s.py:74"
     assert cause(failed_at(74)) == cause(failed_at(74)) != cause(failed_at(68))
+
+
+def test_same_failure_sets_numbers_aside_and_keeps_types_and_raising_lines_apart():
+    def failure(message: str, type_: str = "AssertionError", line: int = 8) -> Failure:
+        return Failure(type=type_, message=message, text=message, kind="assertion",
+                       raised_in="tests/test_add.py", raised_line=line, source="probe",
+                       chain=[f"{type_}: {message}"])  # fmt: skip
+
+    a = failure("add(-1, 1) is not 0 at 12.5071")
+    assert same_failure(a, failure("add(-1, 1) is not 0 at 13.0002"))
+    assert not same_failure(a, failure(a.message, type_="ValueError"))
+    assert not same_failure(a, failure(a.message, line=9))
+    assert not same_failure(a, failure("add(-1, 1) gave a string at 12.5071"))

@@ -12,6 +12,7 @@ import re
 from eyeful.failures import Failure, own_words
 from eyeful.gates import generic_fails_text
 from eyeful.runs import Run
+from eyeful.written import written_by_test, written_texts
 
 
 def failures_of(run: Run, test: str) -> list[Failure]:
@@ -72,7 +73,7 @@ def _usable(text: str, code: str, stem: str) -> bool:
         "\n" not in text
         and text == text.strip()
         and not generic_fails_text(text)
-        and text in code
+        and written_by_test(text, code)
         and not _UNSTABLE.search(text)
         and (not stem or stem not in text)
     )
@@ -84,11 +85,14 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
     included) that the test file itself writes, so that it passes ``fails_as_claimed`` (a
     substring of an exception message in the chain, written by the test file). In order of
     preference: a whole line of a message the test file holds (the assert's message, an
-    expected error text); the longest of the test file's string literals a message holds; the
-    longest name both hold (a function the test calls, a name it imports, an exception type; not
-    a builtin like ``len``, nor the test's own name from a repr). None when the
-    failures were not recorded (read from text) or share nothing with the file. ``stem``: the
-    test module's name, never part of the text (the reproduction may run under another)."""
+    expected error text); the longest of the test file's string literals a message holds; an
+    assertion's comparison with a literal (``== 6``: a plain ``assert f(x) == 6``, as pytest's
+    explanation ``assert 7 == 6`` says it); the longest name both hold (a function an
+    assertion calls, an exception type it uses; not a builtin like ``len``, nor the test's own
+    name from a repr). None when the failures were not recorded (read from text) or share
+    nothing the file writes (its syntax tree: eyeful/written.py, as the ``fails_as_claimed``
+    gate reads it). ``stem``: the test module's name, never part of the text (the reproduction
+    may run under another)."""
     words = [w for f in failures if f.source == "probe" for w in own_words(f)]
     if not words:
         return None
@@ -107,6 +111,15 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
     ]
     if literals:
         return max(literals, key=len)
+    compared = [
+        text
+        for text in written_texts(code) or []
+        if text.startswith(("=", "!", "<", ">", "in ", "not in ", "is "))
+        and any(_within(text, said) for said in words)
+        and _usable(text, code, stem)
+    ]
+    if compared:  # a plain `assert f(x) == 6`: pytest's explanation says `assert 7 == 6`
+        return max(compared, key=len)
     names = {
         m[0]
         for said in words

@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 _TraceFn = Callable[[FrameType, str, Any], Any]
+_HERE = frozenset({__file__, os.path.realpath(__file__)})
 
 
 class Tracer:
@@ -34,7 +35,7 @@ class Tracer:
         # Lines run while a test runs (its setup, call, teardown) apart from those run while the
         # modules are collected: a line run at import is no sign that a test exercised it, unless
         # the test's failure was its module's import.
-        self.active = False
+        self._active = False
         # While a test module is collected (imported): the lines that ran in a function or class
         # body, not at a module's top level, by that module. A decorator the module applies, a
         # class it defines through the code under test, ran for that module's tests.
@@ -43,11 +44,76 @@ class Tracer:
         # The files whose code ran while a test ran: a line of theirs run only at import (a
         # module's constant) counts for a test that used the module.
         self.entered: set[str] = set()
-        # The changed files a test read as text (inspect.getsource, open): a failure about the
-        # source's text is no failure of what the code does.
+        # The changed files a test looked at otherwise than by running them (read as text by
+        # any route, os.stat, a function's __code__, a child process naming them), and how: a
+        # failure about the source's text or form is no failure of what the code does.
         self.read: set[str] = set()
+        self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
         self.libraries = _library_roots()
+        self._busy = False
+        self._saved: dict[str, Any] = {}
+
+    @property
+    def active(self) -> bool:
+        """A test runs (setup, call, teardown): ``os.stat`` and ``os.lstat`` are watched."""
+        return self._active
+
+    @active.setter
+    def active(self, on: bool) -> None:
+        if on and not self._active and self.why is None:
+            for name in ("stat", "lstat"):
+                self._saved[name] = real = getattr(os, name)
+                setattr(os, name, self._stat(real, "took the size or times of"))
+        elif not on and self._active:
+            for name, real in self._saved.items():
+                setattr(os, name, real)
+            self._saved.clear()
+        self._active = on
+
+    def _stat(self, real: Callable[..., Any], how: str) -> Callable[..., Any]:
+        def stat(path: object, *args: object, **kwargs: object) -> object:
+            self._looked(path, how, sys._getframe(1))
+            return real(path, *args, **kwargs)
+
+        return stat
+
+    def _looked(self, path: object, how: str, frame: FrameType | None) -> None:
+        """Record ``how`` for ``path`` when it is a changed file and the repository's code (the
+        first caller outside the standard library, site-packages and this probe) asked, not an
+        import."""
+        if self._busy or not self._active or self.why is not None:
+            return
+        self._busy = True
+        try:
+            if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
+                return
+            name = os.fsdecode(path)
+            if os.path.basename(name) not in self.names:
+                return
+            real = os.path.realpath(name)
+            # The first route is kept, but a reading (inspect.getsource stats the file first).
+            again = real in self.read and not (how == "read" and self.how.get(real) != how)
+            if real in self.targets and not again and self._by_tests(frame):
+                self.read.add(real)
+                self.how[real] = how
+        except Exception:  # a watch must never break the code it watches
+            return
+        finally:
+            self._busy = False
+
+    def _by_tests(self, frame: FrameType | None) -> bool:
+        """Whether the first caller outside the libraries is the repository's code, with no
+        import under way (importlib's ``_bootstrap``) and not for this probe (its tracer's
+        ``realpath``)."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib._bootstrap>") or name in _HERE:
+                return False  # an import, or the probe's own doing
+            if not (name.startswith("<") or name.startswith(self.libraries)):
+                return True
+            frame = frame.f_back
+        return False
 
     @classmethod
     def start(cls, spec: str) -> Tracer:
@@ -63,28 +129,47 @@ class Tracer:
         return tracer
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        """An ``open`` of a changed file while a test runs, asked by the repository's code (the
-        first caller outside the standard library and site-packages), not by an import or by
-        pytest's report of a traceback."""
-        if event != "open" or not self.active or len(args) < 2 or self.why is not None:
+        """While a test runs, asked by the repository's code (not by an import, nor by pytest's
+        report of a traceback): an ``open`` of a changed file for reading (``open``,
+        ``io.open_code``, a loader's ``get_data``, ``inspect.getsource``), a function's
+        ``__code__`` where the function is defined in a changed file, a child process whose
+        command line names a changed file."""
+        if self._busy or not self._active or self.why is not None or not args:
             return
-        path, mode = args[0], args[1]
-        if not isinstance(path, str) or os.path.basename(path) not in self.names:
+        if event == "open" and len(args) >= 2:
+            mode = args[1]
+            if not (isinstance(mode, str) and any(c in mode for c in "wax+")):
+                self._looked(args[0], "read", sys._getframe(1))
+        elif event == "object.__getattr__" and len(args) >= 2 and args[1] == "__code__":
+            self._busy = True
+            try:
+                filename = getattr(getattr(args[0], "__code__", None), "co_filename", None)
+            except Exception:
+                filename = None
+            finally:
+                self._busy = False
+            self._looked(filename, "looked at the code object of a function of", sys._getframe(1))
+        elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"):
+            self._child(event, args)
+
+    def _child(self, event: str, args: tuple[Any, ...]) -> None:
+        """A child process whose command line names a changed file: what it reads is not seen."""
+        try:
+            given = (
+                args[1]
+                if event in ("subprocess.Popen", "os.exec", "os.posix_spawn")
+                else (args[0] if event == "os.system" else args[2])
+            )
+            words = [given] if isinstance(given, (str, bytes)) else list(given or ())
+            line = " ".join(os.fsdecode(w) for w in words if isinstance(w, (str, bytes)))
+        except Exception:
             return
-        if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        if not any(name in line for name in self.names):
             return
-        real = os.path.realpath(path)
-        if real not in self.targets or real in self.read:
-            return
-        frame: FrameType | None = sys._getframe(1)
-        while frame is not None:
-            name = frame.f_code.co_filename
-            if name.startswith("<frozen importlib"):
-                return  # an import
-            if not (name.startswith("<") or name.startswith(self.libraries)):
-                self.read.add(real)
-                return
-            frame = frame.f_back
+        for real in self.targets:
+            if os.path.basename(real) in line:
+                self._looked(real, f"started a child process ({line[:80]}) naming",
+                             sys._getframe(2))  # fmt: skip
 
     def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
         found = self.codes.get(code, False)
@@ -123,6 +208,7 @@ class Tracer:
         return local
 
     def stop(self) -> dict[str, Any]:
+        self.active = False
         if self.why is None:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
@@ -141,6 +227,7 @@ class Tracer:
             "in_module": by_module,
             "entered": sorted(self.entered) if self.why is None else [],
             "read": sorted(self.read),
+            "how": dict(sorted(self.how.items())),
             "why": self.why,
         }
 

@@ -1,0 +1,66 @@
+"""What a test file writes itself, for a ``fails`` text to be the test's own words: a string
+literal of the file (an assertion's message, an expected value, an f-string's text), an
+assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
+explanation repeats it), or a name an assertion uses (``mul``, ``LookupError``). Read from the
+file's syntax tree, so a comment, or a name the file only imports, is not what it writes. A
+file that is not Python (a Go test) is read as text."""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["written_by_test", "written_texts"]
+
+_OPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not",
+}  # fmt: skip
+
+
+def written_texts(code: str) -> list[str] | None:
+    """The texts ``code`` writes (its string literals; of each ``assert``, each comparison with
+    a literal as ``<op> <literal>`` and the names it uses); None when it is not Python."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    texts = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            texts += _compared(node.test, code)
+            texts += [n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)]
+            texts += [n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)]
+    return texts
+
+
+def _compared(test: ast.expr, code: str) -> list[str]:
+    out = []
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            shown = _literal(right, code)
+            if shown is not None and type(op) in _OPS:
+                out.append(f"{_OPS[type(op)]} {shown}")
+    return out
+
+
+def _literal(node: ast.expr, code: str) -> str | None:
+    """The source of a literal (a number, a string, ``-1``, a tuple or list of those)."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return ast.get_source_segment(code, node)
+
+
+def written_by_test(text: str, code: str) -> bool:
+    """Whether the test file ``code`` writes ``text`` itself (see the module's docstring)."""
+    texts = written_texts(code)
+    if texts is None:
+        return text in code
+    return any(text in written for written in texts if written)

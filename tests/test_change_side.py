@@ -1,0 +1,280 @@
+"""A block names what the change's code did (issue 33): the base runs the change's tests, and a
+reproduction blocks only on the changed code's behaviour. Each shape here blocked before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from eyeful.testside import test_side_paths
+from tests.core import review
+from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
+
+CALC = "def add(a, b):\n    return abs(a) + b\n"  # a bug for negatives, on both sides
+ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def _review(repo: Path, **options: object) -> tuple[int, dict]:
+    done = review(repo, format="json", **options)
+    return done.exit_code, done.json
+
+
+def _kinds(report: dict) -> dict[str, str]:
+    return {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+
+
+def _calc_repo(tmp_path: Path, files: dict[str, str] | None = None, extra: str = "") -> Path:
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(extra=extra), "pytest.ini": PYTEST_INI, "calc.py": CALC,
+         "README.md": "add returns the sum of its arguments\n",
+         "tests/test_add.py": ADD_TEST, **(files or {})},
+    )  # fmt: skip
+    confirm(repo)
+    return repo
+
+
+def test_a_stricter_test_whose_message_holds_a_timestamp_is_pre_existing(tmp_path):
+    # The change only makes the test stricter; the old code fails it too, by the same cause,
+    # though the message's number differs on every run.
+    repo = _calc_repo(tmp_path, extra="reruns = 2")
+    stage(repo, {"tests/test_add.py": (
+        "import time\n\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+        "    assert add(-1, 1) == 0, f'add(-1, 1) is not 0 at {time.perf_counter()}'\n"
+    )})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    # Alone then in its file (a failure on both sides alone is judged with its file), two pairs
+    # each, and the base's version of the file once on each code: the message's number does not
+    # send it on to the suite.
+    runs = report["runs"]
+    assert sum(1 for r in runs if r["name"] == "test_one") <= 10, runs
+    assert sum(1 for r in runs if r["name"] == "test") == 1, runs  # the change's suite only
+    assert code == 0
+
+
+def _finding(code: str, fails: str, oracle: dict, path: str = "calc.py") -> dict:
+    return {
+        "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",
+        "path": path, "line": 1, "title": "a problem", "body": "a claim.", "oracle": oracle,
+        "repro": {"path": "tests/test_repro.py", "code": code, "fails": fails},
+    }  # fmt: skip
+
+
+def _one_finding(repo: Path, finding: dict) -> tuple[int, dict]:
+    code, report = _review(repo, findings=[finding])
+    (found,) = report["findings"]
+    return code, found
+
+
+SUB_REPRO = (
+    "from calc import add\n\n\ndef test_add():\n"
+    "    assert add(4, 1) == 5, 'add returns a wrong sum'\n"
+)
+WRONG_FOR_ONE = CALC.replace("abs(a) + b", "abs(a) + b if b != 1 else a")  # tests/ still pass
+
+
+def test_a_quote_of_backticks_is_no_specification(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": WRONG_FOR_ONE})
+    oracle = {"kind": "specified", "quote": "``` ``` ```", "source": "README.md"}
+    code, found = _one_finding(repo, _finding(SUB_REPRO, "add returns a wrong sum", oracle))
+    assert found["oracle"]["graded"] == "human", found["oracle"]
+    assert found["kind"] != "fail"
+    assert code != 1
+
+
+def test_a_quote_of_three_real_words_still_blocks(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": WRONG_FOR_ONE})
+    oracle = {"kind": "specified", "quote": "`add` returns the sum", "source": "README.md"}
+    code, found = _one_finding(repo, _finding(SUB_REPRO, "add returns a wrong sum", oracle))
+    assert (found["oracle"]["graded"], found["kind"]) == ("specified", "fail"), found
+    assert code == 1
+
+
+GREET = 'def greet():\n    return "hello"\n\n\ndef parse(text):\n    return int(text)\n'
+
+
+def test_implicit_through_unchanged_code_on_a_chosen_input_does_not_block(tmp_path):
+    # An intended change to greet; the test feeds parse, which the change did not touch, an
+    # input it chose from greet's answer: parse raises, but not in code the change touched.
+    repo = _calc_repo(tmp_path, {"app.py": GREET})
+    stage(repo, {"app.py": GREET.replace('"hello"', '"hi"')})
+    code = (
+        "from app import greet, parse\n\n\ndef test_greet():\n"
+        '    parse("1" if greet() == "hello" else "not a number")\n'
+    )
+    code_, found = _one_finding(repo, _finding(code, "ValueError", {"kind": "implicit"}, "app.py"))
+    assert found["oracle"]["graded"] == "human", found["oracle"]
+    assert "no function the change touched" in found["oracle"]["note"]
+    assert code_ != 1
+
+
+def test_implicit_through_a_function_the_change_touched_still_blocks(tmp_path):
+    repo = _calc_repo(tmp_path, {"app.py": GREET})
+    stage(repo, {"app.py": GREET.replace("int(text)", "int(text.split()[1])")})
+    code = "from app import parse\n\n\ndef test_parse():\n    assert parse('7') == 7\n"
+    code_, found = _one_finding(repo, _finding(code, "IndexError", {"kind": "implicit"}, "app.py"))
+    assert (found["oracle"]["graded"], found["kind"]) == ("implicit", "fail"), found
+    assert code_ == 1
+
+
+DOUBLE = "def double(x):\n    return 3 * x\n"  # wrong on the base already: double(-1) is -3
+
+
+def test_a_reproduction_skipped_on_the_base_is_no_evidence_the_change_brought_the_bug(tmp_path):
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE + "\n\nVERSION = 2\n"})
+    code = (
+        "import pytest\n\nimport double\n\n\ndef test_double():\n"
+        "    if not hasattr(double, 'VERSION'):\n        pytest.skip('no version')\n"
+        "    assert double.double(2) == 4, 'double(2) is not 4'\n"
+    )
+    oracle = {"kind": "specified", "quote": "double returns twice its argument",
+              "source": "README.md"}  # fmt: skip
+    stage(repo, {"README.md": "double returns twice its argument\n"})
+    exit_code, found = _one_finding(repo, _finding(code, "double(2) is not 4", oracle, "double.py"))
+    assert found["kind"] != "fail", found
+    assert "could not be run on the base" in found["unverified"], found["unverified"]
+    assert exit_code != 1
+
+
+def test_a_base_failure_of_the_same_cause_is_pre_existing_whatever_the_message(tmp_path):
+    # The fails text is one the test writes only when the result is -4 (the change's); the base
+    # fails the same assertion with -3: one cause, a pre-existing wrong result.
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE.replace("3 * x", "4 * x")})
+    code = (
+        "from double import double\n\n\ndef test_double():\n"
+        "    got = double(-1)\n"
+        "    assert got == -2, 'double(-1) gave -4' if got == -4 else f'double(-1) gave {got}'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "double(-1) gave -4", oracle, "double.py"))
+    assert found["label"] == "note (pre-existing)", found
+    assert exit_code != 1
+
+
+def test_a_fails_text_written_only_in_a_comment_is_not_the_tests_own(tmp_path):
+    repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
+    stage(repo, {"double.py": DOUBLE.replace("3 * x", "4 * x")})
+    code = (
+        "from double import double\n\n\ndef test_double():\n"
+        "    # double(-1) gave -4\n"
+        "    assert double(-1) == -2, f'double(-1) gave {double(-1)}'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "double(-1) gave -4", oracle, "double.py"))
+    assert found["kind"] != "fail", found
+    assert "not written by the test file itself" in found["unverified"], found["unverified"]
+    assert exit_code != 1
+
+
+# --- the base runs the change's tests (point 1) ---------------------------------------------
+
+NEG = "def magnitude(x):\n    if x < 0:\n        raise ValueError('no negatives')\n    return x\n"
+FIXTURE = "import pytest\n\n\n@pytest.fixture\ndef value():\n    return 1\n"
+USES_FIXTURE = (
+    "from neg import magnitude\n\n\ndef test_magnitude(value):\n    assert magnitude(value) >= 0\n"
+)
+
+
+def test_a_conftest_fixture_value_the_change_made_negative_is_pre_existing(tmp_path):
+    repo = _calc_repo(
+        tmp_path, {"neg.py": NEG, "tests/conftest.py": FIXTURE, "tests/test_neg.py": USES_FIXTURE}
+    )
+    stage(repo, {"tests/conftest.py": FIXTURE.replace("return 1", "return -1")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "pre_existing"}, report
+    assert code == 0
+
+
+CASES = "CASES = [1, 2]\n"
+USES_CASES = (
+    "import pytest\n\nfrom neg import magnitude\nfrom tests.cases import CASES\n\n\n"
+    "@pytest.mark.parametrize('x', CASES)\ndef test_magnitude(x):\n    assert magnitude(x) == x\n"
+)
+
+
+def test_a_case_the_change_added_to_a_shared_case_list_is_pre_existing(tmp_path):
+    files = {"neg.py": NEG, "tests/__init__.py": "", "tests/cases.py": CASES,
+             "tests/test_neg.py": USES_CASES}  # fmt: skip
+    repo = _calc_repo(tmp_path, files)
+    stage(repo, {"tests/cases.py": "CASES = [1, 2, -3]\n"})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude[-3]": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_stricter_test_failing_on_the_new_code_by_another_cause_is_a_regression(tmp_path):
+    # The change breaks magnitude(2) and makes the test stricter (it asks about -1 too): on the
+    # base's code the stricter test fails at -1 (a ValueError in neg.py), on the change's at 2.
+    plain = "from neg import magnitude\n\n\ndef test_magnitude():\n    assert magnitude(2) == 2\n"
+    repo = _calc_repo(tmp_path, {"neg.py": NEG, "tests/test_neg.py": plain})
+    stricter = plain.replace("== 2\n", "== 2 and magnitude(-1) == 1\n")
+    stage(repo, {"neg.py": NEG.replace("return x", "return x + 1"), "tests/test_neg.py": stricter})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "regression"}, report
+    assert code == 1
+
+
+# --- behaviour, not representation (point 5) ------------------------------------------------
+
+REFACTORED = "def add(a, b):\n    total = abs(a) + b\n    return total\n"  # a pure refactor
+LOOKS = {
+    "__code__": "assert 'total' not in add.__code__.co_varnames, 'add was refactored'",
+    "os.path.getsize": "assert os.path.getsize(calc.__file__) == 37, 'add was refactored'",
+    "get_data": "assert b'total' not in calc.__loader__.get_data(calc.__file__), "
+    "'add was refactored'",
+    "child process": "assert b'total' not in subprocess.run(['cat', 'calc.py'], "
+    "capture_output=True).stdout, 'add was refactored'",
+    "README": "assert 'refactored' not in open('README.md').read(), 'add was refactored'",
+}
+
+
+def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block(tmp_path):
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": REFACTORED, "README.md": "add returns the sum (refactored)\n"})
+    findings = [
+        {**_finding(
+            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n",
+            "add was refactored",
+            {"kind": "specified", "quote": "add returns the sum", "source": "README.md"},
+        ), "id": name.replace(" ", "-").replace(".", "-"),
+           "repro": {"path": f"tests/test_{i}.py", "fails": "add was refactored", "code": (
+            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n")}}
+        for i, (name, check) in enumerate(LOOKS.items())
+    ]  # fmt: skip
+    code, report = _review(repo, findings=findings)
+    by_id = {f["id"]: f for f in report["findings"]}
+    for name, found in by_id.items():
+        assert found["kind"] != "fail", (name, found["gates"], found["unverified"])
+        assert "its test " in (found["unverified"] or ""), (name, found["unverified"])
+    assert "code object of a function of calc.py" in by_id["__code__"]["unverified"]
+    assert "size or times of calc.py" in by_id["os-path-getsize"]["unverified"]
+    assert "read calc.py as text" in by_id["get_data"]["unverified"]
+    assert "child process (cat calc.py)" in by_id["child-process"]["unverified"]
+    assert "read README.md as text" in by_id["README"]["unverified"]
+    assert code != 1
+
+
+def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them(tmp_path):
+    files = {
+        "pytest.ini": "[pytest]\ntestpaths = tests spec\n", "calc.py": "X = 1\n",
+        "test_calc.py": "X = 1\n", "pkg/mod.py": "X = 1\n", "pkg/test_mod.py": "X = 1\n",
+        "tests/test_x.py": "X = 1\n", "tests/cases.json": "[1]\n", "spec/helper.py": "X = 1\n",
+        "src/testing/util.py": "X = 1\n",
+    }  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
+    git_repo = pygit2.Repository(str(repo))
+    base = str(git_repo.revparse_single("HEAD").tree_id)
+    head = str(git_repo.index.write_tree())
+    collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t"]
+    assert test_side_paths(git_repo, base, head, collected) == [
+        "pkg/test_mod.py", "spec/helper.py", "test_calc.py", "tests/cases.json", "tests/test_x.py"
+    ]  # fmt: skip
