@@ -39,7 +39,7 @@ from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testids import id_path
-from eyeful.testside import read_text, test_side_paths, test_side_tree
+from eyeful.testside import read_text, side_paths, side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -101,8 +101,8 @@ def confirm(
         # The base side runs the base's code with the change's tests (eyeful/testside.py): a
         # test file it took from the change goes by the change's name there.
         collected = _collected(change)
-        tested = test_side_tree(repo, snap.base.tree, snap.head.tree, collected)
-        edited = set(test_side_paths(repo, snap.base.tree, snap.head.tree, collected))
+        tested = side_tree(repo, snap.base.tree, snap.head.tree, collected)
+        edited = set(side_paths(repo, snap.base.tree, snap.head.tree, collected))
         if tested != snap.base.tree:
             base_ids = {
                 test: test if file_in_tree(repo, tested, test) else old

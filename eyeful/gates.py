@@ -23,7 +23,7 @@ from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_
 from eyeful.runs import Extra, Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
-from eyeful.testside import test_side_tree
+from eyeful.testside import side_tree
 from eyeful.written import written_by_test
 
 GateName = Literal[
@@ -214,9 +214,7 @@ class GateRunner:
                 **self.changed,
             }
             # The base's code with the change's tests: where `introduced` runs first.
-            self.tested = test_side_tree(
-                runner.repo, snapshot.base.tree, snapshot.head.tree, collected
-            )
+            self.tested = side_tree(runner.repo, snapshot.base.tree, snapshot.head.tree, collected)
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()

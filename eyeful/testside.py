@@ -27,20 +27,18 @@ from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
 from eyeful.testids import id_path
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["read_text", "test_side_paths", "test_side_tree"]
+__all__ = ["read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 _PACKAGE_FILES = {"__init__.py", "conftest.py"}
 _TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
-def test_side_tree(
-    repo: pygit2.Repository, base: str, head: str, collected: Iterable[str] = ()
-) -> str:
+def side_tree(repo: pygit2.Repository, base: str, head: str, collected: Iterable[str] = ()) -> str:
     """The base's tree with the change's test side (see the module's docstring); the base's own
     tree when the change's test side is the base's already. ``collected``: test ids (or files)
     the change's runs collected, whose directories may be test directories."""
-    paths = test_side_paths(repo, base, head, collected)
+    paths = side_paths(repo, base, head, collected)
     if not paths:
         return base
     head_tree = tree_at(repo, head)
@@ -59,7 +57,7 @@ def test_side_tree(
         return base
 
 
-def test_side_paths(
+def side_paths(
     repo: pygit2.Repository, base: str, head: str, collected: Iterable[str] = ()
 ) -> list[str]:
     """The paths the change added, edited or deleted on its test side."""

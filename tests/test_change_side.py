@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from eyeful.testside import test_side_paths
+from eyeful.testside import side_paths
 from tests.core import review
 from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
 
@@ -275,6 +275,6 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
     base = str(git_repo.revparse_single("HEAD").tree_id)
     head = str(git_repo.index.write_tree())
     collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t"]
-    assert test_side_paths(git_repo, base, head, collected) == [
+    assert side_paths(git_repo, base, head, collected) == [
         "pkg/test_mod.py", "spec/helper.py", "test_calc.py", "tests/cases.json", "tests/test_x.py"
     ]  # fmt: skip
