@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import focus, moved
+from eyeful.extra import Extra
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.regressions import (
@@ -35,7 +36,7 @@ from eyeful.regressions import (
     file_in_tree,
     in_run,
 )
-from eyeful.runs import Extra, Run, Runner
+from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testids import id_path

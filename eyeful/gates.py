@@ -15,12 +15,13 @@ from pydantic import BaseModel, Field
 
 from eyeful.cache import cache_key
 from eyeful.confine import Refused
+from eyeful.extra import Extra
 from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
 from eyeful.implicit import through_changed_function
 from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_base
-from eyeful.runs import Extra, Run, Runner
+from eyeful.runs import Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
 from eyeful.testside import side_tree

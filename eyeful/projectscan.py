@@ -36,6 +36,8 @@ from urllib.parse import unquote, urlsplit
 
 from eyeful import focus
 from eyeful.gitutil import clean_env, git
+from eyeful.pytestplugins import normalised as _normalised
+from eyeful.pytestplugins import plugins_needed, requirement_name
 from eyeful.tomlcompat import tomllib
 
 _MAX_READ = 256 * 1024
@@ -193,10 +195,6 @@ def environment_facts(root: Path, which: Mapping[str, str | None]) -> Environmen
     )
 
 
-def _normalised(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _url_inside(url: str, root: Path) -> bool:
     parts = urlsplit(url)
     if parts.scheme != "file":
@@ -254,49 +252,6 @@ def _options(where: str, options: Mapping[str, object]) -> _PytestConfig:
         where, _words(options.get("pythonpath")), _words(options.get("testpaths")),
         _words(options.get("addopts")), _words(options.get("required_plugins")),
     )  # fmt: skip
-
-
-# Options of pytest plugins that a project's addopts commonly passes: the distribution each needs.
-_PLUGIN_OPTIONS = (
-    ("--cov", "pytest-cov"),
-    ("--no-cov", "pytest-cov"),
-    ("--numprocesses", "pytest-xdist"),
-    ("--dist", "pytest-xdist"),
-    ("--timeout", "pytest-timeout"),
-    ("--benchmark-", "pytest-benchmark"),
-    ("--reruns", "pytest-rerunfailures"),
-)
-# `-p NAME`: the plugin module, and the distribution that has it where the names differ.
-_PLUGIN_MODULES = {"xdist": "pytest-xdist", "pytest_cov": "pytest-cov", "cov": "pytest-cov"}
-
-
-def plugins_needed(config: _PytestConfig) -> list[tuple[str, str]]:
-    """The plugin distributions pytest's configuration needs, each with why: an option of its
-    in ``addopts``, a ``-p NAME`` there, a ``required_plugins`` entry (kept as written)."""
-    where = config.where or "pytest's configuration"
-    found: dict[str, str] = {}
-    words = list(config.addopts)
-    for at, word in enumerate(words):
-        option = word.split("=", 1)[0]
-        for prefix, dist in _PLUGIN_OPTIONS:
-            if option.startswith(prefix):
-                found.setdefault(dist, f"addopts in {where} passes {option}")
-        if re.fullmatch(r"-n\S*", word):
-            found.setdefault("pytest-xdist", f"addopts in {where} passes -n")
-        module = word[2:] if word.startswith("-p") and len(word) > 2 else None
-        if word == "-p" and at + 1 < len(words):
-            module = words[at + 1]
-        if module and not module.startswith("no:"):
-            dist = _PLUGIN_MODULES.get(module, module.replace("_", "-"))
-            found.setdefault(dist, f"addopts in {where} loads -p {module}")
-    for requirement in config.required_plugins:
-        found.setdefault(requirement, f"required_plugins in {where} names it")
-    return list(found.items())
-
-
-def _requirement_name(requirement: str) -> str:
-    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
-    return _normalised(match[0]) if match else requirement
 
 
 def _pytest_config(files: _Files, pyproject: dict[str, Any] | None) -> _PytestConfig:
@@ -523,7 +478,7 @@ def _setup_command(
         words.append("pytest")
     listed = {_normalised(m[0]) for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9._-]*", named)}
     for requirement, _why in plugins:
-        if _requirement_name(requirement) not in listed:
+        if requirement_name(requirement) not in listed:
             words.append(requirement)
     return shlex.join(words)
 
@@ -565,7 +520,7 @@ def _why_setup(
         why.append(f"pytest is not installed for {facts.python}")
     if runner == "pytest" and facts.installed is not None:
         for requirement, reason in plugins_needed(config):
-            if _requirement_name(requirement) not in facts.installed:
+            if requirement_name(requirement) not in facts.installed:
                 why.append(f"{reason}, and {requirement} is not installed for {facts.python}")
     return why
 

@@ -30,7 +30,7 @@ from eyeful.agents.agent import extract_json
 from eyeful.agents.presets import Unreadable, _json_values
 from eyeful.config import load_config
 from eyeful.confine import Refused
-from eyeful.runs import Extra
+from eyeful.extra import Extra
 from eyeful.trust import TrustStore
 from tests.core import Reviewed, review
 from tests.gitrepo import (
