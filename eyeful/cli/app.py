@@ -359,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _invoke(argv: list[str] | None, name: str) -> int:
     """typer's run as an exit code: a usage error is one line and exit 2."""
+    said = Stderr.errors_said
     try:
         args = sys.argv[1:] if argv is None else argv
         command = with_eval() if _needs_eval(args) else app
@@ -371,7 +372,7 @@ def _invoke(argv: list[str] | None, name: str) -> int:
         return EXIT_INTERRUPTED
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    if result == EXIT_INTERRUPTED and not Stderr.errors_said:
+    if result == EXIT_INTERRUPTED and Stderr.errors_said == said:
         # typer turns an interrupt while it parses or starts the command into a silent 130.
         fail(stderr, "interrupted")
     return result if isinstance(result, int) else 0
