@@ -317,3 +317,14 @@ def test_a_reproduction_cannot_take_the_probes_name(tmp_path):
     (graded,) = done.json["findings"]
     assert graded["kind"] != "fail"
     assert "has the name of eyeful's probe" in json.dumps(graded), graded
+
+
+def test_a_process_the_tests_start_does_not_inherit_the_record(tmp_path):
+    # `os.system` hands a shell every inheritable descriptor: the record's is not one of them.
+    test = (
+        "import os\n\n\ndef test_a():\n"
+        "    assert os.system('ls -l /proc/$$/fd | grep -c record-main > seen.txt') in (0, 256)\n"
+        "    assert open('seen.txt').read().strip() == '0'\n"
+    )
+    said = _record_run(tmp_path, {"tests/test_a.py": test})
+    assert said.status == "PASSED", (said.status, said.reason, said.failures)

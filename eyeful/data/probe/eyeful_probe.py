@@ -392,6 +392,8 @@ class _Probe:
         role pytest_configure knows; the start line says whether it became xdist's controller)."""
         if self.record is not None:
             self.fd = self.record
+            # Not for the processes the tests start (`os.system` keeps inheritable descriptors).
+            os.set_inheritable(self.fd, False)
         else:
             self.fd = _open_record(f"{os.getpid()}-{self.role}.jsonl", self.directory)
 
