@@ -167,9 +167,14 @@ def clean_env(pythonpath: list[Path] | None = None) -> dict[str, str]:
 
 
 class Run:
-    def __init__(self, root: Path, args: list[str], probe: Path | None, env: dict[str, str]):
+    def __init__(
+        self, root: Path, args: list[str], probe: Path | None, env: dict[str, str],
+        trace: Path | None = None,
+    ):  # fmt: skip
         if probe is not None:
             env = {**env, **plugin_env(probe, env)}
+        if trace is not None:  # the lines to trace, as eyeful/testrun.py asks for a reproduction
+            env["EYEFUL_PROBE_TRACE"] = str(trace)
         command = [PYTEST_PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *args]
         proc = subprocess.run(
             command,
@@ -765,3 +770,99 @@ def test_unittest_run(tmp_path):
 
 def test_unittest_before_3_11():
     check_unittest_record(read_unittest(UNITTEST_310), "/w")
+
+
+TRACED_CODE = """\
+import threading
+
+
+def in_fixture():
+    return "setup"  # line 5
+
+
+def in_test():
+    return "call"  # line 9
+
+
+def in_teardown():
+    return "teardown"  # line 13
+
+
+def in_thread():
+    return "thread"  # line 17
+
+
+def in_report():
+    return "report"  # line 21
+"""
+
+TRACED_CONFTEST = """\
+import threading
+
+import pytest
+
+import traced
+
+
+@pytest.fixture(scope="session")
+def server():
+    seen = []
+    ready = threading.Event()
+    go = threading.Event()
+
+    def serve():
+        ready.set()
+        go.wait(60)
+        seen.append(traced.in_thread())
+
+    thread = threading.Thread(target=serve)
+    thread.start()  # started before the test, it runs the code while the test waits for it
+    ready.wait(60)
+    yield go, seen
+    thread.join(60)
+
+
+@pytest.fixture
+def resource():
+    traced.in_fixture()
+    yield
+    traced.in_teardown()
+
+
+def pytest_runtest_logreport(report):
+    traced.in_report()  # pytest's reporting, not the test
+"""
+
+TRACED_TEST = """\
+import traced
+
+
+def test_uses_it(server, resource):
+    go, seen = server
+    go.set()
+    assert traced.in_test() == "call"
+    for _ in range(600):
+        if seen:
+            break
+        import time
+        time.sleep(0.1)
+    assert seen == ["thread"]
+"""
+
+
+def test_the_tracer_sees_a_tests_phases_and_threads_not_pytests_own_reporting(tmp_path):
+    # The tracer runs only while a test module is imported and while a test's setup, call and
+    # teardown run (and in threads): a line that only pytest's report of a test runs (a
+    # conftest's logreport hook) is no line the test ran, and tracing pytest's own work between
+    # the phases was most of what a traced run of a short test cost.
+    root = write(tmp_path / "proj", {"traced.py": TRACED_CODE, "conftest.py": TRACED_CONFTEST,
+                                     "tests/test_traced.py": TRACED_TEST})  # fmt: skip
+    code = os.path.realpath(root / "traced.py")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({code: [5, 9, 13, 17, 21]}), encoding="utf-8")
+    probe = tmp_path / "probe"
+    run = Run(root, ["-q", "tests"], probe, clean_env(), trace=spec)
+    record = run.must_record()
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert record.executed == {code: [5, 9, 13, 17]}, (record.executed, record.executed_at_import)
+    assert 21 not in record.executed_at_import.get(code, [])

@@ -464,11 +464,15 @@ class _Probe:
         reach = self.reach if module else None
         if reach is not None:
             reach.begin()
-        if module and self.tracer is not None:
-            self.tracer.module = os.path.realpath(str(collector.path))
+        tracer = self.tracer if isinstance(collector, pytest.File) else None
+        if tracer is not None:
+            if module:
+                tracer.module = os.path.realpath(str(collector.path))
+            tracer.resume()  # the module's import: the lines it runs there
         outcome = yield
-        if self.tracer is not None:
-            self.tracer.module = None
+        if tracer is not None:
+            tracer.pause()
+            tracer.module = None
         if reach is not None:
             self._reached_by_module(reach, collector)
         try:
@@ -519,6 +523,32 @@ class _Probe:
             if reach is not None:
                 with contextlib.suppress(Exception):
                     self._line({"t": "reached", "id": item.nodeid, "files": reach.end()})
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    def _traced(self) -> Generator[None, Any, None]:
+        """A test's phase, traced when a tracer was asked for (outermost: other plugins'
+        wrappers of the phase, a conftest's too, run inside it)."""
+        tracer = self.tracer
+        if tracer is not None:
+            tracer.resume()
+        try:
+            yield
+        finally:
+            if tracer is not None:
+                tracer.pause()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:

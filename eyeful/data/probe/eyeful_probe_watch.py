@@ -123,10 +123,28 @@ class Tracer:
         if sys.gettrace() is not None:  # a debugger or coverage: theirs, not ours
             tracer.why = "another tracer was active"
             return tracer
+        # New threads are traced from the start (a session fixture's server runs the code under
+        # test for later tests); this thread only while a test module is imported or a test's
+        # setup, call or teardown runs (:meth:`resume`): pytest's own work between them is some
+        # 95% of the calls a short run makes, and a trace function costs each call.
         threading.settrace(tracer._call)
-        sys.settrace(tracer._call)
         sys.addaudithook(tracer._audit)
         return tracer
+
+    def resume(self) -> None:
+        """Trace this thread (a test module's import, a test's phase)."""
+        if self.why is not None:
+            return
+        current = sys.gettrace()
+        if current is None:
+            sys.settrace(self._call)
+        elif current != self._call:  # the code under test (or a debugger) set its own
+            self.why = "another tracer was active"
+
+    def pause(self) -> None:
+        """Stop tracing this thread until the next :meth:`resume`."""
+        if self.why is None and sys.gettrace() == self._call:
+            sys.settrace(None)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         """While a test runs, asked by the repository's code (not by an import, nor by pytest's
@@ -210,7 +228,7 @@ class Tracer:
     def stop(self) -> dict[str, Any]:
         self.active = False
         if self.why is None:
-            sys.settrace(None)
+            self.pause()
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
             files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
             early = {p: sorted(h) for p, h in self.at_import.items() if h}
