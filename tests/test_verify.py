@@ -80,20 +80,24 @@ def _normalised(text: str) -> str:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """`eyeful demo --keep`, the README's first command, made once for the tests that read it;
-    then the same review asked again in the repository it kept, as JSON and as markdown.
+    then the same review asked again in the repository it kept, through the core (tests/core.py:
+    one review gives both the JSON and the markdown `git eyeful` prints).
 
-    The demo runs everything live. Both are started directly (not through git, which puts its
-    exec-path first on PATH, and PATH is part of a cached run's key), so the reruns are served
-    every project run from the demo's cache but the regression's confirmations, which always
-    run live. Sealed as conftest seals a test."""
+    The demo is started with PATH as `git eyeful` has it (git's exec-path first; PATH is part of
+    a cached run's key), so the rerun is served every project run from the demo's cache but the
+    regression's confirmations, which always run live. Sealed as conftest seals a test."""
     with pytest.MonkeyPatch.context() as mp:
         home = seal(tmp_path_factory, mp)
         where = tmp_path_factory.mktemp("demo")
         tmp = where / "tmp"
         tmp.mkdir()
+        exec_path = subprocess.run(
+            ["git", "--exec-path"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        as_git = {"GIT_EXEC_PATH": exec_path, "PATH": exec_path + os.pathsep + os.environ["PATH"]}
         proc = subprocess.run(
             [str(BIN / "eyeful"), "demo", "--keep"], capture_output=True, text=True,
-            env={**os.environ, "TMPDIR": str(tmp)}, cwd=where, timeout=300,
+            env={**os.environ, **as_git, "TMPDIR": str(tmp)}, cwd=where, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         repo = Path(proc.stderr.split("The demo repository is at ")[1].strip()[:-1])
@@ -103,14 +107,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
                "confirmed_by_demo": confirmations.exists()}  # fmt: skip
         confirm(repo)
         findings = _write_findings(where / "findings.json", json.loads(DEMO_FINDINGS.read_text()))
-        again = [
-            subprocess.run([str(BIN / "git-eyeful"), "--findings", str(findings), *fmt], cwd=repo,
-                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
-            for fmt in (["--format", "json"], [])
-        ]  # fmt: skip
-        assert [p.returncode for p in again] == [1, 1], again[0].stderr + again[1].stderr
-        out["report"] = json.loads(again[0].stdout)
-        out["rerun_markdown"] = again[1].stdout
+        again = review(repo, findings=findings, format="json")
+        assert again.exit_code == 1, again
+        out["report"] = again.json
+        out["rerun_markdown"] = again.markdown
         # The flaky reproduction's counter lived in each review's private TMPDIR, now gone.
         out["left_in_state"] = sorted(p.name for p in (repo / ".git" / "eyeful" / "tmp").iterdir())
         return out
