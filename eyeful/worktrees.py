@@ -161,7 +161,10 @@ class Worktree:
         # Tracked files something rewrote since the last checkout (a reproduction, a fix, a
         # command) are restored by the checkout, as are the files that differ between the trees.
         dirty = _names(git("diff", "--name-only", "-z", "HEAD", cwd=self.path, check=False).stdout)
-        previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
+        old = _detached_head(admin) if admin is not None else None
+        if old is None:
+            previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
+            old = previous.stdout.decode().strip() if previous.returncode == 0 else None
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
         whole = True
         if clean_ignored:
@@ -172,13 +175,10 @@ class Worktree:
         else:
             git("clean", "-ffdq", cwd=self.path)
         self.taint_mark.unlink(missing_ok=True)
-        old = previous.stdout.decode().strip() if previous.returncode == 0 else None
-        if old is None:
-            changed = git("ls-files", "-z", cwd=self.path).stdout
-        else:
-            changed = git("diff", "--name-only", "--no-renames", "-z", old, commit,
-                          cwd=self.path).stdout  # fmt: skip
-        self.stamp(sorted(set(_names(changed)) | set(dirty)))
+        changed = _between(repo, old, commit) if old is not None else None
+        if changed is None:
+            changed = _names(git("ls-files", "-z", cwd=self.path).stdout)
+        self.stamp(sorted(set(changed) | set(dirty)))
         return whole
 
     def stamp(self, paths: list[str]) -> None:
@@ -215,6 +215,34 @@ class Worktree:
             self.setup_stamp.unlink(missing_ok=True)
         else:
             self.setup_stamp.write_text(key + "\n", encoding="ascii")
+
+
+def _detached_head(admin: Path) -> str | None:
+    """The commit a linked worktree's detached HEAD names (what eyeful's checkouts leave), read
+    from its admin directory; None for anything else (a symbolic ref, no file): ask git."""
+    try:
+        text = (admin / "HEAD").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text):
+        return text
+    return None
+
+
+def _between(repo: pygit2.Repository, old: str, new: str) -> list[str] | None:
+    """The paths that differ between two commits (``git diff --name-only --no-renames``), read
+    in this process; None when ``old`` is not a commit here (then every file counts)."""
+    try:
+        before, after = repo.get(old), repo.get(new)
+        if not isinstance(before, pygit2.Commit) or not isinstance(after, pygit2.Commit):
+            return None
+        diff = repo.diff(before.tree, after.tree)
+    except (ValueError, KeyError, pygit2.GitError):
+        return None
+    names: set[str] = set()
+    for delta in diff.deltas:
+        names.update((delta.old_file.path, delta.new_file.path))
+    return sorted(names)
 
 
 def _identity(path: Path) -> list[int] | None:
