@@ -62,15 +62,29 @@ _TRACEBACK = "Traceback (most recent call last):"
 _SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b|no tests ran")
 
 
+# pytest's own error lines: argparse's `__main__.py: error: unrecognized arguments: ...` and its
+# `ERROR: file or directory not found: ...` (not the `ERROR: usage: ...` line before the first).
+_RUNNER_ERROR = re.compile(r"^(?:\S+: error: .+|ERROR: (?!usage:).+)$")
+# What pytest prints around its error: its header and where it found its configuration.
+_HEADER = re.compile(
+    r"^(?:rootdir|inifile|configfile|cachedir|plugins|platform|testpaths): |^={3,}|^usage: "
+)
+
+
 def _last_line(tail: str) -> str:
-    """The runner's own error line: the last exception line of its output, else its last line
-    (never a header pytest printed first, such as ``rootdir: ...``)."""
+    """The runner's own error line: the last exception line of its output, else pytest's own
+    error line, else its last line that is not a header pytest printed around it (such as
+    ``rootdir: ...``)."""
     lines = [line.strip() for line in tail.strip().splitlines() if line.strip()]
     for line in reversed(lines):
         found = _EXCEPTION_LINE.match(line)
         if found is not None:
             return found["line"][:200]
-    return lines[-1][:200] if lines else ""
+    for line in reversed(lines):
+        if _RUNNER_ERROR.match(line):
+            return line[:200]
+    said = [line for line in lines if not _HEADER.match(line)]
+    return (said or lines or [""])[-1][:200]
 
 
 def crashed_at_start(exit_code: int | None, tail: str) -> str | None:

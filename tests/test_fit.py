@@ -276,3 +276,22 @@ def test_the_first_run_blocks_a_break_with_pytest_cov_in_addopts(
     assert "pytest-cov" in proc.stderr + proc.stdout, proc.stderr
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "tests/test_calc.py::test_add" in proc.stdout
+
+
+def test_a_usage_error_quotes_pytests_error_line_not_its_header(tmp_path: Path) -> None:
+    # Issue 35, point 4: `addopts` naming a plugin's option that is not installed. pytest prints
+    # its usage, the error, then `inifile:` and `rootdir:` lines: the first line of the report
+    # quotes the error, never the header.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(),
+         "pytest.ini": "[pytest]\npythonpath = .\naddopts = --cov-append\n",
+         "calc.py": "def add(a, b):\n    return a + b\n", "tests/test_calc.py": TESTS},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
+    result = review(repo)
+    assert result.exit_code == 3, result
+    first = result.stdout.splitlines()[0]
+    assert "unrecognized arguments: --cov-append" in first, first
+    assert "rootdir" not in first and "inifile" not in first, first
