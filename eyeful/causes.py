@@ -59,7 +59,7 @@ def _one(failure: TestFailure) -> list[str]:
         head = f"**issue (blocking):** {name} fails on the change and passes on the base"
         meta = "  _regression; oracle: derived (a test already in the repository)_"
     confirmed = [f"  Confirmed: {md.line(failure.confirmation)}."] if failure.confirmation else []
-    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *md.fence(failure.excerpt)]
+    return [f"- {head}", meta, *confirmed, *_rerun_line(failure.rerun), *_excerpt(failure)]
 
 
 def _natural(name: str) -> list[str | int]:
@@ -106,7 +106,7 @@ def _many(group: list[TestFailure]) -> list[str]:
     )
     rerun = _rerun_line(first.rerun, f"Rerun {md.code(first.test)}")
     out = [head, meta, *_confirmed(group), *rerun]
-    out += md.fence(first.excerpt)
+    out += _excerpt(first)
     return [
         *out,
         f"  <details><summary>The {len(group)} failing tests ({named([first.test])} shown)"
@@ -118,12 +118,49 @@ def _many(group: list[TestFailure]) -> list[str]:
     ]
 
 
+FULL_CAUSES = 5
+"""Causes shown in full (excerpt, rerun, confirmation); the rest one line each, folded."""
+EXCERPT_LINES = 15
+"""Of a cause's excerpt in the markdown: the end of the failure, where its error is (the JSON
+keeps the whole excerpt)."""
+
+
 def regression_items(failures: list[TestFailure]) -> list[str]:
-    """Each cause as one blocking item."""
+    """The first :data:`FULL_CAUSES` causes as one blocking item each; any others as one item
+    that names each in a line under ``<details>``."""
+    groups = by_cause(failures)
     out: list[str] = []
-    for group in by_cause(failures):
+    for group in groups[:FULL_CAUSES]:
         out += _one(group[0]) if len(group) == 1 else _many(group)
+    rest = groups[FULL_CAUSES:]
+    if rest:
+        out += _folded(rest)
     return out
+
+
+def _folded(groups: list[list[TestFailure]]) -> list[str]:
+    tests = sum(len(group) for group in groups)
+    head = (
+        f"- **issue (blocking):** {len(groups)} more causes ({tests} tests) fail on the change "
+        "and pass on the base (or are new and fail, where `block_new_failures` says so)"
+    )
+    if all(group[0].kind != "new_test" for group in groups):
+        head = head.split(" (or are new")[0]
+    lines = [head, "  <details><summary>One line each: the test, what it failed with, where"
+             "</summary>", ""]  # fmt: skip
+    for group in groups:
+        first = group[0]
+        more = f" and {len(group) - 1} more" if len(group) > 1 else ""
+        said = failure_message(first)
+        where = f" at {md.code(first.raised_at)}" if first.raised_at else ""
+        lines.append(f"  - {md.code(first.test)}{more}" + (f": {md.code(said)}" if said else "")
+                     + where)  # fmt: skip
+    return [*lines, "", "  </details>"]
+
+
+def _excerpt(failure: TestFailure) -> list[str]:
+    lines = failure.excerpt.splitlines()
+    return md.fence("\n".join(lines[-EXCERPT_LINES:]))
 
 
 def blocking_causes(failures: list[TestFailure]) -> int:

@@ -220,6 +220,34 @@ def test_regressions_of_one_cause_are_one_item_and_other_causes_their_own():
     assert len(text.splitlines()) < 40
 
 
+def test_past_five_causes_each_is_one_line_and_excerpts_are_at_most_fifteen_lines():
+    # Issue 35, point 7: 30 regressions of 30 causes (each test's own assertion line), each with
+    # a long excerpt (pytest's long form echoes the test's body): five causes in full with at most
+    # 15 lines of excerpt each, the other 25 a line each in <details>; the JSON keeps all 30.
+    body = "\n".join(f"    step_{k} = compute({k})" for k in range(40))
+    regressions = [
+        _regression(f"tests/test_m{n}.py::test_m{n}", f"{body}\nE   assert {n} == -{n}")
+        .model_copy(update={"message": f"AssertionError: assert {n} == -{n}",
+                            "raised_at": f"tests/test_m{n}.py:{n + 2}",
+                            "cause": f"AssertionError at tests/test_m{n}.py:{n + 2}"})
+        for n in range(30)
+    ]  # fmt: skip
+    report = Report(base=HEAD, head=STAGED, regressions=regressions).finish()
+    text = to_markdown(report)
+    lines = text.splitlines()
+    assert lines[0].endswith(": 30 blocking issues"), lines[0]
+    assert text.count("**issue (blocking):**") == 6  # five in full, then the rest in one item
+    assert "25 more causes (25 tests) fail on the change and pass on the base" in text
+    folded = text.split("25 more causes")[1].split("</details>")[0]
+    assert all(f"`tests/test_m{n}.py::test_m{n}`" in folded for n in range(5, 30))
+    assert folded.count("step_") == 0  # one line each, no excerpt
+    fences = [f.removeprefix("text\n") for f in text.split("```")[1::2]]
+    assert len(fences) == 5 and all(len(f.strip().splitlines()) <= 15 for f in fences), fences
+    assert "E   assert 0 == -0" in fences[0]  # the end of the failure, where the error is
+    assert len(lines) <= 160, len(lines)
+    assert len(json.loads(report.model_dump_json())["regressions"]) == 30
+
+
 # -- point 10: block on new failing tests, when asked ---------------------------------------------
 
 
