@@ -104,6 +104,9 @@ class Evidence:
     change_alone: list[Seen] | None = None
     """The live runs on the change in ``context``."""
     context: Context = "alone"
+    base_from: Context | None = None
+    """Where ``base_alone`` was run when not in ``context``: the suite ran again on the change
+    only, where the failure did not come back (flaky whatever the base's suite says)."""
     history: list[str] = field(default_factory=list)
     """What the narrower contexts showed before this one (a confirmation line each)."""
     inconclusive: list[Context] = field(default_factory=list)

@@ -17,6 +17,7 @@ that fails on both sides by different causes is still a regression.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pygit2
@@ -131,7 +132,12 @@ def confirm(
         further = []
         for ev in todo:
             change_seen = [outcome for outcome, _ in seen[("change", ev.test)]]
-            base_seen = [outcome for outcome, _ in seen[("base", ev.test)]]
+            base_seen = [outcome for outcome, _ in seen.get(("base", ev.test), [])]
+            if not base_seen and ev.base_alone is not None and context == "suite":
+                # The change's suite passed it again: flaky, and the base's suite did not run.
+                # The base's evidence stays the narrower context's, and says so.
+                base_seen, ev.base_from = ev.base_alone, ev.context
+                seen[("base", ev.test)] = [(b, None) for b in base_seen]
             inconclusive = {"unknown", "absent"} & {*change_seen, *base_seen}
             if ev.change_alone is not None and inconclusive:
                 # The wider context told nothing (a run that stopped at `-x`, say): the
@@ -249,13 +255,41 @@ def _in_context(
 
     seen: dict[tuple[str, str], list[Observed]] = {}
     runs: list[Run] = []
+
+    def record(side: str, batch: list[Run]) -> None:
+        nonlocal runs
+        runs += batch
+        said = _per_test(context, ids[side], batch)
+        for test, side_id in zip(tests, ids[side], strict=True):
+            seen.setdefault((side, test), []).append(said[side_id])
+
+    if context == "suite":
+        _suite_pairs(runner, sides, tests, seen, record)
+        return seen, runs
     for batches in parallel_map(pair, range(runner.config.reruns), jobs):
         for side, batch in batches:
-            runs += batch
-            said = _per_test(context, ids[side], batch)
-            for test, side_id in zip(tests, ids[side], strict=True):
-                seen.setdefault((side, test), []).append(said[side_id])
+            record(side, batch)
     return seen, runs
+
+
+def _suite_pairs(
+    runner: Runner,
+    sides: dict[str, str],
+    tests: list[str],
+    seen: dict[tuple[str, str], list[Observed]],
+    record: Callable[[str, list[Run]], None],
+) -> None:
+    """The widest context, bounded: a whole suite run each. One pair at a time, the change
+    first: once every test's failure did not come back on the change (it passed there), they
+    are flaky whatever else runs, and the suite runs no more (a flaky timing test would cost
+    ``reruns`` pairs of whole suites)."""
+    for _ in range(runner.config.reruns):
+        with runner.hold() as worktree:
+            record("change", runner.suite(sides["change"], "change", live=True, worktree=worktree))
+            if all(any(o == "passed" for o, _ in seen[("change", t)]) for t in tests):
+                return
+            order_base = runner.suite(sides["base"], "base", live=True, worktree=worktree)
+            record("base", order_base)
 
 
 def _renamed_files(repo: pygit2.Repository, snap: Snapshot) -> dict[str, str]:

@@ -215,7 +215,8 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
     if ev.change_alone is not None:
         out.append(f"on the change{how}: {_counts(ev.change_alone)}")
     if ev.base_alone is not None:
-        out.append(f"on the base{how}: {_counts(ev.base_alone)}")
+        where = how if ev.base_from is None else _IN[ev.base_from]
+        out.append(f"on the base{where}: {_counts(ev.base_alone)}")
     if ev.causes_differ:
         out.append("with the change's tests on the base's code it failed by another cause")
     if ev.old_version_regresses:
@@ -297,8 +298,8 @@ def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
                         "on the change: if the change fixed that known bug, remove the mark",
                         False))  # fmt: skip
         elif failure.kind == "flaky":
-            out.append((f"`{failure.test}` is flaky ({failure.confirmation}; {reruns} runs "
-                        "on each side): it does not block", False))  # fmt: skip
+            out.append((f"`{failure.test}` is flaky ({failure.confirmation}): it does not "
+                        "block", False))  # fmt: skip
         elif failure.kind == "order_dependent":
             out.append((f"`{failure.test}` fails in the suite on the change but passes on its "
                         "own: it depends on the tests run before it", False))  # fmt: skip

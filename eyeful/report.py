@@ -374,10 +374,23 @@ _QUESTION_TEXT = {
     "newly_skipped": "passed on the base and is skipped (or not collected) on the change",
 }
 
+# Where the runs were mixed (eyeful.claims ``decide``: "mixed" on the base, else the change).
+_FLAKY_ON_CHANGE = (
+    "fails on the change but not every time it runs: flaky on the change (every run on the "
+    "base passed), so it does not block"
+)
+_FLAKY_ON_BASE = (
+    "fails on the change, and not every time it runs on the base either: flaky on the base, "
+    "so it does not block"
+)
+
 
 def _question_item(failure: TestFailure) -> list[str]:
     name = "the test suite" if failure.test == SUITE else _code(failure.test)
-    out = [f"- **question:** {name} {_QUESTION_TEXT[failure.kind]}"]
+    said = _QUESTION_TEXT[failure.kind]
+    if failure.kind == "flaky":
+        said = _FLAKY_ON_BASE if failure.on_base == "mixed" else _FLAKY_ON_CHANGE
+    out = [f"- **question:** {name} {said}"]
     if failure.kind == "newly_skipped":
         out[0] += f" ({_text(failure.message or 'no reason given')})"
     if failure.confirmation:
