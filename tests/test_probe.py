@@ -866,3 +866,21 @@ def test_the_tracer_sees_a_tests_phases_and_threads_not_pytests_own_reporting(tm
     assert run.returncode == 0, run.stdout + run.stderr
     assert record.executed == {code: [5, 9, 13, 17]}, (record.executed, record.executed_at_import)
     assert 21 not in record.executed_at_import.get(code, [])
+
+
+def test_a_suite_run_without_a_tracer_registers_no_phase_wrappers(tmp_path):
+    # The wrappers that turn the tracer on and off around each test's phases cost every test
+    # three more hook calls: only a traced run (a reproduction's) has them.
+    conftest = (
+        "def pytest_sessionfinish(session):\n"
+        "    print('PHASES', session.config.pluginmanager.has_plugin('eyeful_probe_phases'))\n"
+    )
+    files = {"conftest.py": conftest, "traced.py": TRACED_CODE,
+             "tests/test_one.py": "def test_one():\n    pass\n"}  # fmt: skip
+    root = write(tmp_path / "proj", files)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({os.path.realpath(root / "traced.py"): [5]}), encoding="utf-8")
+    plain = Run(root, ["-q", "-s", "tests"], tmp_path / "p1", clean_env())
+    traced = Run(root, ["-q", "-s", "tests"], tmp_path / "p2", clean_env(), trace=spec)
+    assert "PHASES False" in plain.stdout, plain.stdout + plain.stderr
+    assert "PHASES True" in traced.stdout, traced.stdout + traced.stderr

@@ -163,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
         trace = env.get(_TRACE_VAR)
         if trace:
             probe.tracer = Tracer.start(trace)
+            config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
             probe.reach = Reach.start(env[_MAP_VAR])
         if confined:
@@ -172,6 +173,36 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
+
+
+class _Phases:
+    """A test's setup, call and teardown, traced (registered only with a tracer: a suite run
+    pays nothing for it). Outermost: other plugins' wrappers of a phase, a conftest's too, run
+    inside it."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    def _traced(self) -> Generator[None, Any, None]:
+        self.tracer.resume()
+        try:
+            yield
+        finally:
+            self.tracer.pause()
 
 
 def _distributing(config: pytest.Config) -> bool:
@@ -523,32 +554,6 @@ class _Probe:
             if reach is not None:
                 with contextlib.suppress(Exception):
                     self._line({"t": "reached", "id": item.nodeid, "files": reach.end()})
-
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
-        yield from self._traced()
-
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
-        yield from self._traced()
-
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-    def pytest_runtest_teardown(
-        self, item: pytest.Item, nextitem: pytest.Item | None
-    ) -> Generator[None, Any, None]:
-        yield from self._traced()
-
-    def _traced(self) -> Generator[None, Any, None]:
-        """A test's phase, traced when a tracer was asked for (outermost: other plugins'
-        wrappers of the phase, a conftest's too, run inside it)."""
-        tracer = self.tracer
-        if tracer is not None:
-            tracer.resume()
-        try:
-            yield
-        finally:
-            if tracer is not None:
-                tracer.pause()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
