@@ -264,7 +264,7 @@ def _in_context(
             seen.setdefault((side, test), []).append(said[side_id])
 
     if context == "suite":
-        _suite_pairs(runner, sides, tests, seen, record)
+        _suite_pairs(runner, sides, tests, seen, record, pair, jobs)
         return seen, runs
     for batches in parallel_map(pair, range(runner.config.reruns), jobs):
         for side, batch in batches:
@@ -278,18 +278,21 @@ def _suite_pairs(
     tests: list[str],
     seen: dict[tuple[str, str], list[Observed]],
     record: Callable[[str, list[Run]], None],
+    pair: Callable[[int], list[tuple[str, list[Run]]]],
+    jobs: int,
 ) -> None:
-    """The widest context, bounded: a whole suite run each. One pair at a time, the change
-    first: once every test's failure did not come back on the change (it passed there), they
-    are flaky whatever else runs, and the suite runs no more (a flaky timing test would cost
-    ``reruns`` pairs of whole suites)."""
-    for _ in range(runner.config.reruns):
-        with runner.hold() as worktree:
-            record("change", runner.suite(sides["change"], "change", live=True, worktree=worktree))
-            if all(any(o == "passed" for o, _ in seen[("change", t)]) for t in tests):
-                return
-            order_base = runner.suite(sides["base"], "base", live=True, worktree=worktree)
-            record("base", order_base)
+    """The widest context, bounded: a whole suite run each. The change first: where no test's
+    failure came back there (each passed), they are flaky whatever else runs, and no suite runs
+    again (a flaky timing test would cost ``reruns`` pairs of whole suites). Else the base in
+    the same worktree, then the other pairs as in any context, in parallel."""
+    with runner.hold() as worktree:
+        record("change", runner.suite(sides["change"], "change", live=True, worktree=worktree))
+        if all(any(o == "passed" for o, _ in seen[("change", t)]) for t in tests):
+            return
+        record("base", runner.suite(sides["base"], "base", live=True, worktree=worktree))
+    for batches in parallel_map(pair, range(1, runner.config.reruns), jobs):
+        for side, batch in batches:
+            record(side, batch)
 
 
 def _renamed_files(repo: pygit2.Repository, snap: Snapshot) -> dict[str, str]:
