@@ -95,9 +95,8 @@ def _many(group: list[TestFailure]) -> list[str]:
     what = "are new in the change and fail" if first.kind == "new_test" else (
         "fail on the change and pass on the base"
     )  # fmt: skip
-    said = failure_message(first)
-    where = f" at {md.code(first.raised_at)}" if first.raised_at else ""
-    cause = f", one cause: {md.code(said)}{where}" if said else ""
+    said = _said_where(first)
+    cause = f", one cause: {said}" if said else ""
     head = f"- **issue (blocking):** {len(group)} tests {what}{cause}"
     meta = (
         "  _new failing tests; blocking because `block_new_failures = true`_"
@@ -140,22 +139,27 @@ def regression_items(failures: list[TestFailure]) -> list[str]:
 
 def _folded(groups: list[list[TestFailure]]) -> list[str]:
     tests = sum(len(group) for group in groups)
+    new = any(group[0].kind == "new_test" for group in groups)
     head = (
         f"- **issue (blocking):** {len(groups)} more causes ({tests} tests) fail on the change "
-        "and pass on the base (or are new and fail, where `block_new_failures` says so)"
+        "and pass on the base"
+        + (" (or are new and fail, where `block_new_failures` says so)" if new else "")
     )
-    if all(group[0].kind != "new_test" for group in groups):
-        head = head.split(" (or are new")[0]
     lines = [head, "  <details><summary>One line each: the test, what it failed with, where"
              "</summary>", ""]  # fmt: skip
     for group in groups:
-        first = group[0]
         more = f" and {len(group) - 1} more" if len(group) > 1 else ""
-        said = failure_message(first)
-        where = f" at {md.code(first.raised_at)}" if first.raised_at else ""
-        lines.append(f"  - {md.code(first.test)}{more}" + (f": {md.code(said)}" if said else "")
-                     + where)  # fmt: skip
+        said = _said_where(group[0])
+        lines.append(f"  - {md.code(group[0].test)}{more}" + (f": {said}" if said else ""))
     return [*lines, "", "  </details>"]
+
+
+def _said_where(failure: TestFailure) -> str:
+    """What a failure said and where it was raised (``msg`` at ``path:line``), "" when silent."""
+    said = failure_message(failure)
+    if not said:
+        return ""
+    return md.code(said) + (f" at {md.code(failure.raised_at)}" if failure.raised_at else "")
 
 
 def _excerpt(failure: TestFailure) -> list[str]:

@@ -6,7 +6,9 @@ Every failing test whose file the base has runs live `reruns` times on each side
 the failure lives (it passes alone on the change, or fails there otherwise than in the suite, or
 fails alone on the base that the base's suite said passed), it runs with the rest of its file,
 then in the whole suite. The base's evidence always comes from the context the change's came
-from. The runs of a context go in pairs, each pair in one worktree, change then base or base then
+from, but for one case: a whole suite's first run on the change where the failure did not come
+back (flaky) runs no suite on the base, and the narrower context's base runs stand, named as
+such. The runs of a context go in pairs, each pair in one worktree, change then base or base then
 change in turn, so whatever a run leaves behind weighs on both sides alike. A cached run (the
 base's suite) says where to look, never what a test is: nothing cached blocks or unblocks.
 
@@ -131,13 +133,13 @@ def confirm(
         done.runs += runs
         further = []
         for ev in todo:
-            change_seen = [outcome for outcome, _ in seen[("change", ev.test)]]
-            base_seen = [outcome for outcome, _ in seen.get(("base", ev.test), [])]
-            if not base_seen and ev.base_alone is not None and context == "suite":
-                # The change's suite passed it again: flaky, and the base's suite did not run.
-                # The base's evidence stays the narrower context's, and says so.
-                base_seen, ev.base_from = ev.base_alone, ev.context
-                seen[("base", ev.test)] = [(b, None) for b in base_seen]
+            change_observed = seen[("change", ev.test)]
+            # No base run in this context: the suite's first run on the change passed it
+            # (_suite_pairs), so it is flaky, and the base's evidence stays the narrower one's.
+            kept = ("base", ev.test) not in seen
+            base_observed = seen.get(("base", ev.test), [])
+            change_seen = [outcome for outcome, _ in change_observed]
+            base_seen = list(ev.base_alone or []) if kept else [o for o, _ in base_observed]
             inconclusive = {"unknown", "absent"} & {*change_seen, *base_seen}
             if ev.change_alone is not None and inconclusive:
                 # The wider context told nothing (a run that stopped at `-x`, say): the
@@ -146,12 +148,15 @@ def confirm(
                 continue
             if ev.change_alone is not None:
                 ev.history.append(context_line(ev) or "")
+            if kept:
+                ev.base_from = ev.context
             ev.context = context
             ev.change_alone, ev.base_alone = change_seen, base_seen
-            ev.change_causes = _causes(seen[("change", ev.test)])
-            ev.base_causes = _causes(seen[("base", ev.test)])
+            ev.change_causes = _causes(change_observed)
+            if not kept:
+                ev.base_causes = _causes(base_observed)
             ev.causes_differ = id_path(ev.test) in edited and _causes_differ(
-                seen[("change", ev.test)], seen[("base", ev.test)]
+                change_observed, base_observed
             )
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
@@ -257,8 +262,7 @@ def _in_context(
     runs: list[Run] = []
 
     def record(side: str, batch: list[Run]) -> None:
-        nonlocal runs
-        runs += batch
+        runs.extend(batch)
         said = _per_test(context, ids[side], batch)
         for test, side_id in zip(tests, ids[side], strict=True):
             seen.setdefault((side, test), []).append(said[side_id])

@@ -265,7 +265,7 @@ def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> Test
     return failure
 
 
-def notes(failures: list[TestFailure], reruns: int) -> list[tuple[str, bool]]:
+def notes(failures: list[TestFailure]) -> list[tuple[str, bool]]:
     """Checklist lines for what did not come out as a plain answer, and whether each means the
     change could not be verified (exit 3)."""
     out: list[tuple[str, bool]] = []

@@ -308,7 +308,7 @@ def _against_base(
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
             failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
-    return failures, notes + regression_notes(failures, config.reruns)
+    return failures, notes + regression_notes(failures)
 
 
 def _confirm_suite(

@@ -180,13 +180,20 @@ def test_sometimes():
 """
 
 
-def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
-    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 3"))  # the default
-    write(repo, {"tests/test_flaky.py": FLAKY})
+def _flaky_project(tmp_path, flaky: str):
+    """A committed project with ``flaky`` as tests/test_flaky.py, confirmed, with a harmless
+    change staged; `reruns` at its default (3)."""
+    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 3"))
+    write(repo, {"tests/test_flaky.py": flaky})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "flaky test")
     confirm(repo)
     stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    return repo
+
+
+def test_a_flaky_test_is_a_question_with_its_outcomes_not_a_block(tmp_path):
+    repo = _flaky_project(tmp_path, FLAKY)
     proc = review(repo, format="json")
     report = proc.json
     assert proc.exit_code == 0, proc.stdout
@@ -224,12 +231,7 @@ def test_a_failure_that_does_not_come_back_costs_one_suite_run_more_and_says_whe
     # its own, in its file and in the suite again; the suite ran six more times (three pairs).
     # Once the failure does not come back on the change it is flaky: one suite run of the
     # change more, none of the base (2x the suite in all), and the question says on which side.
-    repo = python_project(tmp_path / "repo", eyeful_config(extra="reruns = 3"))  # the default
-    write(repo, {"tests/test_flaky.py": FIRST_RUN_ONLY})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "flaky test")
-    confirm(repo)
-    stage(repo, {"calc.py": "# touched\n" + (repo / "calc.py").read_text()})
+    repo = _flaky_project(tmp_path, FIRST_RUN_ONLY)
     result = review(repo, format="json")
     report = result.json
     assert result.exit_code == 0, result

@@ -173,9 +173,9 @@ def test_one_unconfirmed_test_is_it_and_several_are_they():
         return Regression(test=test, kind="unconfirmed", blocking=False, on_change="failed",
                           on_base="passed", excerpt="")  # fmt: skip
 
-    [(one, _)] = regression_notes([unconfirmed("t.py::test_a")], 3)
+    [(one, _)] = regression_notes([unconfirmed("t.py::test_a")])
     assert "re-run on its own to confirm it, so it does not block" in one
-    [(two, _)] = regression_notes([unconfirmed("t.py::test_a"), unconfirmed("t.py::test_b")], 3)
+    [(two, _)] = regression_notes([unconfirmed("t.py::test_a"), unconfirmed("t.py::test_b")])
     assert "re-run on their own to confirm it, so they do not block" in two
 
 
@@ -183,7 +183,7 @@ def test_the_checklist_points_at_tests_given_under_questions_instead_of_repeatin
     flaky = Regression(test="t.py::test_f", kind="flaky", blocking=False, on_change="failed",
                        on_base="passed", excerpt="", confirmation="failed 1/3")  # fmt: skip
     report = Report(base=SIDE, head=SIDE, other_failures=[flaky])
-    for text, unverified in regression_notes([flaky], 3):
+    for text, unverified in regression_notes([flaky]):
         report.note(text, unverified=unverified)
     report.note("submodule `vendor` was left out", unverified=False)  # about nothing shown
     text = to_markdown(report.finish())
