@@ -1,13 +1,19 @@
 """Which tests a change can affect (`select = "affected"`): the map of the repository files each
-test ran, recorded by the probe in every full pytest run of a review that selects by it
+test could see, recorded by the probe in every full pytest run of a review that selects by it
 (eyeful/data/probe; `Runner.maps`), and the selection made from the most recent map of an
 ancestor.
 
-The rule: a change runs the tests that ran any changed file, the tests of changed or added test
-files, and the tests that failed when the map was recorded. It runs the whole suite when that
-cannot be trusted: a changed file that is not Python code a test ran (data, ``conftest.py``,
-configuration, a setup input), no map within ``affected_max_age`` commits, a runner other than
-pytest.
+A test could see: the files whose code ran while it ran, the files reached while each fixture it
+uses was set up (whichever test set it up), the files it opened or loaded by name, and the import
+closure of all these, of its test module and of the conftest files above it (the map's import
+graph). A test whose run cannot be traced (a child process, the tracer removed) could see
+anything: it always runs. What one test leaves for another (a cache, a global) is not followed.
+
+The rule: a change runs the tests that could see any changed file, the tests of changed or added
+test files, the tests that cannot be traced, and the tests that failed when the map was recorded.
+It runs the whole suite when that cannot be trusted: a changed file that is not Python code the
+map knows (data, ``conftest.py``, configuration, a setup input), no map within
+``affected_max_age`` commits, a runner other than pytest.
 """
 
 from __future__ import annotations
@@ -22,18 +28,26 @@ from pydantic import BaseModel
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
+from eyeful.records import Reached
 from eyeful.results import is_pytest_command
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
 
 
+MAP_VERSION = 2
+"""Maps of an older probe (no import graph, no untraceable tests) are not used."""
+
+
 class Map(BaseModel):
-    """One full run's map: for each test, the repository files whose code it ran."""
+    """One full run's map: for each test, the repository files it could see (eyeful.records:
+    ``Reached``)."""
 
     tree: str
     tests: dict[str, list[str]]
     failed: list[str] = []
+    imports: dict[str, list[str]] = {}
+    everything: dict[str, str] = {}
 
 
 class Selection(BaseModel):
@@ -51,12 +65,18 @@ class Selection(BaseModel):
 
 
 def map_key(tree: str, command: str) -> str:
-    return cache_key(map=tree, test=command)
+    return cache_key(map=tree, test=command, version=MAP_VERSION)
 
 
-def recorded(tree: str, reached: dict[str, list[str]], failed: set[str]) -> dict[str, object]:
+def recorded(tree: str, reached: Reached, failed: set[str]) -> dict[str, object]:
     """The cache entry of a full run's map."""
-    return Map(tree=tree, tests=reached, failed=sorted(failed)).model_dump()
+    return Map(
+        tree=tree,
+        tests=reached.tests,
+        failed=sorted(failed),
+        imports=reached.imports,
+        everything=reached.everything,
+    ).model_dump()
 
 
 @dataclass(frozen=True)
@@ -115,6 +135,38 @@ def _in_tree(repo: pygit2.Repository, tree: str, path: str) -> bool:
         return False
 
 
+def _conftests(test_file: str) -> list[str]:
+    """The conftest.py files above a test file (they shape its tests)."""
+    folders = PurePosixPath(test_file).parents
+    return [
+        str(folder / "conftest.py") if str(folder) != "." else "conftest.py" for folder in folders
+    ]
+
+
+def _seeing(imports: dict[str, list[str]], changed: list[str]) -> set[str]:
+    """The changed files and every file whose import closure holds one of them."""
+    importers: dict[str, set[str]] = {}
+    for path, found in imports.items():
+        for target in found:
+            importers.setdefault(target, set()).add(path)
+    seen = set(changed)
+    todo = list(changed)
+    while todo:
+        for path in importers.get(todo.pop(), ()):
+            if path not in seen:
+                seen.add(path)
+                todo.append(path)
+    return seen
+
+
+def _function_id(test: str) -> str:
+    """A parametrized test's function (``t.py::test_x[1]`` -> ``t.py::test_x``): its
+    parameters may come from the changed files, so they run all, under their ids of now."""
+    last = test.rfind("::")
+    bracket = test.find("[", last) if last >= 0 else -1
+    return test[:bracket] if bracket > 0 and test.endswith("]") else test
+
+
 def why_all(path: str, config: Config, ran: set[str]) -> str | None:
     """Why a change to ``path`` needs the whole suite; None when the map can tell."""
     if not path.endswith(".py"):
@@ -160,8 +212,8 @@ def select(
         return base
     changed, present = _changes(repo, known.tree, tree)
     ran = {f for files in known.tests.values() for f in files}
+    ran |= {f for path, found in known.imports.items() for f in [path, *found]}
     test_files = {t.split("::")[0] for t in known.tests}
-    chosen: set[str] = set()
     files: set[str] = set()
     for path in changed:
         why = why_all(path, config, ran | test_files)
@@ -170,9 +222,16 @@ def select(
             return base
         if path in present and (path in test_files or _is_test_file(path)):
             files.add(path)
-        chosen.update(t for t, used in known.tests.items() if path in used)
+    seeing = _seeing(known.imports, changed)
+    chosen = {
+        test
+        for test, used in known.tests.items()
+        if not seeing.isdisjoint(used)
+        or not seeing.isdisjoint([test.split("::")[0], *_conftests(test.split("::")[0])])
+    }
+    chosen.update(known.everything)
     chosen.update(known.failed)
-    kept = {t for t in chosen if t.split("::")[0] not in files}
+    kept = {_function_id(t) for t in chosen if t.split("::")[0] not in files}
     kept = {t for t in kept if _in_tree(repo, tree, t.split("::")[0])}
     if not kept and not files:
         base.why_all = "the map names no test the change can affect"

@@ -406,6 +406,8 @@ class _Reached:
         self.tests: dict[str, set[str]] = {}
         self.modules: dict[str, set[str]] = {}
         self.session: set[str] = set()
+        self.imports: dict[str, set[str]] = {}
+        self.everything: dict[str, str] = {}
         self.seen = False
         self.failed = False
 
@@ -420,20 +422,30 @@ class _Reached:
         test, module = records.as_str(line.get("id")), records.as_str(line.get("module"))
         if test is not None:
             self.tests.setdefault(test, set()).update(names)
+            why = records.as_str(line.get("all"))
+            if why is not None:
+                self.everything[test] = why[:300]
         elif module is not None:
             self.modules.setdefault(module, set()).update(names)
         else:
             self.session.update(names)
+            for path, found in records.as_dict(line.get("imports")).items():
+                edges = {f for f in records.as_list(found) if isinstance(f, str)}
+                self.imports.setdefault(path, set()).update(edges)
 
-    def by_test(self) -> dict[str, list[str]] | None:
-        """Each test's files: its own, its module's collection's, the session's; None: not
-        recorded, or not everywhere."""
+    def by_test(self) -> records.Reached | None:
+        """Each test's files: its own, its module's collection's, the session's; the import
+        graph; the tests that cannot be traced. None: not recorded, or not everywhere."""
         if not self.seen or self.failed:
             return None
-        return {
-            test: sorted(files | self.modules.get(test.split("::")[0], set()) | self.session)
-            for test, files in self.tests.items()
-        }
+        return records.Reached(
+            tests={
+                test: sorted(files | self.modules.get(test.split("::")[0], set()) | self.session)
+                for test, files in self.tests.items()
+            },
+            imports={path: sorted(found) for path, found in sorted(self.imports.items()) if found},
+            everything=dict(sorted(self.everything.items())),
+        )
 
 
 def without_record(probe_dir: Path, output: str) -> str | None:

@@ -161,6 +161,19 @@ class CollectError(_Model):
     failure: FailureRecord
 
 
+class Reached(_Model):
+    """With the map asked for (EYEFUL_PROBE_MAP): what each test could see (eyeful/affected.py)."""
+
+    tests: dict[str, list[str]]
+    """The repository files each test's code ran in, opened or loaded, its fixtures' (whichever
+    test set them up), its module's import and the session's included."""
+    imports: dict[str, list[str]] = Field(default_factory=dict)
+    """The import graph: each repository file's imports, static (``ast``) and what its import
+    loaded (opened, compiled, ran), as repository files."""
+    everything: dict[str, str] = Field(default_factory=dict)
+    """The tests whose run cannot be traced, and why: a child process, the tracer removed."""
+
+
 class RunRecord(_Model):
     runner: Runner
     collected: list[str] = Field(default_factory=list)
@@ -194,9 +207,8 @@ class RunRecord(_Model):
     ``__code__``, a child process naming them."""
     looked: dict[str, str] = Field(default_factory=dict)
     """Of those, what the test did to each (absolute path -> the route, in a few words)."""
-    reached: dict[str, list[str]] | None = None
-    """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
-    in, its module's import and the session's included (eyeful/affected.py)."""
+    reached: Reached | None = None
+    """With the map asked for (EYEFUL_PROBE_MAP): what each test could see (eyeful/affected.py)."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

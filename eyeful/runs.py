@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 import pygit2
 from pydantic import BaseModel, Field
 
-from eyeful import affected, evidence, focus, imports, isolation, sandbox, testrun
+from eyeful import affected, evidence, focus, imports, isolation, records, sandbox, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
@@ -126,7 +126,7 @@ class Run(BaseModel):
     selected: list[str] | None = None
     """A run of the tests a change can affect (`select = "affected"`): the ids and test files
     it was given in place of the test command's own paths (eyeful/affected.py)."""
-    reached: dict[str, list[str]] | None = Field(default=None, exclude=True)
+    reached: records.Reached | None = Field(default=None, exclude=True)
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
 
     @property

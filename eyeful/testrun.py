@@ -246,7 +246,7 @@ class Said:
     entered: list[str] = field(default_factory=list)
     read_as_text: list[str] = field(default_factory=list)
     looked: dict[str, str] = field(default_factory=dict)
-    reached: dict[str, list[str]] | None = None
+    reached: records.Reached | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)

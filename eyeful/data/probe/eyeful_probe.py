@@ -166,6 +166,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
             probe.reach = Reach.start(env[_MAP_VAR])
+            if probe.reach.sight is not None:
+                config.pluginmanager.register(_Fixtures(probe.reach), "eyeful_probe_fixtures")
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
@@ -203,6 +205,43 @@ class _Phases:
             yield
         finally:
             self.tracer.pause()
+
+
+class _Fixtures:
+    """Each fixture's setup watched apart (registered only with the map: eyeful/affected.py):
+    what it reaches belongs to every test that uses it, not only to the one that set it up."""
+
+    def __init__(self, reach: Reach) -> None:
+        self.reach = reach
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(
+        self,
+        fixturedef: Any,  # noqa: ANN401  (pytest's FixtureDef)
+        request: object,
+    ) -> Generator[None, Any, None]:
+        sight = self.reach.sight
+        saved = sight.fixture_begin(fixturedef)
+        try:
+            yield
+        finally:
+            sight.fixture_end(fixturedef, saved)
+
+
+def _fixtures_of(item: pytest.Item) -> list[object]:
+    """The fixture definitions a test uses (each name's, overridden ones included)."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None) or {}
+    return [d for name in getattr(item, "fixturenames", ()) for d in defs.get(name, ())]
+
+
+def _plugin_files(config: pytest.Config) -> list[str]:
+    """The files of the modules registered with pytest: conftest files, ``pytest_plugins``."""
+    files = []
+    for plugin in config.pluginmanager.get_plugins():
+        name = getattr(plugin, "__file__", None)
+        if isinstance(name, str):
+            files.append(name)
+    return files
 
 
 def _distributing(config: pytest.Config) -> bool:
@@ -545,7 +584,7 @@ class _Probe:
         if tracer is not None:
             tracer.active = True
         if reach is not None:
-            reach.begin()
+            reach.begin_test()
         try:
             yield
         finally:
@@ -553,7 +592,7 @@ class _Probe:
                 tracer.active = False
             if reach is not None:
                 with contextlib.suppress(Exception):
-                    self._line({"t": "reached", "id": item.nodeid, "files": reach.end()})
+                    self._line(reach.end_test(item.nodeid, _fixtures_of(item)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
@@ -696,7 +735,7 @@ class _Probe:
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
-                self._line(self.reach.stop())
+                self._line(self.reach.stop(_plugin_files(self.config)))
             if self.walls is not None and self.walls.hits:
                 self._line({"t": "sandboxed", "hits": self.walls.hits})
         except Exception as error:

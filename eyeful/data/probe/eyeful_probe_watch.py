@@ -19,6 +19,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from eyeful_probe_deps import EVERYTHING, Sight  # type: ignore[import-not-found]  # beside it
+
 _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
 
@@ -334,6 +336,11 @@ class Reach:
         self.current: set[str] = self.session
         self.tool: int | None = None
         self.why: str | None = None
+        self.call: _TraceFn | None = None  # the trace function (before 3.12)
+        self.started: Callable[..., object] | None = None  # the PY_START callback (3.12+)
+        self.testing = False  # a test runs (its setup, call, teardown)
+        self.own = False  # this class sets the tracer itself
+        self.sight: Sight | None = None  # what tests could see besides the code they ran
 
     @classmethod
     def start(cls, root: str) -> Reach:
@@ -348,9 +355,21 @@ class Reach:
         def call(frame: FrameType, event: str, arg: object) -> None:
             reach.current.add(frame.f_code.co_filename)
 
-        sys.settrace(call)
-        threading.settrace(call)
+        reach.call = call
+        reach._set_trace()
+        reach.sight = Sight.start(reach)
         return reach
+
+    def _set_trace(self) -> None:
+        """Put the trace function back where it is gone (an earlier test removed it)."""
+        self.own = True
+        try:
+            if sys.gettrace() is None:
+                sys.settrace(self.call)
+            if getattr(threading, "gettrace", lambda: None)() is None:
+                threading.settrace(self.call)
+        finally:
+            self.own = False
 
     def _monitor(self) -> None:
         """Python 3.12+: PY_START, disabled for each code object once seen (until begin)."""
@@ -369,6 +388,8 @@ class Reach:
             monitoring.register_callback(tool, monitoring.events.PY_START, started)
             monitoring.set_events(tool, monitoring.events.PY_START)
             self.tool = tool
+            self.started = started
+            self.sight = Sight.start(self)
             return
         self.why = "no free sys.monitoring tool id"
 
@@ -382,6 +403,55 @@ class Reach:
         """The files (relative to the root, ``/``-separated) since :meth:`begin`."""
         files, self.current = self.current, self.session
         return self.relative(files)
+
+    def begin_test(self) -> None:
+        """A test starts: its own files from now, the tracer put back if an earlier test removed
+        it (its absence is that test's, seen when it ended)."""
+        self.begin()
+        self.testing = True
+        if self.call is not None:
+            self._set_trace()
+        elif self.tool is not None and self.started is not None:
+            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
+            if monitoring.get_tool(self.tool) is None:
+                with contextlib.suppress(ValueError):
+                    monitoring.use_tool_id(self.tool, "eyeful")
+                    monitoring.register_callback(
+                        self.tool, monitoring.events.PY_START, self.started
+                    )
+                    monitoring.set_events(self.tool, monitoring.events.PY_START)
+
+    def end_test(self, test: str, fixtures: list[object]) -> dict[str, Any]:
+        """A test ended: its line, with the files reached while each fixture it uses was set up
+        (whichever test set it up), and ``all`` (why) when it did what cannot be traced."""
+        untraced = self._untraced()
+        if untraced:
+            self.current.add(EVERYTHING + untraced)
+        self.testing = False
+        files = self.current
+        if self.sight is not None:
+            files = files | self.sight.of_fixtures(fixtures)
+        marks = sorted(f[1:] for f in files if f.startswith(EVERYTHING))
+        self.current = files
+        line: dict[str, Any] = {"t": "reached", "id": test, "files": self.end()}
+        if marks:
+            line["all"] = "; ".join(marks)
+        return line
+
+    def _untraced(self) -> str | None:
+        """Why the tracer did not see all the test ran: removed or replaced."""
+        if self.call is not None:
+            gettrace: Any = getattr(threading, "gettrace", None)  # 3.10+
+            thread = gettrace() if gettrace is not None else self.call
+            if sys.gettrace() is not self.call or thread is not self.call:
+                return "the tracer was removed or replaced"
+        elif self.tool is not None:
+            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
+            if monitoring.get_tool(self.tool) != "eyeful" or not (
+                monitoring.get_events(self.tool) & monitoring.events.PY_START
+            ):
+                return "the tracer was removed or replaced"
+        return None
 
     def collected(self, node_id: str, module: object) -> dict[str, Any]:
         """A test module was collected: what its import ran, and the files of what its namespace
@@ -399,8 +469,12 @@ class Reach:
         return {"t": "reached", "module": node_id, "files": self.end()}
 
     def relative(self, files: set[str]) -> list[str]:
+        if self.sight is not None:
+            self.sight.seen.update(files)
         out = []
         for name in files:
+            if name.startswith((EVERYTHING, "<")):  # a mark; "<frozen os>", "<string>"
+                continue
             path = os.path.abspath(name)
             if "-packages" + os.sep in path:
                 continue
@@ -410,7 +484,10 @@ class Reach:
                     break
         return sorted(out)
 
-    def stop(self) -> dict[str, Any]:
+    def stop(self, plugins: list[str] | None = None) -> dict[str, Any]:
+        """The session's line: its files, and the import graph of every file reached
+        (``imports``); ``plugins``: the files of the conftest and plugin modules pytest
+        loaded."""
         if self.why is not None:
             return {"t": "reached", "id": None, "files": None, "why": self.why}
         if self.tool is not None:
@@ -420,4 +497,12 @@ class Reach:
         else:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        return {"t": "reached", "id": None, "files": self.relative(self.session)}
+        line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
+        if self.sight is not None:
+            graph = self.sight.stop(plugins or [])
+            line["imports"] = {
+                rel[0]: self.relative(found)
+                for path, found in sorted(graph.items())
+                if found and (rel := self.relative({path}))
+            }
+        return line

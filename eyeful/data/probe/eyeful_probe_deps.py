@@ -1,0 +1,322 @@
+# ruff: noqa: PTH100, PTH109, PTH112, PTH113, PTH118, PTH120, PTH123
+# (os.path, not pathlib: this runs in any project's Python)
+"""What a repository file could see without running any of its code: the repository files it
+imports, read from its source (``ast``): every ``import`` and ``from ... import`` in it, inside
+functions and ``if`` blocks too, and ``importlib.import_module``/``__import__`` of a literal name,
+each resolved as this process resolves it (``sys.modules`` first, then the packages' ``__path__``
+and ``sys.path``), kept when it is a file under the repository. The map's import graph
+(eyeful_probe_watch.Reach, eyeful/affected.py). Standard library only. PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+from types import FrameType
+from typing import Any
+
+_LOADERS = frozenset({"import_module", "__import__"})
+
+EVERYTHING = "\0"
+"""Marks a set of files as standing for every file: what it did cannot be traced (the reason
+follows)."""
+_CHILD = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+     "os.forkpty"}
+)  # fmt: skip
+_MAX_FRAMES = 300
+
+
+class Sight:
+    """What the map adds to the code a test ran (eyeful_probe_watch.Reach): the repository
+    files opened (any type), compiled or executed (``exec``) while it ran, and the modules
+    loaded by name (``importlib.import_module``, a module imported before included); the files
+    reached while each fixture was set up, for every test that uses it; a child process, or the
+    tracer removed or replaced, marks the test (:data:`EVERYTHING`). A file opened, compiled or
+    run while a repository module was imported becomes an edge of the import graph: what that
+    module's import loads."""
+
+    def __init__(self, reach: Any) -> None:  # noqa: ANN401  (eyeful_probe_watch.Reach)
+        self.reach = reach
+        self.roots: tuple[str, ...] = reach.roots
+        self.fixtures: dict[int, tuple[object, set[str]]] = {}
+        self.loads: dict[str, set[str]] = {}
+        self.seen: set[str] = set()
+        self.on = True
+        self.real_import_module: Any = None
+
+    @classmethod
+    def start(cls, reach: Any) -> Sight:  # noqa: ANN401
+        sight = cls(reach)
+        sys.addaudithook(sight._audit)
+        real = sight.real_import_module = importlib.import_module
+
+        def import_module(name: str, package: str | None = None) -> Any:  # noqa: ANN401
+            __tracebackhide__ = True  # pytest leaves this frame out
+            module = real(name, package)
+            if sight.on:
+                sight._saw(getattr(module, "__file__", None))
+            return module
+
+        importlib.import_module = functools.wraps(real)(import_module)
+        return sight
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.on or not args:
+            return
+        try:
+            if event == "open":
+                self._saw(args[0])
+            elif event == "exec":
+                self._saw(getattr(args[0], "co_filename", None))
+            elif event == "compile":
+                self._saw(args[1] if len(args) > 1 else None)
+            elif not self.reach.testing:
+                return
+            elif event in _CHILD:
+                self.reach.current.add(EVERYTHING + "it started a child process")
+            elif event == "sys.settrace" and self.reach.call is not None and not self.reach.own:
+                self.reach.current.add(EVERYTHING + "the tracer was removed or replaced")
+        except Exception:  # an audit hook must never break the code it watches
+            return
+
+    def _saw(self, path: object) -> None:
+        """A file opened, compiled, run or loaded by name: the current test's (or module's),
+        and, when a repository module's import did it, an edge of the import graph."""
+        if isinstance(path, (bytes, os.PathLike)):
+            path = os.fsdecode(path)
+        if not isinstance(path, str) or not path or path[0] == "<":
+            return
+        full = os.path.abspath(path)
+        if not full.startswith(self.roots):
+            return
+        if full.endswith(".pyc"):
+            try:
+                full = importlib.util.source_from_cache(full)
+            except ValueError:
+                return
+        self.reach.current.add(full)
+        self._edge(full, sys._getframe(1))
+
+    def _edge(self, full: str, frame: FrameType | None) -> None:
+        """``full`` loaded while a module's top level ran: that module's import loads it."""
+        depth = 0
+        while frame is not None and depth < _MAX_FRAMES:
+            code = frame.f_code
+            if code.co_name == "<module>" and code.co_filename != full:
+                owner = code.co_filename
+                if not owner.startswith("<"):
+                    owner = os.path.abspath(owner)
+                    if owner.startswith(self.roots):
+                        self.loads.setdefault(owner, set()).add(full)
+                    return
+            frame = frame.f_back
+            depth += 1
+
+    def fixture_begin(self, fixturedef: object) -> set[str]:
+        """A fixture's setup starts: what runs now is its own (and the test's)."""
+        reach = self.reach
+        saved: set[str] = reach.current
+        reach.current = set()
+        func = getattr(fixturedef, "func", None)
+        for _ in range(5):  # the fixture's own function, where a decorator wrapped it
+            wrapped = getattr(func, "__wrapped__", None)
+            if wrapped is None:
+                break
+            func = wrapped
+        name = getattr(getattr(func, "__code__", None), "co_filename", None)
+        if isinstance(name, str):
+            reach.current.add(name)
+        if reach.tool is not None:
+            getattr(sys, "monitoring").restart_events()  # noqa: B009
+        return saved
+
+    def fixture_end(self, fixturedef: object, saved: set[str]) -> None:
+        reach = self.reach
+        files: set[str] = reach.current
+        kept = self.fixtures.setdefault(id(fixturedef), (fixturedef, set()))[1]
+        kept |= files
+        saved |= files
+        reach.current = saved
+
+    def of_fixtures(self, fixtures: list[object]) -> set[str]:
+        """The files reached while these fixtures were set up, by any test."""
+        found: set[str] = set()
+        for fixturedef in fixtures:
+            kept = self.fixtures.get(id(fixturedef))
+            if kept is not None:
+                found |= kept[1]
+        return found
+
+    def stop(self, plugins: list[str]) -> dict[str, set[str]]:
+        """The import graph of every repository file reached, loaded (``sys.modules``) or
+        registered with pytest (``plugins``: conftest files, ``pytest_plugins`` modules)."""
+        self.on = False
+        if self.real_import_module is not None:
+            importlib.import_module = self.real_import_module
+        files = {os.path.abspath(f) for f in self.seen if not f.startswith(EVERYTHING)}
+        for module in list(sys.modules.values()):
+            name = getattr(module, "__file__", None)
+            if isinstance(name, str):
+                files.add(os.path.abspath(name))
+        files.update(os.path.abspath(f) for f in plugins)
+        for found in self.loads.values():
+            files |= found
+        mine = {f for f in files if f.startswith(self.roots)}
+        graph = Imports(self.roots).graph(mine)
+        for owner, found in self.loads.items():
+            graph.setdefault(owner, set()).update(found - {owner})
+        return graph
+
+
+class Imports:
+    """The static import graph of the repository's files under ``roots`` (directories ending in
+    the separator)."""
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        search: list[str] = []
+        for entry in sys.path:
+            path = os.path.abspath(entry or os.getcwd())
+            if os.path.isdir(path) and path not in search:
+                search.append(path)
+        self.search = search
+        self.files: dict[str, str | None] = {}
+
+    def _mine(self, path: object) -> str | None:
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return None
+        path = os.path.abspath(path)
+        return path if path.startswith(self.roots) else None
+
+    def graph(self, files: set[str]) -> dict[str, set[str]]:
+        """``files`` and every repository file they import, transitively: each with the files
+        it imports itself."""
+        out: dict[str, set[str]] = {}
+        todo = [f for f in files if f.endswith(".py")]
+        while todo:
+            path = todo.pop()
+            if path in out:
+                continue
+            found = self.imports_of(path)
+            out[path] = found
+            todo.extend(f for f in found if f not in out)
+        return out
+
+    def imports_of(self, path: str) -> set[str]:
+        try:
+            with open(path, "rb") as file:
+                tree = ast.parse(file.read(), path)
+        except (OSError, SyntaxError, ValueError):
+            return set()
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    found |= self.module(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                found |= self._from(path, node)
+            elif isinstance(node, ast.Call):
+                name = _literal_load(node)
+                if name:
+                    found |= self.module(name)
+        found.discard(path)
+        return found
+
+    def _from(self, path: str, node: ast.ImportFrom) -> set[str]:
+        names = [a.name for a in node.names if a.name != "*"]
+        if not node.level:
+            base = node.module or ""
+            found = self.module(base)
+            for name in names:  # a submodule, when it is one
+                found |= self.module(f"{base}.{name}", parents=False)
+            return found
+        folder = os.path.dirname(path)
+        for _ in range(node.level - 1):
+            folder = os.path.dirname(folder)
+        parts = node.module.split(".") if node.module else []
+        found = set()
+        for n in range(len(parts) + 1):  # the packages on the way, then the module
+            found |= self._at(os.path.join(folder, *parts[:n]), init_only=n < len(parts))
+        package = os.path.join(folder, *parts)
+        for name in names:
+            found |= self._at(os.path.join(package, name))
+        return found
+
+    def _at(self, base: str, *, init_only: bool = False) -> set[str]:
+        """The file of the module at ``base`` (a package's ``__init__.py``, else ``base.py``)."""
+        for candidate in (os.path.join(base, "__init__.py"), None if init_only else base + ".py"):
+            if candidate and os.path.isfile(candidate):
+                mine = self._mine(candidate)
+                return {mine} if mine else set()
+        return set()
+
+    def module(self, name: str, *, parents: bool = True) -> set[str]:
+        """The repository files importing ``name`` runs: its packages' and its own."""
+        parts = [p for p in name.split(".") if p]
+        found: set[str] = set()
+        for n in range(1 if parents else len(parts), len(parts) + 1):
+            file = self.file_of(".".join(parts[:n]))
+            if file:
+                found.add(file)
+        return found
+
+    def file_of(self, name: str) -> str | None:
+        if name in self.files:
+            return self.files[name]
+        self.files[name] = None  # a cycle through a broken name ends here
+        module = sys.modules.get(name)
+        if module is not None:
+            found = self._mine(getattr(module, "__file__", None))
+        else:
+            head, _, tail = name.rpartition(".")
+            found = None
+            for folder in self._folders(head):
+                if os.path.isdir(os.path.join(folder, tail)) or os.path.isfile(
+                    os.path.join(folder, tail + ".py")
+                ):
+                    found = next(iter(self._at(os.path.join(folder, tail))), None)
+                    break
+        self.files[name] = found
+        return found
+
+    def _folders(self, package: str) -> list[str]:
+        """Where the submodules of ``package`` are looked for ("": the top level)."""
+        if not package:
+            return self.search
+        module = sys.modules.get(package)
+        path = getattr(module, "__path__", None) if module is not None else None
+        if path is not None:
+            try:
+                return [str(p) for p in path]
+            except Exception:  # a namespace path that will not list itself
+                return []
+        head, _, tail = package.rpartition(".")
+        return [
+            os.path.join(folder, tail)
+            for folder in self._folders(head)
+            if os.path.isdir(os.path.join(folder, tail))
+        ][:1]
+
+
+def _literal_load(node: ast.Call) -> str | None:
+    """The name in ``importlib.import_module("name")`` or ``__import__("name")``."""
+    func = node.func
+    called = (
+        func.id
+        if isinstance(func, ast.Name)
+        else func.attr
+        if isinstance(func, ast.Attribute)
+        else ""
+    )
+    if called not in _LOADERS or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        name = first.value
+        return name if name and not name.startswith(".") else None
+    return None

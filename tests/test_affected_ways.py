@@ -1,0 +1,253 @@
+"""`select = "affected"` (issue 32, points 1 and 2): a test's entry in the map is what it could
+see, not only the functions it called, and what cannot be traced makes it always run.
+
+One repository holds every way a test reaches a file without running a function of it (each
+target module imported first by an earlier test module, so that no code of it runs for the test
+itself): a session fixture from a `pytest_plugins` module that an earlier test set up, a module
+constant read through another module, a package `__init__`'s re-export, an `Enum` value, a class
+attribute and a default argument, a parametrize list from a data module, a module loaded by
+name, settings run with `exec(compile(...))`, a child process, and code run after an earlier
+test removed the tracer. One full review records the map; each way's change is then asked of
+`affected.select` directly, a few of them reviewed end to end; one plain pytest run shows that
+every change breaks its test.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from eyeful import affected
+from eyeful.cache import Cache
+from eyeful.config import load_config
+from tests.conftest import seal
+from tests.core import review
+from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
+
+TWELVE = [f"m{n:02d}" for n in range(12)]
+
+
+def _module(name: str) -> str:
+    if name == "m06":  # one module uses another: a change to m05 reaches m06's tests too
+        return "from mods import m05\n\n\ndef value():\n    return m05.value() + 1\n"
+    return f"def value():\n    return {int(name[1:])}\n"
+
+
+def _module_tests(name: str) -> str:
+    return (
+        f"import mods.{name}\n\n\n"
+        f"def test_value():\n    assert mods.{name}.value() == {int(name[1:])}\n\n\n"
+        f"def test_twice():\n    assert mods.{name}.value() * 2 == {2 * int(name[1:])}\n\n\n"
+        f"def test_type():\n    assert isinstance(mods.{name}.value(), int)\n"
+    )
+
+
+SETTINGS = """import os
+
+_LOCAL = os.path.join(os.path.dirname(__file__), "local_settings.py")
+with open(_LOCAL, encoding="utf-8") as _file:
+    exec(compile(_file.read(), _LOCAL, "exec"))
+"""
+
+FILES: dict[str, str | bytes] = {
+    "pyproject.toml": eyeful_config(extra='select = "affected"'),
+    "pytest.ini": PYTEST_INI,
+    "conftest.py": 'pytest_plugins = ["fixtures_plugin"]\n',
+    "pkg/__init__.py": "",
+    "pkg/service.py": 'def start():\n    return {"port": 8000}\n',
+    "pkg/limits.py": "LIMIT = 10\n",
+    "pkg/checker.py": "from pkg.limits import LIMIT\n\n\ndef allowed(n):\n    return n <= LIMIT\n",
+    "pkg/sub/__init__.py": "from pkg.sub.impl import GREETING\n",
+    "pkg/sub/impl.py": 'GREETING = "hi"\n',
+    "pkg/colors.py": "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n",
+    "pkg/palette.py": "from pkg.colors import Color\n\nFAVOURITE = Color.RED\n",
+    "pkg/defaults.py": "SIDE = 3\n",
+    "pkg/shapes.py": (
+        "from pkg.defaults import SIDE\n\n\nclass Box:\n    size = SIDE\n\n\n"
+        "def area(side=SIDE):\n    return side * side\n"
+    ),
+    "pkg/cases.py": 'CASES = [{"n": 1}, {"n": 2}]\n',
+    "pkg/plugins/__init__.py": "",
+    "pkg/plugins/greeter.py": 'WORD = "hello"\n',
+    "pkg/settings.py": SETTINGS,
+    "pkg/local_settings.py": "DEBUG = False\n",
+    "pkg/child_code.py": "CODE = 0\n",
+    "pkg/traced.py": "def double(n):\n    return 2 * n\n",
+    "mods/__init__.py": "",
+    **{f"mods/{name}.py": _module(name) for name in TWELVE},
+    "tests/test_0_imports.py": (
+        "import pkg.checker\nimport pkg.child_code\nimport pkg.palette\n"
+        "import pkg.plugins.greeter\nimport pkg.settings\nimport pkg.shapes\nimport pkg.sub\n"
+        "import pkg.cases\nimport pkg.traced\n\n\n"
+        "def test_imports():\n    pass\n"
+    ),
+    "fixtures_plugin.py": (
+        "import importlib\n\nimport pytest\n\n"
+        'SERVICE = "pkg.service"  # named by a setting, as a plugin would\n\n\n'
+        '@pytest.fixture(scope="session")\n'
+        "def service():\n    return importlib.import_module(SERVICE).start()\n"
+    ),
+    "tests/test_fixture_a.py": "def test_first_user(service):\n    assert service\n",
+    "tests/test_fixture_b.py": (
+        'def test_second_user(service):\n    assert service["port"] == 8000\n'
+    ),
+    "tests/test_constant.py": (
+        "import pkg.checker\n\n\ndef test_limit():\n    assert pkg.checker.allowed(10)\n"
+    ),
+    "tests/test_reexport.py": (
+        'import pkg.sub\n\n\ndef test_greeting():\n    assert pkg.sub.GREETING == "hi"\n'
+    ),
+    "tests/test_enum.py": (
+        "import pkg.palette\n\n\ndef test_favourite():\n"
+        "    assert pkg.palette.FAVOURITE.value == 1\n"
+    ),
+    "tests/test_shapes.py": (
+        "import pkg.shapes\n\n\ndef test_class_attribute():\n    assert pkg.shapes.Box.size == 3"
+        "\n\n\ndef test_default_argument():\n    assert pkg.shapes.area() == 9\n"
+    ),
+    "tests/test_parametrize.py": (
+        "import pytest\n\nimport pkg.cases\n\n\n"
+        '@pytest.mark.parametrize("case", pkg.cases.CASES)\n'
+        'def test_positive(case):\n    assert case["n"] > 0\n'
+    ),
+    "tests/test_by_name.py": (
+        'import importlib\n\nPLUGIN = "greeter"\n\n\ndef test_plugin():\n'
+        '    assert importlib.import_module(f"pkg.plugins.{PLUGIN}").WORD == "hello"\n'
+    ),
+    "tests/test_exec.py": (
+        "import pkg.settings\n\n\ndef test_not_debug():\n    assert pkg.settings.DEBUG is False\n"
+    ),
+    "tests/test_child.py": (
+        "import subprocess\nimport sys\n\n\ndef test_child():\n"
+        '    code = "import pkg.child_code as c; raise SystemExit(c.CODE)"\n'
+        '    subprocess.run([sys.executable, "-c", code], check=True)\n'
+    ),
+    "tests/test_tracer_a.py": (
+        "import sys\n\n\ndef test_removes_the_tracer():\n    sys.settrace(None)\n"
+    ),
+    "tests/test_tracer_b.py": (
+        "import sys\n\n\ndef test_after():\n"
+        '    double = getattr(sys.modules["pkg.traced"], "double")  # imported earlier\n'
+        "    assert double(2) == 4\n"
+    ),
+    **{f"tests/test_{name}.py": _module_tests(name) for name in TWELVE},
+}
+ALL = 15 + 3 * len(TWELVE)
+
+
+@dataclass(frozen=True)
+class Way:
+    name: str
+    path: str
+    breaking: str
+    tests: tuple[str, ...]
+    """The tests the change breaks (pytest's ids, a parametrized one with its parameter)."""
+
+
+WAYS = [
+    Way("session fixture", "pkg/service.py", 'def start():\n    return {"port": 9000}\n',
+        ("tests/test_fixture_b.py::test_second_user",)),
+    Way("constant through a module", "pkg/limits.py", "LIMIT = 9\n",
+        ("tests/test_constant.py::test_limit",)),
+    Way("re-export", "pkg/sub/impl.py", 'GREETING = "hello"\n',
+        ("tests/test_reexport.py::test_greeting",)),
+    Way("enum value", "pkg/colors.py", "import enum\n\n\nclass Color(enum.Enum):\n    RED = 2\n",
+        ("tests/test_enum.py::test_favourite",)),
+    Way("class attribute, default argument", "pkg/defaults.py", "SIDE = 4\n",
+        ("tests/test_shapes.py::test_class_attribute",
+         "tests/test_shapes.py::test_default_argument")),
+    Way("parametrize from a data module", "pkg/cases.py", 'CASES = [{"n": 1}, {"n": -2}]\n',
+        ("tests/test_parametrize.py::test_positive[case1]",)),
+    Way("import by name", "pkg/plugins/greeter.py", 'WORD = "bye"\n',
+        ("tests/test_by_name.py::test_plugin",)),
+    Way("exec(compile(...))", "pkg/local_settings.py", "DEBUG = True\n",
+        ("tests/test_exec.py::test_not_debug",)),
+    Way("child process", "pkg/child_code.py", "CODE = 1\n", ("tests/test_child.py::test_child",)),
+    Way("tracer removed earlier", "pkg/traced.py", "def double(n):\n    return 3 * n\n",
+        ("tests/test_tracer_b.py::test_after",)),
+]  # fmt: skip
+ALWAYS = {"tests/test_child.py::test_child", "tests/test_tracer_a.py::test_removes_the_tracer"}
+
+
+@pytest.fixture(scope="module")
+def mapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The repository, its HEAD's tree mapped by a full review of its last commit."""
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        repo = make_repo(tmp_path_factory.mktemp("ways") / "repo", FILES)
+        stage(repo, {"README.md": "the ways\n"})
+        git(repo, "commit", "-q", "-m", "readme")
+        confirm(repo)
+        done = review(repo, format="json", base="HEAD~1", head="HEAD")  # no map yet: full
+        assert done.exit_code == 0, done
+        assert done.json["selection"]["why_all"].startswith("no map"), done.json["selection"]
+        yield repo
+
+
+@pytest.fixture
+def repo(mapped: Path) -> Iterator[Path]:
+    confirm(mapped)  # each test has its own HOME
+    yield mapped
+    git(mapped, "reset", "-q", "--hard")
+    git(mapped, "clean", "-qfd")
+
+
+def _selected(repo: Path, files: dict[str, str | bytes]) -> affected.Selection:
+    """What `affected.select` makes of ``files`` changed on HEAD."""
+    stage(repo, files)
+    tree = git(repo, "write-tree").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    config = load_config(repo)
+    cache = Cache(repo / ".git" / "eyeful" / "cache")
+    return affected.select(pygit2.Repository(str(repo)), cache, config, head, tree)
+
+
+def _runs(selection: affected.Selection, test: str) -> bool:
+    """Whether the selection runs ``test`` (by its id, its function's, or its file)."""
+    function = test.split("[")[0]
+    return any(i in (test, function, test.split("::")[0]) for i in selection.ids or [])
+
+
+def test_every_way_breaks_its_test_in_plain_pytest(tmp_path: Path) -> None:
+    work = make_repo(tmp_path / "work", {**FILES, **{w.path: w.breaking for w in WAYS}})
+    done = subprocess.run([*PYTEST.split(), "-rf"], cwd=work, capture_output=True, text=True)
+    failed = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")}
+    assert failed == {t for w in WAYS for t in w.tests}, done.stdout
+
+
+@pytest.mark.parametrize("way", WAYS, ids=[w.name for w in WAYS])
+def test_a_change_selects_the_tests_that_could_see_it(repo: Path, way: Way) -> None:
+    selection = _selected(repo, {way.path: way.breaking})
+    assert selection.why_all is None, selection
+    assert selection.map_tests == ALL
+    missed = [t for t in way.tests if not _runs(selection, t)]
+    assert missed == [], selection.ids
+
+
+def test_a_harmless_change_to_one_of_twelve_modules_runs_a_quarter(repo: Path) -> None:
+    """Precision kept: its own tests, those of the module that imports it, and the tests that
+    always run (a child process, the tracer removed)."""
+    selection = _selected(repo, {"mods/m05.py": _module("m05") + "# the same\n"})
+    ids = set(selection.ids or [])
+    own = {
+        f"tests/test_{m}.py::test_{n}" for m in ("m05", "m06") for n in ("value", "twice", "type")
+    }
+    assert ids == own | ALWAYS, selection
+    assert len(ids) <= ALL / 4
+
+
+REVIEWED = ("session fixture", "child process", "tracer removed earlier")
+
+
+@pytest.mark.parametrize("way", [w for w in WAYS if w.name in REVIEWED], ids=lambda w: w.name)
+def test_a_review_blocks_on_a_way_the_map_used_to_miss(repo: Path, way: Way) -> None:
+    stage(repo, {way.path: way.breaking})
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 1, done
+    assert {r["test"] for r in done.json["regressions"]} == set(way.tests)
+    assert done.json["selection"]["ids"] is not None
