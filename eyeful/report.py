@@ -324,6 +324,13 @@ def _reached_no_test(report: Report) -> Incomplete | None:
     return min(none, key=lambda i: i.side != "change") if none else None
 
 
+SELECTION_LIMIT = (
+    "Not followed: state one test leaves for another (a cache it filled, a global it set); "
+    "affected_max_age bounds how old the map may be"
+)
+"""What a selected run cannot see (eyeful/affected.py), said on the report's Selection line."""
+
+
 def selection_phrase(report: Report) -> str | None:
     """With `select = "affected"`: how much of the suite ran on the change, and why."""
     chosen = report.selection
@@ -427,6 +434,8 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
     if report.runs:
         selected = selection_phrase(report)
         ran = _ran(report.runs)
+        if selected and report.selection is not None and report.selection.ids is not None:
+            selected += f". {SELECTION_LIMIT}"
         out += [f"{ran} Selection: {selected}." if selected else ran, ""]
     blocking = [f for f in report.findings if f.kind == "fail"]
     questions = [f for f in report.findings if f.kind == "review" and f.label == "question"]

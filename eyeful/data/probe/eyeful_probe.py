@@ -44,9 +44,13 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
   ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
-  code ran (relative, ``/``), by test (``id``), by test module while it was collected
-  (``module``), and at the finish the rest of the session's (``id`` null; ``files`` null with
-  ``why`` when it could not watch): the map of what each test executed (eyeful/affected.py).
+  code ran, or that were opened, compiled, executed or imported by name (relative, ``/``), by
+  test (``id``; with those its fixtures reached, whichever test set them up; ``all``: why its
+  run cannot be traced, a child process or the tracer removed or replaced), by test module
+  while it was collected (``module``), and at the finish the rest of the session's (``id``
+  null; ``files`` null with ``why`` when it could not watch) with ``imports``, the import graph
+  of the repository's files ({file: [file, ...]}: eyeful_probe_deps.py): the map of what each
+  test could see (eyeful/affected.py).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -221,11 +225,16 @@ class _Fixtures:
         request: object,
     ) -> Generator[None, Any, None]:
         sight = self.reach.sight
-        saved = sight.fixture_begin(fixturedef)
+        try:
+            saved = sight.fixture_begin(fixturedef)
+        except Exception:  # never stop the run
+            saved = None
         try:
             yield
         finally:
-            sight.fixture_end(fixturedef, saved)
+            if saved is not None:
+                with contextlib.suppress(Exception):
+                    sight.fixture_end(fixturedef, saved)
 
 
 def _fixtures_of(item: pytest.Item) -> list[object]:
@@ -584,7 +593,10 @@ class _Probe:
         if tracer is not None:
             tracer.active = True
         if reach is not None:
-            reach.begin_test()
+            try:
+                reach.begin_test()
+            except Exception as error:
+                self._internal_error("pytest_runtest_protocol", error)
         try:
             yield
         finally:

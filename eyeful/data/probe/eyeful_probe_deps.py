@@ -66,8 +66,8 @@ class Sight:
         return sight
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.on or not args:
-            return
+        if event == "object.__getattr__" or not self.on or not args:
+            return  # the first: by far the most frequent (a frame's f_code), never ours
         try:
             if event == "open":
                 self._saw(args[0])
@@ -211,7 +211,7 @@ class Imports:
         try:
             with open(path, "rb") as file:
                 tree = ast.parse(file.read(), path)
-        except (OSError, SyntaxError, ValueError):
+        except Exception:  # unreadable, not Python, too deep: what it imports is not known
             return set()
         found: set[str] = set()
         for node in ast.walk(tree):

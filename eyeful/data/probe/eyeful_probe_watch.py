@@ -353,7 +353,10 @@ class Reach:
             return reach
 
         def call(frame: FrameType, event: str, arg: object) -> None:
-            reach.current.add(frame.f_code.co_filename)
+            # The module's file, not ``f_code.co_filename``: reading ``f_code`` is an audit
+            # event from 3.11, and the map's audit hook (Sight) would be called for every call.
+            # Code compiled from another file is seen by its ``compile``/``exec`` events.
+            reach.current.add(frame.f_globals.get("__file__") or "<>")
 
         reach.call = call
         reach._set_trace()
@@ -499,7 +502,10 @@ class Reach:
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
         line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
         if self.sight is not None:
-            graph = self.sight.stop(plugins or [])
+            try:
+                graph = self.sight.stop(plugins or [])
+            except Exception as error:  # no graph: no map (the whole suite runs)
+                return {"t": "reached", "id": None, "files": None, "why": f"imports: {error!r}"}
             line["imports"] = {
                 rel[0]: self.relative(found)
                 for path, found in sorted(graph.items())
