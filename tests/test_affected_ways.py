@@ -128,6 +128,12 @@ FILES: dict[str, str | bytes] = {
         '    code = "import pkg.child_code as c; raise SystemExit(c.CODE)"\n'
         '    subprocess.run([sys.executable, "-c", code], check=True)\n'
     ),
+    "tests/test_spawn.py": (  # multiprocessing's spawn and forkserver: no audit event
+        "import multiprocessing.util\nimport os\nimport sys\n\n\ndef test_spawn():\n"
+        '    argv = [sys.executable, "-c", "pass"]\n'
+        "    pid = multiprocessing.util.spawnv_passfds(sys.executable, argv, ())\n"
+        "    assert os.waitpid(pid, 0)[1] == 0\n"
+    ),
     "tests/test_tracer_a.py": (
         "import sys\n\n\ndef test_removes_the_tracer():\n    sys.settrace(None)\n"
     ),
@@ -138,7 +144,7 @@ FILES: dict[str, str | bytes] = {
     ),
     **{f"tests/test_{name}.py": _module_tests(name) for name in TWELVE},
 }
-ALL = 15 + 3 * len(TWELVE)
+ALL = 16 + 3 * len(TWELVE)
 
 
 @dataclass(frozen=True)
@@ -172,7 +178,7 @@ WAYS = [
     Way("tracer removed earlier", "pkg/traced.py", "def double(n):\n    return 3 * n\n",
         ("tests/test_tracer_b.py::test_after",)),
 ]  # fmt: skip
-ALWAYS = {"tests/test_child.py::test_child"} | (
+ALWAYS = {"tests/test_child.py::test_child", "tests/test_spawn.py::test_spawn"} | (
     {"tests/test_tracer_a.py::test_removes_the_tracer"} if sys.version_info < (3, 12) else set()
 )  # from 3.12 the map's tracer is sys.monitoring: sys.settrace(None) leaves it on
 

@@ -48,6 +48,7 @@ class Sight:
         self.seen: set[str] = set()
         self.on = True
         self.real_import_module: Any = None
+        self.spawner = False
 
     @classmethod
     def start(cls, reach: Any) -> Sight:  # noqa: ANN401
@@ -83,6 +84,30 @@ class Sight:
                 self.reach.current.add(EVERYTHING + "the tracer was removed or replaced")
         except Exception:  # an audit hook must never break the code it watches
             return
+
+    def begin_test(self) -> None:
+        """multiprocessing's spawn and forkserver start a child with no audit event: their
+        launcher is watched once the module is loaded."""
+        util = sys.modules.get("multiprocessing.util")
+        self.spawner = util is not None
+        launch = getattr(util, "spawnv_passfds", None)
+        if launch is None or getattr(launch, "_eyeful", False):
+            return
+        reach = self.reach
+
+        def spawnv_passfds(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+            __tracebackhide__ = True
+            if reach.testing:
+                reach.current.add(EVERYTHING + "it started a child process")
+            return launch(*args, **kwargs)
+
+        spawnv_passfds._eyeful = True  # type: ignore[attr-defined]
+        setattr(util, "spawnv_passfds", functools.wraps(launch)(spawnv_passfds))  # noqa: B010
+
+    def end_test(self) -> None:
+        """A test that loaded multiprocessing itself may have started a child unseen."""
+        if not self.spawner and "multiprocessing.util" in sys.modules:
+            self.reach.current.add(EVERYTHING + "it loaded multiprocessing")
 
     def _saw(self, path: object) -> None:
         """A file opened, compiled, run or loaded by name: the current test's (or module's),

@@ -327,7 +327,10 @@ class Reach:
     watched (``sys.monitoring`` PY_START, disabled for a code object once seen until the next
     test, on 3.12+; ``sys.settrace`` call events with no line tracing before), so it is cheap.
     What runs while a test module is collected belongs to that module's tests; what runs outside
-    any test or module (conftest files, plugins) to every test."""
+    any test or module (conftest files, plugins) to every test. The tracer is put back for each
+    test where an earlier one removed it; a test that removed or replaced it is marked (``all``).
+    What else a test could see (files opened or loaded by name, its fixtures', the import graph):
+    eyeful_probe_deps.Sight."""
 
     def __init__(self, root: str) -> None:
         self.roots = tuple({os.path.join(os.path.abspath(root), ""),
@@ -412,6 +415,8 @@ class Reach:
         it (its absence is that test's, seen when it ended)."""
         self.begin()
         self.testing = True
+        if self.sight is not None:
+            self.sight.begin_test()
         if self.call is not None:
             self._set_trace()
         elif self.tool is not None and self.started is not None:
@@ -430,6 +435,8 @@ class Reach:
         untraced = self._untraced()
         if untraced:
             self.current.add(EVERYTHING + untraced)
+        if self.sight is not None:
+            self.sight.end_test()
         self.testing = False
         files = self.current
         if self.sight is not None:
