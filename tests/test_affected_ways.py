@@ -131,7 +131,7 @@ FILES: dict[str, str | bytes] = {
     "tests/test_spawn.py": (  # multiprocessing's spawn and forkserver: no audit event
         "import multiprocessing.util\nimport os\nimport sys\n\n\ndef test_spawn():\n"
         '    argv = [sys.executable, "-c", "pass"]\n'
-        "    pid = multiprocessing.util.spawnv_passfds(sys.executable, argv, ())\n"
+        "    pid = multiprocessing.util.spawnv_passfds(os.fsencode(argv[0]), argv, ())\n"
         "    assert os.waitpid(pid, 0)[1] == 0\n"
     ),
     "tests/test_tracer_a.py": (
@@ -195,6 +195,8 @@ def mapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         done = review(repo, format="json", base="HEAD~1", head="HEAD")  # no map yet: full
         assert done.exit_code == 0, done
         assert done.json["selection"]["why_all"].startswith("no map"), done.json["selection"]
+        run = next(r for r in done.json["runs"] if r["name"] == "test" and r["side"] == "change")
+        assert run["counts"] == {"passed": ALL}  # no test is selected for having failed
         yield repo
 
 
