@@ -71,7 +71,7 @@ class Sight:
             return  # the first: by far the most frequent (a frame's f_code), never ours
         try:
             if event == "open":
-                self._saw(args[0])
+                self._saw(args[0], opened=True)
             elif event == "exec":
                 self._saw(getattr(args[0], "co_filename", None))
             elif event == "compile":
@@ -109,15 +109,17 @@ class Sight:
         if not self.spawner and "multiprocessing.util" in sys.modules:
             self.reach.current.add(EVERYTHING + "it loaded multiprocessing")
 
-    def _saw(self, path: object) -> None:
+    def _saw(self, path: object, *, opened: bool = False) -> None:
         """A file opened, compiled, run or loaded by name: the current test's (or module's),
-        and, when a repository module's import did it, an edge of the import graph."""
+        and, when a repository module's import did it, an edge of the import graph. An opened
+        path must be a file here: a name relative to another directory (``dir_fd``, as
+        ``shutil.rmtree`` opens them) is not one of the repository's."""
         if isinstance(path, (bytes, os.PathLike)):
             path = os.fsdecode(path)
         if not isinstance(path, str) or not path or path[0] == "<":
             return
         full = os.path.abspath(path)
-        if not full.startswith(self.roots):
+        if not full.startswith(self.roots) or (opened and not os.path.isfile(full)):
             return
         if full.endswith(".pyc"):
             try:
