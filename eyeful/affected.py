@@ -35,7 +35,7 @@ MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
 
 
-MAP_VERSION = 2
+MAP_VERSION = 3
 """Maps of an older probe (no import graph, no untraceable tests) are not used."""
 
 
@@ -47,6 +47,7 @@ class Map(BaseModel):
     tests: dict[str, list[str]]
     failed: list[str] = []
     imports: dict[str, list[str]] = {}
+    parents: dict[str, list[str]] = {}
     everything: dict[str, str] = {}
 
 
@@ -75,6 +76,7 @@ def recorded(tree: str, reached: Reached, failed: set[str]) -> dict[str, object]
         tests=reached.tests,
         failed=sorted(failed),
         imports=reached.imports,
+        parents=reached.parents,
         everything=reached.everything,
     ).model_dump()
 
@@ -143,14 +145,19 @@ def _conftests(test_file: str) -> list[str]:
     ]
 
 
-def _seeing(imports: dict[str, list[str]], changed: list[str]) -> set[str]:
-    """The changed files and every file whose import closure holds one of them."""
+def _seeing(known: Map, changed: list[str]) -> set[str]:
+    """The changed files and every file whose import closure holds one of them: through the
+    imports whose namespace a file takes, transitively; through a package its imports only pass
+    (``a`` of ``from a.b import c``), only when that package's own ``__init__.py`` changed."""
     importers: dict[str, set[str]] = {}
-    for path, found in imports.items():
+    for path, found in known.imports.items():
         for target in found:
             importers.setdefault(target, set()).add(path)
     seen = set(changed)
-    todo = list(changed)
+    for path, found in known.parents.items():
+        if not seen.isdisjoint(found):
+            seen.add(path)
+    todo = list(seen)
     while todo:
         for path in importers.get(todo.pop(), ()):
             if path not in seen:
@@ -212,7 +219,8 @@ def select(
         return base
     changed, present = _changes(repo, known.tree, tree)
     ran = {f for files in known.tests.values() for f in files}
-    ran |= {f for path, found in known.imports.items() for f in [path, *found]}
+    for graph in (known.imports, known.parents):
+        ran |= {f for path, found in graph.items() for f in [path, *found]}
     test_files = {t.split("::")[0] for t in known.tests}
     files: set[str] = set()
     for path in changed:
@@ -222,7 +230,7 @@ def select(
             return base
         if path in present and (path in test_files or _is_test_file(path)):
             files.add(path)
-    seeing = _seeing(known.imports, changed)
+    seeing = _seeing(known, changed)
     chosen = {
         test
         for test, used in known.tests.items()

@@ -407,6 +407,7 @@ class _Reached:
         self.modules: dict[str, set[str]] = {}
         self.session: set[str] = set()
         self.imports: dict[str, set[str]] = {}
+        self.parents: dict[str, set[str]] = {}
         self.everything: dict[str, str] = {}
         self.seen = False
         self.failed = False
@@ -429,9 +430,10 @@ class _Reached:
             self.modules.setdefault(module, set()).update(names)
         else:
             self.session.update(names)
-            for path, found in records.as_dict(line.get("imports")).items():
-                edges = {f for f in records.as_list(found) if isinstance(f, str)}
-                self.imports.setdefault(path, set()).update(edges)
+            for key, graph in (("imports", self.imports), ("parents", self.parents)):
+                for path, found in records.as_dict(line.get(key)).items():
+                    edges = {f for f in records.as_list(found) if isinstance(f, str)}
+                    graph.setdefault(path, set()).update(edges)
 
     def by_test(self) -> records.Reached | None:
         """Each test's files: its own, its module's collection's, the session's; the import
@@ -444,6 +446,7 @@ class _Reached:
                 for test, files in self.tests.items()
             },
             imports={path: sorted(found) for path, found in sorted(self.imports.items()) if found},
+            parents={path: sorted(found) for path, found in sorted(self.parents.items()) if found},
             everything=dict(sorted(self.everything.items())),
         )
 

@@ -168,8 +168,11 @@ class Reached(_Model):
     """The repository files each test's code ran in, opened or loaded, its fixtures' (whichever
     test set them up), its module's import and the session's included."""
     imports: dict[str, list[str]] = Field(default_factory=dict)
-    """The import graph: each repository file's imports, static (``ast``) and what its import
-    loaded (opened, compiled, ran), as repository files."""
+    """The import graph: each repository file's imports whose namespace it takes, static
+    (``ast``) and what its import loaded (opened, compiled, ran), as repository files."""
+    parents: dict[str, list[str]] = Field(default_factory=dict)
+    """The packages each file's imports only pass through (``a`` of ``from a.b import c``):
+    their ``__init__.py`` runs, what it imports is not taken."""
     everything: dict[str, str] = Field(default_factory=dict)
     """The tests whose run cannot be traced, and why: a child process, the tracer removed."""
 

@@ -41,10 +41,10 @@ def _module(name: str) -> str:
 
 def _module_tests(name: str) -> str:
     return (
-        f"import mods.{name}\n\n\n"
-        f"def test_value():\n    assert mods.{name}.value() == {int(name[1:])}\n\n\n"
-        f"def test_twice():\n    assert mods.{name}.value() * 2 == {2 * int(name[1:])}\n\n\n"
-        f"def test_type():\n    assert isinstance(mods.{name}.value(), int)\n"
+        f"from mods.{name} import value\n\n\n"
+        f"def test_value():\n    assert value() == {int(name[1:])}\n\n\n"
+        f"def test_twice():\n    assert value() * 2 == {2 * int(name[1:])}\n\n\n"
+        f"def test_type():\n    assert isinstance(value(), int)\n"
     )
 
 
@@ -79,7 +79,7 @@ FILES: dict[str, str | bytes] = {
     "pkg/local_settings.py": "DEBUG = False\n",
     "pkg/child_code.py": "CODE = 0\n",
     "pkg/traced.py": "def double(n):\n    return 2 * n\n",
-    "mods/__init__.py": "",
+    "mods/__init__.py": f"from mods import {', '.join(TWELVE)}  # the package holds them all\n",
     **{f"mods/{name}.py": _module(name) for name in TWELVE},
     "tests/test_0_imports.py": (
         "import pkg.checker\nimport pkg.child_code\nimport pkg.palette\n"
@@ -241,12 +241,17 @@ def test_a_change_selects_the_tests_that_could_see_it(repo: Path, way: Way) -> N
 
 
 def test_a_harmless_change_to_one_of_twelve_modules_runs_a_quarter(repo: Path) -> None:
-    """Precision kept: its own tests, those of the module that imports it, and the tests that
-    always run (a child process, the tracer removed)."""
+    """Precision kept where the package's `__init__.py` imports all twelve modules, and a test
+    module imports its module from it (`from mods.m05 import value`: the package's own file
+    runs on the way, its namespace is not read): the module's own tests, those of the module
+    that imports it, those of the first test module (its collection imported them all), and
+    the tests that always run (a child process, the tracer removed)."""
     selection = _selected(repo, {"mods/m05.py": _module("m05") + "# the same\n"})
     ids = set(selection.ids or [])
     own = {
-        f"tests/test_{m}.py::test_{n}" for m in ("m05", "m06") for n in ("value", "twice", "type")
+        f"tests/test_{m}.py::test_{n}"
+        for m in ("m00", "m05", "m06")
+        for n in ("value", "twice", "type")
     }
     assert ids == own | ALWAYS, selection
     assert len(ids) <= ALL / 4
@@ -262,3 +267,11 @@ def test_a_review_blocks_on_a_way_the_map_used_to_miss(repo: Path, way: Way) -> 
     assert done.exit_code == 1, done
     assert {r["test"] for r in done.json["regressions"]} == set(way.tests)
     assert done.json["selection"]["ids"] is not None
+
+
+def test_a_change_to_the_package_init_runs_every_test_that_passes_through_it(repo: Path) -> None:
+    init = FILES["mods/__init__.py"]
+    assert isinstance(init, str)
+    selection = _selected(repo, {"mods/__init__.py": init + "# the same\n"})
+    ids = set(selection.ids or [])
+    assert {f"tests/test_{m}.py::test_value" for m in TWELVE} <= ids, selection

@@ -179,9 +179,10 @@ class Sight:
                 found |= kept[1]
         return found
 
-    def stop(self, plugins: list[str]) -> dict[str, set[str]]:
-        """The import graph of every repository file reached, loaded (``sys.modules``) or
-        registered with pytest (``plugins``: conftest files, ``pytest_plugins`` modules)."""
+    def stop(self, plugins: list[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """The import graph (:meth:`Imports.graph`) of every repository file reached, loaded
+        (``sys.modules``) or registered with pytest (``plugins``: conftest files,
+        ``pytest_plugins`` modules)."""
         self.on = False
         if self.real_import_module is not None:
             importlib.import_module = self.real_import_module
@@ -194,10 +195,10 @@ class Sight:
         for found in self.loads.values():
             files |= found
         mine = {f for f in files if f.startswith(self.roots)}
-        graph = Imports(self.roots).graph(mine)
+        graph, parents = Imports(self.roots).graph(mine)
         for owner, found in self.loads.items():
             graph.setdefault(owner, set()).update(found - {owner})
-        return graph
+        return graph, parents
 
 
 class Imports:
@@ -220,59 +221,71 @@ class Imports:
         path = os.path.abspath(path)
         return path if path.startswith(self.roots) else None
 
-    def graph(self, files: set[str]) -> dict[str, set[str]]:
+    def graph(self, files: set[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """``files`` and every repository file they import, transitively: each with the files
-        it imports itself."""
-        out: dict[str, set[str]] = {}
+        whose namespace it takes (``import a.b`` binds ``a``: all of them; ``from a.b import c``
+        takes ``c`` from ``a.b``, or the submodule ``a.b.c``), and apart the packages whose
+        ``__init__.py`` only runs on the way (``a`` there): a change to that file reaches the
+        importer, a change to what it imports does not."""
+        full: dict[str, set[str]] = {}
+        parents: dict[str, set[str]] = {}
         todo = [f for f in files if f.endswith(".py")]
         while todo:
             path = todo.pop()
-            if path in out:
+            if path in full:
                 continue
-            found = self.imports_of(path)
-            out[path] = found
-            todo.extend(f for f in found if f not in out)
-        return out
+            found, passed = self.imports_of(path)
+            full[path], parents[path] = found, passed - found
+            todo.extend(f for f in found | passed if f not in full)
+        return full, parents
 
-    def imports_of(self, path: str) -> set[str]:
+    def imports_of(self, path: str) -> tuple[set[str], set[str]]:
+        """The files whose namespace ``path`` takes, and the packages it only passes through."""
         try:
             with open(path, "rb") as file:
                 tree = ast.parse(file.read(), path)
         except Exception:  # unreadable, not Python, too deep: what it imports is not known
-            return set()
+            return set(), set()
         found: set[str] = set()
+        passed: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     found |= self.module(alias.name)
             elif isinstance(node, ast.ImportFrom):
-                found |= self._from(path, node)
+                self._from(path, node, found, passed)
             elif isinstance(node, ast.Call):
                 name = _literal_load(node)
-                if name:
-                    found |= self.module(name)
+                if name:  # the module itself is returned: its packages are passed through
+                    own = self.module(name, parents=False)
+                    found |= own
+                    passed |= self.module(name) - own
         found.discard(path)
-        return found
+        passed.discard(path)
+        return found, passed
 
-    def _from(self, path: str, node: ast.ImportFrom) -> set[str]:
-        names = [a.name for a in node.names if a.name != "*"]
+    def _from(self, path: str, node: ast.ImportFrom, found: set[str], passed: set[str]) -> None:
+        names = [a.name for a in node.names]
         if not node.level:
             base = node.module or ""
-            found = self.module(base)
-            for name in names:  # a submodule, when it is one
-                found |= self.module(f"{base}.{name}", parents=False)
-            return found
-        folder = os.path.dirname(path)
-        for _ in range(node.level - 1):
-            folder = os.path.dirname(folder)
-        parts = node.module.split(".") if node.module else []
-        found = set()
-        for n in range(len(parts) + 1):  # the packages on the way, then the module
-            found |= self._at(os.path.join(folder, *parts[:n]), init_only=n < len(parts))
-        package = os.path.join(folder, *parts)
-        for name in names:
-            found |= self._at(os.path.join(package, name))
-        return found
+            own = self.module(base, parents=False)
+            passed |= self.module(base) - own
+            subs = [self.module(f"{base}.{name}", parents=False) for name in names]
+        else:
+            folder = os.path.dirname(path)
+            for _ in range(node.level - 1):
+                folder = os.path.dirname(folder)
+            parts = node.module.split(".") if node.module else []
+            for n in range(len(parts)):  # the packages on the way
+                passed |= self._at(os.path.join(folder, *parts[:n]), init_only=True)
+            own = self._at(os.path.join(folder, *parts))
+            subs = [self._at(os.path.join(folder, *parts, name)) for name in names]
+        for sub in subs:
+            found |= sub
+        if all(subs):  # only submodules: the package's own namespace is not read
+            passed |= own
+        else:
+            found |= own
 
     def _at(self, base: str, *, init_only: bool = False) -> set[str]:
         """The file of the module at ``base`` (a package's ``__init__.py``, else ``base.py``)."""

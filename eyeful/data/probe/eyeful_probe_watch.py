@@ -510,12 +510,13 @@ class Reach:
         line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
         if self.sight is not None:
             try:
-                graph = self.sight.stop(plugins or [])
+                graph, parents = self.sight.stop(plugins or [])
             except Exception as error:  # no graph: no map (the whole suite runs)
                 return {"t": "reached", "id": None, "files": None, "why": f"imports: {error!r}"}
-            line["imports"] = {
-                rel[0]: self.relative(found)
-                for path, found in sorted(graph.items())
-                if found and (rel := self.relative({path}))
-            }
+            for key, edges in (("imports", graph), ("parents", parents)):
+                line[key] = {
+                    rel[0]: self.relative(found)
+                    for path, found in sorted(edges.items())
+                    if found and (rel := self.relative({path}))
+                }
         return line
