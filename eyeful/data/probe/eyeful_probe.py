@@ -49,8 +49,9 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   run cannot be traced, a child process or the tracer removed or replaced), by test module
   while it was collected (``module``), and at the finish the rest of the session's (``id``
   null; ``files`` null with ``why`` when it could not watch) with ``imports``, the import graph
-  of the repository's files ({file: [file, ...]}: eyeful_probe_deps.py): the map of what each
-  test could see (eyeful/affected.py).
+  of the repository's files ({file: [file, ...]}: eyeful_probe_deps.py), and ``parents``, the
+  packages each file's imports only pass through: the map of what each test could see
+  (eyeful/affected.py).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
