@@ -148,12 +148,18 @@ class Focus:
             assert self.template is not None
             if self.go_run:
                 return [self._go_as_written(test) for test in tests]
-            several = results.is_pytest_command(self.template.replace("{test}", "ids"))
-            if len(tests) > 1 and several and not each:
+            if len(tests) > 1 and self.several and not each:
                 return [with_ids(self.template, tests)]
             return [with_ids(self.template, [test]) for test in tests]
         except ValueError as err:
             raise Refused(str(err)) from None
+
+    @property
+    def several(self) -> bool:
+        """Whether one command runs several ids (a plain pytest ``test_one``)."""
+        if self.template is None or self.go_run:
+            return False
+        return results.is_pytest_command(self.template.replace("{test}", "ids"))
 
     def rerun(self, test: str) -> str:
         """The command to paste into a shell that runs ``test`` alone."""
@@ -178,6 +184,12 @@ class Focus:
         except ValueError:
             name = test
         return with_ids(self.template, [run_pattern(name)])
+
+
+def rebased(test: str, rootdir: str) -> str:
+    """A pytest id, relative to its rootdir (``rootdir``, a repository path), as a path from
+    the repository's root."""
+    return f"{rootdir}/{test}" if rootdir else test
 
 
 def of(test: str | None, test_one: str | None) -> Focus | None:

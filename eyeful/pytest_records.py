@@ -243,11 +243,14 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
+    rootdir: str | None = None
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
             kind = line.get("t")
-            if kind == "collected":
+            if kind == "start":
+                rootdir = rootdir or records.as_str(line.get("rootdir"))
+            elif kind == "collected":
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):
                         collected[node_id] = None
@@ -395,6 +398,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},
         reached=reach.by_test(),
+        reached_from=reach.place,
+        rootdir=rootdir,
         notes=notes.done(),
     )
 
@@ -408,6 +413,7 @@ class _Reached:
         self.session: set[str] = set()
         self.seen = False
         self.failed = False
+        self.place = records.MapPlace()
 
     def add(self, line: dict[str, object], notes: records.Notes, label: str) -> None:
         self.seen = True
@@ -424,6 +430,11 @@ class _Reached:
             self.modules.setdefault(module, set()).update(names)
         else:
             self.session.update(names)
+            if "rootdir" in line or "started" in line:
+                self.place = records.MapPlace(
+                    rootdir=records.as_str(line.get("rootdir")),
+                    started=records.as_str(line.get("started")),
+                )
 
     def by_test(self) -> dict[str, list[str]] | None:
         """Each test's files: its own, its module's collection's, the session's; None: not

@@ -161,6 +161,15 @@ class CollectError(_Model):
     failure: FailureRecord
 
 
+class MapPlace(_Model):
+    """Where pytest ran, relative to the repository's root (``""``: the root; None: outside it):
+    its rootdir, where its test ids start, and the directory it started in, where the paths
+    given to it as arguments start."""
+
+    rootdir: str | None = ""
+    started: str | None = ""
+
+
 class RunRecord(_Model):
     runner: Runner
     collected: list[str] = Field(default_factory=list)
@@ -197,6 +206,10 @@ class RunRecord(_Model):
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""
+    reached_from: MapPlace = Field(default_factory=MapPlace)
+    """Where pytest ran when it recorded that map."""
+    rootdir: str | None = None
+    """pytest: its rootdir (absolute), where its test ids start."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

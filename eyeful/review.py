@@ -270,7 +270,10 @@ def _change_suite(
         report.selection = affected.select(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
-    return runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    if report.selection.ids is None:
+        runner.remember_map(snap.head.tree, snap.base.commit)
+    return runs
 
 
 def _against_base(

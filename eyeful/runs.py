@@ -28,6 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
+from eyeful.records import MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
@@ -128,6 +129,8 @@ class Run(BaseModel):
     it was given in place of the test command's own paths (eyeful/affected.py)."""
     reached: dict[str, list[str]] | None = Field(default=None, exclude=True)
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
+    reached_from: MapPlace | None = Field(default=None, exclude=True)
+    """Where pytest ran when it recorded that map."""
 
     @property
     def failing(self) -> set[str]:
@@ -203,6 +206,8 @@ class Runner:
         """Whether a full suite run records the map (eyeful/affected.py): only for a review that
         selects by it. The map's tracer costs a suite run most of its speed (on Python 3.11 a call
         event for every function), so a plain review does not pay for it."""
+        self.id_root = ""
+        """pytest's rootdir as a repository path, once a run said it (eyeful/focus.py)."""
         self.config = config
         self.pool = pool
         self.cache = cache
@@ -408,14 +413,22 @@ class Runner:
         if last.name == "test":
             last.selected = only
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
-                self.cache.put("maps", affected.map_key(tree, command),
-                               affected.recorded(tree, last.reached, last.failing))  # fmt: skip
+                mapped = affected.recorded(tree, last.reached, last.failing, last.reached_from)
+                if mapped is not None:
+                    self.cache.put("maps", affected.map_key(tree, command), mapped)
             if last.status != "ERROR":
                 self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
         return runs
 
     def _mapped(self, tree: str, command: str) -> bool:
         return self.cache.get("maps", affected.map_key(tree, command), dict) is not None
+
+    def remember_map(self, tree: str, on: str | None) -> None:
+        """The change ``tree``, made on commit ``on``, has a map: kept among the recent ones,
+        which serve after the change was committed otherwise (eyeful/affected.py)."""
+        command = self.config.commands.test or ""
+        if on is not None and self._mapped(tree, command):
+            affected.remember(self.cache, command, tree, on)
 
     def one(
         self,
@@ -434,10 +447,31 @@ class Runner:
         how = focus.of(self.config.commands.test, self.config.commands.test_one)
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
+        if how.from_test and self.id_root:
+            with self._repo_lock:
+                tests = [self._from_root(tree, t) for t in tests]
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
+
+    def _learn_rootdir(self, worktree: Path, rootdir: str | None) -> None:
+        """pytest's rootdir as a repository path, once a run said it (``sub`` for
+        ``sub/pytest.ini``): where the ids of its records start."""
+        if rootdir is not None:
+            with contextlib.suppress(ValueError):
+                rel = Path(rootdir).relative_to(worktree).as_posix()
+                self.id_root = "" if rel == "." else rel
+
+    def _from_root(self, tree: str, test: str) -> str:
+        """A pytest id as a `test_one` derived from `test` (started at the worktree's root)
+        takes it: the records' ids are relative to pytest's rootdir, which may be below the
+        root. An id whose file is in the tree as it is (a finding's test) stays so."""
+        rebased = focus.rebased(test, self.id_root)
+        found = tree_at(self.repo, tree)
+        if id_path(test) in found or id_path(rebased) not in found:
+            return test
+        return rebased
 
     def _execute(
         self,
@@ -548,7 +582,8 @@ class Runner:
             run.looked = said.looked or None
             run.failures = said.failures or None
             run.skips = said.skips or None
-            run.reached = said.reached
+            run.reached, run.reached_from = said.reached, said.reached_from
+            self._learn_rootdir(worktree.path, said.rootdir)
         run.sandboxed = jail is not None
         self.progress.finished(run)
         return run

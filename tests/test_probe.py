@@ -249,9 +249,10 @@ def test_plugin_env_appends_to_what_is_there(tmp_path):
 def test_the_probe_ships_in_the_package_alone():
     probe = importlib.resources.files("eyeful") / "data" / "probe"
     names = sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py")
-    assert names == ["eyeful_probe.py", "eyeful_probe_watch.py"]
-    # stdlib and pytest only (and its own watcher): it runs in the project's own environment
-    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_watch"}),
+    assert names == ["eyeful_probe.py", "eyeful_probe_cov.py", "eyeful_probe_watch.py"]
+    # stdlib and pytest only (and its own watchers): it runs in the project's own environment
+    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_watch"}),
+                          ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", set())):  # fmt: skip
         text = (probe / name).read_text("utf-8")
         imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)

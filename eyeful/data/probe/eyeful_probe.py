@@ -88,6 +88,7 @@ from types import TracebackType
 from typing import Any
 
 import pytest
+from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
@@ -165,7 +166,7 @@ def pytest_configure(config: pytest.Config) -> None:
             probe.tracer = Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
-            probe.reach = Reach.start(env[_MAP_VAR])
+            probe.reach = watch(config, env[_MAP_VAR], probe)
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
@@ -696,7 +697,8 @@ class _Probe:
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
-                self._line(self.reach.stop())
+                for line in last_lines(self.reach, self.config, self.env[_MAP_VAR]):
+                    self._line(line)
             if self.walls is not None and self.walls.hits:
                 self._line({"t": "sandboxed", "hits": self.walls.hits})
         except Exception as error:
