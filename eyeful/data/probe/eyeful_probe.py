@@ -46,7 +46,10 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
   code ran (relative, ``/``), by test (``id``), by test module while it was collected
   (``module``), and at the finish the rest of the session's (``id`` null; ``files`` null with
-  ``why`` when it could not watch): the map of what each test executed (eyeful/affected.py).
+  ``why`` when it could not watch; ``rootdir`` and ``started``, where pytest's ids and its
+  arguments' paths start, relative to the root): the map of what each test executed
+  (eyeful/affected.py). Where coverage.py measures the run on Python before 3.12, the tests'
+  and modules' lines come at the finish, from coverage's data (eyeful_probe_cov.py).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
