@@ -74,6 +74,18 @@ def _reset(repo: Path) -> None:
 # this module, whose `python` finds this interpreter's pytest through a `.pth`.
 
 
+BLIND = """import pytest
+
+from pkg import a
+
+
+@pytest.mark.no_cover
+def test_blind():
+    assert a.value() == 1
+"""
+BLINDED = "tests/test_blind.py::test_blind"  # coverage does not measure it: it depends on all
+
+
 @pytest.fixture(scope="module")
 def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
@@ -97,6 +109,7 @@ def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                                                 extra=AFFECTED),
                 "pytest.ini": ini,
                 ".gitignore": ".coverage*\n",
+                "tests/test_blind.py": BLIND,
                 **_project(),
             },
         )  # fmt: skip
@@ -115,23 +128,24 @@ def test_with_pytest_cov_in_addopts_a_full_run_records_the_map(cov_repo: Path) -
     head = git(cov_repo, "rev-parse", "HEAD^{tree}").strip()
     (found,) = [m for m in _maps(cov_repo) if m["tree"] == head]
     tests = found["tests"]
-    assert isinstance(tests, dict) and len(tests) == 6
+    assert isinstance(tests, dict) and len(tests) == 7
     assert "pkg/a.py" in tests["tests/test_a.py::test_a_value"]
     assert "pkg/b.py" not in tests["tests/test_a.py::test_a_value"]
+    assert {"pkg/a.py", "pkg/b.py", "pkg/c.py"} <= set(tests[BLINDED])
 
 
 def test_with_pytest_cov_a_one_module_change_runs_its_tests(cov_repo: Path) -> None:
     stage(cov_repo, {"pkg/b.py": "def value():\n    return 2  # the same\n"})
     done = review(cov_repo, format="json", all_tests=True)
     assert done.exit_code == 0, done
-    assert _ran(done) == _ids("b"), done.json["selection"]
+    assert _ran(done) == _ids("b") | {BLINDED}, done.json["selection"]
 
 
 def test_with_pytest_cov_a_break_in_a_selected_test_blocks(cov_repo: Path) -> None:
     stage(cov_repo, {"pkg/c.py": "def value():\n    return 4\n"})
     done = review(cov_repo, format="json", all_tests=True)
     assert done.exit_code == 1, done
-    assert _ran(done) == _ids("c")
+    assert _ran(done) == _ids("c") | {BLINDED}
     assert {r["test"] for r in done.json["regressions"]} == _ids("c")
 
 

@@ -94,6 +94,9 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
         self.static = str(getattr(getattr(cov, "config", None), "context", None) or "")
         self.previous: list[str | None] = []
         self.tests: set[str] = set()
+        self.blind: set[str] = set()
+        """Tests during which pytest-cov stops measuring (``no_cover``): every file it measured
+        counts for them."""
         self.found: dict[tuple[str, str], set[str]] | None = None
 
     @classmethod
@@ -172,6 +175,9 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
         if self.why is not None or self.found is None:
             return []
         out = []
+        everything = set().union(*self.found.values())
+        for test in sorted(self.blind):
+            out.append({"t": "reached", "id": test, "files": self.relative(everything)})
         for (kind, name), files in sorted(self.found.items()):
             if kind == "test":
                 out.append({"t": "reached", "id": name, "files": self.relative(files)})
@@ -198,6 +204,8 @@ class _Contexts:
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
         self.reach.tests.add(item.nodeid)
+        if item.get_closest_marker("no_cover") or "no_cover" in getattr(item, "fixturenames", ()):
+            self.reach.blind.add(item.nodeid)
         self.reach.enter(TEST + item.nodeid)
         try:
             yield
