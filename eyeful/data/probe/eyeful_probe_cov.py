@@ -94,6 +94,7 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
         self.static = str(getattr(getattr(cov, "config", None), "context", None) or "")
         self.previous: list[str | None] = []
         self.tests: set[str] = set()
+        self.in_test = False
         self.blind: set[str] = set()
         """Tests during which pytest-cov stops measuring (``no_cover``): every file it measured
         counts for them."""
@@ -120,6 +121,15 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
             return
         try:
             self.previous.append(self.cov.switch_context(label))
+        except Exception as error:
+            self.why = f"coverage could not switch contexts ({error!r:.200})"
+
+    def switch(self, label: str) -> None:
+        """From one context of eyeful's to the next, the one to go back to kept."""
+        if self.why is not None:
+            return
+        try:
+            self.cov.switch_context(label)
         except Exception as error:
             self.why = f"coverage could not switch contexts ({error!r:.200})"
 
@@ -203,14 +213,17 @@ class _Contexts:
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        # Each switch costs coverage a write of its data: a test's context lasts until the
+        # next test's (nothing of the project runs between two tests) or the loop's end.
         self.reach.tests.add(item.nodeid)
         if item.get_closest_marker("no_cover") or "no_cover" in getattr(item, "fixturenames", ()):
             self.reach.blind.add(item.nodeid)
-        self.reach.enter(TEST + item.nodeid)
-        try:
-            yield
-        finally:
-            self.reach.leave()
+        if self.reach.in_test:
+            self.reach.switch(TEST + item.nodeid)
+        else:
+            self.reach.enter(TEST + item.nodeid)
+            self.reach.in_test = True
+        yield
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
@@ -228,6 +241,9 @@ class _Contexts:
         try:
             yield
         finally:
+            if self.reach.in_test:
+                self.reach.leave()
+                self.reach.in_test = False
             self.reach.harvest()
 
 
