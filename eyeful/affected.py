@@ -1,13 +1,15 @@
 """Which tests a change can affect (`select = "affected"`): the map of the repository files each
 test ran, recorded by the probe in every full pytest run of a review that selects by it
-(eyeful/data/probe; `Runner.maps`), and the selection made from the most recent map of an
-ancestor.
+(eyeful/data/probe; `Runner.maps`), its test ids made repository paths whatever pytest's
+rootdir, and the selection made from the map of the nearest recorded tree: on the base's
+first-parent line, or a recent change's (a staged change committed otherwise since).
 
-The rule: a change runs the tests that ran any changed file, the tests of changed or added test
-files, and the tests that failed when the map was recorded. It runs the whole suite when that
-cannot be trusted: a changed file that is not Python code a test ran (data, ``conftest.py``,
+The rule: a change runs the tests that ran any file that differs between the map's tree and the
+change, the tests of changed or added test files, and the tests that failed when the map was
+recorded, given as the test command takes them. It runs the whole suite when that cannot be
+trusted: a changed file that is not Python code a test ran (data, ``conftest.py``,
 configuration, a setup input), no map within ``affected_max_age`` commits, a runner other than
-pytest.
+pytest, a selected file the command cannot be given.
 """
 
 from __future__ import annotations
