@@ -149,6 +149,29 @@ def test_with_pytest_cov_a_break_in_a_selected_test_blocks(cov_repo: Path) -> No
     assert {r["test"] for r in done.json["regressions"]} == _ids("c")
 
 
+def test_with_pytest_cov_and_xdist_each_worker_records_its_tests(
+    cov_repo: Path, tmp_path: Path
+) -> None:
+    """Each xdist worker measures with coverage too (pytest-cov starts it there before the
+    probe's map starts): the map is coverage's there as well."""
+    import os
+
+    from eyeful.pytest_records import MAP_VAR, plugin_env, read_pytest
+
+    python = cov_repo.parent / "venv" / "bin" / "python"
+    env = {**os.environ, **plugin_env(tmp_path, os.environ), MAP_VAR: str(cov_repo)}
+    subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist.plugin",
+         "-n", "2"],
+        cwd=cov_repo, env=env, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    record = read_pytest(tmp_path)
+    assert record is not None and record.reached is not None, record
+    assert "pkg/a.py" in record.reached["tests/test_a.py::test_a_value"]
+    assert "pkg/c.py" not in record.reached["tests/test_a.py::test_a_value"]
+    assert "pkg/c.py" in record.reached["tests/test_c.py::test_c_twice"]
+
+
 # Point 4: pytest's rootdir below the repository (`sub/pytest.ini`, `pytest sub`): its ids are
 # relative to `sub`, the map's are repository paths, and the `test_one` derived from `test`
 # (started at the root) takes paths from the root.

@@ -35,8 +35,8 @@ class _Holder(Protocol):
 
 def watch(config: pytest.Config, root: str, holder: _Holder) -> Reach:
     """The map's watch for this process: coverage.py's data where coverage measures it and
-    eyeful's tracer cannot run beside it, else eyeful's own. A coverage that starts later (in an
-    xdist worker, pytest-cov starts at the session's start) takes over then."""
+    eyeful's tracer cannot run beside it, else eyeful's own. A coverage that starts later (a
+    plugin's or a conftest's, at the session's start) takes over then."""
     if getattr(sys, "monitoring", None) is None:
         cov = _measuring()
         if cov is not None:
@@ -60,9 +60,9 @@ def _measuring() -> Any | None:  # noqa: ANN401  (coverage.Coverage, not importe
 
 
 class _Later:
-    """A coverage that started after eyeful's tracer took this thread's place (pytest-cov in an
-    xdist worker starts at the session's start): its data gives the map from then on, with the
-    files eyeful's tracer saw before it (conftest files, plugins: the session's)."""
+    """A coverage that started after eyeful's tracer, at the session's start, took the tracer's
+    place: its data gives the map from then on, with the files eyeful's tracer saw before it
+    (conftest files, plugins: the session's)."""
 
     def __init__(self, root: str, holder: _Holder) -> None:
         self.root = root
@@ -83,7 +83,13 @@ class _Later:
 
 
 class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (beside it)
-    """The map from coverage.py's per-test contexts (see the module's docstring)."""
+    """The map from coverage.py's per-test contexts (see the module's docstring).
+
+    The contexts are switched on the instance that measured when the map started. In an xdist
+    worker pytest-cov (7.1) starts one there before the probe's map, and another at the session's
+    start; the first's contexts and data gave each test's files in every run measured, while
+    switching on the second (each switch writes its data file) met pytest-cov's workers erasing
+    each other's data files as they start, and broke runs."""
 
     why: str | None
     session: set[str]
