@@ -15,14 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 import pygit2
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
+from eyeful.records import Invocation
 from eyeful.results import is_pytest_command
+
+if TYPE_CHECKING:
+    from eyeful.runs import Run
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
@@ -34,6 +39,9 @@ class Map(BaseModel):
     tree: str
     tests: dict[str, list[str]]
     failed: list[str] = []
+    invocation: Invocation | None = None
+    """pytest's parse of the test command in that run: the selected tests run by the
+    ``test_one`` derived from it (eyeful/focus.py)."""
 
 
 class Selection(BaseModel):
@@ -48,15 +56,20 @@ class Selection(BaseModel):
     """The tree whose full run recorded the map (the full suite last ran there)."""
     map_tests: int | None = None
     """How many tests the map knows: the suite's size when it was recorded."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """The map's run's parse of the test command, for the selected tests' run (not reported)."""
 
 
 def map_key(tree: str, command: str) -> str:
     return cache_key(map=tree, test=command)
 
 
-def recorded(tree: str, reached: dict[str, list[str]], failed: set[str]) -> dict[str, object]:
+def recorded(tree: str, run: Run) -> dict[str, object]:
     """The cache entry of a full run's map."""
-    return Map(tree=tree, tests=reached, failed=sorted(failed)).model_dump()
+    assert run.reached is not None
+    return Map(
+        tree=tree, tests=run.reached, failed=sorted(run.failing), invocation=run.invocation
+    ).model_dump()
 
 
 @dataclass(frozen=True)
@@ -151,7 +164,11 @@ def select(
     if found.map is None or found.age is None:
         return Selection(why_all="no map of what each test ran yet (a full run records one)")
     known = found.map
-    base = Selection(map_tree=known.tree, map_tests=len(known.tests))
+    base = Selection(map_tree=known.tree, map_tests=len(known.tests), invocation=known.invocation)
+    how = focus.of(command, config.commands.test_one, known.invocation)
+    if how is None or not how.ready:
+        base.why_all = "the map's run recorded no pytest parse of the test command to run tests by"
+        return base
     if found.age > config.affected_max_age:
         base.why_all = (
             f"the last map is {found.age} commits old (affected_max_age = "

@@ -28,6 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
+from eyeful.records import Invocation
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
@@ -128,6 +129,15 @@ class Run(BaseModel):
     it was given in place of the test command's own paths (eyeful/affected.py)."""
     reached: dict[str, list[str]] | None = Field(default=None, exclude=True)
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """pytest's parse of the command (from the probe's record): which words it took as paths,
+    whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
+
+    def cache_entry(self) -> dict[str, Any]:
+        """The cache's entry of this run."""
+        entry = self.model_dump(exclude={"side", "cached"})
+        entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
+        return entry
 
     @property
     def failing(self) -> set[str]:
@@ -213,6 +223,10 @@ class Runner:
         self._private: Path | None = None
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
+        self.parsed: Invocation | None = None
+        """pytest's parse of the test command, from the record of its first full run here (or
+        of the run that recorded the map a selection used): a derived ``test_one`` needs it."""
+        self._unparsed: str | None = None
 
         # Asked now, read when a key is first needed: one review, one look at the interpreters
         # (``environment``: the one the caller already asked, when it is the same question).
@@ -223,6 +237,37 @@ class Runner:
             self._environment_key = environment
         else:
             self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
+
+    def how(self) -> focus.Focus | None:
+        """How one test runs on its own (eyeful/focus.py), with pytest's parse of the test
+        command once a run of it recorded one; None when no test can run alone (yet)."""
+        commands = self.config.commands
+        how = focus.of(commands.test, commands.test_one, self.parsed)
+        return how if how is not None and how.ready else None
+
+    def no_test_one(self) -> str:
+        """One line for the report: why no test runs on its own, and what to do."""
+        commands = self.config.commands
+        why = focus.why_not(commands.test, commands.test_one, self.parsed)
+        if why is None:
+            why = "pytest's parse of the test command was not recorded" + (
+                f" ({self._unparsed})" if self._unparsed else " (no run of it recorded one yet)"
+            )
+        return f"no test_one, as {why}; set commands.test_one"
+
+    def learn(self, run: Run) -> None:
+        """Keep pytest's parse of the test command from a full run of it (the first that has
+        one), or why it had none."""
+        if self.parsed is not None or run.name != "test":
+            return
+        if run.invocation is not None:
+            self.parsed = run.invocation
+        elif self._unparsed is None:
+            self._unparsed = run.read_from_text or (
+                "its run ended before pytest's session started"
+                if run.status == "ERROR"
+                else "its run left no record of it"
+            )
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -392,7 +437,7 @@ class Runner:
         key = self.suite_key(tree, extra)
         commands: list[str | IdCommand] = [command]
         if only is not None:
-            how = focus.of(command, self.config.commands.test_one)
+            how = self.how()
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
@@ -400,18 +445,23 @@ class Runner:
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None and reach and not self._mapped(tree, command):
             hit = None  # cached by a review that recorded no map: this one runs it for the map
+        whole = only is None and extra is None
         if hit is not None:
+            if whole:
+                self.learn(hit)
             self.progress.finished(hit)
             return [hit]
         runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
         last = runs[-1]
         if last.name == "test":
             last.selected = only
+            if whole:
+                self.learn(last)
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
                 self.cache.put("maps", affected.map_key(tree, command),
-                               affected.recorded(tree, last.reached, last.failing))  # fmt: skip
+                               affected.recorded(tree, last))  # fmt: skip
             if last.status != "ERROR":
-                self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
+                self.cache.put("runs", key, last.cache_entry())
         return runs
 
     def _mapped(self, tree: str, command: str) -> bool:
@@ -431,7 +481,7 @@ class Runner:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live."""
-        how = focus.of(self.config.commands.test, self.config.commands.test_one)
+        how = self.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
         commands = how.commands(tests, each=each)
@@ -549,6 +599,7 @@ class Runner:
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached = said.reached
+            run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)
         return run
