@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
 import pygit2
 from pydantic import BaseModel, Field
@@ -25,9 +24,6 @@ from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.records import Invocation
 from eyeful.results import is_pytest_command
-
-if TYPE_CHECKING:
-    from eyeful.runs import Run
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
@@ -64,12 +60,11 @@ def map_key(tree: str, command: str) -> str:
     return cache_key(map=tree, test=command)
 
 
-def recorded(tree: str, run: Run) -> dict[str, object]:
-    """The cache entry of a full run's map."""
-    assert run.reached is not None
-    return Map(
-        tree=tree, tests=run.reached, failed=sorted(run.failing), invocation=run.invocation
-    ).model_dump()
+def recorded(
+    tree: str, reached: dict[str, list[str]], failed: set[str], invocation: Invocation | None
+) -> dict[str, object]:
+    """The cache entry of a full run's map (with that run's parse of the test command)."""
+    return Map(tree=tree, tests=reached, failed=sorted(failed), invocation=invocation).model_dump()
 
 
 @dataclass(frozen=True)

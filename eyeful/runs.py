@@ -459,7 +459,8 @@ class Runner:
                 self.learn(last)
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
                 self.cache.put("maps", affected.map_key(tree, command),
-                               affected.recorded(tree, last))  # fmt: skip
+                               affected.recorded(tree, last.reached, last.failing,
+                                                 last.invocation))  # fmt: skip
             if last.status != "ERROR":
                 self.cache.put("runs", key, last.cache_entry())
         return runs
