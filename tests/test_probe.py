@@ -311,7 +311,7 @@ def pytest_addoption(parser):
 
 
 def test_the_project_and_its_plugins_options_are_parsed_by_pytest_itself(tmp_path):
-    # Option values that look like paths, a flag before a path, `--opt=value`, `-k`, `--`:
+    # Option values that look like paths, a flag before a path, `--opt=value`, `-k`:
     # which word is a path only pytest's parser, with the conftest's and the plugin's options
     # in it, can tell.
     root = write(tmp_path / "project", {
@@ -319,13 +319,13 @@ def test_the_project_and_its_plugins_options_are_parsed_by_pytest_itself(tmp_pat
         "tests/test_a.py": "def test_a():\n    pass\n",
     })  # fmt: skip
     args = ["-p", "plug", "--plug-fast", "tests", "--myopt", "tests", "-k", "tests or a",
-            "--plug-n", "2", "--myopt=x", "tests/test_a.py", "--", "tests/test_a.py"]  # fmt: skip
+            "--plug-n", "2", "--myopt=x", "tests/test_a.py"]  # fmt: skip
     run = Run(root, args, tmp_path / "rec", clean_env([root]))
     invocation = run.must_record().invocation
     assert invocation is not None, run.stdout
     assert invocation.args == ["-p", "no:cacheprovider", *args]
     paths = [invocation.args[at] for at in invocation.paths]
-    assert invocation.paths == [5, 13, 15], paths  # never `--myopt tests` nor `-k tests or a`
+    assert invocation.paths == [5, 13], paths  # never `--myopt tests` nor `-k tests or a`
 
 
 def test_ids_are_pytests_own(shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path):
