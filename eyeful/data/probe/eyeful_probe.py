@@ -398,7 +398,7 @@ def _path_words(config: pytest.Config) -> list[int] | None:
     if parser is None:
         return None
     args = [str(arg) for arg in config.invocation_params.args]
-    kept = getattr(parser, "optparser", None)  # pytest < 8 builds it anew at each parse
+    kept = getattr(parser, "optparser", None)  # older pytest builds it anew at each parse
     try:
         paths = list(getattr(parser.parse(args), "file_or_dir", None) or ())
         found = []
