@@ -57,7 +57,9 @@ def can_focus(runner: Runner, change: Run) -> bool:
     """Whether the change's failing tests can be run on their own: `test_one` is configured (or
     derived: eyeful/focus.py) and the run named them with ids that can be passed to it."""
     return (
-        runner.how() is not None and change.names_known and any(passable(t) for t in change.failing)
+        runner.alone.how() is not None
+        and change.names_known
+        and any(passable(t) for t in change.failing)
     )
 
 

@@ -39,7 +39,7 @@ from eyeful.go_records import check_go_id, go_test_args, run_pattern, split_go_i
 from eyeful.records import Invocation
 from eyeful.testids import IdCommand, check_test_id, with_ids
 
-__all__ = ["AT_FIRST_RUN", "Focus", "for_record", "of", "passable", "why_not"]
+__all__ = ["AT_FIRST_RUN", "Alone", "Focus", "for_record", "of", "passable", "why_not"]
 
 AT_FIRST_RUN = (
     "the test command, the words pytest takes as paths replaced by the ids  (derived from "
@@ -293,6 +293,37 @@ def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = 
         "the test command is not a plain pytest, python -m pytest, python -m unittest or go test "
         "command (a wrapper such as make, tox or uv run)"
     )
+
+
+class Alone:
+    """How tests run on their own in one review: ``test_one``, or one derived from ``test``,
+    with pytest's parse of it once the record of a run of it brought one (:meth:`learn`)."""
+
+    def __init__(self, test: str | None, test_one: str | None) -> None:
+        self.test, self.test_one = test, test_one
+        self.parsed: Invocation | None = None
+        self._unparsed: str | None = None
+
+    def learn(self, parsed: Invocation | None, why_none: str) -> None:
+        """A full run of ``test``'s parse (the first one counts), or why it brought none."""
+        if self.parsed is None and parsed is not None:
+            self.parsed = parsed
+        elif self.parsed is None and self._unparsed is None:
+            self._unparsed = why_none
+
+    def how(self) -> Focus | None:
+        """How one test runs on its own now; None when none can (yet)."""
+        how = of(self.test, self.test_one, self.parsed)
+        return how if how is not None and how.ready else None
+
+    def why_none(self) -> str:
+        """One line for the report: why no test runs on its own, and what to do."""
+        why = why_not(self.test, self.test_one, self.parsed)
+        if why is None:
+            why = "pytest's parse of the test command was not recorded" + (
+                f" ({self._unparsed})" if self._unparsed else " (no run of it recorded one yet)"
+            )
+        return f"no test_one, as {why}; set commands.test_one"
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

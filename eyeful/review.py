@@ -132,7 +132,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         if fresh is not None:
             fresh.close()
     commands = request.config.commands
-    how = fresh.how() if fresh is not None else focus.of(commands.test, commands.test_one)
+    how = fresh.alone.how() if fresh is not None else focus.of(commands.test, commands.test_one)
     add_reruns(report, commands.test, how if how is not None and how.ready else None)
     return report.finish()
 
@@ -272,7 +272,7 @@ def _change_suite(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
     if report.selection.ids is not None:
-        runner.parsed = report.selection.invocation  # the selected tests run by its test_one
+        runner.alone.parsed = report.selection.invocation  # the selected run's test_one
     return runner.suite(snap.head.tree, "change", only=report.selection.ids)
 
 
@@ -311,7 +311,7 @@ def _against_base(
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
             failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
-    why = runner.no_test_one() if runner.how() is None else None
+    why = runner.alone.why_none() if runner.alone.how() is None else None
     return failures, notes + regression_notes(failures, why)
 
 
@@ -358,8 +358,8 @@ def _findings(
 ) -> None:
     """Experts, one-problem merging, reproduction and fixes, the gates, grading, the judge."""
     snap, config = request.snapshot, request.config
-    if why_not_run is None and runner is not None and runner.how() is None:
-        why_not_run = runner.no_test_one()
+    if why_not_run is None and runner is not None and runner.alone.how() is None:
+        why_not_run = runner.alone.why_none()
     gathered = _gather(request, repo, report, agents, progress)
     findings, attempts, ctx = gathered.findings, gathered.attempts, gathered.ctx
     groups, merged_experts, members = gathered.groups, gathered.merged_experts, gathered.members

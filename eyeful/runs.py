@@ -223,10 +223,9 @@ class Runner:
         self._private: Path | None = None
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
-        self.parsed: Invocation | None = None
-        """pytest's parse of the test command, from the record of its first full run here (or
-        of the run that recorded the map a selection used): a derived ``test_one`` needs it."""
-        self._unparsed: str | None = None
+        self.alone = focus.Alone(config.commands.test, config.commands.test_one)
+        """How tests run on their own: a derived ``test_one`` learns pytest's parse of the test
+        command from its first full run here (or from the run that recorded a selection's map)."""
 
         # Asked now, read when a key is first needed: one review, one look at the interpreters
         # (``environment``: the one the caller already asked, when it is the same question).
@@ -238,36 +237,13 @@ class Runner:
         else:
             self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
 
-    def how(self) -> focus.Focus | None:
-        """How one test runs on its own (eyeful/focus.py), with pytest's parse of the test
-        command once a run of it recorded one; None when no test can run alone (yet)."""
-        commands = self.config.commands
-        how = focus.of(commands.test, commands.test_one, self.parsed)
-        return how if how is not None and how.ready else None
-
-    def no_test_one(self) -> str:
-        """One line for the report: why no test runs on its own, and what to do."""
-        commands = self.config.commands
-        why = focus.why_not(commands.test, commands.test_one, self.parsed)
-        if why is None:
-            why = "pytest's parse of the test command was not recorded" + (
-                f" ({self._unparsed})" if self._unparsed else " (no run of it recorded one yet)"
-            )
-        return f"no test_one, as {why}; set commands.test_one"
-
-    def learn(self, run: Run) -> None:
-        """Keep pytest's parse of the test command from a full run of it (the first that has
-        one), or why it had none."""
-        if self.parsed is not None or run.name != "test":
-            return
-        if run.invocation is not None:
-            self.parsed = run.invocation
-        elif self._unparsed is None:
-            self._unparsed = run.read_from_text or (
-                "its run ended before pytest's session started"
-                if run.status == "ERROR"
+    def _learn(self, run: Run) -> None:
+        """pytest's parse of the test command from a full run of it (or why it had none)."""
+        if run.name == "test":
+            self.alone.learn(run.invocation, run.read_from_text or (
+                "its run ended before pytest's session started" if run.status == "ERROR"
                 else "its run left no record of it"
-            )
+            ))  # fmt: skip
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -437,7 +413,7 @@ class Runner:
         key = self.suite_key(tree, extra)
         commands: list[str | IdCommand] = [command]
         if only is not None:
-            how = self.how()
+            how = self.alone.how()
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
@@ -448,7 +424,7 @@ class Runner:
         whole = only is None and extra is None
         if hit is not None:
             if whole:
-                self.learn(hit)
+                self._learn(hit)
             self.progress.finished(hit)
             return [hit]
         runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
@@ -456,7 +432,7 @@ class Runner:
         if last.name == "test":
             last.selected = only
             if whole:
-                self.learn(last)
+                self._learn(last)
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
                 self.cache.put("maps", affected.map_key(tree, command),
                                affected.recorded(tree, last.reached, last.failing,
@@ -482,7 +458,7 @@ class Runner:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live."""
-        how = self.how()
+        how = self.alone.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
         commands = how.commands(tests, each=each)
