@@ -20,16 +20,17 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 import pygit2
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
-from eyeful.records import MapPlace
+from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
+ONE_PER_COMMAND = "`test_one` runs one test per command, not a plain pytest"
 RECENT = 8
 """Maps of changes made on a commit (staged changes' trees) kept to serve later changes."""
 
@@ -45,6 +46,9 @@ class Map(BaseModel):
     """pytest's rootdir, relative to the repository (``""``: its root)."""
     started: str | None = ""
     """The directory pytest started in, where the paths given to it start (None: outside)."""
+    invocation: Invocation | None = None
+    """pytest's parse of the test command in that run: the selected tests run by the
+    ``test_one`` derived from it (eyeful/focus.py)."""
 
 
 class Selection(BaseModel):
@@ -59,6 +63,8 @@ class Selection(BaseModel):
     """The tree whose full run recorded the map (the full suite last ran there)."""
     map_tests: int | None = None
     """How many tests the map knows: the suite's size when it was recorded."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """The map's run's parse of the test command, for the selected tests' run (not reported)."""
 
 
 def map_key(tree: str, command: str) -> str:
@@ -75,10 +81,15 @@ def _placed(rootdir: str, test: str) -> str | None:
 
 
 def recorded(
-    tree: str, reached: dict[str, list[str]], failed: set[str], place: MapPlace | None
+    tree: str,
+    reached: dict[str, list[str]],
+    failed: set[str],
+    place: MapPlace | None,
+    invocation: Invocation | None,
 ) -> dict[str, object] | None:
-    """The cache entry of a full run's map, its ids made repository paths; None when pytest's
-    rootdir or a test is outside the repository (no map then)."""
+    """The cache entry of a full run's map (with that run's parse of the test command), its ids
+    made repository paths; None when pytest's rootdir or a test is outside the repository (no
+    map then)."""
     place = place or MapPlace()
     if place.rootdir is None:
         return None
@@ -97,6 +108,7 @@ def recorded(
         failed=[t for t in failing if t is not None],
         rootdir=place.rootdir,
         started=place.started,
+        invocation=invocation,
     ).model_dump()
 
 
@@ -129,7 +141,10 @@ def _recent_key(command: str) -> str:
 
 
 def remember(cache: Cache, command: str, tree: str, on: str) -> None:
-    """A map of ``tree``, a change made on commit ``on``: kept among the recent ones."""
+    """The change ``tree``, made on commit ``on``: where it has a map, kept among the recent
+    ones, which serve after the change was committed otherwise."""
+    if cache.get("maps", map_key(tree, command), dict) is None:
+        return
     known = cache.get("recent_maps", _recent_key(command), _Recent.model_validate) or _Recent()
     kept = [(t, c) for t, c in known.maps if t != tree][: RECENT - 1]
     cache.put("recent_maps", _recent_key(command), _Recent(maps=[(tree, on), *kept]).model_dump())
@@ -264,8 +279,8 @@ def select(
     how = focus.of(command, config.commands.test_one)
     if how is None:
         return Selection(why_all="the test command cannot run chosen tests")
-    if not how.several:
-        return Selection(why_all="`test_one` runs one test per command, not a plain pytest")
+    if how.ready and not how.several:
+        return Selection(why_all=ONE_PER_COMMAND)
     found = candidates(repo, cache, command, base_commit, config.affected_max_age)
     if not found:
         return Selection(why_all="no map of what each test ran yet (a full run records one)")
@@ -275,6 +290,7 @@ def select(
         return Selection(
             map_tree=nearest.map.tree,
             map_tests=len(nearest.map.tests),
+            invocation=nearest.map.invocation,
             why_all=(
                 f"the last map is {nearest.age} commits old (affected_max_age = "
                 f"{config.affected_max_age})"
@@ -295,7 +311,14 @@ def _by_map(
 ) -> Selection:
     """The tests ``known`` says the files that differ between its tree and ``tree`` can
     affect, as the test command takes them."""
-    base = Selection(map_tree=known.tree, map_tests=len(known.tests))
+    base = Selection(map_tree=known.tree, map_tests=len(known.tests), invocation=known.invocation)
+    how = focus.of(config.commands.test, config.commands.test_one, known.invocation)
+    if how is None or not how.ready:
+        base.why_all = "the map's run recorded no pytest parse of the test command to run tests by"
+        return base
+    if not how.several:
+        base.why_all = ONE_PER_COMMAND
+        return base
     ran = {f for files in known.tests.values() for f in files}
     test_files = {t.split("::")[0] for t in known.tests}
     chosen: set[str] = set()
@@ -319,8 +342,7 @@ def _by_map(
         return base
     # A derived `test_one` takes paths from where pytest started; a configured one, pytest's
     # ids (relative to its rootdir), as in every confirmation.
-    how = focus.of(config.commands.test, config.commands.test_one)
-    start = known.started if how is not None and how.from_test else known.rootdir
+    start = known.started if how.from_test else known.rootdir
     given = arguments(sorted(files) + sorted(kept), start)
     if isinstance(given, str):
         base.why_all = given

@@ -400,8 +400,25 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         reached=reach.by_test(),
         reached_from=reach.place,
         rootdir=rootdir,
+        invocation=_invocation(leaders),
         notes=notes.done(),
     )
+
+
+def _invocation(leaders: list[_Process]) -> records.Invocation | None:
+    """pytest's parse of its command line, from the one process that led the run (main, or
+    xdist's controller): its arguments and which of them it took as paths."""
+    if len(leaders) != 1:
+        return None
+    start = next((line for line in leaders[0].lines if line.get("t") == "start"), None)
+    if start is None:
+        return None
+    given, took = records.as_list(start.get("args")), start.get("paths")
+    args = [arg for arg in given if isinstance(arg, str)]
+    paths = [at for at in records.as_list(took) if type(at) is int and 0 <= at < len(args)]
+    if not isinstance(took, list) or len(args) != len(given) or len(paths) != len(took):
+        return None  # not recorded (an older probe; it could not tell), or not as written
+    return records.Invocation(args=args, paths=sorted(set(paths)))
 
 
 class _Reached:

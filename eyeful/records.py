@@ -40,6 +40,7 @@ __all__ = [
     "CollectError",
     "FailureRecord",
     "Frame",
+    "Invocation",
     "Location",
     "Outcome",
     "Phase",
@@ -170,6 +171,18 @@ class MapPlace(_Model):
     started: str | None = ""
 
 
+class Invocation(_Model):
+    """pytest's own parse of its command line (its main process's): which words it took as
+    paths. A test command's ``test_one`` is derived from it (eyeful/focus.py)."""
+
+    args: list[str]
+    """The words pytest was given (``invocation_params.args``: after ``pytest`` or ``-m
+    pytest``; not ``addopts`` nor ``PYTEST_ADDOPTS``)."""
+    paths: list[int]
+    """The positions in ``args`` of the words pytest's parser took as paths (``file_or_dir``),
+    with every option it knew (its own, its plugins', the project's ``pytest_addoption``)."""
+
+
 class RunRecord(_Model):
     runner: Runner
     collected: list[str] = Field(default_factory=list)
@@ -215,6 +228,9 @@ class RunRecord(_Model):
     outside, a connection), whatever the code made of the error."""
     imported: list[str] = Field(default_factory=list)
     """pytest: files of the modules imported outside the standard library and site-packages."""
+    invocation: Invocation | None = None
+    """pytest: which words of its command line it took as paths (None: not recorded, or more
+    than one pytest process led the run)."""
     notes: list[str] = Field(default_factory=list)
     """Anything odd: the probe's internal errors, a worker crash, a record cut short."""
 

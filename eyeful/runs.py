@@ -28,7 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
-from eyeful.records import MapPlace
+from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
@@ -131,6 +131,15 @@ class Run(BaseModel):
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
     reached_from: MapPlace | None = Field(default=None, exclude=True)
     """Where pytest ran when it recorded that map."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """pytest's parse of the command (from the probe's record): which words it took as paths,
+    whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
+
+    def cache_entry(self) -> dict[str, Any]:
+        """The cache's entry of this run."""
+        entry = self.model_dump(exclude={"side", "cached"})
+        entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
+        return entry
 
     @property
     def failing(self) -> set[str]:
@@ -206,8 +215,6 @@ class Runner:
         """Whether a full suite run records the map (eyeful/affected.py): only for a review that
         selects by it. The map's tracer costs a suite run most of its speed (on Python 3.11 a call
         event for every function), so a plain review does not pay for it."""
-        self.id_root = ""
-        """pytest's rootdir as a repository path, once a run said it (eyeful/focus.py)."""
         self.config = config
         self.pool = pool
         self.cache = cache
@@ -218,6 +225,9 @@ class Runner:
         self._private: Path | None = None
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
+        self.alone = focus.Alone(config.commands.test, config.commands.test_one)
+        """How tests run on their own: a derived ``test_one`` learns pytest's parse of the test
+        command from its first full run here (or from the run that recorded a selection's map)."""
 
         # Asked now, read when a key is first needed: one review, one look at the interpreters
         # (``environment``: the one the caller already asked, when it is the same question).
@@ -228,6 +238,14 @@ class Runner:
             self._environment_key = environment
         else:
             self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
+
+    def _learn(self, run: Run) -> None:
+        """pytest's parse of the test command from a full run of it (or why it had none)."""
+        if run.name == "test":
+            self.alone.learn(run.invocation, run.read_from_text or (
+                "its run ended before pytest's session started" if run.status == "ERROR"
+                else "its run left no record of it"
+            ))  # fmt: skip
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -397,7 +415,7 @@ class Runner:
         key = self.suite_key(tree, extra)
         commands: list[str | IdCommand] = [command]
         if only is not None:
-            how = focus.of(command, self.config.commands.test_one)
+            how = self.alone.how()
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
@@ -405,30 +423,29 @@ class Runner:
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None and reach and not self._mapped(tree, command):
             hit = None  # cached by a review that recorded no map: this one runs it for the map
+        whole = only is None and extra is None
         if hit is not None:
+            if whole:
+                self._learn(hit)
             self.progress.finished(hit)
             return [hit]
         runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
         last = runs[-1]
         if last.name == "test":
             last.selected = only
+            if whole:
+                self._learn(last)
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
-                mapped = affected.recorded(tree, last.reached, last.failing, last.reached_from)
+                mapped = affected.recorded(tree, last.reached, last.failing, last.reached_from,
+                                           last.invocation)  # fmt: skip
                 if mapped is not None:
                     self.cache.put("maps", affected.map_key(tree, command), mapped)
             if last.status != "ERROR":
-                self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
+                self.cache.put("runs", key, last.cache_entry())
         return runs
 
     def _mapped(self, tree: str, command: str) -> bool:
         return self.cache.get("maps", affected.map_key(tree, command), dict) is not None
-
-    def remember_map(self, tree: str, on: str | None) -> None:
-        """The change ``tree``, made on commit ``on``, has a map: kept among the recent ones,
-        which serve after the change was committed otherwise (eyeful/affected.py)."""
-        command = self.config.commands.test or ""
-        if on is not None and self._mapped(tree, command):
-            affected.remember(self.cache, command, tree, on)
 
     def one(
         self,
@@ -444,34 +461,17 @@ class Runner:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live."""
-        how = focus.of(self.config.commands.test, self.config.commands.test_one)
+        how = self.alone.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
-        if how.from_test and self.id_root:
+        if how.from_test and self.alone.rootdir:
             with self._repo_lock:
-                tests = [self._from_root(tree, t) for t in tests]
+                found = tree_at(self.repo, tree)
+                tests = self.alone.from_root(tests, lambda path: path in found)
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
-
-    def _learn_rootdir(self, worktree: Path, rootdir: str | None) -> None:
-        """pytest's rootdir as a repository path, once a run said it (``sub`` for
-        ``sub/pytest.ini``): where the ids of its records start."""
-        if rootdir is not None:
-            with contextlib.suppress(ValueError):
-                rel = Path(rootdir).relative_to(worktree).as_posix()
-                self.id_root = "" if rel == "." else rel
-
-    def _from_root(self, tree: str, test: str) -> str:
-        """A pytest id as a `test_one` derived from `test` (started at the worktree's root)
-        takes it: the records' ids are relative to pytest's rootdir, which may be below the
-        root. An id whose file is in the tree as it is (a finding's test) stays so."""
-        rebased = focus.rebased(test, self.id_root)
-        found = tree_at(self.repo, tree)
-        if id_path(test) in found or id_path(rebased) not in found:
-            return test
-        return rebased
 
     def _execute(
         self,
@@ -583,7 +583,8 @@ class Runner:
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached, run.reached_from = said.reached, said.reached_from
-            self._learn_rootdir(worktree.path, said.rootdir)
+            self.alone.learn_rootdir(worktree.path, said.rootdir)
+            run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)
         return run

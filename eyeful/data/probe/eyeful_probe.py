@@ -21,7 +21,9 @@ and the run is read from its text.
 Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are absolute:
 
 - ``start``: ``role``, ``pid``, ``worker`` (xdist's worker id or null), ``pytest``,
-  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``time`` (epoch seconds).
+  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``paths`` (main and controller
+  only: the positions in ``args`` of the words pytest's own parser took as paths, with every
+  option it knew; null when that cannot be told), ``time`` (epoch seconds).
 - ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
 - ``kinds``: ``kinds``: {id: item class name} for each collected test that is not a plain test
   function (``DoctestItem``, a plugin's item), in chunks of at most 500.
@@ -378,6 +380,45 @@ def _outside_python() -> list[str]:
     return sorted(files)
 
 
+_MARK = "eyeful-probe:path"  # no option's prefix, no argument file's ``@``
+
+
+def _parsed_paths(parser: Any, args: list[str]) -> list[str]:  # noqa: ANN401 (pytest.Parser)
+    """The paths pytest's parser reads in ``args``; none where it refuses them (the marker
+    where an option wants a number, say)."""
+    try:
+        return list(getattr(parser.parse(args), "file_or_dir", None) or ())
+    except (Exception, SystemExit):
+        return []
+
+
+def _path_words(config: pytest.Config) -> list[int] | None:
+    """The positions of the words of the command line that pytest took as paths: each word that
+    is among its parsed paths (``file_or_dir``), put in its place as a marker, comes out among
+    the paths again when pytest's own parser, with every option of pytest's, its plugins' and
+    the project's ``pytest_addoption`` in it, reads it as one (never as an option's value).
+    None when the paths are not all words of the command line (an ``@file`` of arguments)."""
+    parser = getattr(config, "_parser", None)
+    if parser is None:
+        return None
+    args = [str(arg) for arg in config.invocation_params.args]
+    kept = getattr(parser, "optparser", None)  # older pytest builds it anew at each parse
+    try:
+        paths = list(getattr(parser.parse(args), "file_or_dir", None) or ())
+        found = []
+        for at, word in enumerate(args):
+            if word not in paths:
+                continue
+            if _MARK in _parsed_paths(parser, [*args[:at], _MARK, *args[at + 1 :]]):
+                found.append(at)
+        return found if len(found) == len(paths) else None
+    except (Exception, SystemExit):
+        return None
+    finally:
+        if kept is not None:
+            parser.optparser = kept
+
+
 class _Probe:
     """The recorder of one pytest process."""
 
@@ -468,6 +509,7 @@ class _Probe:
                     "python": sys.version.split()[0],
                     "rootdir": os.path.abspath(str(rootdir)),
                     "args": [str(arg) for arg in self.config.invocation_params.args],
+                    "paths": None if workerinput else _path_words(self.config),
                     "time": time.time(),
                 }
             )
