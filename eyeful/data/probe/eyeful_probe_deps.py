@@ -49,6 +49,8 @@ class Sight:
         self.on = True
         self.real_import_module: Any = None
         self.spawner = False
+        self.plugins: list[str] = []
+        """The files of the modules registered with pytest, given at the session's end."""
 
     @classmethod
     def start(cls, reach: Any) -> Sight:  # noqa: ANN401
@@ -179,10 +181,11 @@ class Sight:
                 found |= kept[1]
         return found
 
-    def stop(self, plugins: list[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    def stop(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """The import graph (:meth:`Imports.graph`) of every repository file reached, loaded
         (``sys.modules``) or registered with pytest (``plugins``: conftest files,
         ``pytest_plugins`` modules)."""
+        plugins = self.plugins
         self.on = False
         if self.real_import_module is not None:
             importlib.import_module = self.real_import_module

@@ -494,10 +494,9 @@ class Reach:
                     break
         return sorted(out)
 
-    def stop(self, plugins: list[str] | None = None) -> dict[str, Any]:
+    def stop(self) -> dict[str, Any]:
         """The session's line: its files, and the import graph of every file reached
-        (``imports``); ``plugins``: the files of the conftest and plugin modules pytest
-        loaded."""
+        (``imports``, ``parents``: eyeful_probe_deps.Sight)."""
         if self.why is not None:
             return {"t": "reached", "id": None, "files": None, "why": self.why}
         if self.tool is not None:
@@ -510,7 +509,7 @@ class Reach:
         line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
         if self.sight is not None:
             try:
-                graph, parents = self.sight.stop(plugins or [])
+                graph, parents = self.sight.stop()
             except Exception as error:  # no graph: no map (the whole suite runs)
                 return {"t": "reached", "id": None, "files": None, "why": f"imports: {error!r}"}
             for key, edges in (("imports", graph), ("parents", parents)):
