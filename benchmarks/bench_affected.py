@@ -166,7 +166,7 @@ def main() -> int:
           f"exit {full['exit_code']}")  # fmt: skip
     chosen = selected.get("selection") or {}
     run = next((r for r in selected["runs"] if r["name"] == "test" and r["side"] == "change"), {})
-    ran = len(run.get("collected") or []) if chosen.get("ids") else "all"  # a function: its ids
+    ran = sum((run.get("counts") or {}).values()) if chosen.get("ids") else "all"
     print(f"affected review: {sel_wall:.1f} s, exit {selected['exit_code']}, ran {ran} of "
           f"{chosen.get('map_tests')} tests ({chosen.get('why_all') or 'affected'})")  # fmt: skip
     print(f"ratio affected/full: {ratio:.3f} (goal <= {RATIO_GOAL})")
