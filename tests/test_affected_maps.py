@@ -170,6 +170,9 @@ def test_with_pytest_cov_and_xdist_each_worker_records_its_tests(
     assert "pkg/a.py" in record.reached.tests["tests/test_a.py::test_a_value"]
     assert "pkg/c.py" not in record.reached.tests["tests/test_a.py::test_a_value"]
     assert "pkg/c.py" in record.reached.tests["tests/test_c.py::test_c_twice"]
+    # what the tests could see besides, with coverage's map too (issue 32, point 1)
+    assert record.reached.imports["tests/test_a.py"] == ["pkg/a.py"]
+    assert record.reached.parents["tests/test_a.py"] == ["pkg/__init__.py"]
 
 
 # Point 4: pytest's rootdir below the repository (`sub/pytest.ini`, `pytest sub`): its ids are

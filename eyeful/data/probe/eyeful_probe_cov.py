@@ -21,6 +21,7 @@ from collections.abc import Generator, Iterable
 from typing import Any, Protocol
 
 import pytest
+from eyeful_probe_deps import Sight  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside it
 
 TEST = "eyeful-test:"
@@ -77,7 +78,9 @@ class _Later:
                 return
             # Coverage's start put its tracer in place of eyeful's (sys.settrace and
             # threading.settrace): nothing of eyeful's is left to remove.
-            self.holder.reach = CoverageReach.start(self.root, cov, session.config, before.session)
+            self.holder.reach = CoverageReach.start(
+                self.root, cov, session.config, before.session, before.sight
+            )
         except Exception:  # never stop the run; the map then says what it could not watch
             return
 
@@ -113,9 +116,12 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
         cov: Any,  # noqa: ANN401
         config: pytest.Config,
         seen: set[str],
+        sight: Sight | None = None,
     ) -> CoverageReach:
         reach = cls(root, cov)
         reach.session |= seen
+        reach.sight = sight if sight is not None else Sight.start(reach)
+        reach.sight.reach = reach
         if getattr(getattr(cov, "config", None), "dynamic_context", None):
             reach.why = "coverage's own dynamic contexts are on (dynamic_context)"
         else:
@@ -207,7 +213,10 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
             why = self.why or "coverage's data was not read"
             return {"t": "reached", "id": None, "files": None, "why": why}
         files = self.session | self.found.get(("", ""), set())
-        return {"t": "reached", "id": None, "files": self.relative(files)}
+        line: dict[str, Any] = self.with_graph(
+            {"t": "reached", "id": None, "files": self.relative(files)}
+        )
+        return line
 
 
 class _Contexts:

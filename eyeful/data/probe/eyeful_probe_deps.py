@@ -45,6 +45,7 @@ class Sight:
         self.roots: tuple[str, ...] = reach.roots
         self.fixtures: dict[int, tuple[object, set[str]]] = {}
         self.loads: dict[str, set[str]] = {}
+        self.passes: dict[str, set[str]] = {}
         self.seen: set[str] = set()
         self.on = True
         self.real_import_module: Any = None
@@ -132,17 +133,22 @@ class Sight:
         self._edge(full, sys._getframe(1))
 
     def _edge(self, full: str, frame: FrameType | None) -> None:
-        """``full`` loaded while a module's top level ran: that module's import loads it."""
+        """``full`` loaded while a module's top level ran: that module's import loads it. Through
+        the import system (an import the static graph reads better: ``from a import b`` opens
+        ``a/__init__.py`` without reading its namespace), only as a package passed through."""
         depth = 0
+        imported = False
         while frame is not None and depth < _MAX_FRAMES:
             code = frame.f_code
-            if code.co_name == "<module>" and code.co_filename != full:
-                owner = code.co_filename
-                if not owner.startswith("<"):
-                    owner = os.path.abspath(owner)
-                    if owner.startswith(self.roots):
-                        self.loads.setdefault(owner, set()).add(full)
-                    return
+            name = code.co_filename
+            if name.startswith("<frozen importlib._bootstrap"):
+                imported = True
+            elif code.co_name == "<module>" and name != full and not name.startswith("<"):
+                owner = os.path.abspath(name)
+                if owner.startswith(self.roots):
+                    edges = self.passes if imported else self.loads
+                    edges.setdefault(owner, set()).add(full)
+                return
             frame = frame.f_back
             depth += 1
 
@@ -195,12 +201,15 @@ class Sight:
             if isinstance(name, str):
                 files.add(os.path.abspath(name))
         files.update(os.path.abspath(f) for f in plugins)
-        for found in self.loads.values():
-            files |= found
+        for edges in (self.loads, self.passes):
+            for found in edges.values():
+                files |= found
         mine = {f for f in files if f.startswith(self.roots)}
         graph, parents = Imports(self.roots).graph(mine)
         for owner, found in self.loads.items():
             graph.setdefault(owner, set()).update(found - {owner})
+        for owner, found in self.passes.items():
+            parents.setdefault(owner, set()).update(found - {owner} - graph.get(owner, set()))
         return graph, parents
 
 

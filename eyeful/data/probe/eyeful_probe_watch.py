@@ -506,16 +506,21 @@ class Reach:
         else:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
-        if self.sight is not None:
-            try:
-                graph, parents = self.sight.stop()
-            except Exception as error:  # no graph: no map (the whole suite runs)
-                return {"t": "reached", "id": None, "files": None, "why": f"imports: {error!r}"}
-            for key, edges in (("imports", graph), ("parents", parents)):
-                line[key] = {
-                    rel[0]: self.relative(found)
-                    for path, found in sorted(edges.items())
-                    if found and (rel := self.relative({path}))
-                }
+        return self.with_graph({"t": "reached", "id": None, "files": self.relative(self.session)})
+
+    def with_graph(self, line: dict[str, Any]) -> dict[str, Any]:
+        """The session's line with the import graph (``imports``, ``parents``), where
+        :class:`eyeful_probe_deps.Sight` watched; a graph that failed: no map."""
+        if self.sight is None or line.get("files") is None:
+            return line
+        try:
+            graph, parents = self.sight.stop()
+        except Exception as error:  # no graph: no map (the whole suite runs)
+            return {"t": "reached", "id": None, "files": None, "why": f"imports: {error!r}"}
+        for key, edges in (("imports", graph), ("parents", parents)):
+            line[key] = {
+                rel[0]: self.relative(found)
+                for path, found in sorted(edges.items())
+                if found and (rel := self.relative({path}))
+            }
         return line
