@@ -266,6 +266,33 @@ def test_a_pythonpath_into_your_tree_points_into_the_worktree_instead(tmp_path, 
     assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
+def test_the_files_a_run_imported_from_your_tree_are_found_through_symlinks(tmp_path):
+    # Resolved a directory at a time (eyeful/imports.py): the same answer as each file resolved.
+    from eyeful.imports import from_user_tree
+
+    tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
+    for path in (tree / "pkg" / "mod.py", tree / ".git" / "eyeful" / "wt" / "mod.py",
+                 elsewhere / "lib" / "other.py"):  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    (elsewhere / "into").symlink_to(tree / "pkg")  # a directory linked into your tree
+    (elsewhere / "lib" / "linked.py").symlink_to(tree / "pkg" / "mod.py")  # a file linked
+    (elsewhere / "lib" / "dangling.py").symlink_to(tmp_path / "gone.py")
+    imported = [
+        str(tree / "pkg" / "mod.py"),
+        str(tree / ".git" / "eyeful" / "wt" / "mod.py"),  # eyeful's worktrees: not your tree
+        str(elsewhere / "lib" / "other.py"),
+        str(elsewhere / "into" / "mod.py"),
+        str(elsewhere / "lib" / "linked.py"),
+        str(elsewhere / "lib" / "dangling.py"),
+        str(elsewhere / "lib" / ".." / ".." / "tree" / "pkg" / "mod.py"),
+        "<frozen importlib._bootstrap>",
+    ]
+    expected = [imported[0], imported[3], imported[4], imported[6]]
+    assert from_user_tree(imported, tree) == [Path(name) for name in expected]
+    assert from_user_tree(imported, elsewhere) == [Path(imported[2])]  # the others lead out
+
+
 # --- the cache key covers the interpreter, its distributions and PYTHONPATH ----------------------
 
 DEP_CALC = "import tinydep\n\n\ndef answer():\n    return tinydep.answer()\n"
