@@ -441,3 +441,55 @@ def test_an_interpreter_that_cannot_run_is_a_stable_marker_in_the_key(tmp_path, 
     assert environment_key([], tmp_path) == key
     (bin_dir / "python").unlink()
     assert environment_key([], tmp_path)["interpreters"] == {"python3": {"unusable": "exit 0"}}
+
+
+def test_an_interpreter_is_asked_without_importing_json_or_hashlib(tmp_path):
+    # One process per interpreter on every review and replay: json and hashlib would double its
+    # CPU (issue 37). It says what it read; eyeful makes the digest, the same one as before.
+    import ast
+    import sys
+
+    from eyeful.environment import _PROBE, _Probe, environment_key
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _PROBE], cwd=tmp_path,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+    assert "os" in imported  # the trace is there
+    assert not imported & {"json", "hashlib", "_hashlib", "re"}, sorted(imported)
+    said = _Probe(sys.executable, os.environ, tmp_path, site=True).result()
+    assert said["executable"] == sys.executable and said["version"] == sys.version
+    path = subprocess.run(
+        [sys.executable, "-c", "import sys; print(repr(sys.path))"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    digest = hashlib.sha256()
+    for entry in ast.literal_eval(path):  # what the probe reads, as its digest covered it before
+        if not entry or not os.path.isabs(entry):
+            continue
+        digest.update(f"path {entry}".encode("utf-8", "surrogateescape") + b"\0")
+        if not os.path.isdir(entry):  # a zip file, or none
+            st = _stat(entry)
+            digest.update((f"{st.st_mtime_ns}:{st.st_size}" if st else "-").encode() + b"\0")
+            continue
+        for name in sorted(os.listdir(entry)):
+            if name.endswith((".dist-info", ".egg-info", ".egg-link", ".egg", ".pth")):
+                stamps = [
+                    f"{st.st_mtime_ns}:{st.st_size}" if st else "-"
+                    for st in (
+                        _stat(os.path.join(entry, name, sub))
+                        for sub in ("", "METADATA", "PKG-INFO")
+                    )
+                ]
+                digest.update(" ".join([name, *stamps]).encode("utf-8", "surrogateescape") + b"\0")
+    assert said["distributions"] == digest.hexdigest()
+    assert environment_key([], tmp_path) == environment_key([], tmp_path)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path.rstrip(os.sep))
+    except OSError:
+        return None
