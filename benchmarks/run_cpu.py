@@ -1,0 +1,160 @@
+"""Where a warm review's CPU goes, by process: part of benchmarks/bench_run.py's profile.
+
+One warm `git-eyeful --format json` on a new staged change, started through a small wrapper that
+reports the CPU of eyeful's own process and of all its child processes, and which modules it
+imported. Then each part on its own, interleaved, median of the repeats: Python's start-up, the
+import of what the review imported (pydantic with a model built, pygit2, the rest), the test
+command without and with eyeful's probe (in the pool's worktree, so that only the probe differs),
+git's processes in the order a review runs them (rev-parse in the repository; diff, checkout and
+clean in the worktree), and the interpreters asked for the run cache's key. What no part
+accounts for is printed as the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bench_run import Bench
+
+# `git-eyeful --format json` as its console script starts it; then its own CPU, its children's
+# (every process it waited for, the reaped orphans included) and the modules it holds.
+WRAPPER = """
+import json, resource, sys
+from eyeful.cli.launch import main
+sys.argv = ["git-eyeful", "--format", "json"]
+code = main()
+sys.stdout.flush()
+own = resource.getrusage(resource.RUSAGE_SELF)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+held = sorted(name for name in sys.modules if "." not in name or name.startswith("eyeful."))
+sys.stderr.write("eyeful-cpu " + json.dumps({"self": own.ru_utime + own.ru_stime,
+                 "children": kids.ru_utime + kids.ru_stime, "modules": held}) + "\\n")
+sys.exit(code)
+"""
+
+IMPORT_ALL = """
+import sys
+for name in sys.argv[1:]:
+    try:
+        __import__(name)
+    except Exception:
+        pass
+"""
+
+PYDANTIC = "import pydantic\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1).model_dump_json()\n"
+
+
+def _cpu(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """CPU seconds (user + system) of one process and the children it waited for."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)  # fmt: skip
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv[:4]} exited {os.waitstatus_to_exitcode(status)}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def _warm_review(bench: Bench) -> dict[str, object]:
+    bench.stage_change()
+    proc = bench.run([bench.python, "-c", WRAPPER], check=False)
+    report = json.loads(proc.stdout)
+    if proc.returncode != 0 or report["outcome"] != "clean" or report["runs"][0]["cached"]:
+        raise RuntimeError(f"the profiled warm review: exit {proc.returncode}\n{proc.stderr}")
+    line = [text for text in proc.stderr.splitlines() if text.startswith("eyeful-cpu ")][-1]
+    said: dict[str, object] = json.loads(line.removeprefix("eyeful-cpu "))
+    return said
+
+
+def _interpreters_asked(bench: Bench) -> float:
+    """CPU of the processes that make the run cache's environment key (eyeful/environment.py)."""
+    code = (
+        "import resource; from pathlib import Path\n"
+        "from eyeful.environment import EnvironmentKey\n"
+        "before = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "EnvironmentKey([], Path.cwd()).value()\n"
+        "after = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)\n"
+    )
+    return float(bench.run([bench.python, "-c", code]).stdout)
+
+
+def profile_cpu(bench: Bench, repeat: int) -> None:
+    from eyeful.pytest_records import plugin_env
+
+    print("\nWhere a warm review's CPU goes, by process (median of", repeat, "iterations; each")
+    print("part measured on its own, interleaved)")
+    print("-" * 72)
+    reviews = [_warm_review(bench) for _ in range(repeat)]
+    modules = sorted({str(m) for said in reviews for m in said["modules"]})  # type: ignore[attr-defined]
+    worktrees = sorted((bench.repo / ".git" / "eyeful" / "worktrees").iterdir())
+    where = worktrees[0]
+    head = bench.git("rev-parse", "HEAD").strip()
+    py, env = bench.python, bench.env
+    records = Path(tempfile.mkdtemp(prefix="eyeful-bench-records-"))
+    probed = {**env, **plugin_env(records, env)}
+    test = ["/bin/sh", "-c", bench.test_cmd]
+    git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+    parts: dict[str, Callable[[], float]] = {
+        "python -c pass": lambda: _cpu([py, "-c", "pass"], bench.repo, env),
+        "imports": lambda: _cpu([py, "-c", IMPORT_ALL, *modules], bench.repo, env),
+        "pydantic": lambda: _cpu([py, "-c", PYDANTIC], bench.repo, env),
+        "pygit2": lambda: _cpu([py, "-c", "import pygit2"], bench.repo, env),
+        "test": lambda: _cpu(test, where, env),
+        "test+probe": lambda: _cpu(test, where, probed),
+        "git": lambda: sum(
+            _cpu(argv, cwd, env)
+            for argv, cwd in (
+                (["git", "rev-parse", "--absolute-git-dir", "--show-toplevel"], bench.repo),
+                ([*git, "diff", "--name-only", "-z", "HEAD"], where),
+                ([*git, "checkout", "--quiet", "--force", "--detach", head], where),
+                ([*git, "clean", "-ffdq"], where),
+            )
+        ),
+        "interpreters": lambda: _interpreters_asked(bench),
+    }
+    times: dict[str, list[float]] = {name: [] for name in parts}
+    for turn in range(repeat):
+        order = list(parts.items())
+        for name, measure in order if turn % 2 else reversed(order):
+            times[name].append(measure())
+    for stale in records.glob("*"):
+        stale.unlink()
+    records.rmdir()
+    mid = {name: statistics.median(values) for name, values in times.items()}
+    own = statistics.median(float(said["self"]) for said in reviews)  # type: ignore[arg-type]
+    kids = statistics.median(float(said["children"]) for said in reviews)  # type: ignore[arg-type]
+    start, imports = mid["python -c pass"], mid["imports"] - mid["python -c pass"]
+    pydantic, pygit2 = mid["pydantic"] - start, mid["pygit2"] - start
+    probe = mid["test+probe"] - mid["test"]
+    rows = [
+        ("the warm review, all its processes", own + kids, ""),
+        ("  eyeful's own process", own, ""),
+        ("    Python's start-up (python -c pass)", start, ""),
+        ("    importing what the review imported", imports, f"{len(modules)} modules"),
+        ("      of which pydantic (a model built and dumped)", pydantic, ""),
+        ("      of which pygit2", pygit2, ""),
+        ("      of which eyeful and the standard library", imports - pydantic - pygit2, ""),
+        ("    the review's own work (the rest)", own - start - imports, ""),
+        ("  its child processes", kids, ""),
+        ("    the test command alone (in the worktree)", mid["test"], ""),
+        ("    eyeful's probe in it (with - without)", probe, ""),
+        ("    git: rev-parse, diff, checkout, clean", mid["git"], ""),
+        ("    the interpreters asked (run cache's key)", mid["interpreters"], ""),
+        ("    the rest (sh, git's dispatch, other)",
+         kids - mid["test"] - probe - mid["git"] - mid["interpreters"], ""),
+    ]  # fmt: skip
+    for label, seconds, note in rows:
+        print(f"  {label:<56} {seconds * 1000:8.1f} ms  {note}")
+    over = own + kids - mid["test"]
+    print(f"  {'what eyeful adds to the test command':<56} {over * 1000:8.1f} ms  "
+          f"({(own + kids) / mid['test']:.2f}x)")  # fmt: skip
+    sys.stdout.flush()
