@@ -20,15 +20,25 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bench_run import Bench
 
-# `git-eyeful --format json` as its console script starts it; then its own CPU, its children's
+# `git-eyeful --format json` as its console script starts it, after importing the modules named
+# in its arguments (none on the first review: that one says which to import on the others); then
+# its CPU at the start (Python's start-up), after those imports, at the end, its children's
 # (every process it waited for, the reaped orphans included) and the modules it holds.
 WRAPPER = """
+import time
+started = time.process_time()
 import json, resource, sys
+for name in sys.argv[1:]:
+    try:
+        __import__(name)
+    except Exception:
+        pass
+imported = time.process_time()
 from eyeful.cli.launch import main
 sys.argv = ["git-eyeful", "--format", "json"]
 code = main()
@@ -36,18 +46,10 @@ sys.stdout.flush()
 own = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)
 held = sorted(name for name in sys.modules if "." not in name or name.startswith("eyeful."))
-sys.stderr.write("eyeful-cpu " + json.dumps({"self": own.ru_utime + own.ru_stime,
-                 "children": kids.ru_utime + kids.ru_stime, "modules": held}) + "\\n")
+sys.stderr.write("eyeful-cpu " + json.dumps({"start": started, "imports": imported - started,
+                 "self": own.ru_utime + own.ru_stime, "children": kids.ru_utime + kids.ru_stime,
+                 "modules": held}) + "\\n")
 sys.exit(code)
-"""
-
-IMPORT_ALL = """
-import sys
-for name in sys.argv[1:]:
-    try:
-        __import__(name)
-    except Exception:
-        pass
 """
 
 PYDANTIC = "import pydantic\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1).model_dump_json()\n"
@@ -63,14 +65,14 @@ def _cpu(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _warm_review(bench: Bench) -> dict[str, object]:
+def _warm_review(bench: Bench, modules: list[str]) -> dict[str, Any]:
     bench.stage_change()
-    proc = bench.run([bench.python, "-c", WRAPPER], check=False)
+    proc = bench.run([bench.python, "-c", WRAPPER, *modules], check=False)
     report = json.loads(proc.stdout)
     if proc.returncode != 0 or report["outcome"] != "clean" or report["runs"][0]["cached"]:
         raise RuntimeError(f"the profiled warm review: exit {proc.returncode}\n{proc.stderr}")
     line = [text for text in proc.stderr.splitlines() if text.startswith("eyeful-cpu ")][-1]
-    said: dict[str, object] = json.loads(line.removeprefix("eyeful-cpu "))
+    said: dict[str, Any] = json.loads(line.removeprefix("eyeful-cpu "))
     return said
 
 
@@ -93,8 +95,8 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     print("\nWhere a warm review's CPU goes, by process (median of", repeat, "iterations; each")
     print("part measured on its own, interleaved)")
     print("-" * 72)
-    reviews = [_warm_review(bench) for _ in range(repeat)]
-    modules = sorted({str(m) for said in reviews for m in said["modules"]})  # type: ignore[attr-defined]
+    modules: list[str] = _warm_review(bench, [])["modules"]
+    reviews = [_warm_review(bench, modules) for _ in range(repeat)]
     worktrees = sorted((bench.repo / ".git" / "eyeful" / "worktrees").iterdir())
     where = worktrees[0]
     head = bench.git("rev-parse", "HEAD").strip()
@@ -105,7 +107,6 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
     parts: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: _cpu([py, "-c", "pass"], bench.repo, env),
-        "imports": lambda: _cpu([py, "-c", IMPORT_ALL, *modules], bench.repo, env),
         "pydantic": lambda: _cpu([py, "-c", PYDANTIC], bench.repo, env),
         "pygit2": lambda: _cpu([py, "-c", "import pygit2"], bench.repo, env),
         "test": lambda: _cpu(test, where, env),
@@ -130,20 +131,21 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
         stale.unlink()
     records.rmdir()
     mid = {name: statistics.median(values) for name, values in times.items()}
-    own = statistics.median(float(said["self"]) for said in reviews)  # type: ignore[arg-type]
-    kids = statistics.median(float(said["children"]) for said in reviews)  # type: ignore[arg-type]
-    start, imports = mid["python -c pass"], mid["imports"] - mid["python -c pass"]
-    pydantic, pygit2 = mid["pydantic"] - start, mid["pygit2"] - start
+    said = {key: statistics.median(float(r[key]) for r in reviews)
+            for key in ("start", "imports", "self", "children")}  # fmt: skip
+    own, kids, start, imports = said["self"], said["children"], said["start"], said["imports"]
+    pydantic = mid["pydantic"] - mid["python -c pass"]
+    pygit2 = mid["pygit2"] - mid["python -c pass"]
     probe = mid["test+probe"] - mid["test"]
     rows = [
         ("the warm review, all its processes", own + kids, ""),
         ("  eyeful's own process", own, ""),
-        ("    Python's start-up (python -c pass)", start, ""),
-        ("    importing what the review imported", imports, f"{len(modules)} modules"),
-        ("      of which pydantic (a model built and dumped)", pydantic, ""),
-        ("      of which pygit2", pygit2, ""),
+        ("    Python's start-up", start, ""),
+        ("    importing what the review imports", imports, f"{len(modules)} modules"),
+        ("      of which pydantic (alone, with the stdlib it needs: a model built)", pydantic, ""),
+        ("      of which pygit2 (alone)", pygit2, ""),
         ("      of which eyeful and the standard library", imports - pydantic - pygit2, ""),
-        ("    the review's own work (the rest)", own - start - imports, ""),
+        ("    the review's own work", own - start - imports, ""),
         ("  its child processes", kids, ""),
         ("    the test command alone (in the worktree)", mid["test"], ""),
         ("    eyeful's probe in it (with - without)", probe, ""),
