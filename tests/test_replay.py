@@ -201,14 +201,18 @@ def test_a_review_of_a_passing_change_imports_only_what_it_needs(
 
 
 def test_format_json_alone_is_reviewed_without_typer(remembered: Path) -> None:
-    for args in (["--format", "json"], ["--format=json"]):
-        proc, imported = run_with_imports(remembered, args=args)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        report = json.loads(proc.stdout)
-        assert report["outcome"] == "clean" and all(run["cached"] for run in report["runs"])
-        assert "eyeful.review" in imported  # never a replay: only markdown is remembered
-        held = _unneeded(imported)
-        assert held == [], f"{args} imported {held}"
+    from eyeful.cli.reviewcmd import ReviewOptions, quick_options
+
+    proc, imported = run_with_imports(remembered, args=["--format", "json"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["outcome"] == "clean" and all(run["cached"] for run in report["runs"])
+    assert "eyeful.review" in imported  # never a replay: only markdown is remembered
+    held = _unneeded(imported)
+    assert held == [], f"--format json imported {held}"
+    assert quick_options(["--format=json"]) == ReviewOptions(output_format="json")
+    for other in (["--format", "markdown"], ["--format", "json", "-j", "2"], ["--format"]):
+        assert quick_options(other) is None  # typer's to parse
 
 
 def _stage_broken(repo: Path) -> None:
