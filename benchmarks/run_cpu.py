@@ -1,13 +1,13 @@
 """Where a warm review's CPU goes, by process: part of benchmarks/bench_run.py's profile.
 
-One warm `git-eyeful --format json` on a new staged change, started through a small wrapper that
-reports the CPU of eyeful's own process and of all its child processes, and which modules it
-imported. Then each part on its own, interleaved, median of the repeats: Python's start-up, the
-import of what the review imported (pydantic with a model built, pygit2, the rest), the test
-command without and with eyeful's probe (in the pool's worktree, so that only the probe differs),
-git's processes in the order a review runs them (rev-parse in the repository; diff, checkout and
-clean in the worktree), and the interpreters asked for the run cache's key. What no part
-accounts for is printed as the rest.
+Warm `git-eyeful --format json` reviews of new staged changes, started through a small wrapper
+that reports the CPU of eyeful's own process (at its start: Python's start-up; after importing
+what the first review imported; at its end) and of all its child processes. Then each part on
+its own, interleaved, median of the repeats: those imports split (pydantic with a model built,
+then pygit2, then the rest), the test command without and with eyeful's probe (in the pool's
+worktree, so that only the probe differs), git's processes in the order a review runs them
+(rev-parse in the repository; diff, checkout and clean in the worktree), and the interpreters
+asked for the run cache's key. What no part accounts for is printed as the rest.
 """
 
 from __future__ import annotations
@@ -52,7 +52,27 @@ sys.stderr.write("eyeful-cpu " + json.dumps({"start": started, "imports": import
 sys.exit(code)
 """
 
-PYDANTIC = "import pydantic\nclass M(pydantic.BaseModel):\n    x: int\nM(x=1).model_dump_json()\n"
+# The imports split, in one process: pydantic (a model built, as eyeful's build at import) with
+# the standard library it needs, then pygit2, then the rest of what the review imported.
+SPLIT = """
+import time
+started = time.process_time()
+import pydantic
+class M(pydantic.BaseModel):
+    x: int
+M(x=1).model_dump_json()
+after_pydantic = time.process_time()
+import pygit2
+after_pygit2 = time.process_time()
+import sys
+for name in sys.argv[1:]:
+    try:
+        __import__(name)
+    except Exception:
+        pass
+done = time.process_time()
+print(after_pydantic - started, after_pygit2 - after_pydantic, done - after_pygit2)
+"""
 
 
 def _cpu(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
@@ -74,6 +94,12 @@ def _warm_review(bench: Bench, modules: list[str]) -> dict[str, Any]:
     line = [text for text in proc.stderr.splitlines() if text.startswith("eyeful-cpu ")][-1]
     said: dict[str, Any] = json.loads(line.removeprefix("eyeful-cpu "))
     return said
+
+
+def _split(bench: Bench, modules: list[str]) -> list[float]:
+    """CPU of importing pydantic (a model built), then pygit2, then the rest, in one process."""
+    out = bench.run([bench.python, "-c", SPLIT, *modules]).stdout
+    return [float(value) for value in out.split()]
 
 
 def _interpreters_asked(bench: Bench) -> float:
@@ -105,10 +131,9 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     probed = {**env, **plugin_env(records, env)}
     test = ["/bin/sh", "-c", bench.test_cmd]
     git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+    splits: list[list[float]] = []
     parts: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: _cpu([py, "-c", "pass"], bench.repo, env),
-        "pydantic": lambda: _cpu([py, "-c", PYDANTIC], bench.repo, env),
-        "pygit2": lambda: _cpu([py, "-c", "import pygit2"], bench.repo, env),
         "test": lambda: _cpu(test, where, env),
         "test+probe": lambda: _cpu(test, where, probed),
         "git": lambda: sum(
@@ -127,6 +152,7 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
         order = list(parts.items())
         for name, measure in order if turn % 2 else reversed(order):
             times[name].append(measure())
+        splits.append(_split(bench, modules))
     for stale in records.glob("*"):
         stale.unlink()
     records.rmdir()
@@ -134,17 +160,16 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     said = {key: statistics.median(float(r[key]) for r in reviews)
             for key in ("start", "imports", "self", "children")}  # fmt: skip
     own, kids, start, imports = said["self"], said["children"], said["start"], said["imports"]
-    pydantic = mid["pydantic"] - mid["python -c pass"]
-    pygit2 = mid["pygit2"] - mid["python -c pass"]
+    pydantic, pygit2, rest = (statistics.median(split[i] for split in splits) for i in range(3))
     probe = mid["test+probe"] - mid["test"]
     rows = [
         ("the warm review, all its processes", own + kids, ""),
         ("  eyeful's own process", own, ""),
         ("    Python's start-up", start, ""),
         ("    importing what the review imports", imports, f"{len(modules)} modules"),
-        ("      of which pydantic (alone, with the stdlib it needs: a model built)", pydantic, ""),
-        ("      of which pygit2 (alone)", pygit2, ""),
-        ("      of which eyeful and the standard library", imports - pydantic - pygit2, ""),
+        ("      pydantic, a model built (and the stdlib it needs)", pydantic, "imported apart:"),
+        ("      then pygit2", pygit2, "first pydantic,"),
+        ("      then eyeful and the rest of the standard library", rest, "then pygit2"),
         ("    the review's own work", own - start - imports, ""),
         ("  its child processes", kids, ""),
         ("    the test command alone (in the worktree)", mid["test"], ""),
