@@ -282,8 +282,22 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
             f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n")}}
         for i, (name, check) in enumerate(LOOKS.items())
     ]  # fmt: skip
+    # inspect.signature reads add's __code__ too, for its parameters: what the code does (its
+    # API), not how it is written. Here the test fails on both sides alike: pre-existing.
+    signature = (
+        "import inspect\n\nfrom calc import add\n\n\ndef test_sig():\n"
+        "    assert list(inspect.signature(add).parameters) == ['a', 'b']\n"
+        "    assert add(-2, 3) == 1, 'add is wrong for negatives'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    findings.append({**_finding(signature, "add is wrong for negatives", oracle), "id": "sig",
+                     "repro": {"path": "tests/test_sig.py", "code": signature,
+                               "fails": "add is wrong for negatives"}})  # fmt: skip
     code, report = _review(repo, findings=findings)
     by_id = {f["id"]: f for f in report["findings"]}
+    sig = by_id.pop("sig")
+    assert [r["looked"] for r in sig["runs"] if r["side"] == "change"] == [None, None], sig
+    assert sig["label"] == "note (pre-existing)", sig
     for name, found in by_id.items():
         assert found["kind"] != "fail", (name, found["gates"], found["unverified"])
         assert "its test " in (found["unverified"] or ""), (name, found["unverified"])
