@@ -3,8 +3,9 @@ literal of the file (an assertion's message, an expected value, an f-string's te
 assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
 explanation repeats it), or a name an assertion uses (``mul``, ``LookupError``). An assertion
 is an ``assert`` statement or an assertion call (``self.assertEqual(len(w), 2)``,
-``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and a literal it compares
-against as its message says it (``!= 2``: unittest's ``0 != 2``). Read from the file's syntax
+``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and what its message
+says of a literal it compares against (``!= 2``: unittest's ``0 != 2``) or of the exception it
+expects (``DID NOT RAISE ValueError``, ``ValueError not raised``). Read from the file's syntax
 tree, so a comment, or a name the file only imports, is not what it writes. A file that is not
 Python (a Go test) is read as text."""
 
@@ -44,7 +45,14 @@ def written_texts(code: str) -> list[str] | None:
             op = next((o for prefix, o in _CALL_OPS if name.startswith(prefix)), None)
             if shown is not None and op is not None:
                 texts.append(f"{op} {shown}")
+            expected = node.args[0] if node.args and name in _RAISES else None
+            if isinstance(expected, ast.Name | ast.Attribute):
+                # What the runner says when the code did not raise it (pytest, unittest).
+                texts.append(_RAISES[name].format(ast.unparse(expected)))
     return texts
+
+
+_RAISES = {"raises": "DID NOT RAISE {}", "assertRaises": "{} not raised"}
 
 
 # unittest's assertions, by what their message puts before the second argument (``0 != 2``).

@@ -203,6 +203,11 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert fails_text([said], code) == "cache_condition"
     code = code.replace("self.assertIs(f.cache_condition, None)", "f.cache_condition = 1")
     assert fails_text([said], code) is None  # not an assertion
+    # The exception a test expects, as the runner says it was not raised (itsdangerous
+    # ce5e2cd0af, mined).
+    code = "def test_sep():\n    with pytest.raises(ValueError):\n        Signer(sep='-')\n"
+    said = recorded("Failed: DID NOT RAISE ValueError")
+    assert fails_text([said], code) == "DID NOT RAISE ValueError"
     # Nothing shared (short names, a comment), or read from text: no fails text.
     code = "def test_m():\n    # the product is off\n    check(mul(2, 3))\n"
     assert fails_text([recorded("AssertionError: the product is off")], code) is None
