@@ -32,6 +32,7 @@ from eyeful.runs import Progress, Run, Runner, Silent, setup_key
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, history, open_repository
 from eyeful.testlines import locate_tests
+from eyeful.testside import side_tree
 from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
 
@@ -292,7 +293,8 @@ def _against_base(
     """The base's evidence and the live confirmation of every failing test that could block.
 
     With `test_one`, only the failing tests run on the base (unless its suite run is cached),
-    each alone, `reruns` times on each side; without it, the whole suite runs on the base.
+    each alone, `reruns` times on each side; without it, the whole suite runs on the base. "The
+    base" is the base's code with the change's test side (eyeful/testside.py) either way.
     """
     snap, config = request.snapshot, request.config
     if can_focus(runner, change):
@@ -309,13 +311,17 @@ def _against_base(
         notes = []
     else:
         progress.phase("the change fails: running the tests on the base")
-        base_runs = runner.suite(snap.base.tree, "base", live=True)  # it decides: never cached
+        with runner.lock_repo():
+            collected = list(change.collected or change.tests or ())
+            tested = side_tree(repo, snap.base.tree, snap.head.tree, collected)
+        base_runs = runner.suite(tested, "base", live=True)  # it decides: never cached
         report.runs += base_runs
-        failures, texts = compare(change, _test_run(base_runs), repo)
+        failures, texts = compare(change, _test_run(base_runs), repo, snap)
         notes = [(t, any(f.kind == "undetermined" for f in failures)) for t in texts]
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
-            failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
+            base = _test_run(base_runs)
+            failures = _confirm_suite(runner, snap, tested, change, base, report, request)
     why = runner.alone.why_none() if runner.alone.how() is None else None
     return failures, notes + regression_notes(failures, why)
 
@@ -323,16 +329,18 @@ def _against_base(
 def _confirm_suite(
     runner: Runner,
     snap: Snapshot,
+    tested: str,
     change: Run,
     base: Run | None,
     report: Report,
     request: ReviewRequest,
 ) -> list[TestFailure]:
-    """A suite that names no tests is its own test: it runs live `reruns` times on each side."""
+    """A suite that names no tests is its own test: it runs live `reruns` times on each side
+    (``tested``: the base's code with the change's test side)."""
     reruns = request.config.reruns
     sides = [
         *[(snap.head.tree, "change")] * (reruns - (0 if change.cached else 1)),
-        *[(snap.base.tree, "base")] * (reruns - (0 if base is None or base.cached else 1)),
+        *[(tested, "base")] * (reruns - (0 if base is None or base.cached else 1)),
     ]
     fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
     for batch in fresh:

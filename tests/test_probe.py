@@ -929,3 +929,28 @@ def test_a_suite_run_without_a_tracer_registers_no_phase_wrappers(tmp_path):
     traced = Run(root, ["-q", "-s", "tests"], tmp_path / "p2", clean_env(), trace=spec)
     assert "PHASES False" in plain.stdout, plain.stdout + plain.stderr
     assert "PHASES True" in traced.stdout, traced.stdout + traced.stderr
+
+
+def test_the_probes_realpath_resolving_each_directory_once_is_realpath(tmp_path: Path) -> None:
+    # eyeful_probe._realpath stands for os.path.realpath on every module a session imported.
+    code = (
+        "import json, os, sys\n"
+        "from eyeful_probe import _realpath\n"
+        "paths = json.loads(sys.argv[1])\n"
+        "dirs = {}\n"
+        "print(json.dumps([[_realpath(p, dirs), os.path.realpath(p)] for p in paths]))\n"
+    )
+    (tmp_path / "tree" / "pkg").mkdir(parents=True)
+    (tmp_path / "tree" / "pkg" / "mod.py").write_text("", encoding="utf-8")
+    (tmp_path / "into").symlink_to(tmp_path / "tree" / "pkg")
+    (tmp_path / "tree" / "linked.py").symlink_to(tmp_path / "tree" / "pkg" / "mod.py")
+    (tmp_path / "tree" / "dangling.py").symlink_to(tmp_path / "gone.py")
+    names = ["tree/pkg/mod.py", "into/mod.py", "tree/linked.py", "tree/dangling.py",
+             "into/../mod.py", "missing/x.py"]  # fmt: skip
+    paths = [os.path.join(tmp_path, name) for name in names]
+    env = {**os.environ, "PYTHONPATH": str(PROBE_DIR)}
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(paths)], env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pairs = json.loads(proc.stdout)
+    assert [ours for ours, _ in pairs] == [real for _, real in pairs]
+    assert pairs[1][0] == paths[0] and pairs[4][0] == str(tmp_path / "tree" / "mod.py")

@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH114, PTH118, PTH120, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -414,18 +414,30 @@ def _outside_python() -> list[str]:
     roots |= {os.path.realpath(root) for root in roots}
     prefixes = tuple(os.path.join(root, "") for root in roots)
     files: set[str] = set()
+    real_dirs: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or name == __name__ or path.startswith(prefixes):
             continue
         path = os.path.abspath(path)
-        if path.startswith(prefixes) or os.path.realpath(path).startswith(prefixes):
+        if path.startswith(prefixes) or _realpath(path, real_dirs).startswith(prefixes):
             continue
         parts = path.split(os.sep)
         if "site-packages" in parts or "dist-packages" in parts:
             continue
         files.add(path)
     return sorted(files)
+
+
+def _realpath(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each directory resolved once: a session imports hundreds of
+    the project's modules from a few dozen directories."""
+    directory, base = os.path.split(path)
+    real = real_dirs.get(directory)
+    if real is None:
+        real = real_dirs[directory] = os.path.realpath(directory)
+    full = os.path.join(real, base)
+    return os.path.realpath(full) if os.path.islink(full) else full
 
 
 _MARK = "eyeful-probe:path"  # no option's prefix, no argument file's ``@``
