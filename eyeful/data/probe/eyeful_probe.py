@@ -43,6 +43,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
   with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
   ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
+- ``ran``: with EYEFUL_PROBE_TRACE, after each test: ``id``, ``files``: those of the lines that
+  ran while that test ran ({path: [line, ...]}, empty when none); none once it could not trace.
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
   code ran (relative, ``/``), by test (``id``), by test module while it was collected
   (``module``), and at the finish the rest of the session's (``id`` null; ``files`` null with
@@ -543,6 +545,7 @@ class _Probe:
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
         tracer, reach = self.tracer, self.reach
         if tracer is not None:
+            tracer.take_test()  # what ran between tests is no test's
             tracer.active = True
         if reach is not None:
             reach.begin()
@@ -551,6 +554,10 @@ class _Probe:
         finally:
             if tracer is not None:
                 tracer.active = False
+                with contextlib.suppress(Exception):
+                    ran = tracer.take_test()
+                    if tracer.why is None:
+                        self._line({"t": "ran", "id": item.nodeid, "files": ran})
             if reach is not None:
                 with contextlib.suppress(Exception):
                     self._line({"t": "reached", "id": item.nodeid, "files": reach.end()})
