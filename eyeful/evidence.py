@@ -113,7 +113,9 @@ def failure_of(
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",
         chain=chain,
-        excerpt=_excerpt(record, message, root, {} if sources is None else sources),
+        # A module that did not import: pytest's text shows the line at fault (a SyntaxError's
+        # caret), its frames only the import machinery.
+        excerpt="" if collection else _excerpt(record, message, root, sources),
     )
 
 
@@ -123,7 +125,10 @@ _LINE_CHARS = 300
 
 
 def _excerpt(
-    record: FailureRecord, message: str, root: Path | None, sources: dict[str, list[str] | None]
+    record: FailureRecord,
+    message: str,
+    root: Path | None,
+    sources: dict[str, list[str] | None] | None,
 ) -> str:
     """The failure as the report shows it, at most 15 lines: the failing frames (the
     repository's, and the innermost wherever it is), outermost first, each ``path:line in
@@ -132,6 +137,7 @@ def _excerpt(
     "" without frames (the runner's text stands in)."""
     if not record.frames or root is None:
         return ""
+    sources = {} if sources is None else sources
     said = [line[:_LINE_CHARS] for line in message.splitlines()[:_MESSAGE_LINES]]
     said += [f"caused by {link.type}: {_first_line(link.message)}"[:_LINE_CHARS]
              for link in record.chain[1:3]]  # fmt: skip

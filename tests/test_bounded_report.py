@@ -67,6 +67,10 @@ def test_tests_that_ran_the_one_changed_line_and_fail_alike_are_one_short_item(
     }
     assert all(r["ran"] == {"mod.py": [2]} for r in regressions), regressions[0]
     assert len({r["cause"] for r in regressions}) == 1
+    runs = done.json["runs"]  # traced alone on the change; the suite run never (issue 37)
+    assert [r["executed"] for r in runs if r["name"] == "test"] == [None]
+    assert [r["executed"] for r in runs if r["name"] == "test_one" and r["side"] == "change"] \
+        == [{"mod.py": [2]}]  # fmt: skip
 
 
 def test_the_excerpt_is_the_failing_frames_not_the_test_body_echoed(reviews):
@@ -189,6 +193,8 @@ def test_an_excerpt_keeps_the_innermost_frames_in_fifteen_lines(tmp_path):
     assert shown[-5:] == ["mod.py:1 in f39", "    def f():", "RecursionError: too deep",
                           "second line", "caused by KeyError: 'k'"]  # fmt: skip
     assert "mod.py:3 in f38" in shown  # a blank source line: the frame alone
+    # A module that did not import: pytest's own text (a SyntaxError's caret) stands.
+    assert failure_of(_record(tmp_path, 2), root=tmp_path, collection=True).excerpt == ""
 
 
 def test_an_excerpts_source_is_read_only_from_a_regular_file(tmp_path):
