@@ -165,20 +165,21 @@ def _folded(groups: list[list[TestFailure]]) -> list[str]:
              "</summary>", ""]  # fmt: skip
     for group in groups:
         more = f" and {len(group) - 1} more" if len(group) > 1 else ""
-        said = _after(group[0]) or _said_where(group[0])
+        said = _after(group[0], len(group) > 1) or _said_where(group[0])
         lines.append(f"  - {md.code(group[0].test)}{more}" + (f": {said}" if said else ""))
     return [*lines, "", "  </details>"]
 
 
-def _after(failure: TestFailure) -> str:
+def _after(failure: TestFailure, many: bool = True) -> str:
     """For a cause of the change's lines (``ran``): the type and those lines; "" otherwise."""
     if not failure.ran or not failure.cause or " after running " not in failure.cause:
         return ""
     where = ran_lines(failure.ran)
     shown = ", ".join(md.code(w) for w in where[:3])
     shown += f" and {len(where) - 3} more files" if len(where) > 3 else ""
-    kind = failure.cause.split(" after running ", 1)[0]
-    return f"they fail with {md.code(kind)} after running {shown}, which the change touched"
+    exc = failure.cause.split(" after running ", 1)[0]
+    who = "they fail" if many else "it fails"
+    return f"{who} with {md.code(exc)} after running {shown}, which the change touched"
 
 
 def _said_where(failure: TestFailure) -> str:

@@ -218,3 +218,28 @@ def test_an_excerpts_source_is_read_only_from_a_regular_file(tmp_path):
             pass
         pytest.fail("the excerpt waited on a FIFO")
     assert got == ["mod.py:1 in f0\nRecursionError: too deep\nsecond line\ncaused by KeyError: 'k'"]
+
+
+def test_past_five_causes_a_cause_of_changed_lines_is_named_by_them():
+    from eyeful.failures import Failure, report_cause
+    from eyeful.regressions import TestFailure
+    from eyeful.report import Report, SideInfo, to_markdown
+
+    def failing(n: int, ran: dict[str, list[int]] | None) -> TestFailure:
+        said = Failure(type="KeyError", message=f"KeyError: 'k{n}'", raised_in=f"m{n}.py",
+                       raised_line=n + 1)  # fmt: skip
+        return TestFailure(test=f"tests/test_m.py::test_m{n}", kind="regression", blocking=True,
+                           on_change="failed", on_base="passed", excerpt="E   KeyError",
+                           message=said.message, cause=report_cause(said, ran),
+                           ran=ran)  # fmt: skip
+
+    regressions = [failing(n, None) for n in range(6)]
+    regressions.append(failing(6, {"a.py": [7, 1, 2, 3], "b.py": [4]}))
+    report = Report(base=SideInfo(tree="b" * 40, commit="c" * 40, label="HEAD", short="ccccccc"),
+                    head=SideInfo(tree="a" * 40, commit=None, label="staged", short="aaaaaaa"),
+                    regressions=regressions).finish()  # fmt: skip
+    folded = to_markdown(report).split("2 more causes (2 tests)")[1]
+    assert (
+        "  - `tests/test_m.py::test_m6`: it fails with `KeyError` after running `a.py:1-3,7`, "
+        "`b.py:4`, which the change touched"
+    ) in folded, folded
