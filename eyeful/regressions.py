@@ -275,9 +275,9 @@ def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> Test
     return failure
 
 
-def notes(failures: list[TestFailure]) -> list[tuple[str, bool]]:
+def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[tuple[str, bool]]:
     """Checklist lines for what did not come out as a plain answer, and whether each means the
-    change could not be verified (exit 3)."""
+    change could not be verified (exit 3); ``no_test_one``: why no test can run on its own."""
     out: list[tuple[str, bool]] = []
     unconfirmed = []
     for failure in failures:
@@ -296,6 +296,8 @@ def notes(failures: list[TestFailure]) -> list[tuple[str, bool]]:
             f"could not be re-run on {own} own to confirm it, so {they} not block (configure "
             "commands.test_one)", True,
         ))  # fmt: skip
+        if no_test_one is not None:  # why, in a line of its own (the one above points up)
+            out.append((no_test_one, False))
     undetermined = [f.test for f in failures if f.kind == "undetermined"]
     if undetermined:
         out.append((

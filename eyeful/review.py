@@ -132,7 +132,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         if fresh is not None:
             fresh.close()
     commands = request.config.commands
-    add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
+    how = fresh.alone.how() if fresh is not None else focus.of(commands.test, commands.test_one)
+    add_reruns(report, commands.test, how if how is not None and how.ready else None)
     return report.finish()
 
 
@@ -270,7 +271,14 @@ def _change_suite(
         report.selection = affected.select(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
-    return runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    if report.selection.ids is not None:
+        runner.alone.parsed = report.selection.invocation  # the selected run's test_one
+    runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    if report.selection.ids is None and snap.base.commit is not None:
+        affected.remember(
+            runner.cache, config.commands.test or "", snap.head.tree, snap.base.commit
+        )
+    return runs
 
 
 def _against_base(
@@ -308,7 +316,8 @@ def _against_base(
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
             failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
-    return failures, notes + regression_notes(failures)
+    why = runner.alone.why_none() if runner.alone.how() is None else None
+    return failures, notes + regression_notes(failures, why)
 
 
 def _confirm_suite(
@@ -354,8 +363,8 @@ def _findings(
 ) -> None:
     """Experts, one-problem merging, reproduction and fixes, the gates, grading, the judge."""
     snap, config = request.snapshot, request.config
-    if why_not_run is None and focus.of(config.commands.test, config.commands.test_one) is None:
-        why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
+    if why_not_run is None and runner is not None and runner.alone.how() is None:
+        why_not_run = runner.alone.why_none()
     gathered = _gather(request, repo, report, agents, progress)
     findings, attempts, ctx = gathered.findings, gathered.attempts, gathered.ctx
     groups, merged_experts, members = gathered.groups, gathered.merged_experts, gathered.members

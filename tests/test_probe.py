@@ -249,9 +249,10 @@ def test_plugin_env_appends_to_what_is_there(tmp_path):
 def test_the_probe_ships_in_the_package_alone():
     probe = importlib.resources.files("eyeful") / "data" / "probe"
     names = sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py")
-    assert names == ["eyeful_probe.py", "eyeful_probe_watch.py"]
-    # stdlib and pytest only (and its own watcher): it runs in the project's own environment
-    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_watch"}),
+    assert names == ["eyeful_probe.py", "eyeful_probe_cov.py", "eyeful_probe_watch.py"]
+    # stdlib and pytest only (and its own watchers): it runs in the project's own environment
+    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_watch"}),
+                          ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", set())):  # fmt: skip
         text = (probe / name).read_text("utf-8")
         imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)
@@ -290,6 +291,42 @@ def test_outcomes(probed: Run, record: RunRecord):
     # what is not a test function says so: a doctest's file is the code under test
     assert record.kinds == {"pkg/calc.py::pkg.calc.add": "DoctestItem"}
     assert not record.notes
+
+
+def test_the_record_says_which_words_pytest_took_as_paths(record: RunRecord):
+    # `-p no:cacheprovider` comes first (Run's own), then SHAPES_ARGS: `pkg` and `tests` are paths
+    assert record.invocation is not None
+    assert record.invocation.args == ["-p", "no:cacheprovider", *SHAPES_ARGS]
+    assert record.invocation.paths == [5, 6]
+
+
+OPTIONS_CONFTEST = """\
+def pytest_addoption(parser):
+    parser.addoption("--myopt", default=None)
+"""
+OPTIONS_PLUGIN = """\
+def pytest_addoption(parser):
+    parser.addoption("--plug-fast", action="store_true")
+    parser.addoption("--plug-n", type=int, default=0)
+"""
+
+
+def test_the_project_and_its_plugins_options_are_parsed_by_pytest_itself(tmp_path):
+    # Option values that look like paths, a flag before a path, `--opt=value`, `-k`:
+    # which word is a path only pytest's parser, with the conftest's and the plugin's options
+    # in it, can tell.
+    root = write(tmp_path / "project", {
+        "conftest.py": OPTIONS_CONFTEST, "plug.py": OPTIONS_PLUGIN,
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    })  # fmt: skip
+    args = ["-p", "plug", "--plug-fast", "tests", "--myopt", "tests", "-k", "tests or a",
+            "--plug-n", "2", "--myopt=x", "tests/test_a.py"]  # fmt: skip
+    run = Run(root, args, tmp_path / "rec", clean_env([root]))
+    invocation = run.must_record().invocation
+    assert invocation is not None, run.stdout
+    assert invocation.args == ["-p", "no:cacheprovider", *args]
+    paths = [invocation.args[at] for at in invocation.paths]
+    assert invocation.paths == [5, 13], paths  # never `--myopt tests` nor `-k tests or a`
 
 
 def test_ids_are_pytests_own(shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path):
@@ -401,6 +438,7 @@ def test_xdist_each_test_once(
     assert set(calls.values()) == {1}
     xdist = run.must_record()
     assert xdist.finished and xdist.exitstatus == 1
+    assert xdist.invocation is not None and xdist.invocation.paths == [5, 6]  # the controller's
     assert {i: t.outcome for i, t in xdist.tests.items()} == {
         i: t.outcome for i, t in record.tests.items()
     }
