@@ -1,10 +1,12 @@
 """Regressions of one cause as one blocking item in the markdown (the JSON keeps every test).
 
-One cause: the same exception type, raising location and message once numbers and addresses are
-set aside (each regression's ``cause``, eyeful.failures.cause). A regression whose failure said
-neither type nor message (read from text without them) goes with the others of its file whose
-failure ends with the same line. One item says what fails, shows one excerpt, counts the tests
-and folds their ids in ``<details>``, one line per file.
+One cause (each regression's ``cause``, eyeful.failures.report_cause): the same exception type
+after running the same lines of the change (traced in the test's first run alone on the change),
+else the same type and message once numbers and addresses are set aside, wherever raised. A
+regression whose failure said neither type nor message (read from text without them) goes with
+the others of its file whose failure ends with the same line. One item says what fails, shows
+one excerpt (the failing frames), counts the tests and folds their ids in ``<details>``, one
+line per file (the first :data:`ID_FILES` files).
 
 Untrusted text reaches the markdown only through eyeful.mdsafe, as in eyeful/report.py.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 
 from eyeful import mdsafe as md
+from eyeful.failures import ran_lines
 from eyeful.findingtext import named
 from eyeful.regressions import SUITE, TestFailure
 from eyeful.testids import id_path
@@ -67,17 +70,27 @@ def _natural(name: str) -> list[str | int]:
     return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", name))]
 
 
+ID_FILES = 10
+"""Files whose failing tests a cause's item names, a line each; past them, a count."""
+
+
 def _ids_by_file(group: list[TestFailure]) -> list[str]:
-    """The tests' ids, one line per file, in natural order."""
+    """The tests' ids, one line per file, in natural order, the first :data:`ID_FILES` files."""
     files: dict[str, list[str]] = {}
     for failure in sorted(group, key=lambda f: _natural(f.test)):
         path = id_path(failure.test) if "::" in failure.test else ""
         files.setdefault(path, []).append(failure.test[len(path) + 2 :] if path else failure.test)
-    return [
+    shown = list(files.items())[:ID_FILES]
+    out = [
         f"  {md.code(path)}: " + ", ".join(md.code(n) for n in names) if path
         else "  " + ", ".join(md.code(n) for n in names)
-        for path, names in files.items()
+        for path, names in shown
     ]  # fmt: skip
+    if len(files) > len(shown):
+        left = sum(len(names) for _, names in list(files.items())[ID_FILES:])
+        out.append(f"  and {left} more in {len(files) - len(shown)} more files (every test is "
+                   "in the JSON report)")  # fmt: skip
+    return out
 
 
 def _confirmed(group: list[TestFailure]) -> list[str]:
@@ -95,7 +108,10 @@ def _many(group: list[TestFailure]) -> list[str]:
     what = "are new in the change and fail" if first.kind == "new_test" else (
         "fail on the change and pass on the base"
     )  # fmt: skip
-    said = _said_where(first)
+    said = _after(first) or _said_where(first)
+    places = len({f.raised_at for f in group if f.raised_at})
+    if said and not _after(first) and places > 1:  # one message raised from several frames
+        said += f" and {places - 1} other line{'s' if places > 2 else ''}"
     cause = f", one cause: {said}" if said else ""
     head = f"- **issue (blocking):** {len(group)} tests {what}{cause}"
     meta = (
@@ -149,9 +165,21 @@ def _folded(groups: list[list[TestFailure]]) -> list[str]:
              "</summary>", ""]  # fmt: skip
     for group in groups:
         more = f" and {len(group) - 1} more" if len(group) > 1 else ""
-        said = _said_where(group[0])
+        said = _after(group[0], len(group) > 1) or _said_where(group[0])
         lines.append(f"  - {md.code(group[0].test)}{more}" + (f": {said}" if said else ""))
     return [*lines, "", "  </details>"]
+
+
+def _after(failure: TestFailure, many: bool = True) -> str:
+    """For a cause of the change's lines (``ran``): the type and those lines; "" otherwise."""
+    if not failure.ran or not failure.cause or " after running " not in failure.cause:
+        return ""
+    where = ran_lines(failure.ran)
+    shown = ", ".join(md.code(w) for w in where[:3])
+    shown += f" and {len(where) - 3} more files" if len(where) > 3 else ""
+    exc = failure.cause.split(" after running ", 1)[0]
+    who = "they fail" if many else "it fails"
+    return f"{who} with {md.code(exc)} after running {shown}, which the change touched"
 
 
 def _said_where(failure: TestFailure) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import moved
+from eyeful import hunks, moved
 from eyeful.extra import Extra
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
@@ -51,6 +51,9 @@ from eyeful.worktrees import Worktree
 class Confirmation:
     evidence: list[Evidence]
     runs: list[Run] = field(default_factory=list)
+    ran: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    """The change's lines each test ran in its first run alone on the change (the only traced
+    run: the suite never is), by test and file: the report's causes (eyeful/causes.py)."""
 
 
 def can_focus(runner: Runner, change: Run) -> bool:
@@ -106,6 +109,13 @@ def confirm(
         collected = _collected(change)
         tested = side_tree(repo, snap.base.tree, snap.head.tree, collected)
         edited = set(side_paths(repo, snap.base.tree, snap.head.tree, collected))
+        # Which of the change's lines each failing test runs: traced in its first run alone on
+        # the change (a pytest run: the probe's tracer), never in a suite run.
+        changed = (
+            hunks.changed_lines(repo, snap.base.tree, snap.head.tree)
+            if change.tests_from == "probe"
+            else {}
+        )
         if tested != snap.base.tree:
             base_ids = {
                 test: test if file_in_tree(repo, tested, test) else old
@@ -128,8 +138,10 @@ def confirm(
         if context == "file" and change.tests_from != "probe":
             continue  # a file of tests is pytest's to run; other runners go on to the suite
         tests = [ev.test for ev in todo]
-        seen, runs = _in_context(runner, snap, tested, context, tests, base_ids, jobs)
+        trace = changed if context == "alone" else None
+        seen, runs = _in_context(runner, snap, tested, context, tests, base_ids, jobs, trace)
         done.runs += runs
+        done.ran |= {t: lines for run in runs if run.ran for t, lines in run.ran.items()}
         further = []
         for ev in todo:
             change_observed = seen[("change", ev.test)]
@@ -239,12 +251,14 @@ def _in_context(
     tests: list[str],
     base_ids: dict[str, str],
     jobs: int,
+    trace: hunks.ChangedLines | None = None,
 ) -> tuple[dict[tuple[str, str], list[Observed]], list[Run]]:
     """``reruns`` pairs of live runs of ``tests`` in ``context``, each pair in one worktree,
     change then base, or base then change for every other pair: whatever one run leaves in the
     worktree (ignored files, caches) weighs on both sides alike. The base side is ``tested``:
     the base's code with the change's tests. A test goes by its id there (``base_ids``: its
-    file's name before a rename, where that file is the base's)."""
+    file's name before a rename, where that file is the base's). ``trace``: the change's lines,
+    traced in the first pair's run on the change."""
     sides = {"change": snap.head.tree, "base": tested}
     ids = {"change": tests, "base": [base_ids.get(t, t) for t in tests]}
 
@@ -253,7 +267,8 @@ def _in_context(
         out = []
         with runner.hold() as worktree:
             for side in order:
-                batch = _run(runner, context, sides[side], side, ids[side], worktree)
+                traced = trace if index == 0 and side == "change" else None
+                batch = _run(runner, context, sides[side], side, ids[side], worktree, traced)
                 out.append((side, batch))
         return out
 
@@ -317,17 +332,23 @@ def _on_base(test: str, renamed: dict[str, str]) -> str:
 
 
 def _run(
-    runner: Runner, context: Context, tree: str, side: str, tests: list[str], worktree: Worktree
+    runner: Runner,
+    context: Context,
+    tree: str,
+    side: str,
+    tests: list[str],
+    worktree: Worktree,
+    trace: hunks.ChangedLines | None = None,
 ) -> list[Run]:
     if context == "suite":
         return runner.suite(tree, side, live=True, worktree=worktree)
     ids = tests if context == "alone" else sorted({id_path(t) for t in tests})
-    batch = runner.one(tree, side, ids, worktree=worktree)
+    batch = runner.one(tree, side, ids, worktree=worktree, trace=trace or None)
     stopped = len(ids) > 1 and any(r.stopped for r in batch if r.name == "test_one")
     if context == "alone" and (stopped or (side == "base" and _not_found([batch]))):
         # pytest refuses a whole command when one id is not in the tree (a parameter the change
         # added), and `test_one` with `-x` stops at the first that fails: one command per id.
-        batch += runner.one(tree, side, ids, each=True, worktree=worktree)
+        batch += runner.one(tree, side, ids, each=True, worktree=worktree, trace=trace or None)
     return batch
 
 

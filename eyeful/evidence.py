@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Literal
@@ -52,6 +53,9 @@ class Reading:
     """Of those, by test module: the ones run in a function or class body while it was collected."""
     entered: list[str] = field(default_factory=list)
     """The changed files whose code ran while a test ran."""
+    ran: dict[str, dict[str, list[int]]] | None = None
+    """The traced lines each test ran, by test id and repository path (a test not traced has
+    no entry)."""
     read_as_text: list[str] = field(default_factory=list)
     """The changed files a test's code looked at otherwise than by running them."""
     looked: dict[str, str] = field(default_factory=dict)
@@ -79,7 +83,11 @@ _SITE_PACKAGES = re.compile(r"^.*?/(?:site|dist)-packages/")
 
 
 def failure_of(
-    record: FailureRecord, *, collection: bool = False, root: Path | None = None
+    record: FailureRecord,
+    *,
+    collection: bool = False,
+    root: Path | None = None,
+    sources: dict[str, list[str] | None] | None = None,
 ) -> failures_.Failure:
     """A record's failure as the rest of eyeful keeps one: the exception that ended the test
     (its type and message from the exception object), where it was raised (a path in the
@@ -105,7 +113,82 @@ def failure_of(
         kind=failures_.kind_of(exc_type, message, record.text, collection),
         source="probe",
         chain=chain,
+        # A module that did not import: pytest's text shows the line at fault (a SyntaxError's
+        # caret), its frames only the import machinery.
+        excerpt="" if collection else _excerpt(record, message, root, sources),
     )
+
+
+EXCERPT_LINES = 15
+_MESSAGE_LINES = 6
+_LINE_CHARS = 300
+
+
+def _excerpt(
+    record: FailureRecord,
+    message: str,
+    root: Path | None,
+    sources: dict[str, list[str] | None] | None,
+) -> str:
+    """The failure as the report shows it, at most 15 lines: the failing frames (the
+    repository's, and the innermost wherever it is), outermost first, each ``path:line in
+    function`` and its line of source, then the exception (its first lines) and what caused it
+    (a line each): never the runner's rendering (pytest's long form echoes whole test bodies).
+    "" without frames (the runner's text stands in)."""
+    if not record.frames or root is None:
+        return ""
+    sources = {} if sources is None else sources
+    said = [line[:_LINE_CHARS] for line in message.splitlines()[:_MESSAGE_LINES]]
+    said += [f"caused by {link.type}: {_first_line(link.message)}"[:_LINE_CHARS]
+             for link in record.chain[1:3]]  # fmt: skip
+    shown: list[str] = []
+    frames = list(record.frames)
+    budget = EXCERPT_LINES - len(said)
+    for index in range(len(frames) - 1, -1, -1):
+        frame = frames[index]
+        path = _relative(frame.file, root)
+        own = path != frame.file and not path.startswith("<")
+        if not own and index != len(frames) - 1:
+            continue  # a library's frame between the repository's: its innermost one is shown
+        entry = [f"{path}:{frame.line} in {frame.function or '?'}"]
+        source = _source_line(root, path, frame.line, sources) if own else None
+        if source:
+            entry.append(f"    {source[:_LINE_CHARS]}")
+        if len(entry) > budget - 1:  # a line kept for saying what is left out
+            shown.insert(0, f"... {index + 1} frame{'s' if index else ''} before")
+            break
+        shown[:0] = entry
+        budget -= len(entry)
+    return "\n".join([*shown, *said])
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _source_line(
+    root: Path, path: str, line: int, sources: dict[str, list[str] | None]
+) -> str | None:
+    """Line ``line`` of the repository's file ``path`` in the checkout, stripped."""
+    if path not in sources:
+        sources[path] = _regular_file_lines(root / path)
+    lines = sources[path]
+    if lines is None or not 0 < line <= len(lines):
+        return None
+    return lines[line - 1].strip() or None
+
+
+def _regular_file_lines(path: Path) -> list[str] | None:
+    """A regular file's lines (its first 4 MiB), never waited on: what a run left at that path
+    may be a FIFO or a device (code nobody confirmed ran there)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return file.read(4 * 1024 * 1024).decode("utf-8", errors="replace").splitlines()
 
 
 def _innermost_in(root: Path | None, record: FailureRecord) -> str | None:
@@ -132,12 +215,17 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             for module, found in record.executed_in_module.items()
         }
         reading.entered = [_relative(p, root) for p in record.entered]
+        reading.ran = {
+            test: {_relative(p, root): lines for p, lines in found.items()}
+            for test, found in record.ran.items()
+        }
         reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
         reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
+    sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome
         if test.failure is not None and test.outcome in FAILING:
-            reading.failures[test_id] = failure_of(test.failure, root=root)
+            reading.failures[test_id] = failure_of(test.failure, root=root, sources=sources)
         if test.outcome == "skipped":
             reading.skips[test_id] = test.reason or ""
             own = own_import_failed(test.reason or "", root)
@@ -151,7 +239,9 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             reading.outcomes[module], reading.skips[module] = "skipped", reason
     for error in record.collect_errors:
         reading.outcomes[error.id] = "error"
-        reading.failures[error.id] = failure_of(error.failure, collection=True, root=root)
+        reading.failures[error.id] = failure_of(
+            error.failure, collection=True, root=root, sources=sources
+        )
     if record.runner == "pytest" and not record.finished:
         reading.unfinished = (
             f"the pytest session never reached its end after {len(record.tests)} of "

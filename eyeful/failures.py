@@ -42,6 +42,8 @@ __all__ = [
     "describe",
     "from_junit",
     "own_words",
+    "ran_lines",
+    "report_cause",
     "same_failure",
     "scrub",
     "section_title",
@@ -79,6 +81,9 @@ class Failure(BaseModel):
     """Where it was read: the runner's record (the exception object), or text (the fallback)."""
     chain: list[str] = Field(default_factory=list)
     """From a runner's record: each exception of the chain, ``Type: message``, the raised first."""
+    excerpt: str = ""
+    """From a runner's record: the failing frames (``path:line in function`` and its source
+    line) and the exception, at most 15 lines (eyeful/evidence.py); "" otherwise."""
 
 
 def _bounded(text: str) -> str:
@@ -526,3 +531,35 @@ def cause(failure: Failure) -> str | None:
     )
     said = _numbers_aside(failure.message)
     return f"{failure.type or '?'} at {where}: {said}"
+
+
+def ran_lines(ran: Mapping[str, list[int]]) -> list[str]:
+    """Lines by file as a person reads them: ``mod.py:2-4,9``, one per file, in path order."""
+    out = []
+    for path, lines in sorted(ran.items()):
+        spans: list[list[int]] = []
+        for n in sorted(set(lines)):
+            if spans and n == spans[-1][1] + 1:
+                spans[-1][1] = n
+            else:
+                spans.append([n, n])
+        out.append(path + ":" + ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans))
+    return out
+
+
+def report_cause(failure: Failure, ran: Mapping[str, list[int]] | None = None) -> str | None:
+    """What the failures the report shows as one cause share (eyeful/causes.py; the verdicts'
+    own is :func:`cause`). A test traced running some of the change's lines (``ran``): the
+    exception type and those lines, whatever each test asserted (30 tests of one changed
+    function are one cause). Else the type and the message, numbers and addresses aside,
+    wherever it was raised (one warning raised from two frames is one cause); but pytest's
+    explanation of a comparison (``assert 3 == 4``) is the test's own line, so that one keeps
+    the raising line too. None when the failure says neither its type nor its message."""
+    if ran:
+        return f"{failure.type or '?'} after running {', '.join(ran_lines(ran))}"
+    if not failure.type and not failure.message.strip():
+        return None
+    said = failure.message.removeprefix(f"{failure.type}: ") if failure.type else failure.message
+    if said.startswith("assert "):
+        return cause(failure)
+    return f"{failure.type or '?'}: {_numbers_aside(said)}"

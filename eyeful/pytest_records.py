@@ -239,6 +239,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
     entered: set[str] = set()
+    ran: dict[str, dict[str, list[int]]] = {}
     read: set[str] = set()
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
@@ -313,6 +314,13 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                             looked.setdefault(name, how[:300])
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
+            elif kind == "ran":
+                node_id = records.as_str(line.get("id"))
+                if node_id is not None:
+                    test_ran = ran.setdefault(node_id, {})
+                    for name, lines in records.as_dict(line.get("files")).items():
+                        ints = {n for n in records.as_list(lines) if isinstance(n, int)}
+                        test_ran[name] = sorted(ints.union(test_ran.get(name, ())))
             elif kind == "reached":
                 reach.add(line, notes, label)
             elif kind == "sandboxed":
@@ -392,6 +400,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             for module, found in sorted(in_module.items())
         },
         entered=sorted(entered),
+        ran=ran if executed is not None else {},
         read_as_text=sorted(read),
         looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None

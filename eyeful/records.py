@@ -226,6 +226,9 @@ class RunRecord(_Model):
     that module was collected: a decorator it applied, a class it defined."""
     entered: list[str] = Field(default_factory=list)
     """Of the files holding those lines, the ones whose code ran while a test ran (absolute)."""
+    ran: dict[str, dict[str, list[int]]] = Field(default_factory=dict)
+    """Of those lines, the ones each test ran (its setup, call, teardown), by test id and file
+    (absolute); a test traced that ran none has an empty entry, one not traced none."""
     read_as_text: list[str] = Field(default_factory=list)
     """Of the changed files, the ones a test's code looked at otherwise than by running them:
     read (``open``, ``inspect.getsource``, a loader's ``get_data``), ``os.stat``, a function's

@@ -28,7 +28,7 @@ from eyeful.claims import Evidence as Evidence
 from eyeful.claims import Seen as Seen
 from eyeful.claims import decide as decide
 from eyeful.evidence import module_seen
-from eyeful.failures import Failure, cause
+from eyeful.failures import Failure, report_cause
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import check_test_id, id_path
@@ -59,8 +59,12 @@ class TestFailure(BaseModel):
     raised_at: str | None = None
     """Where its failure was raised (``path:line``), when the runner said."""
     cause: str | None = None
-    """What failures of one cause share (eyeful.failures.cause: exception type, raising location,
-    message with numbers and addresses set aside); the markdown shows each cause once."""
+    """What failures of one cause share (eyeful.failures.report_cause: the exception type and
+    the change's lines the test ran, else the type and message with numbers and addresses set
+    aside); the markdown shows each cause once."""
+    ran: dict[str, list[int]] | None = None
+    """The change's lines the test ran in its first live run alone on the change, by file;
+    None when not traced (no such run, not pytest, another tracer on)."""
 
 
 # pytest's rendering of a frame's arguments: `self = <tests.test_x.TestX object at 0x7f...>` says
@@ -79,6 +83,8 @@ def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
     The whole suite (no test named) shows the last lines of the output; a named test whose own
     failure was not recorded shows only the lines of the output that name it.
     """
+    if failure is not None and failure.excerpt:
+        return failure.excerpt  # the failing frames from the runner's record
     if failure is not None and failure.text.strip():
         lines = [line for line in failure.text.splitlines() if _kept(line)]
         return "\n".join(lines[-_FAILURE_LINES:])
@@ -235,8 +241,12 @@ def _confirmation(ev: Evidence, how: str | None = None) -> str | None:
     return "; then ".join([*ev.history, line, *told_nothing])
 
 
-def classify(change: Run, evidence: list[Evidence]) -> list[TestFailure]:
-    """The change's failing tests, each judged on its evidence."""
+def classify(
+    change: Run, evidence: list[Evidence], ran: dict[str, dict[str, list[int]]] | None = None
+) -> list[TestFailure]:
+    """The change's failing tests, each judged on its evidence; ``ran``: the change's lines
+    each ran (eyeful/confirmation.py), for the report's causes."""
+    ran = ran or {}
     out = []
     for ev in evidence:
         if (change.tests or {}).get(ev.test) == "xpass_strict":
@@ -245,7 +255,7 @@ def classify(change: Run, evidence: list[Evidence]) -> list[TestFailure]:
             out.append(_failure(ev.test, "xpass_strict", change, ev.base_suite))
             continue
         kind, on_base = decide(ev)
-        failure = _failure(ev.test, kind, change, on_base)
+        failure = _failure(ev.test, kind, change, on_base, ran.get(ev.test))
         failure.confirmation = _confirmation(ev)
         out.append(failure)
     return out
@@ -399,7 +409,13 @@ def all_new(change: Run) -> list[TestFailure]:
     return [_failure(t, "new_test", change, "absent") for t in tests]
 
 
-def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFailure:
+def _failure(
+    test: str,
+    kind: FailureKind,
+    change: Run,
+    on_base: str,
+    ran: dict[str, list[int]] | None = None,
+) -> TestFailure:
     on_change = (change.tests or {}).get(test, "failed")
     failure = (change.failures or {}).get(test)
     return TestFailure(
@@ -411,7 +427,8 @@ def _failure(test: str, kind: FailureKind, change: Run, on_base: str) -> TestFai
         excerpt=excerpt(change.tail, test, failure),
         message=_message(failure),
         raised_at=_raised_at(failure),
-        cause=cause(failure) if failure is not None else None,
+        cause=report_cause(failure, ran) if failure is not None else None,
+        ran=ran,
     )
 
 

@@ -307,7 +307,7 @@ def _against_base(
         )
         done = confirm(runner, repo, snap, change, base_suite, request.jobs)
         report.runs += done.runs
-        failures = classify(change, done.evidence)
+        failures = classify(change, done.evidence, done.ran)
         notes = []
     else:
         progress.phase("the change fails: running the tests on the base")

@@ -96,6 +96,9 @@ class Run(BaseModel):
     collected (a decorator it applied): they count for that module's tests."""
     entered: list[str] | None = None
     """The changed files whose code ran while the tests ran (so their import-time lines count)."""
+    ran: dict[str, dict[str, list[int]]] | None = Field(default=None, exclude=True)
+    """For a traced run: the changed lines each test ran, by test id and file; None when not
+    traced (kept in each regression's ``ran``, not here: eyeful/causes.py)."""
     read_as_text: list[str] | None = None
     """The changed files a test's code looked at otherwise than by running them (read, stat,
     a function's ``__code__``, a child process naming them): then its failure does not count."""
@@ -579,6 +582,7 @@ class Runner:
             run.executed_at_import = said.executed_at_import or None
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
+            run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None
             run.skips = said.skips or None

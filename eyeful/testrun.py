@@ -244,6 +244,7 @@ class Said:
     executed_at_import: dict[str, list[int]] = field(default_factory=dict)
     executed_in_module: dict[str, dict[str, list[int]]] = field(default_factory=dict)
     entered: list[str] = field(default_factory=list)
+    ran: dict[str, dict[str, list[int]]] | None = None
     read_as_text: list[str] = field(default_factory=list)
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
@@ -316,6 +317,7 @@ def _from_record(
     said.executed_at_import = reading.executed_at_import
     said.executed_in_module = reading.executed_in_module
     said.entered, said.read_as_text = reading.entered, reading.read_as_text
+    said.ran = reading.ran
     said.looked = reading.looked
     said.reached, said.reached_from = record.reached, record.reached_from
     said.rootdir = record.rootdir

@@ -29,7 +29,7 @@ MODULE_SECONDS = {
     "test_safety": 32, "test_replay": 28, "test_cli": 26, "test_clean_claims": 24,
     "test_awkward": 21, "test_providers": 20, "test_environments": 19, "test_injection": 17,
     "test_check_speed": 14, "test_forgery": 12, "test_focused_ids": 12, "test_safety_inputs": 8,
-    "test_failures": 7,
+    "test_failures": 7, "test_bounded_report": 8,
     "test_eval_mine": 7, "test_review": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
     "test_sarif": 2, "test_results": 2, "test_scale": 1, "test_oracles": 1,
 }  # fmt: skip

@@ -354,7 +354,8 @@ def test_many_failures_of_one_cause_are_one_item_with_a_rerun_command(big_review
         f"**issue (blocking):** {N_BROKEN} tests fail on the change and pass on the base, one "
         "cause: `AssertionError: VERSION changed` at `tests/test_version.py:8`"
     ) in text
-    assert text.count("E       AssertionError: VERSION changed") == 1  # one excerpt
+    assert text.count("\n  AssertionError: VERSION changed") == 1  # one excerpt: its frames
+    assert "\n  tests/test_version.py:8 in test_version\n" in text
     folded = text.split(f"<details><summary>The {N_BROKEN} failing tests")[1].split("</details>")[0]
     assert all(f"`test_version[{n}]`" in folded for n in range(N_BROKEN))
     assert "`test_version[1]`, `test_version[2]`" in folded  # in natural order

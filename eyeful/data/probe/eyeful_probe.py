@@ -45,6 +45,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
   with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
   ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
+- ``ran``: with EYEFUL_PROBE_TRACE, after each test: ``id``, ``files``: those of the lines that
+  ran while that test ran ({path: [line, ...]}, empty when none); none once it could not trace.
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
   code ran, or that were opened, compiled, executed or imported by name (relative, ``/``), by
   test (``id``; with those its fixtures reached, whichever test set them up; ``all``: why its
@@ -649,6 +651,7 @@ class _Probe:
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
         tracer, reach = self.tracer, self.reach
         if tracer is not None:
+            tracer.take_test()  # what ran between tests is no test's
             tracer.active = True
         if reach is not None:
             try:
@@ -660,6 +663,10 @@ class _Probe:
         finally:
             if tracer is not None:
                 tracer.active = False
+                with contextlib.suppress(Exception):
+                    ran = tracer.take_test()
+                    if tracer.why is None:
+                        self._line({"t": "ran", "id": item.nodeid, "files": ran})
             if reach is not None:
                 with contextlib.suppress(Exception):
                     self._line(reach.end_test(item.nodeid, _fixtures_of(item)))

@@ -60,6 +60,9 @@ class Tracer:
         # The files whose code ran while a test ran: a line of theirs run only at import (a
         # module's constant) counts for a test that used the module.
         self.entered: set[str] = set()
+        # The lines the test running now ran, by file (:meth:`take_test`): which of the change's
+        # lines each failing test ran, for the report's causes.
+        self.test_hits: dict[str, set[int]] = {}
         # The changed files a test looked at otherwise than by running them (read as text by
         # any route, os.stat, a function's __code__, a child process naming them), and how: a
         # failure about the source's text or form is no failure of what the code does.
@@ -228,6 +231,7 @@ class Tracer:
         def seen(line: int) -> None:
             if self.active:
                 hits.add(line)
+                self.test_hits.setdefault(path, set()).add(line)
                 return
             at_import.add(line)
             if self.module is not None and not top_level:
@@ -242,6 +246,11 @@ class Tracer:
         if frame.f_lineno in lines:
             seen(frame.f_lineno)
         return local
+
+    def take_test(self) -> dict[str, list[int]]:
+        """The lines run since the last call (a test's setup, call and teardown), by file."""
+        taken, self.test_hits = self.test_hits, {}
+        return {path: sorted(lines) for path, lines in taken.items()}
 
     def stop(self) -> dict[str, Any]:
         self.active = False
