@@ -83,6 +83,22 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _interruptible()
+    _compile_eyeful()
+
+
+def _interruptible() -> None:
+    """SIGINT as a terminal gives it, whoever started the suite: a shell starts a background job
+    (`cmd &` without job control) with SIGINT ignored, every process inherits that, and the
+    tests that interrupt eyeful (which keeps an ignored SIGINT ignored, as it keeps a nohup's
+    SIGHUP) would see it go on. A handler is reset to the default at exec; SIG_IGN is not."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _compile_eyeful() -> None:
     """eyeful's bytecode, written once: the suite starts eyeful some 200 times (hooks, the
     command line, terminals, signals, the eval), and where PYTHONDONTWRITEBYTECODE is set (CI,
     many shells) an editable install would compile every module afresh at each start (about

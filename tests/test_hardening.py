@@ -104,7 +104,10 @@ def test_ids_that_do_not_reach_the_test_make_no_new_test(tmp_path):
 def test_no_test_one_is_derived_from_unittest_discover_with_a_start_directory(tmp_path):
     test = f"{PYTHON} -m unittest discover -s tests"
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(test), "calc.py": CALC})
-    assert "test_one" not in dict(shown_settings(load_config(repo), repo))
+    shown = dict(shown_settings(load_config(repo), repo))
+    # Nothing is derived, and the confirmation says why (issue 35, point 3).
+    assert shown["test_one"].startswith("none: "), shown
+    assert "(-s without -t)" in shown["test_one"], shown
 
 
 REGISTRY = (
