@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -322,15 +322,21 @@ class Alone:
                 rel = Path(rootdir).relative_to(worktree).as_posix()
                 self.rootdir = "" if rel == "." else rel
 
-    def from_root(self, tests: list[str], in_tree: Callable[[str], bool]) -> list[str]:
+    def from_root(
+        self, tests: list[str], in_tree: Callable[[str], bool], written: Collection[str] = ()
+    ) -> list[str]:
         """pytest ids as a ``test_one`` derived from ``test`` (started at the worktree's root)
-        takes them: a record's id is relative to pytest's rootdir, which may be below the root.
-        An id whose file the tree has as it is (a finding's test) stays so."""
+        takes them: a record's id is relative to pytest's rootdir, which may be below the root,
+        so it is taken from there wherever the tree has its file there (a file of the same path
+        from the root is another test, outside the suite). Any other (a finding's new test, a
+        repository path, a file of ``written``) stays as it is."""
+        if not self.rootdir:
+            return list(tests)
         given = []
         for test in tests:
-            rebased = f"{self.rootdir}/{test}" if self.rootdir else test
-            keep = in_tree(id_path(test)) or not in_tree(id_path(rebased))
-            given.append(test if keep else rebased)
+            rebased = f"{self.rootdir}/{test}"
+            own = id_path(test) not in written and in_tree(id_path(rebased))
+            given.append(rebased if own else test)
         return given
 
     def learn(self, parsed: Invocation | None, why_none: str) -> None:

@@ -465,13 +465,18 @@ class Runner:
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
         if how.from_test and self.alone.rootdir:
-            with self._repo_lock:
-                found = tree_at(self.repo, tree)
-                tests = self.alone.from_root(tests, lambda path: path in found)
+            tests = self.given(tests, tree, extra)
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         return self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
+
+    def given(self, tests: list[str], tree: str, extra: Extra | None = None) -> list[str]:
+        """``tests`` as a derived ``test_one`` takes them on ``tree`` (focus.Alone.from_root)."""
+        with self._repo_lock:
+            found = tree_at(self.repo, tree)
+            written = set(extra.files) if extra is not None else set()
+            return self.alone.from_root(tests, lambda path: path in found, written)
 
     def _execute(
         self,

@@ -187,6 +187,8 @@ def rooted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "pyproject.toml": eyeful_config(f"{PYTEST} sub", extra=AFFECTED),
                 "sub/pytest.ini": "[pytest]\npythonpath = .\n",
                 **_project("sub/"),
+                # The root's own tests of the same names, outside the suite (they pass).
+                "tests/test_a.py": "def test_a_value():\n    pass\n",
             },
         )
         _reviewed_once(repo)
@@ -220,6 +222,11 @@ def test_a_break_below_a_rootdir_in_the_repository_is_selected_and_blocks(sub_re
     assert done.exit_code == 1, done
     assert _ran(done) == _ids("a") | _ids("b")
     assert {r["test"] for r in done.json["regressions"]} == _ids("a"), done.markdown
+    # Alone, and to rerun: `sub`'s tests, never the root's test of the same path and name.
+    ones = {r["command"] for r in done.json["runs"] if r["name"] == "test_one"}
+    assert ones == {f"{PYTEST} {' '.join(sorted(_ids('a', 'sub/tests/')))}"}, ones
+    reruns = {r["rerun"] for r in done.json["regressions"]}
+    assert reruns == {f"{PYTEST} {test}" for test in _ids("a", "sub/tests/")}
 
 
 def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:
