@@ -258,17 +258,22 @@ def _pytest_words(test: str) -> tuple[list[str], list[str]] | None:
 
 def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> Focus | None:
     """The pytest command with the ids in place of the words pytest took as paths, as its parse
-    of them (``parsed``) says; every word is a path where none is an option (or an ``@file``)."""
+    of them (``parsed``) says; every word is a path where none is an option (or an ``@file``).
+    The ids go where the first path was; with none, last, after ``--``: an option there may
+    take a value when one follows (``--cov``), which the ids would be."""
+    before, after = head, []
     if parsed is not None:
         if parsed.args != args:
             return None  # the pytest it started was given other words: not this command's parse
-        taken = set(parsed.paths)
-        kept = [word for at, word in enumerate(args) if at not in taken]
+        first = min(parsed.paths, default=len(args))
+        kept = [word for at, word in enumerate(args) if at not in parsed.paths]
+        before, after = head + kept[:first], kept[first:]
+        if not parsed.paths and kept and "--" not in kept:
+            before.append("--")
     elif any(word.startswith(("-", "@")) for word in args):
         return Focus(from_test=True, at_first_run=True)
-    else:
-        kept = []
-    return Focus(template=shlex.join(head + kept) + " {test}", from_test=True)
+    rest = f" {shlex.join(after)}" if after else ""
+    return Focus(template=f"{shlex.join(before)} {{test}}{rest}", from_test=True)
 
 
 def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = None) -> str | None:
