@@ -28,7 +28,6 @@ id eyeful shows and stores (which matches nothing). Where it is a plain ``go tes
 
 from __future__ import annotations
 
-import contextlib
 import re
 import shlex
 from collections.abc import Callable, Collection, Sequence
@@ -317,15 +316,9 @@ class Alone:
         self.parsed: Invocation | None = None
         self._unparsed: str | None = None
         self.rootdir = ""
-        """pytest's rootdir as a repository path (``sub`` for ``sub/pytest.ini``), once a run
-        said it: where the ids of its records start."""
-
-    def learn_rootdir(self, worktree: Path, rootdir: str | None) -> None:
-        """A pytest run's rootdir (absolute), in ``worktree``."""
-        if rootdir is not None:
-            with contextlib.suppress(ValueError):
-                rel = Path(rootdir).relative_to(worktree).as_posix()
-                self.rootdir = "" if rel == "." else rel
+        """pytest's rootdir as a repository path (``sub`` for ``sub/pytest.ini``), once a full
+        run of ``test`` said it: where the ids of its records start."""
+        self._rootdir_known = False
 
     def from_root(
         self, tests: list[str], in_tree: Callable[[str], bool], written: Collection[str] = ()
@@ -344,8 +337,12 @@ class Alone:
             given.append(rebased if own else test)
         return given
 
-    def learn(self, parsed: Invocation | None, why_none: str) -> None:
-        """A full run of ``test``'s parse (the first one counts), or why it brought none."""
+    def learn(self, parsed: Invocation | None, why_none: str, rootdir: str | None) -> None:
+        """A full run of ``test``: its parse and its rootdir (a repository path; the first run
+        that said each counts), or why it brought no parse. Only ``test``'s runs teach: the
+        rootdir of a run of one test (a finding's, with files of its own) is its own."""
+        if not self._rootdir_known and rootdir is not None:
+            self.rootdir, self._rootdir_known = rootdir, True
         if self.parsed is None and parsed is not None:
             self.parsed = parsed
         elif self.parsed is None and self._unparsed is None:
@@ -367,6 +364,18 @@ class Alone:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def rootdir_in(worktree: Path, rootdir: str | None) -> str | None:
+    """pytest's rootdir (absolute, from a run's record in ``worktree``) as a repository path;
+    None where it is not in the worktree, or unknown."""
+    if rootdir is None:
+        return None
+    try:
+        rel = Path(rootdir).relative_to(worktree).as_posix()
+    except ValueError:
+        return None
+    return "" if rel == "." else rel
 
 
 def _env_prefix(words: list[str]) -> list[str]:

@@ -280,7 +280,9 @@ def _change_suite(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
     if report.selection.ids is not None:
-        runner.alone.parsed = report.selection.invocation  # the selected run's test_one
+        # the selected run's test_one, and where the ids of its records start
+        runner.alone.learn(report.selection.invocation, "the map's run recorded none",
+                           report.selection.rootdir)  # fmt: skip
     runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
     if report.selection.ids is None and snap.base.commit is not None:
         affected.remember(

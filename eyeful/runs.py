@@ -134,11 +134,15 @@ class Run(BaseModel):
     invocation: Invocation | None = Field(default=None, exclude=True)
     """pytest's parse of the command (from the probe's record): which words it took as paths,
     whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
+    rootdir: str | None = Field(default=None, exclude=True)
+    """pytest's rootdir as a repository path ("": the root), where the record's ids start; kept
+    in the cache, not in the report."""
 
     def cache_entry(self) -> dict[str, Any]:
         """The cache's entry of this run."""
         entry = self.model_dump(exclude={"side", "cached"})
         entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
+        entry["rootdir"] = self.rootdir
         return entry
 
     @property
@@ -245,7 +249,7 @@ class Runner:
             self.alone.learn(run.invocation, run.read_from_text or (
                 "its run ended before pytest's session started" if run.status == "ERROR"
                 else "its run left no record of it"
-            ))  # fmt: skip
+            ), run.rootdir)  # fmt: skip
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -588,7 +592,7 @@ class Runner:
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached, run.reached_from = said.reached, said.reached_from
-            self.alone.learn_rootdir(worktree.path, said.rootdir)
+            run.rootdir = focus.rootdir_in(worktree.path, said.rootdir)
             run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)

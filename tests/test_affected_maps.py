@@ -229,6 +229,18 @@ def test_a_break_below_a_rootdir_in_the_repository_is_selected_and_blocks(sub_re
     assert reruns == {f"{PYTEST} {test}" for test in _ids("a", "sub/tests/")}
 
 
+def test_a_break_below_a_rootdir_blocks_again_from_the_cache(sub_repo: Path) -> None:
+    """The second review of a change, its suites cached: the rootdir comes from the cache
+    with pytest's parse (it was learned from live runs only: ids from the root, exit 3)."""
+    stage(sub_repo, {"sub/pkg/c.py": "def value():\n    return 7\n"})
+    assert review(sub_repo, format="json", select="all").exit_code == 1
+    done = review(sub_repo, format="json", select="all")
+    assert all(r["cached"] for r in done.json["runs"] if r["name"] == "test"), done.markdown
+    assert done.exit_code == 1, done.markdown
+    reruns = {r["rerun"] for r in done.json["regressions"]}
+    assert reruns == {f"{PYTEST} {test}" for test in _ids("c", "sub/tests/")}
+
+
 def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:
     stage(sub_repo, {"other/test_elsewhere.py": "def test_elsewhere():\n    pass\n"})
     done = review(sub_repo, format="json", all_tests=True)
