@@ -262,8 +262,8 @@ def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> 
     take a value when one follows (``--cov``), which the ids would be."""
     before, after = head, []
     if parsed is not None:
-        if parsed.args != args:
-            return None  # the pytest it started was given other words: not this command's parse
+        if parsed.args != args or any(args[at].startswith("-") for at in parsed.paths):
+            return None  # not this command's parse, or not pytest's (an option is no path)
         first = min(parsed.paths, default=len(args))
         kept = [word for at, word in enumerate(args) if at not in parsed.paths]
         before, after = head + kept[:first], kept[first:]
@@ -285,7 +285,10 @@ def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = 
     if of(test, None, parsed) is not None:
         return None
     if _pytest_words(test) is not None:
-        return "the pytest the test command started was given other words than the command's own"
+        return (
+            "the pytest the test command started was given other words than the command's own, "
+            "or the record of its parse took an option for a path"
+        )
     if _SHELL.search(test.replace("'", "").replace('"', "")):
         return (
             "the test command is a shell command line (`&&`, `;`, `|`, `$`...), not one plain "

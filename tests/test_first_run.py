@@ -177,3 +177,6 @@ def test_the_ids_take_the_place_of_the_first_path_word():
     args = ["-q", "tests", "--maybe", "x", "tests/b"]
     how = of(f"pytest {' '.join(args)}", None, Invocation(args=args, paths=[1, 4]))
     assert how is not None and how.template == "pytest -q {test} --maybe x"
+    # A record the code under test wrote over the probe's: an option is never a path to drop.
+    forged = Invocation(args=args, paths=[0, 1])
+    assert of(f"pytest {' '.join(args)}", None, forged) is None
