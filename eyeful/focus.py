@@ -258,17 +258,15 @@ def _pytest_words(test: str) -> tuple[list[str], list[str]] | None:
 def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> Focus | None:
     """The pytest command with the ids in place of the words pytest took as paths, as its parse
     of them (``parsed``) says; every word is a path where none is an option (or an ``@file``).
-    The ids go where the first path was; with none, last, after ``--``: an option there may
-    take a value when one follows (``--cov``), which the ids would be."""
+    The ids go where the first path was, with none first: never after an option that takes a
+    value when one follows (``--cov``), which the ids would be."""
     before, after = head, []
     if parsed is not None:
         if parsed.args != args or any(args[at].startswith("-") for at in parsed.paths):
             return None  # not this command's parse, or not pytest's (an option is no path)
-        first = min(parsed.paths, default=len(args))
+        first = min(parsed.paths, default=0)
         kept = [word for at, word in enumerate(args) if at not in parsed.paths]
         before, after = head + kept[:first], kept[first:]
-        if not parsed.paths and kept and "--" not in kept:
-            before.append("--")
     elif any(word.startswith(("-", "@")) for word in args):
         return Focus(from_test=True, at_first_run=True)
     rest = f" {shlex.join(after)}" if after else ""
