@@ -241,6 +241,20 @@ def test_a_break_below_a_rootdir_blocks_again_from_the_cache(sub_repo: Path) -> 
     assert reruns == {f"{PYTEST} {test}" for test in _ids("c", "sub/tests/")}
 
 
+def test_a_stricter_test_below_a_rootdir_still_blocks_by_its_old_version(sub_repo: Path) -> None:
+    """A test the change made stricter, failing on both sides alike: its base version, passing
+    on the base's code, fails on the change's. Its file was looked for under the id's path
+    (relative to `sub`), which the change did not edit: pre-existing, clean."""
+    first = "def test_a_value():\n"
+    stricter = _tests("a", 1).replace(first, f"{first}    assert a.value() * 0 == 1\n")
+    stage(sub_repo, {"sub/pkg/a.py": "def value():\n    return 5\n",
+                     "sub/tests/test_a.py": stricter})  # fmt: skip
+    done = review(sub_repo, format="json", select="all")
+    kinds = {r["test"]: (r["kind"], r["confirmation"]) for r in done.json["regressions"]}
+    kind, confirmation = kinds["tests/test_a.py::test_a_value"]
+    assert kind == "regression" and "the base's version of the test passed" in confirmation
+
+
 def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:
     stage(sub_repo, {"other/test_elsewhere.py": "def test_elsewhere():\n    pass\n"})
     done = review(sub_repo, format="json", all_tests=True)
