@@ -28,6 +28,7 @@ id eyeful shows and stores (which matches nothing). Where it is a plain ``go tes
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Collection, Sequence
@@ -348,6 +349,20 @@ class Alone:
             self.parsed = parsed
         elif self.parsed is None and self._unparsed is None:
             self._unparsed = why_none
+
+    def reframed(self, rootdir: str | None, test: str) -> str:
+        """An id of a run whose rootdir was ``rootdir`` (a repository path) as the test
+        command's records name it, from their rootdir (a change that adds `sub/pytest.ini`
+        moves it for the change's runs only); as it is where either is unknown, or outside."""
+        if rootdir is None or not self._rootdir_known or rootdir == self.rootdir:
+            return test
+        path, sep, rest = test.partition("::")
+        full = posixpath.normpath(posixpath.join(rootdir, path))
+        if self.rootdir:
+            if not full.startswith(f"{self.rootdir}/"):
+                return test
+            full = full[len(self.rootdir) + 1 :]
+        return f"{full}{sep}{rest}"
 
     def how(self) -> Focus | None:
         """How one test runs on its own now; None when none can (yet)."""

@@ -255,6 +255,26 @@ def test_a_stricter_test_below_a_rootdir_still_blocks_by_its_old_version(sub_rep
     assert kind == "regression" and "the base's version of the test passed" in confirmation
 
 
+def test_a_break_with_a_new_rootdir_below_the_root_blocks(tmp_path: Path) -> None:
+    """The change adds `sub/pytest.ini`: its runs' ids start at `sub`, the base's at the root.
+    The base's run of the test alone named it `sub/tests/...`: absent, a new test, clean."""
+    calc = "def add(a, b):\n    return a + b\n"
+    test = "from calc import add\n\n\ndef test_x():\n    assert add(2, 3) == 5\n"
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(f"{PYTEST} sub"),
+        "sub/conftest.py": "import os, sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        "sub/calc.py": calc,
+        "sub/tests/test_a.py": test,
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"sub/calc.py": calc.replace("+", "-"), "sub/pytest.ini": "[pytest]\n"})
+    done = review(repo, format="json")
+    assert [(r["test"], r["kind"]) for r in done.json["regressions"]] == [
+        ("tests/test_a.py::test_x", "regression")
+    ], done.markdown
+    assert done.exit_code == 1
+
+
 def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:
     stage(sub_repo, {"other/test_elsewhere.py": "def test_elsewhere():\n    pass\n"})
     done = review(sub_repo, format="json", all_tests=True)
