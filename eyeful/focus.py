@@ -28,12 +28,14 @@ id eyeful shows and stores (which matches nothing). Where it is a plain ``go tes
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from eyeful import results
 from eyeful.confine import Refused
@@ -309,6 +311,17 @@ def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = 
     )
 
 
+class Ids(Protocol):
+    """A run's record of test ids (runs.Run): where they start, and what names them."""
+
+    rootdir: str | None
+    collected: list[str] | None
+    tests: dict[str, Any] | None
+    failures: dict[str, Any] | None
+    skips: dict[str, str] | None
+    kinds: dict[str, str] | None
+
+
 class Alone:
     """How tests run on their own in one review: ``test_one``, or one derived from ``test``,
     with pytest's parse of it once the record of a run of it brought one (:meth:`learn`)."""
@@ -363,6 +376,15 @@ class Alone:
                 return test
             full = full[len(self.rootdir) + 1 :]
         return f"{full}{sep}{rest}"
+
+    def reframe(self, run: Ids) -> None:
+        """A run of one test's ids as the test command's records name them (:meth:`reframed`)."""
+        id_of = functools.partial(self.reframed, run.rootdir)
+        run.collected = None if run.collected is None else [id_of(t) for t in run.collected]
+        for name in ("tests", "failures", "skips", "kinds"):
+            found = getattr(run, name)
+            if found is not None:
+                setattr(run, name, {id_of(test): value for test, value in found.items()})
 
     def how(self) -> Focus | None:
         """How one test runs on its own now; None when none can (yet)."""

@@ -8,7 +8,6 @@ its input files (manifests, lock files) changed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import shutil
 import tempfile
 import threading
@@ -154,15 +153,6 @@ class Run(BaseModel):
     def names_known(self) -> bool:
         """Whether the run said which tests failed (a failed run naming none did not)."""
         return self.tests is not None
-
-
-def _reframe(run: Run, id_of: Callable[[str], str]) -> None:
-    """``run``'s test ids through ``id_of``."""
-    run.collected = None if run.collected is None else [id_of(t) for t in run.collected]
-    for name in ("tests", "failures", "skips", "kinds"):
-        found = getattr(run, name)
-        if found is not None:
-            setattr(run, name, {id_of(test): value for test, value in found.items()})
 
 
 def _cached_run(side: str) -> Callable[[dict[str, Any]], Run]:
@@ -485,7 +475,7 @@ class Runner:
             skey = setup_key(self.repo, tree, self.config)
         runs = self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
         for run in runs:  # its ids as the test command's records name them
-            _reframe(run, functools.partial(self.alone.reframed, run.rootdir))
+            self.alone.reframe(run)
         return runs
 
     def given(self, tests: list[str], tree: str, extra: Extra | None = None) -> list[str]:
