@@ -80,6 +80,9 @@ class Selection(BaseModel):
     """How many tests the map knows: the suite's size when it was recorded."""
     invocation: Invocation | None = Field(default=None, exclude=True)
     """The map's run's parse of the test command, for the selected tests' run (not reported)."""
+    rootdir: str = Field(default="", exclude=True)
+    """The map's run's rootdir (a repository path), where the records' ids start (not
+    reported)."""
 
 
 def map_key(tree: str, command: str) -> str:
@@ -367,7 +370,8 @@ def _by_map(
 ) -> Selection:
     """The tests ``known`` says the files that differ between its tree and ``tree`` can
     affect, as the test command takes them."""
-    base = Selection(map_tree=known.tree, map_tests=len(known.tests), invocation=known.invocation)
+    base = Selection(map_tree=known.tree, map_tests=len(known.tests), invocation=known.invocation,
+                     rootdir=known.rootdir)  # fmt: skip
     how = focus.of(config.commands.test, config.commands.test_one, known.invocation)
     if how is None or not how.ready:
         base.why_all = "the map's run recorded no pytest parse of the test command to run tests by"

@@ -166,7 +166,7 @@ def confirm(
             ev.change_causes = _causes(change_observed)
             if not kept:
                 ev.base_causes = _causes(base_observed)
-            ev.causes_differ = id_path(ev.test) in edited and _causes_differ(
+            ev.causes_differ = _in_repo(runner, snap, ev.test) in edited and _causes_differ(
                 change_observed, base_observed
             )
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
@@ -192,7 +192,7 @@ def _old_versions(
     as no test function (a doctest's file is the code it tests)."""
     todo = []
     for ev in evidence:
-        path = id_path(ev.test)
+        path = _in_repo(runner, snap, ev.test)
         if (
             path not in edited
             or (change.kinds or {}).get(ev.test)
@@ -230,6 +230,11 @@ Observed = tuple[Seen, Failure | None]
 def _collected(change: Run) -> list[str]:
     """The test ids the change's run collected (or named), for the test directories."""
     return list(change.collected or change.tests or ())
+
+
+def _in_repo(runner: Runner, snap: Snapshot, test: str) -> str:
+    """The repository path of a record's test id's file (its ids start at pytest's rootdir)."""
+    return id_path(runner.given([test], snap.head.tree)[0])
 
 
 def _causes_differ(change: list[Observed], base: list[Observed]) -> bool:

@@ -28,12 +28,14 @@ id eyeful shows and stores (which matches nothing). Where it is a plain ``go tes
 
 from __future__ import annotations
 
-import contextlib
+import functools
+import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from eyeful import results
 from eyeful.confine import Refused
@@ -258,17 +260,20 @@ def _pytest_words(test: str) -> tuple[list[str], list[str]] | None:
 
 def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> Focus | None:
     """The pytest command with the ids in place of the words pytest took as paths, as its parse
-    of them (``parsed``) says; every word is a path where none is an option (or an ``@file``)."""
+    of them (``parsed``) says; every word is a path where none is an option (or an ``@file``).
+    The ids go where the first path was, with none first: never after an option that takes a
+    value when one follows (``--cov``), which the ids would be."""
+    before, after = head, []
     if parsed is not None:
-        if parsed.args != args:
-            return None  # the pytest it started was given other words: not this command's parse
-        taken = set(parsed.paths)
-        kept = [word for at, word in enumerate(args) if at not in taken]
+        if parsed.args != args or any(args[at].startswith("-") for at in parsed.paths):
+            return None  # not this command's parse, or not pytest's (an option is no path)
+        first = min(parsed.paths, default=0)
+        kept = [word for at, word in enumerate(args) if at not in parsed.paths]
+        before, after = head + kept[:first], kept[first:]
     elif any(word.startswith(("-", "@")) for word in args):
         return Focus(from_test=True, at_first_run=True)
-    else:
-        kept = []
-    return Focus(template=shlex.join(head + kept) + " {test}", from_test=True)
+    rest = f" {shlex.join(after)}" if after else ""
+    return Focus(template=f"{shlex.join(before)} {{test}}{rest}", from_test=True)
 
 
 def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = None) -> str | None:
@@ -281,7 +286,10 @@ def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = 
     if of(test, None, parsed) is not None:
         return None
     if _pytest_words(test) is not None:
-        return "the pytest the test command started was given other words than the command's own"
+        return (
+            "the pytest the test command started was given other words than the command's own, "
+            "or the record of its parse took an option for a path"
+        )
     if _SHELL.search(test.replace("'", "").replace('"', "")):
         return (
             "the test command is a shell command line (`&&`, `;`, `|`, `$`...), not one plain "
@@ -303,6 +311,17 @@ def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = 
     )
 
 
+class Ids(Protocol):
+    """A run's record of test ids (runs.Run): where they start, and what names them."""
+
+    rootdir: str | None
+    collected: list[str] | None
+    tests: dict[str, Any] | None
+    failures: dict[str, Any] | None
+    skips: dict[str, str] | None
+    kinds: dict[str, str] | None
+
+
 class Alone:
     """How tests run on their own in one review: ``test_one``, or one derived from ``test``,
     with pytest's parse of it once the record of a run of it brought one (:meth:`learn`)."""
@@ -312,33 +331,60 @@ class Alone:
         self.parsed: Invocation | None = None
         self._unparsed: str | None = None
         self.rootdir = ""
-        """pytest's rootdir as a repository path (``sub`` for ``sub/pytest.ini``), once a run
-        said it: where the ids of its records start."""
+        """pytest's rootdir as a repository path (``sub`` for ``sub/pytest.ini``), once a full
+        run of ``test`` said it: where the ids of its records start."""
+        self._rootdir_known = False
 
-    def learn_rootdir(self, worktree: Path, rootdir: str | None) -> None:
-        """A pytest run's rootdir (absolute), in ``worktree``."""
-        if rootdir is not None:
-            with contextlib.suppress(ValueError):
-                rel = Path(rootdir).relative_to(worktree).as_posix()
-                self.rootdir = "" if rel == "." else rel
-
-    def from_root(self, tests: list[str], in_tree: Callable[[str], bool]) -> list[str]:
+    def from_root(
+        self, tests: list[str], in_tree: Callable[[str], bool], written: Collection[str] = ()
+    ) -> list[str]:
         """pytest ids as a ``test_one`` derived from ``test`` (started at the worktree's root)
-        takes them: a record's id is relative to pytest's rootdir, which may be below the root.
-        An id whose file the tree has as it is (a finding's test) stays so."""
+        takes them: a record's id is relative to pytest's rootdir, which may be below the root,
+        so it is taken from there wherever the tree has its file there (a file of the same path
+        from the root is another test, outside the suite). Any other (a finding's new test, a
+        repository path, a file of ``written``) stays as it is."""
+        if not self.rootdir:
+            return list(tests)
         given = []
         for test in tests:
-            rebased = f"{self.rootdir}/{test}" if self.rootdir else test
-            keep = in_tree(id_path(test)) or not in_tree(id_path(rebased))
-            given.append(test if keep else rebased)
+            rebased = f"{self.rootdir}/{test}"
+            own = id_path(test) not in written and in_tree(id_path(rebased))
+            given.append(rebased if own else test)
         return given
 
-    def learn(self, parsed: Invocation | None, why_none: str) -> None:
-        """A full run of ``test``'s parse (the first one counts), or why it brought none."""
+    def learn(self, parsed: Invocation | None, why_none: str, rootdir: str | None) -> None:
+        """A full run of ``test``: its parse and its rootdir (a repository path; the first run
+        that said each counts), or why it brought no parse. Only ``test``'s runs teach: the
+        rootdir of a run of one test (a finding's, with files of its own) is its own."""
+        if not self._rootdir_known and rootdir is not None:
+            self.rootdir, self._rootdir_known = rootdir, True
         if self.parsed is None and parsed is not None:
             self.parsed = parsed
         elif self.parsed is None and self._unparsed is None:
             self._unparsed = why_none
+
+    def reframed(self, rootdir: str | None, test: str) -> str:
+        """An id of a run whose rootdir was ``rootdir`` (a repository path) as the test
+        command's records name it, from their rootdir (a change that adds `sub/pytest.ini`
+        moves it for the change's runs only); as it is where either is unknown, or outside."""
+        if rootdir is None or not self._rootdir_known or rootdir == self.rootdir:
+            return test
+        path, sep, rest = test.partition("::")
+        full = posixpath.normpath(posixpath.join(rootdir, path))
+        if self.rootdir:
+            if not full.startswith(f"{self.rootdir}/"):
+                return test
+            full = full[len(self.rootdir) + 1 :]
+        return f"{full}{sep}{rest}"
+
+    def reframe(self, run: Ids) -> None:
+        """A run of one test's ids as the test command's records name them (:meth:`reframed`)."""
+        id_of = functools.partial(self.reframed, run.rootdir)
+        run.collected = None if run.collected is None else [id_of(t) for t in run.collected]
+        for name in ("tests", "failures", "skips", "kinds"):
+            found = getattr(run, name)
+            if found is not None:
+                setattr(run, name, {id_of(test): value for test, value in found.items()})
 
     def how(self) -> Focus | None:
         """How one test runs on its own now; None when none can (yet)."""
@@ -356,6 +402,18 @@ class Alone:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+
+
+def rootdir_in(worktree: Path, rootdir: str | None) -> str | None:
+    """pytest's rootdir (absolute, from a run's record in ``worktree``) as a repository path;
+    None where it is not in the worktree, or unknown."""
+    if rootdir is None:
+        return None
+    try:
+        rel = Path(rootdir).relative_to(worktree).as_posix()
+    except ValueError:
+        return None
+    return "" if rel == "." else rel
 
 
 def _env_prefix(words: list[str]) -> list[str]:

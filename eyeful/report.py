@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -154,13 +155,19 @@ def rerun_command(how: Focus, test: str) -> str | None:
         return None
 
 
-def add_reruns(report: Report, test: str | None, how: Focus | None) -> None:
-    """Give every regression and finding the command that reruns it locally."""
+def add_reruns(
+    report: Report,
+    test: str | None,
+    how: Focus | None,
+    given: Callable[[str], str] = lambda test: test,
+) -> None:
+    """Give every regression and finding the command that reruns it locally (``given``: a
+    runner's id as ``how`` takes it, from the root where pytest's rootdir is below it)."""
     for failure in [*report.regressions, *report.other_failures]:
         if failure.test == SUITE:
             failure.rerun = test
         elif how is not None:
-            failure.rerun = rerun_command(how, failure.test)
+            failure.rerun = rerun_command(how, given(failure.test))
     for finding in report.findings:
         if finding.repro is not None and how is not None:
             finding.rerun = rerun_command(how, finding.repro.test or finding.repro.path)

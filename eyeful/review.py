@@ -134,8 +134,16 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             fresh.close()
     commands = request.config.commands
     how = fresh.alone.how() if fresh is not None else focus.of(commands.test, commands.test_one)
-    add_reruns(report, commands.test, how if how is not None and how.ready else None)
+    given = _given(fresh, request.snapshot.head.tree, how)
+    add_reruns(report, commands.test, how if how is not None and how.ready else None, given)
     return report.finish()
+
+
+def _given(runner: Runner | None, tree: str, how: focus.Focus | None) -> Callable[[str], str]:
+    """A runner's id as the rerun command takes it (from the root: Runner.given)."""
+    if runner is None or how is None or not how.from_test:
+        return lambda test: test
+    return lambda test: runner.given([test], tree)[0]
 
 
 def _unsandboxed(report: Report, why: str, required: bool) -> None:
@@ -273,7 +281,9 @@ def _change_suite(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
     if report.selection.ids is not None:
-        runner.alone.parsed = report.selection.invocation  # the selected run's test_one
+        # the selected run's test_one, and where the ids of its records start
+        runner.alone.learn(report.selection.invocation, "the map's run recorded none",
+                           report.selection.rootdir)  # fmt: skip
     runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
     if report.selection.ids is None and snap.base.commit is not None:
         affected.remember(

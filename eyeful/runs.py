@@ -137,11 +137,15 @@ class Run(BaseModel):
     invocation: Invocation | None = Field(default=None, exclude=True)
     """pytest's parse of the command (from the probe's record): which words it took as paths,
     whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
+    rootdir: str | None = Field(default=None, exclude=True)
+    """pytest's rootdir as a repository path ("": the root), where the record's ids start; kept
+    in the cache, not in the report."""
 
     def cache_entry(self) -> dict[str, Any]:
         """The cache's entry of this run."""
         entry = self.model_dump(exclude={"side", "cached"})
         entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
+        entry["rootdir"] = self.rootdir
         return entry
 
     @property
@@ -248,7 +252,7 @@ class Runner:
             self.alone.learn(run.invocation, run.read_from_text or (
                 "its run ended before pytest's session started" if run.status == "ERROR"
                 else "its run left no record of it"
-            ))  # fmt: skip
+            ), run.rootdir)  # fmt: skip
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -468,13 +472,21 @@ class Runner:
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
         if how.from_test and self.alone.rootdir:
-            with self._repo_lock:
-                found = tree_at(self.repo, tree)
-                tests = self.alone.from_root(tests, lambda path: path in found)
+            tests = self.given(tests, tree, extra)
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
-        return self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
+        runs = self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
+        for run in runs:  # its ids as the test command's records name them
+            self.alone.reframe(run)
+        return runs
+
+    def given(self, tests: list[str], tree: str, extra: Extra | None = None) -> list[str]:
+        """``tests`` as a derived ``test_one`` takes them on ``tree`` (focus.Alone.from_root)."""
+        with self._repo_lock:
+            found = tree_at(self.repo, tree)
+            written = set(extra.files) if extra is not None else set()
+            return self.alone.from_root(tests, lambda path: path in found, written)
 
     def _execute(
         self,
@@ -587,7 +599,7 @@ class Runner:
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached, run.reached_from = said.reached, said.reached_from
-            self.alone.learn_rootdir(worktree.path, said.rootdir)
+            run.rootdir = focus.rootdir_in(worktree.path, said.rootdir)
             run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)

@@ -190,6 +190,8 @@ def rooted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "pyproject.toml": eyeful_config(f"{PYTEST} sub", extra=AFFECTED),
                 "sub/pytest.ini": "[pytest]\npythonpath = .\n",
                 **_project("sub/"),
+                # The root's own tests of the same names, outside the suite (they pass).
+                "tests/test_a.py": "def test_a_value():\n    pass\n",
             },
         )
         _reviewed_once(repo)
@@ -223,6 +225,57 @@ def test_a_break_below_a_rootdir_in_the_repository_is_selected_and_blocks(sub_re
     assert done.exit_code == 1, done
     assert _ran(done) == _ids("a") | _ids("b")
     assert {r["test"] for r in done.json["regressions"]} == _ids("a"), done.markdown
+    # Alone, and to rerun: `sub`'s tests, never the root's test of the same path and name.
+    ones = {r["command"] for r in done.json["runs"] if r["name"] == "test_one"}
+    assert ones == {f"{PYTEST} {' '.join(sorted(_ids('a', 'sub/tests/')))}"}, ones
+    reruns = {r["rerun"] for r in done.json["regressions"]}
+    assert reruns == {f"{PYTEST} {test}" for test in _ids("a", "sub/tests/")}
+
+
+def test_a_break_below_a_rootdir_blocks_again_from_the_cache(sub_repo: Path) -> None:
+    """The second review of a change, its suites cached: the rootdir comes from the cache
+    with pytest's parse (it was learned from live runs only: ids from the root, exit 3)."""
+    stage(sub_repo, {"sub/pkg/c.py": "def value():\n    return 7\n"})
+    assert review(sub_repo, format="json", select="all").exit_code == 1
+    done = review(sub_repo, format="json", select="all")
+    assert all(r["cached"] for r in done.json["runs"] if r["name"] == "test"), done.markdown
+    assert done.exit_code == 1, done.markdown
+    reruns = {r["rerun"] for r in done.json["regressions"]}
+    assert reruns == {f"{PYTEST} {test}" for test in _ids("c", "sub/tests/")}
+
+
+def test_a_stricter_test_below_a_rootdir_still_blocks_by_its_old_version(sub_repo: Path) -> None:
+    """A test the change made stricter, failing on both sides alike: its base version, passing
+    on the base's code, fails on the change's. Its file was looked for under the id's path
+    (relative to `sub`), which the change did not edit: pre-existing, clean."""
+    first = "def test_a_value():\n"
+    stricter = _tests("a", 1).replace(first, f"{first}    assert a.value() * 0 == 1\n")
+    stage(sub_repo, {"sub/pkg/a.py": "def value():\n    return 5\n",
+                     "sub/tests/test_a.py": stricter})  # fmt: skip
+    done = review(sub_repo, format="json", select="all")
+    kinds = {r["test"]: (r["kind"], r["confirmation"]) for r in done.json["regressions"]}
+    kind, confirmation = kinds["tests/test_a.py::test_a_value"]
+    assert kind == "regression" and "the base's version of the test passed" in confirmation
+
+
+def test_a_break_with_a_new_rootdir_below_the_root_blocks(tmp_path: Path) -> None:
+    """The change adds `sub/pytest.ini`: its runs' ids start at `sub`, the base's at the root.
+    The base's run of the test alone named it `sub/tests/...`: absent, a new test, clean."""
+    calc = "def add(a, b):\n    return a + b\n"
+    test = "from calc import add\n\n\ndef test_x():\n    assert add(2, 3) == 5\n"
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(f"{PYTEST} sub"),
+        "sub/conftest.py": "import os, sys\n\nsys.path.insert(0, os.path.dirname(__file__))\n",
+        "sub/calc.py": calc,
+        "sub/tests/test_a.py": test,
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"sub/calc.py": calc.replace("+", "-"), "sub/pytest.ini": "[pytest]\n"})
+    done = review(repo, format="json")
+    assert [(r["test"], r["kind"]) for r in done.json["regressions"]] == [
+        ("tests/test_a.py::test_x", "regression")
+    ], done.markdown
+    assert done.exit_code == 1
 
 
 def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:

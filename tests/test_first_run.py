@@ -137,3 +137,47 @@ def test_help_and_the_hook_say_how_to_install_from_the_repository(tmp_path):
     assert proc.returncode == 2
     assert "pip install eyeful)" not in proc.stderr
     assert "pipx install git+URL" in proc.stderr
+
+
+MAYBE_CONFTEST = (
+    "def pytest_addoption(parser):\n"
+    "    parser.addoption('--maybe', nargs='?', const='on', default=None)\n"
+)
+MAYBE_TESTS = (
+    "from calc import add\n\n\ndef test_add(pytestconfig):\n"
+    "    assert pytestconfig.getoption('maybe') == 'on'\n"
+    "    assert add(2, 3) == 5\n"
+)
+
+
+def test_an_option_with_an_optional_value_last_never_takes_the_ids(tmp_path):
+    # `--maybe` (like pytest-cov's `--cov`) takes the next word when there is one: the ids put
+    # after it were its value, the suite ran with another option and the break read as
+    # pre-existing (clean). No path word (testpaths): the ids go first.
+    files = {"pytest.ini": PYTEST_INI + "testpaths = tests\n", "conftest.py": MAYBE_CONFTEST,
+             "tests/test_calc.py": MAYBE_TESTS}  # fmt: skip
+    repo = _minimal(tmp_path, f"{PYTEST} --maybe", files, extra="[tool.eyeful]\nreruns = 1\n")
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    report = done.json
+    assert [(r["test"], r["kind"]) for r in report["regressions"]] == [
+        ("tests/test_calc.py::test_add", "regression")
+    ], report
+    one = PYTEST.replace(" -q", " tests/test_calc.py::test_add -q", 1)
+    assert report["regressions"][0]["rerun"] == f"{one} --maybe"
+    assert done.exit_code == 1
+
+
+def test_the_ids_take_the_place_of_the_first_path_word():
+    from eyeful.focus import of
+    from eyeful.records import Invocation
+
+    args = ["tests", "--maybe"]
+    how = of("pytest tests --maybe", None, Invocation(args=args, paths=[0]))
+    assert how is not None and how.template == "pytest {test} --maybe"
+    args = ["-q", "tests", "--maybe", "x", "tests/b"]
+    how = of(f"pytest {' '.join(args)}", None, Invocation(args=args, paths=[1, 4]))
+    assert how is not None and how.template == "pytest -q {test} --maybe x"
+    # A record the code under test wrote over the probe's: an option is never a path to drop.
+    forged = Invocation(args=args, paths=[0, 1])
+    assert of(f"pytest {' '.join(args)}", None, forged) is None
