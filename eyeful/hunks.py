@@ -9,9 +9,11 @@ whole; a file it deleted counts for nothing (no code of it is left to run).
 
 from __future__ import annotations
 
+import difflib
+
 import pygit2
 
-from eyeful.snapshot import tree_at
+from eyeful.snapshot import blob_at, tree_at
 
 ChangedLines = dict[str, frozenset[int]]
 """Repository path -> line numbers in the change's version of the file."""
@@ -21,6 +23,16 @@ def changed_lines(repo: pygit2.Repository, base_tree: str, head_tree: str) -> Ch
     """The Python lines ``head_tree`` adds or changes against ``base_tree``, and the lines around
     each of its deletions."""
     diff = tree_at(repo, base_tree).diff_to_tree(tree_at(repo, head_tree), context_lines=0)
+    try:
+        return _from_patches(diff)
+    except pygit2.GitError:
+        # libgit2 reads the index for the files' attributes when it makes a patch, and cannot
+        # read a split or sparse index (`unsupported mandatory extension`): the same lines from
+        # the blobs themselves (the tree diff alone reads no index).
+        return _from_blobs(repo, diff)
+
+
+def _from_patches(diff: pygit2.Diff) -> ChangedLines:
     out: ChangedLines = {}
     for patch in diff:
         if patch is None or patch.delta.status_char() == "D":
@@ -37,6 +49,33 @@ def changed_lines(repo: pygit2.Repository, base_tree: str, head_tree: str) -> Ch
         if lines:
             out[path] = frozenset(lines)
     return out
+
+
+def _from_blobs(repo: pygit2.Repository, diff: pygit2.Diff) -> ChangedLines:
+    out: ChangedLines = {}
+    for delta in diff.deltas:
+        path = delta.new_file.path
+        if delta.status_char() == "D" or not path.endswith(".py"):
+            continue
+        old = _text(repo, delta.old_file.id) if delta.status_char() != "A" else []
+        new = _text(repo, delta.new_file.id)
+        if old is None or new is None:  # binary, as git would call it
+            continue
+        lines: set[int] = set()
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+            if tag == "delete":  # the lines on either side of it
+                lines.update(n for n in (j1, j1 + 1) if n > 0)
+            elif tag != "equal":
+                lines.update(range(j1 + 1, j2 + 1))
+        if lines:
+            out[path] = frozenset(lines)
+    return out
+
+
+def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> list[bytes] | None:
+    data = blob_at(repo, oid).data
+    return None if b"\0" in data[:8000] else data.splitlines()
 
 
 def touched(executed: dict[str, list[int]] | None, changed: ChangedLines) -> bool | None:

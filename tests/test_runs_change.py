@@ -105,3 +105,8 @@ def test_changed_lines_count_the_lines_around_a_deletion(tmp_path):
     assert touched({"a.py": [3]}, changed) is True
     assert touched({"a.py": [4]}, changed) is False
     assert touched(None, changed) is None
+    # A split index: libgit2 cannot read it, and reads the index for the files' attributes when
+    # it makes a patch; the lines then come from the blobs, the same lines.
+    git(repo, "update-index", "--split-index")
+    assert list((repo / ".git").glob("sharedindex.*"))
+    assert changed_lines(open_repository(find_repo(repo)), base, head) == changed
