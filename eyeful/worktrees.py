@@ -114,8 +114,8 @@ class Worktree:
     def _clean_tainted(self) -> bool:
         """After untrusted files: remove every ignored file that was not there when the worktree
         was marked, or that changed since. Whether what setup built is whole (nothing of it
-        was removed), so that setup need not run again: a new file (a `.pytest_cache`) was none
-        of it, nor is bytecode (any run writes it again; Python rebuilds it from the source)."""
+        was removed), so that setup need not run again: a new file was none of it, nor is what
+        any test run writes again (bytecode, `.pytest_cache`: :func:`_run_cache`)."""
         try:
             kept = json.loads(self.taint_mark.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -127,10 +127,10 @@ class Worktree:
         for name in self._ignored():
             before = kept.pop(name, None)
             if before != _identity(self.path / name):
-                if before is not None and not _bytecode(name):
+                if before is not None and not _run_cache(name):
                     whole = False  # setup's file, changed
                 self._remove(name)
-        if any(not _bytecode(name) for name in kept):
+        if any(not _run_cache(name) for name in kept):
             whole = False  # something setup built is gone
         git("clean", "-ffdq", cwd=self.path)  # untracked, not ignored: all of it untrusted's
         return whole
@@ -266,10 +266,19 @@ def _identity(path: Path) -> list[int] | None:
     return [info.st_ino, info.st_size, info.st_ctime_ns]
 
 
-def _bytecode(name: str) -> bool:
-    """A Python bytecode cache: what any run of the code writes again from its source."""
+RUN_CACHES = (".pytest_cache", ".hypothesis")
+"""Directories a test run writes its caches in, at the top of the checkout."""
+
+
+def _run_cache(name: str) -> bool:
+    """What any test run writes again (Python's bytecode, pytest's and hypothesis' caches,
+    coverage's data): no setup's product, removing it costs nothing of what setup built."""
     path = PurePosixPath(name)
-    return path.suffix == ".pyc" and path.parent.name == "__pycache__"
+    if path.suffix == ".pyc" and path.parent.name == "__pycache__":
+        return True
+    return path.parts[0] in RUN_CACHES or (
+        len(path.parts) == 1 and (path.name == ".coverage" or path.name.startswith(".coverage."))
+    )
 
 
 def _names(data: bytes) -> list[str]:

@@ -127,6 +127,7 @@ def test_a_changed_setup_command_starts_from_a_fresh_virtualenv(tmp_path: Path) 
 # What any pytest run leaves (a new .pytest_cache, bytecode written again) is no change to
 # setup's files: pluggy paid its 10 s setup before each reproduction run for it (bench_real.py).
 PYC = "__pycache__/stale.cpython-311.pyc"
+NODEIDS = ".pytest_cache/v/nodeids"  # as a trusted run leaves it
 
 
 def _built_repo(tmp_path: Path) -> Path:
@@ -134,7 +135,8 @@ def _built_repo(tmp_path: Path) -> Path:
         tmp_path / "repo",
         {
             "pyproject.toml": eyeful_config(
-                setup=f"echo built > built.marker && mkdir -p __pycache__ && echo x > {PYC}",
+                setup=f"echo built > built.marker && mkdir -p __pycache__ && echo x > {PYC} "
+                f"&& mkdir -p .pytest_cache/v && echo [] > {NODEIDS}",
                 extra='isolate = "none"\n',
             ),
             ".gitignore": "*.marker\n__pycache__/\n.pytest_cache/\n",
@@ -178,10 +180,11 @@ def _setups(report: dict) -> list[str]:
 def test_what_setup_built_stays_after_a_findings_run(tmp_path: Path) -> None:
     repo = _built_repo(tmp_path)
     stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
-    # What a pytest run leaves: a new cache directory, bytecode written again.
+    # What a pytest run leaves: new files, its caches and bytecode written again.
     touch = (
         "Path('.pytest_cache/v').mkdir(parents=True, exist_ok=True); "
-        "Path('.pytest_cache/v/nodeids').write_text('[]'); "
+        f"Path({NODEIDS!r}).write_text('[1]'); Path('.coverage').write_text(''); "
+        "Path('new.marker').write_text(''); "
         "Path('__pycache__').mkdir(exist_ok=True); "
         f"Path({PYC!r}).unlink(missing_ok=True); Path({PYC!r}).write_text('y')"
     )
@@ -195,7 +198,9 @@ def test_what_setup_built_stays_after_a_findings_run(tmp_path: Path) -> None:
     assert _setups(second.json) == [], second.json["runs"]
     assert second.exit_code == 0
     (worktree,) = (repo / ".git" / "eyeful" / "worktrees").glob("wt-*")
-    assert not (worktree / ".pytest_cache").exists()  # the untrusted run's files are gone
+    assert not (worktree / NODEIDS).exists()  # the untrusted run's files are gone
+    assert not (worktree / ".coverage").exists()
+    assert not (worktree / "new.marker").exists()
     assert (worktree / "built.marker").read_text() == "built\n"
     assert not (worktree / PYC).exists()  # a cache it rewrote goes, and Python writes it again
 
