@@ -69,6 +69,7 @@ FUNCTION = "eyeful_bench_double"
 GOOD = f'\n\ndef {FUNCTION}(value):\n    """Twice ``value``."""\n    return value + value\n'
 BROKEN = GOOD.replace("value + value\n", "value + value + 1\n")
 DESCRIPTION = f"{FUNCTION} returns twice its argument."
+REVIEW_IMPORTS = "eyeful.cli.app, eyeful.review, eyeful.report, eyeful.snapshot"  # bench_run's
 SKIPPED_PARTS = {"test", "tests", "testing", "doc", "docs", "examples", "benchmarks", "scripts"}
 
 
@@ -420,15 +421,12 @@ def in_process(project: Project, kind: str) -> None:
     with inside(project.env, project.repo):
         if kind == "warm":
             print(f"\n{project.name}: a warm review, in this process")
-            floor = [
-                cpu_timed(lambda: sh(["git", "eyeful", "--version"], project.repo, project.env))
-                for _ in range(3)
-            ]
+            imports = [sys.executable, "-c", f"import {REVIEW_IMPORTS}"]
+            floor = [cpu_timed(lambda: sh(imports, project.repo, project.env)) for _ in range(3)]
             print(
-                f"  start-up floor (`git eyeful --version`, the interpreter and eyeful's first "
-                f"imports, issue 37): {statistics.median(f[0] for f in floor):.2f}s wall, "
-                f"{statistics.median(f[1] for f in floor):.2f}s CPU (the table's wall minus the "
-                "in-process review's below: start-up and the review's imports)"
+                "  start-up: Python and the review's imports (typer, pydantic, pygit2, eyeful; "
+                f"issue 37) {statistics.median(f[0] for f in floor):.2f}s wall, "
+                f"{statistics.median(f[1] for f in floor):.2f}s CPU, in every review"
             )
             timeline.start = time.perf_counter()
             profile_review(project, timeline)
