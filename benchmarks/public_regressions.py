@@ -408,6 +408,9 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
         "python benchmarks/public_regressions.py " + " ".join(str(s) for s in args.sources),
         "```",
         "",
+        "`$MIRRORS`: the directory holding the snapshots (`OWNER+NAME/repo`, bare git dirs); "
+        "`$WORK`: the script's work directory (`--work`, else a temporary one).",
+        "",
         f"Python {sys.version.split()[0]}, git {sh(['git', '--version']).split()[-1]}, "
         f"{sh([str(args.eyeful_bin / 'git-eyeful'), '--version']).strip()} "
         f"(this repository at `{head}`), "
@@ -484,7 +487,20 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
         else:
             lines += explain(r)
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return portable("\n".join(lines).rstrip() + "\n", args)
+
+
+def portable(text: str, args: argparse.Namespace) -> str:
+    """No path of this machine in the committed file: the snapshots' directory is ``$MIRRORS``
+    (``$MIRRORS/OWNER+NAME/repo``), the work directory ``$WORK``."""
+    for source in args.sources:
+        for form in {str(source), str(Path(source).resolve())}:
+            path = Path(form)
+            if path.name == "repo" and "+" in path.parent.name:
+                text = text.replace(str(path.parent.parent) + "/", "$MIRRORS/")
+    for work in {str(args.work_dir), str(Path(args.work_dir).resolve())}:
+        text = text.replace(work, "$WORK")
+    return text
 
 
 def main() -> None:
@@ -510,6 +526,7 @@ def main() -> None:
         candidates += [Path(found).parent] if found else []
         args.eyeful_bin = next(c for c in candidates if (c / "git-eyeful").exists())
     work = args.work or Path(tempfile.mkdtemp(prefix="eyeful-public-"))
+    args.work_dir = work
     work.mkdir(parents=True, exist_ok=True)
     if work.resolve().is_relative_to(ROOT):
         parser.error("--work must be outside this repository")

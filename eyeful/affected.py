@@ -1,39 +1,54 @@
 """Which tests a change can affect (`select = "affected"`): the map of the repository files each
 test ran, recorded by the probe in every full pytest run of a review that selects by it
-(eyeful/data/probe; `Runner.maps`), and the selection made from the most recent map of an
-ancestor.
+(eyeful/data/probe; `Runner.maps`), its test ids made repository paths whatever pytest's
+rootdir, and the selection made from the map of the nearest recorded tree: on the base's
+first-parent line, or a recent change's (a staged change committed otherwise since).
 
-The rule: a change runs the tests that ran any changed file, the tests of changed or added test
-files, and the tests that failed when the map was recorded. It runs the whole suite when that
-cannot be trusted: a changed file that is not Python code a test ran (data, ``conftest.py``,
+The rule: a change runs the tests that ran any file that differs between the map's tree and the
+change, the tests of changed or added test files, and the tests that failed when the map was
+recorded, given as the test command takes them. It runs the whole suite when that cannot be
+trusted: a changed file that is not Python code a test ran (data, ``conftest.py``,
 configuration, a setup input), no map within ``affected_max_age`` commits, a runner other than
-pytest.
+pytest, a selected file the command cannot be given.
 """
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 import pygit2
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
+from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
+ONE_PER_COMMAND = "`test_one` runs one test per command, not a plain pytest"
+RECENT = 8
+"""Maps of changes made on a commit (staged changes' trees) kept to serve later changes."""
 
 
 class Map(BaseModel):
-    """One full run's map: for each test, the repository files whose code it ran."""
+    """One full run's map: for each test (its id a repository path, whatever pytest's rootdir),
+    the repository files whose code it ran."""
 
     tree: str
     tests: dict[str, list[str]]
     failed: list[str] = []
+    rootdir: str = ""
+    """pytest's rootdir, relative to the repository (``""``: its root)."""
+    started: str | None = ""
+    """The directory pytest started in, where the paths given to it start (None: outside)."""
+    invocation: Invocation | None = None
+    """pytest's parse of the test command in that run: the selected tests run by the
+    ``test_one`` derived from it (eyeful/focus.py)."""
 
 
 class Selection(BaseModel):
@@ -48,35 +63,151 @@ class Selection(BaseModel):
     """The tree whose full run recorded the map (the full suite last ran there)."""
     map_tests: int | None = None
     """How many tests the map knows: the suite's size when it was recorded."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """The map's run's parse of the test command, for the selected tests' run (not reported)."""
 
 
 def map_key(tree: str, command: str) -> str:
     return cache_key(map=tree, test=command)
 
 
-def recorded(tree: str, reached: dict[str, list[str]], failed: set[str]) -> dict[str, object]:
-    """The cache entry of a full run's map."""
-    return Map(tree=tree, tests=reached, failed=sorted(failed)).model_dump()
+def _placed(rootdir: str, test: str) -> str | None:
+    """A test id of pytest's (relative to its rootdir) as a repository path; None outside."""
+    file, sep, rest = test.partition("::")
+    path = posixpath.normpath(posixpath.join(rootdir, file)) if rootdir else file
+    if path == ".." or path.startswith("../") or path.startswith("/"):
+        return None
+    return path + sep + rest
+
+
+def recorded(
+    tree: str,
+    reached: dict[str, list[str]],
+    failed: set[str],
+    place: MapPlace | None,
+    invocation: Invocation | None,
+) -> dict[str, object] | None:
+    """The cache entry of a full run's map (with that run's parse of the test command), its ids
+    made repository paths; None when pytest's rootdir or a test is outside the repository (no
+    map then)."""
+    place = place or MapPlace()
+    if place.rootdir is None:
+        return None
+    tests: dict[str, list[str]] = {}
+    for test, files in reached.items():
+        where = _placed(place.rootdir, test)
+        if where is None:
+            return None
+        tests[where] = files
+    failing = [_placed(place.rootdir, test) for test in sorted(failed)]
+    if any(test is None for test in failing):
+        return None
+    return Map(
+        tree=tree,
+        tests=tests,
+        failed=[t for t in failing if t is not None],
+        rootdir=place.rootdir,
+        started=place.started,
+        invocation=invocation,
+    ).model_dump()
+
+
+def arguments(tests: list[str], start: str | None) -> list[str] | str:
+    """The selected ids and test files (repository paths) as the test command takes them:
+    relative to ``start``, the directory its ids start from (a repository path); why not, when
+    one is not below it."""
+    if start is None:
+        return "pytest's ids start outside the repository: the map's cannot be given to it"
+    if not start:
+        return list(tests)
+    given = []
+    for test in tests:
+        file, sep, rest = test.partition("::")
+        if not file.startswith(start + "/"):
+            return f"`{file}` is outside `{start}`, where the test command's ids start"
+        given.append(file[len(start) + 1 :] + sep + rest)
+    return given
+
+
+class _Recent(BaseModel):
+    """The maps recorded for changes made on a commit (a staged change's tree), newest first."""
+
+    maps: list[tuple[str, str]] = []
+    """(tree, the commit the change was made on)."""
+
+
+def _recent_key(command: str) -> str:
+    return cache_key(recent_maps=command)
+
+
+def remember(cache: Cache, command: str, tree: str, on: str) -> None:
+    """The change ``tree``, made on commit ``on``: where it has a map, kept among the recent
+    ones, which serve after the change was committed otherwise."""
+    if cache.get("maps", map_key(tree, command), dict) is None:
+        return
+    known = cache.get("recent_maps", _recent_key(command), _Recent.model_validate) or _Recent()
+    kept = [(t, c) for t, c in known.maps if t != tree][: RECENT - 1]
+    cache.put("recent_maps", _recent_key(command), _Recent(maps=[(tree, on), *kept]).model_dump())
 
 
 @dataclass(frozen=True)
 class Found:
-    map: Map | None
-    age: int | None
-    """Commits between the map's and the base (0: recorded on the base)."""
+    map: Map
+    age: int
+    """Commits between the map's and the base (0: recorded on the base, or on a change made
+    on it)."""
 
 
-def latest(repo: pygit2.Repository, cache: Cache, command: str, commit: str | None) -> Found:
-    """The most recent map on ``commit`` or its first-parent ancestors."""
-    age = 0
+def _line(repo: pygit2.Repository, commit: str | None) -> list[pygit2.Commit]:
+    """``commit`` and its first-parent ancestors, nearest first (at most MAX_WALK)."""
+    found: list[pygit2.Commit] = []
     at = repo.get(commit) if commit else None
-    while isinstance(at, pygit2.Commit) and age < MAX_WALK:
-        found = cache.get("maps", map_key(str(at.tree_id), command), Map.model_validate)
-        if found is not None:
-            return Found(found, age)
+    while isinstance(at, pygit2.Commit) and len(found) < MAX_WALK:
+        found.append(at)
         at = at.parents[0] if at.parents else None
-        age += 1
-    return Found(None, None)
+    return found
+
+
+def _steps(repo: pygit2.Repository, start: str, to: str, limit: int) -> int | None:
+    """First-parent steps from ``start`` back to ``to`` (None: not within ``limit``)."""
+    at = repo.get(start)
+    for steps in range(limit + 1):
+        if not isinstance(at, pygit2.Commit):
+            return None
+        if str(at.id) == to:
+            return steps
+        at = at.parents[0] if at.parents else None
+    return None
+
+
+def candidates(
+    repo: pygit2.Repository, cache: Cache, command: str, commit: str | None, max_age: int
+) -> list[Found]:
+    """The maps that could serve a change made on ``commit``: the nearest recorded on its
+    first-parent line, and the recent ones of changes made on it or on an ancestor within
+    ``max_age`` commits (a staged change's tree, committed otherwise since)."""
+    found: list[Found] = []
+    line = _line(repo, commit)
+    ages = {str(c.id): age for age, c in enumerate(line)}
+    for age, at in enumerate(line):
+        known = cache.get("maps", map_key(str(at.tree_id), command), Map.model_validate)
+        if known is not None:
+            found.append(Found(known, age))
+            break
+    recent = cache.get("recent_maps", _recent_key(command), _Recent.model_validate)
+    if recent is None or commit is None:
+        return found
+    for tree, on in recent.maps:
+        try:
+            fork = repo.merge_base(on, commit)
+        except (ValueError, KeyError, pygit2.GitError):
+            continue
+        below = ages.get(str(fork)) if fork is not None else None
+        aside = _steps(repo, on, str(fork), max_age) if below is not None else None
+        known = cache.get("maps", map_key(tree, command), Map.model_validate)
+        if known is not None and below is not None and aside is not None:
+            found.append(Found(known, below + aside))
+    return found
 
 
 def _changes(repo: pygit2.Repository, old: str, new: str) -> tuple[list[str], set[str]]:
@@ -137,28 +268,57 @@ def select(
     *,
     cached: bool = False,
 ) -> Selection:
-    """The tests ``tree`` (the change) can affect, from the latest map on ``base_commit``'s
-    line; ``cached``: the whole suite's run on ``tree`` is in the cache already. Hold the
-    repository's lock around it (pygit2)."""
+    """The tests ``tree`` (the change) can affect, from the map of the nearest tree recorded
+    (:func:`candidates`) that differs from it in fewest files; ``cached``: the whole suite's run
+    on ``tree`` is in the cache already. Hold the repository's lock around it (pygit2)."""
     command = config.commands.test or ""
     if not is_pytest_command(command):
         return Selection(why_all="the test command is not pytest: only pytest records a map")
     if cached:
         return Selection(why_all="the whole suite's run on this tree was cached")
-    if focus.of(command, config.commands.test_one) is None:
+    how = focus.of(command, config.commands.test_one)
+    if how is None:
         return Selection(why_all="the test command cannot run chosen tests")
-    found = latest(repo, cache, command, base_commit)
-    if found.map is None or found.age is None:
+    if how.ready and not how.several:
+        return Selection(why_all=ONE_PER_COMMAND)
+    found = candidates(repo, cache, command, base_commit, config.affected_max_age)
+    if not found:
         return Selection(why_all="no map of what each test ran yet (a full run records one)")
-    known = found.map
-    base = Selection(map_tree=known.tree, map_tests=len(known.tests))
-    if found.age > config.affected_max_age:
-        base.why_all = (
-            f"the last map is {found.age} commits old (affected_max_age = "
-            f"{config.affected_max_age})"
+    young = [f for f in found if f.age <= config.affected_max_age]
+    if not young:
+        nearest = min(found, key=lambda f: f.age)
+        return Selection(
+            map_tree=nearest.map.tree,
+            map_tests=len(nearest.map.tests),
+            invocation=nearest.map.invocation,
+            why_all=(
+                f"the last map is {nearest.age} commits old (affected_max_age = "
+                f"{config.affected_max_age})"
+            ),
         )
+    diffs = {f.map.tree: _changes(repo, f.map.tree, tree) for f in young}
+    best = min(young, key=lambda f: (len(diffs[f.map.tree][0]), f.age))
+    return _by_map(repo, config, best.map, tree, *diffs[best.map.tree])
+
+
+def _by_map(
+    repo: pygit2.Repository,
+    config: Config,
+    known: Map,
+    tree: str,
+    changed: list[str],
+    present: set[str],
+) -> Selection:
+    """The tests ``known`` says the files that differ between its tree and ``tree`` can
+    affect, as the test command takes them."""
+    base = Selection(map_tree=known.tree, map_tests=len(known.tests), invocation=known.invocation)
+    how = focus.of(config.commands.test, config.commands.test_one, known.invocation)
+    if how is None or not how.ready:
+        base.why_all = "the map's run recorded no pytest parse of the test command to run tests by"
         return base
-    changed, present = _changes(repo, known.tree, tree)
+    if not how.several:
+        base.why_all = ONE_PER_COMMAND
+        return base
     ran = {f for files in known.tests.values() for f in files}
     test_files = {t.split("::")[0] for t in known.tests}
     chosen: set[str] = set()
@@ -169,6 +329,9 @@ def select(
             base.why_all = why
             return base
         if path in present and (path in test_files or _is_test_file(path)):
+            if path not in test_files and not _under(path, known.rootdir):
+                base.why_all = f"`{path}` is a test file outside pytest's rootdir `{known.rootdir}`"
+                return base
             files.add(path)
         chosen.update(t for t, used in known.tests.items() if path in used)
     chosen.update(known.failed)
@@ -177,5 +340,16 @@ def select(
     if not kept and not files:
         base.why_all = "the map names no test the change can affect"
         return base
-    base.ids = sorted(files) + sorted(kept)
+    # A derived `test_one` takes paths from where pytest started; a configured one, pytest's
+    # ids (relative to its rootdir), as in every confirmation.
+    start = known.started if how.from_test else known.rootdir
+    given = arguments(sorted(files) + sorted(kept), start)
+    if isinstance(given, str):
+        base.why_all = given
+        return base
+    base.ids = given
     return base
+
+
+def _under(path: str, folder: str) -> bool:
+    return not folder or path.startswith(folder + "/")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import focus, moved
+from eyeful import moved
 from eyeful.extra import Extra
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
@@ -56,9 +56,8 @@ class Confirmation:
 def can_focus(runner: Runner, change: Run) -> bool:
     """Whether the change's failing tests can be run on their own: `test_one` is configured (or
     derived: eyeful/focus.py) and the run named them with ids that can be passed to it."""
-    commands = runner.config.commands
     return (
-        focus.of(commands.test, commands.test_one) is not None
+        runner.alone.how() is not None
         and change.names_known
         and any(passable(t) for t in change.failing)
     )

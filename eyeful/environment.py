@@ -29,7 +29,8 @@ the cache as before (the README says so: `--no-cache`, or a new version).
 
 from __future__ import annotations
 
-import json
+import ast
+import hashlib
 import os
 import shutil
 import signal
@@ -45,13 +46,14 @@ from eyeful.shell import kill_group, project_env, track, untrack
 _TIMEOUT = 10.0  # seconds for an interpreter to say what it is
 _MARK = "eyeful-interpreter "
 
-# Runs on whatever interpreter PATH gives (Python 2 included: it still says what it is).
+# Runs on whatever interpreter PATH gives (Python 2 included: it still says what it is). It
+# imports nothing beyond what the interpreter's start-up already did (json and hashlib would
+# double its CPU): it prints what it read, `ascii()` of a dict (Python 2's `repr`), and eyeful
+# makes the digest of the distributions (`_said`).
 _PROBE = r"""
-import hashlib, json, os, sys
+import os, sys
 SUFFIXES = (".dist-info", ".egg-info", ".egg-link", ".egg", ".pth")
-digest = hashlib.sha256()
-def add(text):
-    digest.update(text.encode("utf-8", "surrogateescape") + b"\0")
+read = []
 def stamp(path):
     try:
         st = os.stat(path)
@@ -61,31 +63,52 @@ def stamp(path):
 for entry in sys.path:
     if not entry or not os.path.isabs(entry):
         continue
-    add("path " + entry)
+    read.append("path " + entry)
     if not os.path.isdir(entry):
-        add(stamp(entry))
+        read.append(stamp(entry))
         continue
     try:
         names = sorted(os.listdir(entry))
     except OSError:
-        add("unlistable")
+        read.append("unlistable")
         continue
     for name in names:
         if name.endswith(SUFFIXES):
             full = os.path.join(entry, name)
-            add(" ".join([name, stamp(full), stamp(os.path.join(full, "METADATA")),
-                          stamp(os.path.join(full, "PKG-INFO"))]))
+            read.append(" ".join([name, stamp(full), stamp(os.path.join(full, "METADATA")),
+                                  stamp(os.path.join(full, "PKG-INFO"))]))
 impl = getattr(sys, "implementation", None)
-print("eyeful-interpreter " + json.dumps({
+try:
+    shown = ascii
+except NameError:
+    shown = repr
+print("eyeful-interpreter " + shown({
     "version": sys.version,
     "implementation": getattr(impl, "name", None),
     "cache_tag": getattr(impl, "cache_tag", None),
     "executable": sys.executable,
     "prefix": sys.prefix,
     "base_prefix": getattr(sys, "base_prefix", None),
-    "distributions": digest.hexdigest(),
+    "read": read,
 }))
 """
+
+
+def _said(text: str) -> dict[str, object]:
+    """What an interpreter said (:data:`_PROBE`), with the digest of what it read in place of
+    the list: the same value the probe computed itself before it printed the list instead."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return {"unusable": "unreadable"}
+    if not isinstance(value, dict) or not isinstance(value.get("read"), list):
+        return {"unusable": "unreadable"}
+    digest = hashlib.sha256()
+    for item in value.pop("read"):
+        if isinstance(item, bytes):  # Python 2's str
+            item = item.decode("utf-8", "surrogateescape")
+        digest.update(str(item).encode("utf-8", "surrogateescape") + b"\0")
+    return {**value, "distributions": digest.hexdigest()}
 
 
 class _Probe:
@@ -127,11 +150,7 @@ class _Probe:
         said = [line[len(_MARK) :] for line in lines if line.startswith(_MARK)]
         if self.proc.returncode != 0 or not said:
             return {"unusable": f"exit {self.proc.returncode}"}
-        try:
-            value = json.loads(said[-1])
-        except ValueError:
-            return {"unusable": "unreadable"}
-        return value if isinstance(value, dict) else {"unusable": "unreadable"}
+        return _said(said[-1])
 
 
 def _pythons(path: str) -> dict[str, list[str] | None]:

@@ -9,8 +9,15 @@ What eyeful adds to a confirmed command changes what the runner *says*, never wh
 One test on its own (:func:`of`) is ``test_one`` where it is configured. Where it is not and
 ``test`` is a plain ``go test``, it is derived: ``go test -json FLAGS -run '^TestX$/^sub$' PKG``
 for each package-qualified id (Go's own names; a bare ``-run TestX ./...`` would also run a test of
-that name in every other package). A derived command is a function of the confirmed ``test``
-command alone, so confirming ``test`` confirms it; the confirmation shows it.
+that name in every other package). A plain ``python -m unittest`` gives ``python -m unittest
+{test}``. A plain pytest command gives the same command with the ids in place of the words pytest
+took as paths: which words those are, among options of pytest's, of its plugins and of the
+project's own ``pytest_addoption``, only pytest's parser knows, so the probe records its parse
+of the test command's run (``records.Invocation``) and the command is derived from that record
+(a command with no option at all needs none). A derived command is a function of the confirmed
+``test`` command (and pytest's reading of it) alone, so confirming ``test`` confirms it; the
+confirmation shows it, or that it comes from pytest's parse at the first run, or why there is
+none (:func:`why_not`).
 
 A configured Go ``test_one`` (``go test ... -run {test} ...``) gets in ``{test}`` what ``-run``
 matches: the test's own name anchored per level (``^TestX$/^sub$``), never the package-qualified
@@ -21,17 +28,26 @@ id eyeful shows and stores (which matches nothing). Where it is a plain ``go tes
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from eyeful import results
 from eyeful.confine import Refused
 from eyeful.go_records import check_go_id, go_test_args, run_pattern, split_go_id
-from eyeful.testids import IdCommand, check_test_id, with_ids
+from eyeful.records import Invocation
+from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 
-__all__ = ["Focus", "for_record", "of", "passable"]
+__all__ = ["AT_FIRST_RUN", "Alone", "Focus", "for_record", "of", "passable", "why_not"]
+
+AT_FIRST_RUN = (
+    "the test command, the words pytest takes as paths replaced by the ids  (derived from "
+    "pytest's parse of the test command at its first run)"
+)
+"""What the confirmation shows of a ``test_one`` that pytest's parse of ``test`` decides."""
 
 _SHELL = re.compile(r"[;&|<>`$(){}\\\n\r#'\"*?\[\]~]")
 _UNITTEST = re.compile(r"^(\S*python[\d.]*) -m unittest(?= |$)")
@@ -122,14 +138,24 @@ class Focus:
     """``template`` was derived from a plain pytest or ``python -m unittest`` ``test``."""
     go_run: bool = False
     """``template`` is a Go ``test_one``: ``{test}`` is a ``-run`` pattern."""
+    at_first_run: bool = False
+    """Derived from a plain pytest ``test`` with options, before pytest's parse of it is known:
+    no ``template`` yet (it comes from the record of the test command's run)."""
 
     @property
     def derived(self) -> bool:
         return (self.go_flags is not None and self.template is None) or self.from_test
 
     @property
+    def ready(self) -> bool:
+        """Whether tests can run with it now (not waiting for pytest's parse of ``test``)."""
+        return not self.at_first_run
+
+    @property
     def shown(self) -> str:
         """The command as the confirmation and the README show it."""
+        if self.at_first_run:
+            return AT_FIRST_RUN
         if self.template is None:
             assert self.go_flags is not None
             return shlex.join(["go", "test", "-json", *self.go_flags, "-run", "^NAME$", "PACKAGE"])
@@ -139,6 +165,7 @@ class Focus:
         """The commands for ``tests``: one for them all where the runner takes several ids
         (pytest) unless ``each``, else one per id. The ids travel as arguments, never as shell
         text; raises :class:`Refused` for an id that is not safe data."""
+        assert self.ready, "callers run tests alone only once pytest's parse is known"
         try:
             go = self.go_flags is not None or self.go_run
             for test in tests:
@@ -148,12 +175,18 @@ class Focus:
             assert self.template is not None
             if self.go_run:
                 return [self._go_as_written(test) for test in tests]
-            several = results.is_pytest_command(self.template.replace("{test}", "ids"))
-            if len(tests) > 1 and several and not each:
+            if len(tests) > 1 and self.several and not each:
                 return [with_ids(self.template, tests)]
             return [with_ids(self.template, [test]) for test in tests]
         except ValueError as err:
             raise Refused(str(err)) from None
+
+    @property
+    def several(self) -> bool:
+        """Whether one command runs several ids (a plain pytest ``test_one``)."""
+        if self.template is None or self.go_run:
+            return False
+        return results.is_pytest_command(self.template.replace("{test}", "ids"))
 
     def rerun(self, test: str) -> str:
         """The command to paste into a shell that runs ``test`` alone."""
@@ -180,9 +213,11 @@ class Focus:
         return with_ids(self.template, [run_pattern(name)])
 
 
-def of(test: str | None, test_one: str | None) -> Focus | None:
-    """How one test runs on its own: ``test_one``, else one derived from ``test``; None when
-    there is neither."""
+def of(test: str | None, test_one: str | None, parsed: Invocation | None = None) -> Focus | None:
+    """How one test runs on its own: ``test_one``, else one derived from ``test`` (``parsed``:
+    pytest's parse of it, from the record of its run); None when there is neither (why:
+    :func:`why_not`). A plain pytest ``test`` with options and no ``parsed`` gives a Focus that
+    is not ``ready``."""
     if test_one:
         if _GO_TEST_ANYWHERE.search(test_one) and _GO_RUN_TEST.search(test_one):
             return Focus(template=test_one, go_flags=_go_one_flags(test_one), go_run=True)
@@ -192,106 +227,19 @@ def of(test: str | None, test_one: str | None) -> Focus | None:
     flags = _go_flags(test)
     if flags is not None:
         return Focus(go_flags=tuple(f for f in flags if f != "-json"))
-    template = _pytest_one(test) or _unittest_one(test)
+    split = _pytest_words(test)
+    if split is not None:
+        return _pytest_one(*split, parsed)
+    template = _unittest_one(test)
     return Focus(template=template, from_test=True) if template else None
 
 
-# pytest's options that take the next word as their value (core, xdist, cov, timeout, rerun);
-# an option of the form --name=value, a short one with its value attached (-kexpr, -rA) and the
-# flags below take none. Any other option: its arity is not known, so nothing is derived.
-_PYTEST_VALUED = frozenset(
-    [
-        "-k",
-        "-m",
-        "-p",
-        "-c",
-        "-o",
-        "-r",
-        "-W",
-        "-n",
-        "--deselect",
-        "--ignore",
-        "--ignore-glob",
-        "--rootdir",
-        "--confcutdir",
-        "--basetemp",
-        "--junitxml",
-        "--junit-xml",
-        "--junit-prefix",
-        "--log-level",
-        "--log-file",
-        "--log-format",
-        "--log-date-format",
-        "--log-cli-level",
-        "--log-cli-format",
-        "--log-file-level",
-        "--tb",
-        "--maxfail",
-        "--durations",
-        "--durations-min",
-        "--import-mode",
-        "--capture",
-        "--show-capture",
-        "--override-ini",
-        "--color",
-        "--code-highlight",
-        "--assert",
-        "--doctest-glob",
-        "--doctest-report",
-        "--numprocesses",
-        "--dist",
-        "--maxprocesses",
-        "--cov-report",
-        "--cov-config",
-        "--timeout",
-        "--timeout-method",
-        "--reruns",
-        "--config-file",
-        "--pythonwarnings",
-    ]
-)
-_PYTEST_FLAGS = frozenset(
-    [
-        "--strict-markers",
-        "--strict-config",
-        "--strict",
-        "--lf",
-        "--last-failed",
-        "--ff",
-        "--failed-first",
-        "--nf",
-        "--new-first",
-        "--sw",
-        "--stepwise",
-        "--stepwise-skip",
-        "--showlocals",
-        "--no-header",
-        "--no-summary",
-        "--disable-warnings",
-        "--disable-pytest-warnings",
-        "--doctest-modules",
-        "--continue-on-collection-errors",
-        "--runxfail",
-        "--full-trace",
-        "--exitfirst",
-        "--quiet",
-        "--verbose",
-        "--pyargs",
-        "--cache-clear",
-        "--setup-show",
-        "--no-showlocals",
-        "--doctest-continue-on-failure",
-        "--capture=no",
-        "--tb=short",
-    ]
-)
-_SHORT_FLAGS = re.compile(r"-[qvsxlO]+")
 _PYTHON = re.compile(r"(?:\S*/)?python[\d.]*")
 
 
-def _pytest_one(test: str) -> str | None:
-    """``test`` with the paths it names left out and the ids in their place: a plain
-    ``pytest ...`` or ``python -m pytest ...`` whose every option is one eyeful knows."""
+def _pytest_words(test: str) -> tuple[list[str], list[str]] | None:
+    """A plain ``pytest ...`` or ``python -m pytest ...`` (behind ``VAR=value`` or ``env
+    VAR=value``): the words before pytest's own, and pytest's; None for anything else."""
     if _SHELL.search(test.replace("'", "").replace('"', "")) or not results.is_pytest_command(test):
         return None
     words = shlex.split(test)
@@ -305,27 +253,106 @@ def _pytest_one(test: str) -> str | None:
         start = 3
     else:
         return None  # behind uv run, tox: run as written, with test_one configured
-    kept = env + words[:start]
-    rest = iter(words[start:])
-    for word in rest:
-        if word == "--":
-            return None
-        if not word.startswith("-"):
-            continue  # a path the suite names: the ids take its place
-        kept.append(word)
-        if word in _PYTEST_VALUED:
-            value = next(rest, None)
-            if value is None:
-                return None
-            kept.append(value)
-        elif not (
-            word in _PYTEST_FLAGS
-            or _SHORT_FLAGS.fullmatch(word)
-            or (word.startswith("--") and "=" in word)
-            or (not word.startswith("--") and len(word) > 2 and word[:2] in _PYTEST_VALUED)
-        ):
-            return None
-    return shlex.join(kept) + " {test}"
+    return env + words[:start], words[start:]
+
+
+def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> Focus | None:
+    """The pytest command with the ids in place of the words pytest took as paths, as its parse
+    of them (``parsed``) says; every word is a path where none is an option (or an ``@file``)."""
+    if parsed is not None:
+        if parsed.args != args:
+            return None  # the pytest it started was given other words: not this command's parse
+        taken = set(parsed.paths)
+        kept = [word for at, word in enumerate(args) if at not in taken]
+    elif any(word.startswith(("-", "@")) for word in args):
+        return Focus(from_test=True, at_first_run=True)
+    else:
+        kept = []
+    return Focus(template=shlex.join(head + kept) + " {test}", from_test=True)
+
+
+def why_not(test: str | None, test_one: str | None, parsed: Invocation | None = None) -> str | None:
+    """Why no test can run on its own, as a clause about the test command (for the
+    confirmation and the report); None when one can, or will once pytest's parse is known."""
+    if test_one:
+        return None
+    if not test:
+        return "no test command is configured"
+    if of(test, None, parsed) is not None:
+        return None
+    if _pytest_words(test) is not None:
+        return "the pytest the test command started was given other words than the command's own"
+    if _SHELL.search(test.replace("'", "").replace('"', "")):
+        return (
+            "the test command is a shell command line (`&&`, `;`, `|`, `$`...), not one plain "
+            "pytest, python -m unittest or go test command"
+        )
+    if _GO_TEST.match(test):
+        return (
+            "the test command's `go test` has a flag whose value is a separate word (write it "
+            "-name=value) or a -run of its own"
+        )
+    if _UNITTEST.match(test):
+        return (
+            "the test command's `python -m unittest` names tests relative to its start directory "
+            "(-s without -t)"
+        )
+    return (
+        "the test command is not a plain pytest, python -m pytest, python -m unittest or go test "
+        "command (a wrapper such as make, tox or uv run)"
+    )
+
+
+class Alone:
+    """How tests run on their own in one review: ``test_one``, or one derived from ``test``,
+    with pytest's parse of it once the record of a run of it brought one (:meth:`learn`)."""
+
+    def __init__(self, test: str | None, test_one: str | None) -> None:
+        self.test, self.test_one = test, test_one
+        self.parsed: Invocation | None = None
+        self._unparsed: str | None = None
+        self.rootdir = ""
+        """pytest's rootdir as a repository path (``sub`` for ``sub/pytest.ini``), once a run
+        said it: where the ids of its records start."""
+
+    def learn_rootdir(self, worktree: Path, rootdir: str | None) -> None:
+        """A pytest run's rootdir (absolute), in ``worktree``."""
+        if rootdir is not None:
+            with contextlib.suppress(ValueError):
+                rel = Path(rootdir).relative_to(worktree).as_posix()
+                self.rootdir = "" if rel == "." else rel
+
+    def from_root(self, tests: list[str], in_tree: Callable[[str], bool]) -> list[str]:
+        """pytest ids as a ``test_one`` derived from ``test`` (started at the worktree's root)
+        takes them: a record's id is relative to pytest's rootdir, which may be below the root.
+        An id whose file the tree has as it is (a finding's test) stays so."""
+        given = []
+        for test in tests:
+            rebased = f"{self.rootdir}/{test}" if self.rootdir else test
+            keep = in_tree(id_path(test)) or not in_tree(id_path(rebased))
+            given.append(test if keep else rebased)
+        return given
+
+    def learn(self, parsed: Invocation | None, why_none: str) -> None:
+        """A full run of ``test``'s parse (the first one counts), or why it brought none."""
+        if self.parsed is None and parsed is not None:
+            self.parsed = parsed
+        elif self.parsed is None and self._unparsed is None:
+            self._unparsed = why_none
+
+    def how(self) -> Focus | None:
+        """How one test runs on its own now; None when none can (yet)."""
+        how = of(self.test, self.test_one, self.parsed)
+        return how if how is not None and how.ready else None
+
+    def why_none(self) -> str:
+        """One line for the report: why no test runs on its own, and what to do."""
+        why = why_not(self.test, self.test_one, self.parsed)
+        if why is None:
+            why = "pytest's parse of the test command was not recorded" + (
+                f" ({self._unparsed})" if self._unparsed else " (no run of it recorded one yet)"
+            )
+        return f"no test_one, as {why}; set commands.test_one"
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -23,15 +24,29 @@ _SHOWN = 3
 
 
 def from_user_tree(imported: Iterable[str], user_root: Path) -> list[Path]:
-    """The imported files that lie in the user's working tree (outside its ``.git``)."""
-    root = user_root.resolve()
+    """The imported files that lie in the user's working tree (outside its ``.git``), each
+    with its symlinks followed. Each directory is resolved once, and paths stay strings: a run
+    imports hundreds of files from a few dozen directories."""
+    sep = os.sep
+    root = os.path.realpath(user_root).rstrip(sep) + sep
+    git_dir = f"{root}.git{sep}"
+    real_dirs: dict[str, str] = {}
     out = []
     for name in imported:
-        path = Path(name)
-        with contextlib.suppress(ValueError, OSError, RuntimeError):
-            inside = path.resolve().relative_to(root)
-            if inside.parts[:1] != (".git",):
-                out.append(path)
+        with contextlib.suppress(ValueError, OSError):
+            directory, base = os.path.split(name)
+            real_dir = real_dirs.get(directory)
+            if real_dir is None:
+                real_dir = real_dirs[directory] = os.path.realpath(directory).rstrip(sep)
+            real = f"{real_dir}{sep}{base}"
+            try:
+                link = stat.S_ISLNK(os.lstat(real).st_mode)
+            except OSError:  # gone since: where it was is what counts
+                link = False
+            if link:
+                real = os.path.realpath(real)
+            if real.startswith(root) and not real.startswith(git_dir):
+                out.append(Path(name))
     return out
 
 

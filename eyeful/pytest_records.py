@@ -243,11 +243,14 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
+    rootdir: str | None = None
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
             kind = line.get("t")
-            if kind == "collected":
+            if kind == "start":
+                rootdir = rootdir or records.as_str(line.get("rootdir"))
+            elif kind == "collected":
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):
                         collected[node_id] = None
@@ -395,8 +398,27 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         if executed is None
         else {path: sorted(lines) for path, lines in sorted(executed.items())},
         reached=reach.by_test(),
+        reached_from=reach.place,
+        rootdir=rootdir,
+        invocation=_invocation(leaders),
         notes=notes.done(),
     )
+
+
+def _invocation(leaders: list[_Process]) -> records.Invocation | None:
+    """pytest's parse of its command line, from the one process that led the run (main, or
+    xdist's controller): its arguments and which of them it took as paths."""
+    if len(leaders) != 1:
+        return None
+    start = next((line for line in leaders[0].lines if line.get("t") == "start"), None)
+    if start is None:
+        return None
+    given, took = records.as_list(start.get("args")), start.get("paths")
+    args = [arg for arg in given if isinstance(arg, str)]
+    paths = [at for at in records.as_list(took) if type(at) is int and 0 <= at < len(args)]
+    if not isinstance(took, list) or len(args) != len(given) or len(paths) != len(took):
+        return None  # not recorded (an older probe; it could not tell), or not as written
+    return records.Invocation(args=args, paths=sorted(set(paths)))
 
 
 class _Reached:
@@ -408,6 +430,7 @@ class _Reached:
         self.session: set[str] = set()
         self.seen = False
         self.failed = False
+        self.place = records.MapPlace()
 
     def add(self, line: dict[str, object], notes: records.Notes, label: str) -> None:
         self.seen = True
@@ -424,6 +447,11 @@ class _Reached:
             self.modules.setdefault(module, set()).update(names)
         else:
             self.session.update(names)
+            if "rootdir" in line or "started" in line:
+                self.place = records.MapPlace(
+                    rootdir=records.as_str(line.get("rootdir")),
+                    started=records.as_str(line.get("started")),
+                )
 
     def by_test(self) -> dict[str, list[str]] | None:
         """Each test's files: its own, its module's collection's, the session's; None: not

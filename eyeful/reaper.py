@@ -27,7 +27,6 @@ import signal
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 from eyeful import interrupts
@@ -50,7 +49,7 @@ def _own_prefix() -> str:
     with _prefix_lock:  # commands start from worker threads
         if _owner != os.getpid():
             _owner = os.getpid()
-            _prefix = f"{_owner}-{uuid.uuid4().hex[:12]}"
+            _prefix = f"{_owner}-{os.urandom(6).hex()}"  # no uuid: 3 ms of start-up
             _counter = itertools.count(1)
         return _prefix
 

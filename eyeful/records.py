@@ -40,6 +40,7 @@ __all__ = [
     "CollectError",
     "FailureRecord",
     "Frame",
+    "Invocation",
     "Location",
     "Outcome",
     "Phase",
@@ -161,6 +162,27 @@ class CollectError(_Model):
     failure: FailureRecord
 
 
+class MapPlace(_Model):
+    """Where pytest ran, relative to the repository's root (``""``: the root; None: outside it):
+    its rootdir, where its test ids start, and the directory it started in, where the paths
+    given to it as arguments start."""
+
+    rootdir: str | None = ""
+    started: str | None = ""
+
+
+class Invocation(_Model):
+    """pytest's own parse of its command line (its main process's): which words it took as
+    paths. A test command's ``test_one`` is derived from it (eyeful/focus.py)."""
+
+    args: list[str]
+    """The words pytest was given (``invocation_params.args``: after ``pytest`` or ``-m
+    pytest``; not ``addopts`` nor ``PYTEST_ADDOPTS``)."""
+    paths: list[int]
+    """The positions in ``args`` of the words pytest's parser took as paths (``file_or_dir``),
+    with every option it knew (its own, its plugins', the project's ``pytest_addoption``)."""
+
+
 class RunRecord(_Model):
     runner: Runner
     collected: list[str] = Field(default_factory=list)
@@ -197,11 +219,18 @@ class RunRecord(_Model):
     reached: dict[str, list[str]] | None = None
     """With the map asked for (EYEFUL_PROBE_MAP): the repository files each test's code ran
     in, its module's import and the session's included (eyeful/affected.py)."""
+    reached_from: MapPlace = Field(default_factory=MapPlace)
+    """Where pytest ran when it recorded that map."""
+    rootdir: str | None = None
+    """pytest: its rootdir (absolute), where its test ids start."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""
     imported: list[str] = Field(default_factory=list)
     """pytest: files of the modules imported outside the standard library and site-packages."""
+    invocation: Invocation | None = None
+    """pytest: which words of its command line it took as paths (None: not recorded, or more
+    than one pytest process led the run)."""
     notes: list[str] = Field(default_factory=list)
     """Anything odd: the probe's internal errors, a worker crash, a record cut short."""
 

@@ -30,7 +30,7 @@ from eyeful.claims import decide as decide
 from eyeful.evidence import module_seen
 from eyeful.failures import Failure, cause
 from eyeful.runs import Run
-from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
 from eyeful.testids import check_test_id, id_path
 
 SUITE = "the test suite"
@@ -265,9 +265,9 @@ def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> Test
     return failure
 
 
-def notes(failures: list[TestFailure]) -> list[tuple[str, bool]]:
+def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[tuple[str, bool]]:
     """Checklist lines for what did not come out as a plain answer, and whether each means the
-    change could not be verified (exit 3)."""
+    change could not be verified (exit 3); ``no_test_one``: why no test can run on its own."""
     out: list[tuple[str, bool]] = []
     unconfirmed = []
     for failure in failures:
@@ -286,6 +286,8 @@ def notes(failures: list[TestFailure]) -> list[tuple[str, bool]]:
             f"could not be re-run on {own} own to confirm it, so {they} not block (configure "
             "commands.test_one)", True,
         ))  # fmt: skip
+        if no_test_one is not None:  # why, in a line of its own (the one above points up)
+            out.append((no_test_one, False))
     undetermined = [f.test for f in failures if f.kind == "undetermined"]
     if undetermined:
         out.append((
@@ -330,10 +332,12 @@ def _names(tests: list[str]) -> str:
 
 
 def compare(
-    change: Run, base: Run | None, repo: pygit2.Repository
+    change: Run, base: Run | None, repo: pygit2.Repository, snap: Snapshot
 ) -> tuple[list[TestFailure], list[str]]:
     """The change's failures against one base suite run, without live runs: what that run names
-    (a test it names as passed is at most `unconfirmed`)."""
+    (a test it names as passed is at most `unconfirmed`). The run is of the base's code with the
+    change's test side (eyeful/testside.py): a test whose file the base itself does not have is
+    new, whatever it did there."""
     notes: list[str] = []
     if change.status != "FAILED":
         return [], notes
@@ -357,16 +361,33 @@ def compare(
             "could not be compared test by test"
         )
     failing = sorted(change.failing)
-    # A test moved to another file is judged by its id on the base (eyeful/moved.py).
-    unlike = [t for t in failing if in_run(base, t) in ("absent", "unknown")]
-    base_ids = moved.ids_on_base(repo, base.tree, change.tree, unlike)
-    evidence = [Evidence(t, base_suite=in_run(base, base_ids.get(t, t))) for t in failing]
-    for ev in evidence:
-        if base.collected is not None:
-            continue  # the base's runner said which tests it has: no guessing from the text
-        base_id = base_ids.get(ev.test, ev.test)
-        if ev.base_suite == "unknown" and not exists_in_tree(repo, base.tree, base_id):
-            ev.base_suite = "absent"  # the base does not have it: new, whatever the run said
+    # A test moved to another file is judged by its id on the base (eyeful/moved.py) where the
+    # run has no outcome for it under its own.
+    unlike = [
+        t
+        for t in failing
+        if in_run(base, t) in ("absent", "unknown") or not file_in_tree(repo, snap.base.tree, t)
+    ]
+    base_ids = moved.ids_on_base(repo, snap.base.tree, change.tree, unlike)
+    evidence = []
+    for test in failing:
+        seen = in_run(base, test)
+        if seen in ("absent", "unknown") and test in base_ids:
+            seen = in_run(base, base_ids[test])
+        ev = Evidence(test, base_suite=seen)
+        evidence.append(ev)
+        if test in base_ids:
+            continue
+        if not file_in_tree(repo, snap.base.tree, test) and file_in_tree(
+            repo, snap.head.tree, test
+        ):
+            ev.base_suite = "absent"  # the base does not have its file: new, whatever it did
+        elif (
+            base.collected is None  # from text: the base's tree says whether it has the test
+            and ev.base_suite == "unknown"
+            and not exists_in_tree(repo, snap.base.tree, test)
+        ):
+            ev.base_suite = "absent"
     return classify(change, evidence), notes
 
 

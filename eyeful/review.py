@@ -32,6 +32,7 @@ from eyeful.runs import Progress, Run, Runner, Silent, setup_key
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, history, open_repository
 from eyeful.testlines import locate_tests
+from eyeful.testside import side_tree
 from eyeful.treelinks import resolve_in_tree
 from eyeful.worktrees import WorktreePool
 
@@ -132,7 +133,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         if fresh is not None:
             fresh.close()
     commands = request.config.commands
-    add_reruns(report, commands.test, focus.of(commands.test, commands.test_one))
+    how = fresh.alone.how() if fresh is not None else focus.of(commands.test, commands.test_one)
+    add_reruns(report, commands.test, how if how is not None and how.ready else None)
     return report.finish()
 
 
@@ -270,7 +272,14 @@ def _change_suite(
         report.selection = affected.select(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
         )
-    return runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    if report.selection.ids is not None:
+        runner.alone.parsed = report.selection.invocation  # the selected run's test_one
+    runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
+    if report.selection.ids is None and snap.base.commit is not None:
+        affected.remember(
+            runner.cache, config.commands.test or "", snap.head.tree, snap.base.commit
+        )
+    return runs
 
 
 def _against_base(
@@ -284,7 +293,8 @@ def _against_base(
     """The base's evidence and the live confirmation of every failing test that could block.
 
     With `test_one`, only the failing tests run on the base (unless its suite run is cached),
-    each alone, `reruns` times on each side; without it, the whole suite runs on the base.
+    each alone, `reruns` times on each side; without it, the whole suite runs on the base. "The
+    base" is the base's code with the change's test side (eyeful/testside.py) either way.
     """
     snap, config = request.snapshot, request.config
     if can_focus(runner, change):
@@ -301,29 +311,36 @@ def _against_base(
         notes = []
     else:
         progress.phase("the change fails: running the tests on the base")
-        base_runs = runner.suite(snap.base.tree, "base", live=True)  # it decides: never cached
+        with runner.lock_repo():
+            collected = list(change.collected or change.tests or ())
+            tested = side_tree(repo, snap.base.tree, snap.head.tree, collected)
+        base_runs = runner.suite(tested, "base", live=True)  # it decides: never cached
         report.runs += base_runs
-        failures, texts = compare(change, _test_run(base_runs), repo)
+        failures, texts = compare(change, _test_run(base_runs), repo, snap)
         notes = [(t, any(f.kind == "undetermined" for f in failures)) for t in texts]
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
-            failures = _confirm_suite(runner, snap, change, _test_run(base_runs), report, request)
-    return failures, notes + regression_notes(failures)
+            base = _test_run(base_runs)
+            failures = _confirm_suite(runner, snap, tested, change, base, report, request)
+    why = runner.alone.why_none() if runner.alone.how() is None else None
+    return failures, notes + regression_notes(failures, why)
 
 
 def _confirm_suite(
     runner: Runner,
     snap: Snapshot,
+    tested: str,
     change: Run,
     base: Run | None,
     report: Report,
     request: ReviewRequest,
 ) -> list[TestFailure]:
-    """A suite that names no tests is its own test: it runs live `reruns` times on each side."""
+    """A suite that names no tests is its own test: it runs live `reruns` times on each side
+    (``tested``: the base's code with the change's test side)."""
     reruns = request.config.reruns
     sides = [
         *[(snap.head.tree, "change")] * (reruns - (0 if change.cached else 1)),
-        *[(snap.base.tree, "base")] * (reruns - (0 if base is None or base.cached else 1)),
+        *[(tested, "base")] * (reruns - (0 if base is None or base.cached else 1)),
     ]
     fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
     for batch in fresh:
@@ -354,8 +371,8 @@ def _findings(
 ) -> None:
     """Experts, one-problem merging, reproduction and fixes, the gates, grading, the judge."""
     snap, config = request.snapshot, request.config
-    if why_not_run is None and focus.of(config.commands.test, config.commands.test_one) is None:
-        why_not_run = "no test_one command is configured ([tool.eyeful] commands.test_one)"
+    if why_not_run is None and runner is not None and runner.alone.how() is None:
+        why_not_run = runner.alone.why_none()
     gathered = _gather(request, repo, report, agents, progress)
     findings, attempts, ctx = gathered.findings, gathered.attempts, gathered.ctx
     groups, merged_experts, members = gathered.groups, gathered.merged_experts, gathered.members

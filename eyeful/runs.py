@@ -28,6 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
+from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
@@ -128,6 +129,17 @@ class Run(BaseModel):
     it was given in place of the test command's own paths (eyeful/affected.py)."""
     reached: dict[str, list[str]] | None = Field(default=None, exclude=True)
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
+    reached_from: MapPlace | None = Field(default=None, exclude=True)
+    """Where pytest ran when it recorded that map."""
+    invocation: Invocation | None = Field(default=None, exclude=True)
+    """pytest's parse of the command (from the probe's record): which words it took as paths,
+    whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
+
+    def cache_entry(self) -> dict[str, Any]:
+        """The cache's entry of this run."""
+        entry = self.model_dump(exclude={"side", "cached"})
+        entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
+        return entry
 
     @property
     def failing(self) -> set[str]:
@@ -213,6 +225,9 @@ class Runner:
         self._private: Path | None = None
         self.unsandboxed: str | None = None
         """Why code nobody confirmed ran (or, required, could not run) without a sandbox."""
+        self.alone = focus.Alone(config.commands.test, config.commands.test_one)
+        """How tests run on their own: a derived ``test_one`` learns pytest's parse of the test
+        command from its first full run here (or from the run that recorded a selection's map)."""
 
         # Asked now, read when a key is first needed: one review, one look at the interpreters
         # (``environment``: the one the caller already asked, when it is the same question).
@@ -223,6 +238,14 @@ class Runner:
             self._environment_key = environment
         else:
             self._environment_key = EnvironmentKey(config.env, pool.paths.root, isolate=isolate)
+
+    def _learn(self, run: Run) -> None:
+        """pytest's parse of the test command from a full run of it (or why it had none)."""
+        if run.name == "test":
+            self.alone.learn(run.invocation, run.read_from_text or (
+                "its run ended before pytest's session started" if run.status == "ERROR"
+                else "its run left no record of it"
+            ))  # fmt: skip
 
     def environment_key(self) -> dict[str, object]:
         """What a run's results depend on besides the tree and the commands (the interpreters
@@ -392,7 +415,7 @@ class Runner:
         key = self.suite_key(tree, extra)
         commands: list[str | IdCommand] = [command]
         if only is not None:
-            how = focus.of(command, self.config.commands.test_one)
+            how = self.alone.how()
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
@@ -400,18 +423,25 @@ class Runner:
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None and reach and not self._mapped(tree, command):
             hit = None  # cached by a review that recorded no map: this one runs it for the map
+        whole = only is None and extra is None
         if hit is not None:
+            if whole:
+                self._learn(hit)
             self.progress.finished(hit)
             return [hit]
         runs = self._execute(tree, side, "test", commands, extra, skey, worktree, reach=reach)
         last = runs[-1]
         if last.name == "test":
             last.selected = only
+            if whole:
+                self._learn(last)
             if last.reached is not None and last.status != "ERROR" and not last.stopped:
-                self.cache.put("maps", affected.map_key(tree, command),
-                               affected.recorded(tree, last.reached, last.failing))  # fmt: skip
+                mapped = affected.recorded(tree, last.reached, last.failing, last.reached_from,
+                                           last.invocation)  # fmt: skip
+                if mapped is not None:
+                    self.cache.put("maps", affected.map_key(tree, command), mapped)
             if last.status != "ERROR":
-                self.cache.put("runs", key, last.model_dump(exclude={"side", "cached"}))
+                self.cache.put("runs", key, last.cache_entry())
         return runs
 
     def _mapped(self, tree: str, command: str) -> bool:
@@ -431,9 +461,13 @@ class Runner:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live."""
-        how = focus.of(self.config.commands.test, self.config.commands.test_one)
+        how = self.alone.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
+        if how.from_test and self.alone.rootdir:
+            with self._repo_lock:
+                found = tree_at(self.repo, tree)
+                tests = self.alone.from_root(tests, lambda path: path in found)
         commands = how.commands(tests, each=each)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
@@ -548,7 +582,9 @@ class Runner:
             run.looked = said.looked or None
             run.failures = said.failures or None
             run.skips = said.skips or None
-            run.reached = said.reached
+            run.reached, run.reached_from = said.reached, said.reached_from
+            self.alone.learn_rootdir(worktree.path, said.rootdir)
+            run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)
         return run

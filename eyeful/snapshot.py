@@ -21,7 +21,6 @@ from eyeful.errors import GitError, MissingBase
 from eyeful.gitutil import RepoPaths, clean_env, git, index_path
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_GITLINK = 0o160000
 REGULAR_FILE_MODES = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
 """A tree entry that is a file's own text: not a symlink, a submodule or a directory."""
 _MAX_MESSAGES = 50
@@ -234,12 +233,14 @@ def gitlinks(repo: pygit2.Repository, tree_id: str) -> tuple[str, ...]:
     """Paths of submodules in a tree: eyeful does not check them out."""
 
     def walk(tree: pygit2.Tree, prefix: str) -> Iterator[str]:
+        # The entry's type, as git derives it from the mode: a submodule's (a gitlink, 160000)
+        # is "commit". Not `filemode`, an enum made per entry: 10,000 files cost 4 ms more.
         for entry in tree:
-            name = f"{prefix}{entry.name}"
-            if entry.filemode == _GITLINK:
-                yield name
-            elif entry.type_str == "tree":
-                yield from walk(tree_at(repo, entry.id), f"{name}/")
+            kind = entry.type_str
+            if kind == "commit":
+                yield f"{prefix}{entry.name}"
+            elif kind == "tree":
+                yield from walk(tree_at(repo, entry.id), f"{prefix}{entry.name}/")
 
     return tuple(walk(tree_at(repo, tree_id), ""))
 

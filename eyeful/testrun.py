@@ -247,6 +247,8 @@ class Said:
     read_as_text: list[str] = field(default_factory=list)
     looked: dict[str, str] = field(default_factory=dict)
     reached: dict[str, list[str]] | None = None
+    reached_from: records.MapPlace | None = None
+    rootdir: str | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -315,7 +317,8 @@ def _from_record(
     said.executed_in_module = reading.executed_in_module
     said.entered, said.read_as_text = reading.entered, reading.read_as_text
     said.looked = reading.looked
-    said.reached = record.reached
+    said.reached, said.reached_from = record.reached, record.reached_from
+    said.rootdir = record.rootdir
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

@@ -8,10 +8,9 @@ and every file under a test directory, which is one of pytest's ``testpaths`` (p
 tox.ini, setup.cfg, pyproject.toml on the change) or the directory of a collected test file
 named as one (``tests/``, ``test/``, ``testing/``: a shared case list, fixtures' data) or holding
 Python test modules only (never the repository's root, nor a package whose tests sit beside its
-code). A failure that also happens there is the
-tests' new demands on code the change left as it was: pre-existing.
-
-Not yet part of it: a module outside those directories that only tests import.
+code), and a module outside those directories that only tests import and whose path names it as
+the tests' (eyeful/testonly.py). A failure that also happens there is the tests' new demands on
+code the change left as it was: pre-existing.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import pygit2
 
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
 from eyeful.testids import id_path
+from eyeful.testonly import tests_only
 from eyeful.tomlcompat import tomllib
 
 __all__ = ["read_text", "side_paths", "side_tree"]
@@ -67,7 +67,10 @@ def side_paths(
         return []
     head_tree = tree_at(repo, head)
     dirs = _testpaths(repo, head_tree) | _test_dirs(repo, head_tree, collected)
-    return [p for p in touched if _on_test_side(p, dirs)]
+    side = [p for p in touched if _on_test_side(p, dirs)]
+    rest = [p for p in touched if p not in side]
+    side += tests_only(repo, head_tree, tree_at(repo, base), rest, lambda p: _on_test_side(p, dirs))
+    return sorted(side)
 
 
 def _on_test_side(path: str, dirs: set[str]) -> bool:

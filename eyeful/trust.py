@@ -73,10 +73,15 @@ def shown_settings(config: Config, root: Path) -> list[tuple[str, str]]:
             continue
         text = value if isinstance(value, str) else json.dumps(value)
         items.append((key.removeprefix("commands."), text))
-    derived = focus.of(config.commands.test, config.commands.test_one)
+    commands = config.commands
+    derived = focus.of(commands.test, commands.test_one)
     if derived is not None and derived.derived:
         # No test_one: the one eyeful derives from `test` is part of what `test` confirms.
-        items.append(("test_one", f"{derived.shown}  (derived from test)"))
+        shown = derived.shown if derived.at_first_run else f"{derived.shown}  (derived from test)"
+        items.append(("test_one", shown))
+    elif (why := focus.why_not(commands.test, commands.test_one)) is not None and commands.test:
+        items.append(("test_one", f"none: {why}; set commands.test_one so that a regression "
+                                  "can block"))  # fmt: skip
     items.sort(key=lambda item: "." in item[0])  # commands, then the other settings
     for name, digest in prompt_overrides(root).items():
         about = digest if digest.startswith("not used") else f"sha256 {digest[:12]}"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import claims, focus
+from eyeful import claims
 from eyeful.cache import cache_key
 from eyeful.claims import Incomplete
 from eyeful.evidence import FAILING
@@ -78,8 +78,7 @@ class Reached:
 
 
 def _can_focus(runner: Runner, tests: list[str]) -> bool:
-    commands = runner.config.commands
-    return focus.of(commands.test, commands.test_one) is not None and all(map(passable, tests))
+    return runner.alone.how() is not None and all(map(passable, tests))
 
 
 def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
@@ -95,7 +94,7 @@ def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
     if not _can_focus(runner, todo):
         return Reached(change, incomplete=Incomplete(
             side="change", tests=len(todo), ids=todo[:5],
-            why=f"{why}, and they cannot be run by id (configure commands.test_one)",
+            why=f"{why}, and they cannot be run by id: {runner.alone.why_none()}",
         ))  # fmt: skip
     out = Reached(change)
     tests, failures = dict(change.tests or {}), dict(change.failures or {})

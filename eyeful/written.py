@@ -1,9 +1,13 @@
 """What a test file writes itself, for a ``fails`` text to be the test's own words: a string
 literal of the file (an assertion's message, an expected value, an f-string's text), an
 assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
-explanation repeats it), or a name an assertion uses (``mul``, ``LookupError``). Read from the
-file's syntax tree, so a comment, or a name the file only imports, is not what it writes. A
-file that is not Python (a Go test) is read as text."""
+explanation repeats it), or a name an assertion uses (``mul``, ``LookupError``). An assertion
+is an ``assert`` statement or an assertion call (``self.assertEqual(len(w), 2)``,
+``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and what its message
+says of a literal it compares against (``!= 2``: unittest's ``0 != 2``) or of the exception it
+expects (``DID NOT RAISE ValueError``, ``ValueError not raised``). Read from the file's syntax
+tree, so a comment, or a name the file only imports, is not what it writes. A file that is not
+Python (a Go test) is read as text."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ _OPS: dict[type[ast.cmpop], str] = {
 
 
 def written_texts(code: str) -> list[str] | None:
-    """The texts ``code`` writes (its string literals; of each ``assert``, each comparison with
+    """The texts ``code`` writes (its string literals; of each assertion, each comparison with
     a literal as ``<op> <literal>`` and the names it uses); None when it is not Python."""
     try:
         tree = ast.parse(code)
@@ -32,9 +36,48 @@ def written_texts(code: str) -> list[str] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert):
             texts += _compared(node.test, code)
-            texts += [n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)]
-            texts += [n.attr for n in ast.walk(node.test) if isinstance(n, ast.Attribute)]
+            texts += _names(node.test)
+        elif isinstance(node, ast.Call) and (name := _assertion(node)) is not None:
+            args = [*node.args, *(k.value for k in node.keywords)]
+            for arg in args:
+                texts += _names(arg)
+            shown = _literal(node.args[1], code) if len(node.args) > 1 else None
+            op = next((o for prefix, o in _CALL_OPS if name.startswith(prefix)), None)
+            if shown is not None and op is not None:
+                texts.append(f"{op} {shown}")
+            expected = node.args[0] if node.args and name in _RAISES else None
+            if isinstance(expected, ast.Name | ast.Attribute):
+                # What the runner says when the code did not raise it (pytest, unittest).
+                texts.append(_RAISES[name].format(ast.unparse(expected)))
     return texts
+
+
+_RAISES = {"raises": "DID NOT RAISE {}", "assertRaises": "{} not raised"}
+
+
+# unittest's assertions, by what their message puts before the second argument (``0 != 2``).
+_CALL_OPS = (
+    ("assertNotEqual", "=="), ("assertIsNot", "is"), ("assertIs", "is not"),
+    ("assertAlmostEqual", "!="), ("assertEqual", "!="), ("assert_equal", "!="),
+)  # fmt: skip
+_CALLED = frozenset({"raises", "warns", "fail"})
+
+
+def _assertion(node: ast.Call) -> str | None:
+    """The name of an assertion call (``self.assertX``, ``assert_x``, ``pytest.raises``)."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if isinstance(name, str) and (name.startswith(("assert", "fail")) or name in _CALLED):
+        return name
+    return None
+
+
+def _names(node: ast.AST) -> list[str]:
+    return [
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name | ast.Attribute)
+    ]
 
 
 def _compared(test: ast.expr, code: str) -> list[str]:

@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import seal
 from tests.core import Reviewed, review
 from tests.gitrepo import (
+    PYTEST,
     PYTEST_INI,
     confirm,
     eyeful,
@@ -45,7 +46,11 @@ def test_data():
 """
 
 FILES: dict[str, str | bytes] = {
-    "pyproject.toml": eyeful_config(extra='select = "affected"\naffected_max_age = 1'),
+    # No test_one: the selected tests run by the one derived from pytest's parse of the test
+    # command, as the run that recorded the map recorded it (the ids in place of `tests`).
+    "pyproject.toml": eyeful_config(
+        f"{PYTEST} tests", extra='select = "affected"\naffected_max_age = 1'
+    ),
     "pytest.ini": PYTEST_INI,
     "conftest.py": "",
     "setup.py": "",
@@ -113,6 +118,8 @@ def test_a_regression_in_a_selected_run_is_confirmed_as_today(repo: Path) -> Non
     assert _ran(done) == {"tests/test_c.py::test_c_value", "tests/test_c.py::test_c_twice"}
     assert {r["test"] for r in done.json["regressions"]} == _ran(done)
     assert any(r["name"] == "test_one" and r["side"] == "base" for r in done.json["runs"])
+    change = next(r for r in done.json["runs"] if r["name"] == "test" and r["side"] == "change")
+    assert change["command"].startswith(f"{PYTEST} tests/test_c.py")  # the derived test_one
 
 
 def test_a_new_test_file_runs(repo: Path) -> None:

@@ -9,7 +9,7 @@ import pygit2
 
 from eyeful.testside import side_paths
 from tests.core import review
-from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
+from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, make_repo, stage
 
 CALC = "def add(a, b):\n    return abs(a) + b\n"  # a bug for negatives, on both sides
 ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -208,6 +208,39 @@ def test_a_case_the_change_added_to_a_shared_case_list_is_pre_existing(tmp_path)
     assert code == 0
 
 
+def test_a_case_added_to_a_module_only_tests_import_is_pre_existing_the_code_still_blocks(
+    tmp_path,
+):
+    # testing/cases.py sits outside the test directories and only tests import it: the change's
+    # test side. calc.py too is imported by tests only, but it is the project's code: the
+    # change's bug there blocks in the same review.
+    files = {"neg.py": NEG, "testing/__init__.py": "", "testing/cases.py": CASES,
+             "tests/test_neg.py": USES_CASES.replace("tests.cases", "testing.cases")}  # fmt: skip
+    repo = _calc_repo(tmp_path, files)
+    stage(repo, {"testing/cases.py": "CASES = [1, 2, -3]\n",
+                 "calc.py": CALC.replace("abs(a) + b", "abs(a) - b")})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {
+        "tests/test_neg.py::test_magnitude[-3]": "pre_existing",
+        "tests/test_add.py::test_add": "regression",
+    }, report
+    assert code == 1
+
+
+def test_without_test_one_the_base_suite_runs_the_changes_test_side(tmp_path):
+    # `env` before pytest: no test_one is derived, so the whole suite runs on the base, with the
+    # change's conftest: the fixture's new value fails the untouched code there too.
+    files = {"pyproject.toml": eyeful_config(f"env {PYTEST}"), "neg.py": NEG,
+             "tests/conftest.py": FIXTURE, "tests/test_neg.py": USES_FIXTURE}  # fmt: skip
+    repo = _calc_repo(tmp_path, files)
+    stage(repo, {"tests/conftest.py": FIXTURE.replace("return 1", "return -1")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "pre_existing"}, report
+    runs = [(r["side"], r["name"]) for r in report["runs"]]
+    assert runs == [("change", "test"), ("base", "test")], runs
+    assert code == 0
+
+
 def test_a_stricter_test_failing_on_the_new_code_by_another_cause_is_a_regression(tmp_path):
     # The change breaks magnitude(2) and makes the test stricter (it asks about -1 too): on the
     # base's code the stricter test fails at -1 (a ValueError in neg.py), on the change's at 2.
@@ -249,8 +282,22 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
             f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n")}}
         for i, (name, check) in enumerate(LOOKS.items())
     ]  # fmt: skip
+    # inspect.signature reads add's __code__ too, for its parameters: what the code does (its
+    # API), not how it is written. Here the test fails on both sides alike: pre-existing.
+    signature = (
+        "import inspect\n\nfrom calc import add\n\n\ndef test_sig():\n"
+        "    assert list(inspect.signature(add).parameters) == ['a', 'b']\n"
+        "    assert add(-2, 3) == 1, 'add is wrong for negatives'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    findings.append({**_finding(signature, "add is wrong for negatives", oracle), "id": "sig",
+                     "repro": {"path": "tests/test_sig.py", "code": signature,
+                               "fails": "add is wrong for negatives"}})  # fmt: skip
     code, report = _review(repo, findings=findings)
     by_id = {f["id"]: f for f in report["findings"]}
+    sig = by_id.pop("sig")
+    assert [r["looked"] for r in sig["runs"] if r["side"] == "change"] == [None, None], sig
+    assert sig["label"] == "note (pre-existing)", sig
     for name, found in by_id.items():
         assert found["kind"] != "fail", (name, found["gates"], found["unverified"])
         assert "its test " in (found["unverified"] or ""), (name, found["unverified"])
@@ -268,6 +315,13 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
         "test_calc.py": "X = 1\n", "pkg/mod.py": "X = 1\n", "pkg/test_mod.py": "X = 1\n",
         "tests/test_x.py": "X = 1\n", "tests/cases.json": "[1]\n", "spec/helper.py": "X = 1\n",
         "src/testing/util.py": "X = 1\n",
+        # Files only tests import: testing/cases.py, pkg/fixtures.py (a relative import). Not
+        # testing/util.py nor testing/__init__.py (the project's lib.py imports them), nor
+        # calc.py (only tests import it, but nothing in its path names it as the tests').
+        "testing/__init__.py": "X = 1\n", "testing/cases.py": "X = 1\n",
+        "testing/util.py": "X = 1\n", "lib.py": "from testing.util import X\n",
+        "tests/test_y.py": "from testing.cases import X\nimport calc\n",
+        "pkg/fixtures.py": "X = 1\n", "pkg/test_uses.py": "from .fixtures import X\n",
     }  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
     stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
@@ -276,5 +330,6 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
     head = str(git_repo.index.write_tree())
     collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t"]
     assert side_paths(git_repo, base, head, collected) == [
-        "pkg/test_mod.py", "spec/helper.py", "test_calc.py", "tests/cases.json", "tests/test_x.py"
+        "pkg/fixtures.py", "pkg/test_mod.py", "spec/helper.py", "test_calc.py",
+        "testing/cases.py", "tests/cases.json", "tests/test_x.py",
     ]  # fmt: skip

@@ -385,9 +385,9 @@ def test_a_reader_that_stops_reading_changes_no_exit_code(tmp_path):
     for staged, code in ((CALC.replace("a + b", "b + a"), 0), (BROKEN_ADD, 1)):
         write(repo, {"calc.py": staged})
         git(repo, "add", "-A")
-        # The fast path (no arguments) and typer's (any option): every format is printed by
-        # the same `emit`.
-        for argv in ([], ["--format", "json"]):
+        # The fast path (no arguments) and typer's (any other option): every format is printed
+        # by the same `emit`.
+        for argv in ([], ["-j", "2", "--format", "json"]):
             proc = subprocess.Popen(
                 [str(bindir / "git-eyeful"), *argv], cwd=repo, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,

@@ -266,6 +266,33 @@ def test_a_pythonpath_into_your_tree_points_into_the_worktree_instead(tmp_path, 
     assert [f["test"] for f in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
+def test_the_files_a_run_imported_from_your_tree_are_found_through_symlinks(tmp_path):
+    # Resolved a directory at a time (eyeful/imports.py): the same answer as each file resolved.
+    from eyeful.imports import from_user_tree
+
+    tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
+    for path in (tree / "pkg" / "mod.py", tree / ".git" / "eyeful" / "wt" / "mod.py",
+                 elsewhere / "lib" / "other.py"):  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("", encoding="utf-8")
+    (elsewhere / "into").symlink_to(tree / "pkg")  # a directory linked into your tree
+    (elsewhere / "lib" / "linked.py").symlink_to(tree / "pkg" / "mod.py")  # a file linked
+    (elsewhere / "lib" / "dangling.py").symlink_to(tmp_path / "gone.py")
+    imported = [
+        str(tree / "pkg" / "mod.py"),
+        str(tree / ".git" / "eyeful" / "wt" / "mod.py"),  # eyeful's worktrees: not your tree
+        str(elsewhere / "lib" / "other.py"),
+        str(elsewhere / "into" / "mod.py"),
+        str(elsewhere / "lib" / "linked.py"),
+        str(elsewhere / "lib" / "dangling.py"),
+        str(elsewhere / "lib" / ".." / ".." / "tree" / "pkg" / "mod.py"),
+        "<frozen importlib._bootstrap>",
+    ]
+    expected = [imported[0], imported[3], imported[4], imported[6]]
+    assert from_user_tree(imported, tree) == [Path(name) for name in expected]
+    assert from_user_tree(imported, elsewhere) == [Path(imported[2])]  # the others lead out
+
+
 # --- the cache key covers the interpreter, its distributions and PYTHONPATH ----------------------
 
 DEP_CALC = "import tinydep\n\n\ndef answer():\n    return tinydep.answer()\n"
@@ -414,3 +441,55 @@ def test_an_interpreter_that_cannot_run_is_a_stable_marker_in_the_key(tmp_path, 
     assert environment_key([], tmp_path) == key
     (bin_dir / "python").unlink()
     assert environment_key([], tmp_path)["interpreters"] == {"python3": {"unusable": "exit 0"}}
+
+
+def test_an_interpreter_is_asked_without_importing_json_or_hashlib(tmp_path):
+    # One process per interpreter on every review and replay: json and hashlib would double its
+    # CPU (issue 37). It says what it read; eyeful makes the digest, the same one as before.
+    import ast
+    import sys
+
+    from eyeful.environment import _PROBE, _Probe, environment_key
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", _PROBE], cwd=tmp_path,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines()}
+    assert "os" in imported  # the trace is there
+    assert not imported & {"json", "hashlib", "_hashlib", "re"}, sorted(imported)
+    said = _Probe(sys.executable, os.environ, tmp_path, site=True).result()
+    assert said["executable"] == sys.executable and said["version"] == sys.version
+    path = subprocess.run(
+        [sys.executable, "-c", "import sys; print(repr(sys.path))"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    digest = hashlib.sha256()
+    for entry in ast.literal_eval(path):  # what the probe reads, as its digest covered it before
+        if not entry or not os.path.isabs(entry):
+            continue
+        digest.update(f"path {entry}".encode("utf-8", "surrogateescape") + b"\0")
+        if not os.path.isdir(entry):  # a zip file, or none
+            st = _stat(entry)
+            digest.update((f"{st.st_mtime_ns}:{st.st_size}" if st else "-").encode() + b"\0")
+            continue
+        for name in sorted(os.listdir(entry)):
+            if name.endswith((".dist-info", ".egg-info", ".egg-link", ".egg", ".pth")):
+                stamps = [
+                    f"{st.st_mtime_ns}:{st.st_size}" if st else "-"
+                    for st in (
+                        _stat(os.path.join(entry, name, sub))
+                        for sub in ("", "METADATA", "PKG-INFO")
+                    )
+                ]
+                digest.update(" ".join([name, *stamps]).encode("utf-8", "surrogateescape") + b"\0")
+    assert said["distributions"] == digest.hexdigest()
+    assert environment_key([], tmp_path) == environment_key([], tmp_path)
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path.rstrip(os.sep))
+    except OSError:
+        return None

@@ -194,6 +194,20 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     code = "def test_m():\n    assert mul(2, 3) == 6\n"
     said = recorded("AssertionError: assert 7 == 6\n +  where 7 = mul(2, 3)")
     assert fails_text([said], code) == "== 6" and feature_reason([said]) is None
+    # A unittest assertion is an assertion too: the literal it compares against, as its message
+    # says it, and the names it uses (cachetools c17b0e3ded, mined).
+    code = "class T(TestCase):\n    def test_w(self):\n        self.assertEqual(len(w), 42)\n"
+    assert fails_text([recorded("AssertionError: 0 != 42")], code) == "!= 42"
+    code = "class T:\n    def test_c(self):\n        self.assertIs(f.cache_condition, None)\n"
+    said = recorded("AttributeError: 'function' object has no attribute 'cache_condition'")
+    assert fails_text([said], code) == "cache_condition"
+    code = code.replace("self.assertIs(f.cache_condition, None)", "f.cache_condition = 1")
+    assert fails_text([said], code) is None  # not an assertion
+    # The exception a test expects, as the runner says it was not raised (itsdangerous
+    # ce5e2cd0af, mined).
+    code = "def test_sep():\n    with pytest.raises(ValueError):\n        Signer(sep='-')\n"
+    said = recorded("Failed: DID NOT RAISE ValueError")
+    assert fails_text([said], code) == "DID NOT RAISE ValueError"
     # Nothing shared (short names, a comment), or read from text: no fails text.
     code = "def test_m():\n    # the product is off\n    check(mul(2, 3))\n"
     assert fails_text([recorded("AssertionError: the product is off")], code) is None

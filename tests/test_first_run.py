@@ -25,8 +25,8 @@ UNITTESTS = (
 )
 
 
-def _minimal(tmp_path: Path, test: str, files: dict[str, str]) -> Path:
-    config = f"[tool.eyeful.commands]\ntest = {test!r}\n"
+def _minimal(tmp_path: Path, test: str, files: dict[str, str], extra: str = "") -> Path:
+    config = f"{extra}[tool.eyeful.commands]\ntest = {test!r}\n"
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, "calc.py": CALC, **files})
     confirm(repo)
     return repo
@@ -37,7 +37,7 @@ def test_only_a_plain_pytest_command_blocks_a_break(tmp_path):
         tmp_path, f"{PYTEST} tests", {"pytest.ini": PYTEST_INI, "tests/test_calc.py": TESTS}
     )
     shown = dict(shown_settings(load_config(repo), repo))
-    assert shown["test_one"] == f"{PYTEST} {{test}}  (derived from test)"  # `tests` left out
+    assert shown["test_one"].endswith(AT_FIRST_RUN)  # PYTEST has options: pytest's parse tells
     stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
     done = review(repo, format="json")
     report = done.json
@@ -63,9 +63,59 @@ def test_only_a_plain_unittest_command_blocks_a_break(tmp_path):
     assert done.exit_code == 1
 
 
-def test_a_command_whose_options_eyeful_cannot_read_derives_nothing(tmp_path):
-    repo = _minimal(tmp_path, f"{PYTEST} --myplugin-opt tests", {"tests/test_calc.py": TESTS})
-    assert "test_one" not in dict(shown_settings(load_config(repo), repo))
+AT_FIRST_RUN = "(derived from pytest's parse of the test command at its first run)"
+OPTION_CONFTEST = "def pytest_addoption(parser):\n    parser.addoption('--myopt', default=None)\n"
+PLUGIN = "def pytest_addoption(parser):\n    parser.addoption('--plug-fast', action='store_true')\n"
+OPTION_TESTS = (
+    "from calc import add\n\n\ndef test_add(pytestconfig):\n"
+    "    assert pytestconfig.getoption('myopt') == 'tests'  # the option's value, not a path\n"
+    "    assert pytestconfig.getoption('plug_fast')\n"
+    "    assert add(2, 3) == 5\n"
+)
+
+
+def test_a_project_option_and_a_plugin_option_derive_test_one_from_pytests_parse(tmp_path):
+    # `--myopt` is the project's (conftest.py), `--plug-fast` a plugin's (`-p plug`): no list
+    # of eyeful's knows them; pytest's own parse of the suite's run says `tests` after `--myopt`
+    # is its value and the last `tests` a path, which the ids take the place of.
+    test = f"{PYTEST} -p plug --plug-fast --myopt tests tests"
+    files = {"pytest.ini": PYTEST_INI, "conftest.py": OPTION_CONFTEST, "plug.py": PLUGIN,
+             "tests/test_calc.py": OPTION_TESTS}  # fmt: skip
+    repo = _minimal(tmp_path, test, files, extra="[tool.eyeful]\nreruns = 2\n")
+    shown = dict(shown_settings(load_config(repo), repo))
+    assert shown["test_one"].endswith(AT_FIRST_RUN), shown  # shown and confirmed with `test`
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    report = done.json
+    (regression,) = report["regressions"]
+    assert (regression["test"], regression["kind"]) == ("tests/test_calc.py::test_add",
+                                                        "regression"), report  # fmt: skip
+    assert regression["confirmation"] == (
+        "on the change, alone: failed 2/2; on the base, alone: passed 2/2"
+    )
+    one = f"{PYTEST} -p plug --plug-fast --myopt tests tests/test_calc.py::test_add"
+    assert regression["rerun"] == one
+    assert {r["command"] for r in report["runs"] if r["name"] == "test_one"} == {one}
+    assert done.exit_code == 1
+
+
+def test_a_test_one_that_cannot_be_derived_says_why_at_confirm_and_in_the_report(tmp_path):
+    repo = _minimal(
+        tmp_path, f"{PYTEST} tests && true", {"pytest.ini": PYTEST_INI, "tests/test_calc.py": TESTS}
+    )
+    why = "is a shell command line"
+    shown = dict(shown_settings(load_config(repo), repo))
+    assert shown["test_one"].startswith("none: ") and why in shown["test_one"], shown
+    assert "set commands.test_one" in shown["test_one"]
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    report = done.json
+    assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
+        ("tests/test_calc.py::test_add", "unconfirmed")
+    ], report
+    (line,) = [u["text"] for u in report["uncertainty"] if why in u["text"]]
+    assert line.startswith("no test_one, as the test command") and line in done.markdown
+    assert done.exit_code == 3
 
 
 def test_help_and_the_hook_say_how_to_install_from_the_repository(tmp_path):

@@ -122,7 +122,7 @@ def test_pytest_is_proposed_from_its_configuration_or_its_tests(repos, layout, t
     assert any(why in reason for reason in proposal.reasons), proposal.reasons
     derived = focus.of(proposal.test, proposal.test_one)  # test_one needs no writing
     assert proposal.test_one is None and derived is not None and derived.derived
-    assert derived.shown == "python -m pytest -q {test}"
+    assert derived.at_first_run  # `-q`: which words are paths, pytest's parse at its run says
 
 
 def test_the_test_files_are_named_once_when_each_of_them_says_pytest(repos):
@@ -241,7 +241,7 @@ def test_init_appends_to_the_users_pyproject_and_keeps_every_byte(
     )
     assert load_config(repo).commands.test == "python -m pytest -q tests"
     assert _confirmed(repo)
-    assert "test_one       python -m pytest -q {test}  (derived from test)" in err
+    assert f"test_one       {focus.AT_FIRST_RUN}" in err
     # Nothing else of the user's moved: the index, HEAD, refs, the rest of the tree.
     after = user_state(repo)
     assert after["worktree"].pop("pyproject.toml") != before["worktree"].pop("pyproject.toml")

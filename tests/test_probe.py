@@ -249,9 +249,10 @@ def test_plugin_env_appends_to_what_is_there(tmp_path):
 def test_the_probe_ships_in_the_package_alone():
     probe = importlib.resources.files("eyeful") / "data" / "probe"
     names = sorted(p.name for p in PROBE_DIR.iterdir() if p.suffix == ".py")
-    assert names == ["eyeful_probe.py", "eyeful_probe_watch.py"]
-    # stdlib and pytest only (and its own watcher): it runs in the project's own environment
-    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_watch"}),
+    assert names == ["eyeful_probe.py", "eyeful_probe_cov.py", "eyeful_probe_watch.py"]
+    # stdlib and pytest only (and its own watchers): it runs in the project's own environment
+    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_watch"}),
+                          ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", set())):  # fmt: skip
         text = (probe / name).read_text("utf-8")
         imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)
@@ -290,6 +291,42 @@ def test_outcomes(probed: Run, record: RunRecord):
     # what is not a test function says so: a doctest's file is the code under test
     assert record.kinds == {"pkg/calc.py::pkg.calc.add": "DoctestItem"}
     assert not record.notes
+
+
+def test_the_record_says_which_words_pytest_took_as_paths(record: RunRecord):
+    # `-p no:cacheprovider` comes first (Run's own), then SHAPES_ARGS: `pkg` and `tests` are paths
+    assert record.invocation is not None
+    assert record.invocation.args == ["-p", "no:cacheprovider", *SHAPES_ARGS]
+    assert record.invocation.paths == [5, 6]
+
+
+OPTIONS_CONFTEST = """\
+def pytest_addoption(parser):
+    parser.addoption("--myopt", default=None)
+"""
+OPTIONS_PLUGIN = """\
+def pytest_addoption(parser):
+    parser.addoption("--plug-fast", action="store_true")
+    parser.addoption("--plug-n", type=int, default=0)
+"""
+
+
+def test_the_project_and_its_plugins_options_are_parsed_by_pytest_itself(tmp_path):
+    # Option values that look like paths, a flag before a path, `--opt=value`, `-k`:
+    # which word is a path only pytest's parser, with the conftest's and the plugin's options
+    # in it, can tell.
+    root = write(tmp_path / "project", {
+        "conftest.py": OPTIONS_CONFTEST, "plug.py": OPTIONS_PLUGIN,
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    })  # fmt: skip
+    args = ["-p", "plug", "--plug-fast", "tests", "--myopt", "tests", "-k", "tests or a",
+            "--plug-n", "2", "--myopt=x", "tests/test_a.py"]  # fmt: skip
+    run = Run(root, args, tmp_path / "rec", clean_env([root]))
+    invocation = run.must_record().invocation
+    assert invocation is not None, run.stdout
+    assert invocation.args == ["-p", "no:cacheprovider", *args]
+    paths = [invocation.args[at] for at in invocation.paths]
+    assert invocation.paths == [5, 13], paths  # never `--myopt tests` nor `-k tests or a`
 
 
 def test_ids_are_pytests_own(shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path):
@@ -401,6 +438,7 @@ def test_xdist_each_test_once(
     assert set(calls.values()) == {1}
     xdist = run.must_record()
     assert xdist.finished and xdist.exitstatus == 1
+    assert xdist.invocation is not None and xdist.invocation.paths == [5, 6]  # the controller's
     assert {i: t.outcome for i, t in xdist.tests.items()} == {
         i: t.outcome for i, t in record.tests.items()
     }
@@ -884,3 +922,28 @@ def test_a_suite_run_without_a_tracer_registers_no_phase_wrappers(tmp_path):
     traced = Run(root, ["-q", "-s", "tests"], tmp_path / "p2", clean_env(), trace=spec)
     assert "PHASES False" in plain.stdout, plain.stdout + plain.stderr
     assert "PHASES True" in traced.stdout, traced.stdout + traced.stderr
+
+
+def test_the_probes_realpath_resolving_each_directory_once_is_realpath(tmp_path: Path) -> None:
+    # eyeful_probe._realpath stands for os.path.realpath on every module a session imported.
+    code = (
+        "import json, os, sys\n"
+        "from eyeful_probe import _realpath\n"
+        "paths = json.loads(sys.argv[1])\n"
+        "dirs = {}\n"
+        "print(json.dumps([[_realpath(p, dirs), os.path.realpath(p)] for p in paths]))\n"
+    )
+    (tmp_path / "tree" / "pkg").mkdir(parents=True)
+    (tmp_path / "tree" / "pkg" / "mod.py").write_text("", encoding="utf-8")
+    (tmp_path / "into").symlink_to(tmp_path / "tree" / "pkg")
+    (tmp_path / "tree" / "linked.py").symlink_to(tmp_path / "tree" / "pkg" / "mod.py")
+    (tmp_path / "tree" / "dangling.py").symlink_to(tmp_path / "gone.py")
+    names = ["tree/pkg/mod.py", "into/mod.py", "tree/linked.py", "tree/dangling.py",
+             "into/../mod.py", "missing/x.py"]  # fmt: skip
+    paths = [os.path.join(tmp_path, name) for name in names]
+    env = {**os.environ, "PYTHONPATH": str(PROBE_DIR)}
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(paths)], env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    pairs = json.loads(proc.stdout)
+    assert [ours for ours, _ in pairs] == [real for _, real in pairs]
+    assert pairs[1][0] == paths[0] and pairs[4][0] == str(tmp_path / "tree" / "mod.py")

@@ -48,16 +48,19 @@ def _kinds(report: dict) -> list[tuple[str, str]]:
 
 # Point 3: positive evidence on both sides ------------------------------------------------------
 
-# Both tests fail on the base; the change fixes the first. A base run that stops at its first
-# failure never reaches the second, which must not make it "passed there".
-BOTH_FAIL = """def test_first():
-    assert 1 == 2
+# Both tests fail on the base; the change fixes the code the first tests. A base run that stops
+# at its first failure never reaches the second, which must not make it "passed there". (The
+# code, not the test: the base runs the change's tests, eyeful/testside.py.)
+BOTH_FAIL = """from vals import FIRST
+
+
+def test_first():
+    assert FIRST == 1
 
 
 def test_second():
     assert 'base' == 'fine'
 """
-FIRST_FIXED = BOTH_FAIL.replace("assert 1 == 2", "assert 1 == 1")
 STOPS_EARLY = f"env -u EYEFUL_UNSET X=1 {PYTEST} -x"  # no test_one derived behind `env -u`
 
 
@@ -70,10 +73,11 @@ def test_case3_a_base_run_that_stopped_at_its_first_failure_is_no_pass(tmp_path,
             "pyproject.toml": eyeful_config(STOPS_EARLY, **commands),
             "pytest.ini": PYTEST_INI,
             "tests/test_two.py": BOTH_FAIL,
+            "vals.py": "FIRST = 2\n",
         },
     )
     confirm(repo)
-    stage(repo, {"tests/test_two.py": FIRST_FIXED})
+    stage(repo, {"vals.py": "FIRST = 1\n"})
     proc = review(repo, format="json")
     report = proc.json
     assert report["regressions"] == [], proc.stdout

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,15 @@ def plain_run(
 
     Run directly, not as `git eyeful`: git puts its exec-path on PATH, and PATH is part of what
     a cached run depends on, so every run here is direct (see `direct`)."""
+    proc, imported = run_with_imports(repo, env, args)
+    return proc, "pygit2" not in imported
+
+
+def run_with_imports(
+    repo: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`git-eyeful` (no arguments, or ``args``) under `python -X importtime`; the modules it
+    imported (stderr without the import lines)."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", GIT_EYEFUL, *(args or [])],
         cwd=repo,
@@ -54,9 +64,9 @@ def plain_run(
     )
     imports = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
     assert imports, proc.stderr  # the trace is there, so "no pygit2" means something
-    full = any(line.split("|")[-1].strip() == "pygit2" for line in imports)
+    imported = {line.split("|")[-1].strip() for line in imports}
     rest = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("import "))
-    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, rest), not full
+    return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout, rest), imported
 
 
 def direct(
@@ -78,7 +88,7 @@ def _copy_without_worktrees(source: Path, target: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
+def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A project with a harmless staged change whose review is remembered (built once).
 
     The replay keys on the repository's path and the user's HOME, so every test gets the very
@@ -92,7 +102,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
         write(repo, {"calc.py": SWAPPED})
         git(repo, "add", "-A")
         confirm(repo)
-        first, _ = plain_run(repo)
+        first, first_imports = run_with_imports(repo)
         assert first.returncode == 0, first.stdout + first.stderr
         cached, replayed = plain_run(repo)  # served from the cache: remembered
         assert cached.returncode == 0 and not replayed, cached.stdout + cached.stderr
@@ -100,11 +110,11 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pat
         _copy_without_worktrees(repo, root / "saved-repo")
         shutil.copytree(home, root / "saved-home", symlinks=True)
         yield {"repo": repo, "home": home, "saved-repo": root / "saved-repo",
-               "saved-home": root / "saved-home"}  # fmt: skip
+               "saved-home": root / "saved-home", "first-imports": first_imports}  # fmt: skip
 
 
 @pytest.fixture
-def remembered(template: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+def remembered(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Path:
     """The template's repository and HOME as they were when its review was remembered, at the
     same paths: the next plain run replays (checked here, so every test starts from a replay)."""
     repo, home = template["repo"], template["home"]
@@ -160,6 +170,49 @@ def test_a_replay_imports_no_pydantic_typer_rich_or_pygit2(remembered: Path) -> 
     held = json.loads(line.removeprefix("modules: "))
     assert held["replayed"], proc.stderr
     assert held["heavy"] == [], f"the replay imported {held['heavy']}"
+
+
+# What a review of a passing change, with no findings and no agent, never needs: the command
+# line's parser (typer, click), the terminal's (rich: stderr is no terminal here), the agents,
+# the eval, SARIF and its schema, a thread pool (and the logging it imports): nothing runs in
+# parallel. Each costs start-up on every push (issue 37).
+NOT_FOR_A_PASSING_REVIEW = (
+    "typer", "click", "rich", "jsonschema", "eyeful.cli.app", "eyeful.agents", "eyeful.evaluate",
+    "eyeful.sarif", "concurrent.futures", "logging",
+)  # fmt: skip
+
+
+def _unneeded(imported: set[str]) -> list[str]:
+    return sorted(
+        name
+        for name in imported
+        if any(name == top or name.startswith(f"{top}.") for top in NOT_FOR_A_PASSING_REVIEW)
+    )
+
+
+def test_a_review_of_a_passing_change_imports_only_what_it_needs(
+    template: dict[str, Any],
+) -> None:
+    # The template's first run: the full review of a passing change, plain `git eyeful`.
+    imported: set[str] = template["first-imports"]
+    assert "eyeful.review" in imported  # the full review ran, so the absences mean something
+    held = _unneeded(imported)
+    assert held == [], f"a passing review imported {held}"
+
+
+def test_format_json_alone_is_reviewed_without_typer(remembered: Path) -> None:
+    from eyeful.cli.reviewcmd import ReviewOptions, quick_options
+
+    proc, imported = run_with_imports(remembered, args=["--format", "json"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["outcome"] == "clean" and all(run["cached"] for run in report["runs"])
+    assert "eyeful.review" in imported  # never a replay: only markdown is remembered
+    held = _unneeded(imported)
+    assert held == [], f"--format json imported {held}"
+    assert quick_options(["--format=json"]) == ReviewOptions(output_format="json")
+    for other in (["--format", "markdown"], ["--format", "json", "-j", "2"], ["--format"]):
+        assert quick_options(other) is None  # typer's to parse
 
 
 def _stage_broken(repo: Path) -> None:

@@ -2,9 +2,10 @@
 
 Importing typer, pydantic and the rest costs more than everything else a start does, so:
 `--version` needs none of it, and the review's command lines run before every push (none at all,
-from pre-commit's hook or a developer; `--hook --base ID --head ID` from the plain hook) go
-straight to the review, without typer (eyeful/cli/reviewcmd.py); every other command line is parsed
-by the CLI (eyeful/cli/app.py) into the same options.
+from pre-commit's hook or a developer; `--hook --base ID --head ID` from the plain hook) and
+`--format json` alone (scripts, CI) go straight to the review, without typer
+(eyeful/cli/reviewcmd.py); every other command line is parsed by the CLI (eyeful/cli/app.py) into
+the same options.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _main() -> int:
 
         print(f"eyeful {__version__}")
         return 0
-    if not args or args[0] == "--hook":
+    if not args or args[0] in ("--hook", "--format") or args[0].startswith("--format="):
         from eyeful.cli.reviewcmd import main_quick, quick_options
 
         options = quick_options(args)

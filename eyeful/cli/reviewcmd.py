@@ -335,10 +335,13 @@ def guarded(body: Callable[[], int], stderr: Stderr) -> int:
 
 def quick_options(args: list[str]) -> ReviewOptions | None:
     """The command lines a review takes without typer: none at all (pre-commit's hook, a
-    developer's `git eyeful`), and the plain pre-push hook's own `--hook --base ID --head ID`
-    with full commit ids (hooks/pre-push). Any other command line is the CLI's to parse."""
+    developer's `git eyeful`), `--format json` alone (scripts, CI, benchmarks/bench_run.py), and
+    the plain pre-push hook's own `--hook --base ID --head ID` with full commit ids
+    (hooks/pre-push). Any other command line is the CLI's to parse."""
     if not args:
         return ReviewOptions()
+    if args in (["--format", "json"], ["--format=json"]):
+        return ReviewOptions(output_format="json")
     if (
         len(args) == 5
         and (args[0], args[1], args[3]) == ("--hook", "--base", "--head")
@@ -357,7 +360,8 @@ def main_quick(options: ReviewOptions, args: list[str]) -> int:
     def body() -> int:
         from eyeful.cli.replay import Memory
 
-        memory = Memory.here(args)
+        # Only markdown is remembered (`run_review`): another format never replays.
+        memory = Memory.here(args) if options.output_format == "markdown" else None
         text = None if memory is None else memory.lookup()
         if text is not None:
             emit(text)

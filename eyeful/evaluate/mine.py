@@ -226,6 +226,11 @@ class Miner:
         shutil.rmtree(self.where, ignore_errors=True)
 
     def _one(self, tree: pygit2.Oid, side: str, test: str) -> Run:
+        if self.runner.alone.how() is None:
+            # A test_one derived from a pytest command comes from pytest's parse of its run.
+            self._suite(tree, side)
+            if self.runner.alone.how() is None:
+                raise _Skip(self.runner.alone.why_none())
         try:
             run = self.runner.one(str(tree), side, test)[-1]
         except Refused as err:  # an id eyeful will not hand to a command: nothing to check

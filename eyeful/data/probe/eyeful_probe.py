@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH118, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH114, PTH118, PTH120, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -21,7 +21,9 @@ and the run is read from its text.
 Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are absolute:
 
 - ``start``: ``role``, ``pid``, ``worker`` (xdist's worker id or null), ``pytest``,
-  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``time`` (epoch seconds).
+  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``paths`` (main and controller
+  only: the positions in ``args`` of the words pytest's own parser took as paths, with every
+  option it knew; null when that cannot be told), ``time`` (epoch seconds).
 - ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
 - ``kinds``: ``kinds``: {id: item class name} for each collected test that is not a plain test
   function (``DoctestItem``, a plugin's item), in chunks of at most 500.
@@ -46,7 +48,10 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
   code ran (relative, ``/``), by test (``id``), by test module while it was collected
   (``module``), and at the finish the rest of the session's (``id`` null; ``files`` null with
-  ``why`` when it could not watch): the map of what each test executed (eyeful/affected.py).
+  ``why`` when it could not watch; ``rootdir`` and ``started``, where pytest's ids and its
+  arguments' paths start, relative to the root): the map of what each test executed
+  (eyeful/affected.py). Where coverage.py measures the run on Python before 3.12, the tests'
+  and modules' lines come at the finish, from coverage's data (eyeful_probe_cov.py).
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -88,6 +93,7 @@ from types import TracebackType
 from typing import Any
 
 import pytest
+from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
@@ -165,7 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
             probe.tracer = Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
-            probe.reach = Reach.start(env[_MAP_VAR])
+            probe.reach = watch(config, env[_MAP_VAR], probe)
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
@@ -360,18 +366,69 @@ def _outside_python() -> list[str]:
     roots |= {os.path.realpath(root) for root in roots}
     prefixes = tuple(os.path.join(root, "") for root in roots)
     files: set[str] = set()
+    real_dirs: dict[str, str] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if not isinstance(path, str) or name == __name__ or path.startswith(prefixes):
             continue
         path = os.path.abspath(path)
-        if path.startswith(prefixes) or os.path.realpath(path).startswith(prefixes):
+        if path.startswith(prefixes) or _realpath(path, real_dirs).startswith(prefixes):
             continue
         parts = path.split(os.sep)
         if "site-packages" in parts or "dist-packages" in parts:
             continue
         files.add(path)
     return sorted(files)
+
+
+def _realpath(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each directory resolved once: a session imports hundreds of
+    the project's modules from a few dozen directories."""
+    directory, base = os.path.split(path)
+    real = real_dirs.get(directory)
+    if real is None:
+        real = real_dirs[directory] = os.path.realpath(directory)
+    full = os.path.join(real, base)
+    return os.path.realpath(full) if os.path.islink(full) else full
+
+
+_MARK = "eyeful-probe:path"  # no option's prefix, no argument file's ``@``
+
+
+def _parsed_paths(parser: Any, args: list[str]) -> list[str]:  # noqa: ANN401 (pytest.Parser)
+    """The paths pytest's parser reads in ``args``; none where it refuses them (the marker
+    where an option wants a number, say)."""
+    try:
+        return list(getattr(parser.parse(args), "file_or_dir", None) or ())
+    except (Exception, SystemExit):
+        return []
+
+
+def _path_words(config: pytest.Config) -> list[int] | None:
+    """The positions of the words of the command line that pytest took as paths: each word that
+    is among its parsed paths (``file_or_dir``), put in its place as a marker, comes out among
+    the paths again when pytest's own parser, with every option of pytest's, its plugins' and
+    the project's ``pytest_addoption`` in it, reads it as one (never as an option's value).
+    None when the paths are not all words of the command line (an ``@file`` of arguments)."""
+    parser = getattr(config, "_parser", None)
+    if parser is None:
+        return None
+    args = [str(arg) for arg in config.invocation_params.args]
+    kept = getattr(parser, "optparser", None)  # older pytest builds it anew at each parse
+    try:
+        paths = list(getattr(parser.parse(args), "file_or_dir", None) or ())
+        found = []
+        for at, word in enumerate(args):
+            if word not in paths:
+                continue
+            if _MARK in _parsed_paths(parser, [*args[:at], _MARK, *args[at + 1 :]]):
+                found.append(at)
+        return found if len(found) == len(paths) else None
+    except (Exception, SystemExit):
+        return None
+    finally:
+        if kept is not None:
+            parser.optparser = kept
 
 
 class _Probe:
@@ -464,6 +521,7 @@ class _Probe:
                     "python": sys.version.split()[0],
                     "rootdir": os.path.abspath(str(rootdir)),
                     "args": [str(arg) for arg in self.config.invocation_params.args],
+                    "paths": None if workerinput else _path_words(self.config),
                     "time": time.time(),
                 }
             )
@@ -696,7 +754,8 @@ class _Probe:
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
-                self._line(self.reach.stop())
+                for line in last_lines(self.reach, self.config, self.env[_MAP_VAR]):
+                    self._line(line)
             if self.walls is not None and self.walls.hits:
                 self._line({"t": "sandboxed", "hits": self.walls.hits})
         except Exception as error:

@@ -21,6 +21,20 @@ from typing import Any
 
 _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
+# inspect's functions that read a function's __code__ for its signature only.
+_SIGNATURE = frozenset({"_signature_from_function", "getfullargspec", "_signature_bound_method"})
+
+
+def _for_signature(frame: FrameType | None) -> bool:
+    """Whether ``inspect`` reads a ``__code__`` for a signature (``inspect.signature``,
+    ``getfullargspec``): the caller's frame, or the one above it."""
+    for _ in range(2):
+        if frame is None:
+            return False
+        if frame.f_code.co_name in _SIGNATURE and frame.f_code.co_filename.endswith("inspect.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class Tracer:
@@ -150,8 +164,8 @@ class Tracer:
         """While a test runs, asked by the repository's code (not by an import, nor by pytest's
         report of a traceback): an ``open`` of a changed file for reading (``open``,
         ``io.open_code``, a loader's ``get_data``, ``inspect.getsource``), a function's
-        ``__code__`` where the function is defined in a changed file, a child process whose
-        command line names a changed file."""
+        ``__code__`` where the function is defined in a changed file (not for its signature:
+        ``inspect.signature``), a child process whose command line names a changed file."""
         if self._busy or not self._active or self.why is not None or not args:
             return
         if event == "open" and len(args) >= 2:
@@ -159,6 +173,8 @@ class Tracer:
             if not (isinstance(mode, str) and any(c in mode for c in "wax+")):
                 self._looked(args[0], "read", sys._getframe(1))
         elif event == "object.__getattr__" and len(args) >= 2 and args[1] == "__code__":
+            if _for_signature(sys._getframe(1)):
+                return  # a signature (parameters, annotations) is what the code does: its API
             self._busy = True
             try:
                 filename = getattr(getattr(args[0], "__code__", None), "co_filename", None)

@@ -1,0 +1,163 @@
+"""Repository modules only tests import: a test helper or case list outside the test directories
+(``testing/cases.py`` that ``tests/test_x.py`` imports) is on the change's test side too.
+
+Only tests importing a module does not make it a test's: most of a library's public modules are
+imported by its tests alone, and a single-module project's code by nothing else. So a module
+counts only when its path names it as the tests' (a directory or file called ``testing``,
+``test_utils``, ``fixtures``, ...: ``_TESTISH``), a test-side file imports it (directly or through
+other such modules), and no other Python file of the repository imports it, on the change or on
+the base: an import the project's code makes (a package's ``from .cases import *``) keeps it the
+project's code. Imports are read statically (``ast``), resolved against the repository's root,
+``src/`` and every directory above the importing file (liberally: a name that may be the module
+is taken as an import of it, which only ever keeps a module off the test side).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
+
+import pygit2
+
+from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+
+__all__ = ["tests_only"]
+
+_TESTISH = re.compile(
+    r"_*(tests?|testing|testlib|testutils?|test_?(utils?|helpers?|support|lib|data|cases|tools)"
+    r"|fixtures)",
+    re.IGNORECASE,
+)
+_MAX_SCANNED = 20_000  # Python files per tree: past that, nothing is taken as tests-only
+
+
+def tests_only(
+    repo: pygit2.Repository,
+    head: pygit2.Tree,
+    base: pygit2.Tree,
+    candidates: list[str],
+    on_side: Callable[[str], bool],
+) -> list[str]:
+    """Those of ``candidates`` (paths off the test side) that only tests import (module doc)."""
+    if not any(_testish(p) for p in candidates if p.endswith(".py")):
+        return []
+    trees = [_python_files(repo, head), _python_files(repo, base)]
+    if any(files is None for files in trees):
+        return []
+    helpers = {p for files in trees for p in files or {} if not on_side(p) and _testish(p)}
+    importers = [_importers(repo, files or {}, helpers) for files in trees]
+    kept = set(helpers)
+    while True:
+        dropped = {
+            h
+            for h in kept
+            for edges in importers
+            if any(not on_side(i) and i not in kept for i in edges.get(h, ()))
+        }
+        if not dropped:
+            break
+        kept -= dropped
+    # Reached from the tests on the change, through kept modules only.
+    reached = {h for h in kept if any(on_side(i) for i in importers[0].get(h, ()))}
+    while more := {h for h in kept - reached if importers[0].get(h, set()) & reached}:
+        reached |= more
+    return [p for p in candidates if p in reached]
+
+
+def _testish(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    stem = PurePosixPath(path).stem
+    names = [*parts[:-1], *([] if stem == "__init__" else [stem])]
+    return any(_TESTISH.fullmatch(n) for n in names)
+
+
+def _python_files(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid] | None:
+    """Every regular ``.py`` file of the tree, or None past ``_MAX_SCANNED``."""
+    out: dict[str, pygit2.Oid] = {}
+    for path, entry in _walk(repo, tree, ""):
+        if path.endswith(".py") and entry.filemode in REGULAR_FILE_MODES:
+            out[path] = entry.id
+            if len(out) > _MAX_SCANNED:
+                return None
+    return out
+
+
+def _walk(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str
+) -> Iterator[tuple[str, pygit2.Object]]:
+    for entry in tree:
+        if entry.type_str == "tree":
+            yield from _walk(repo, tree_at(repo, entry.id), f"{prefix}{entry.name}/")
+        elif entry.type_str == "blob":
+            yield f"{prefix}{entry.name}", entry
+
+
+def _importers(
+    repo: pygit2.Repository, files: dict[str, pygit2.Oid], targets: set[str]
+) -> dict[str, set[str]]:
+    """For each target, the files that import it (statically, liberally resolved)."""
+    if not targets:
+        return {}
+    words = {_word(t).encode() for t in targets}
+    out: dict[str, set[str]] = {}
+    for path, oid in files.items():
+        data = blob_at(repo, oid).data
+        if not any(w in data for w in words) and b"from ." not in data:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        for target in _imported(path, tree, targets):
+            if target != path:
+                out.setdefault(target, set()).add(path)
+    return out
+
+
+def _word(path: str) -> str:
+    """The name an import of ``path`` must spell (its package's, for an ``__init__.py``)."""
+    p = PurePosixPath(path)
+    return p.parent.name if p.stem == "__init__" else p.stem
+
+
+def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
+    folder = PurePosixPath(path).parent
+    roots = {"", "src", *(str(p) for p in [folder, *folder.parents] if str(p) != ".")}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        modules: list[tuple[str, ...]] = []
+        relative = False
+        if isinstance(node, ast.Import):
+            modules = [tuple(a.name.split(".")) for a in node.names]
+            bases = roots
+        elif isinstance(node, ast.ImportFrom):
+            parts = tuple(node.module.split(".")) if node.module else ()
+            modules = [parts] + [(*parts, a.name) for a in node.names if a.name != "*"]
+            if node.level:
+                relative = True
+                up = [folder, *folder.parents]
+                if node.level - 1 >= len(up):
+                    continue
+                anchor = str(up[node.level - 1])
+                bases = {"" if anchor == "." else anchor}
+            else:
+                bases = roots
+        else:
+            continue
+        for module in modules:
+            for base in bases:
+                found |= _files_of(base, module, targets, relative)
+    return found
+
+
+def _files_of(base: str, module: tuple[str, ...], targets: set[str], relative: bool) -> set[str]:
+    """The targets an import of ``module`` from ``base`` runs: the module and its packages."""
+    out = set()
+    for n in range(0 if relative else 1, len(module) + 1):
+        stem = "/".join(p for p in (base, *module[:n]) if p)
+        for path in (f"{stem}.py", f"{stem}/__init__.py") if stem else ("__init__.py",):
+            if path in targets:
+                out.add(path)
+    return out

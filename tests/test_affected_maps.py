@@ -1,0 +1,293 @@
+"""Where the map of what each test ran comes from (issue 32, points 3-5): recorded with a
+coverage tool on (pytest-cov in `addopts`: coverage.py's tracer takes the place of eyeful's, so
+the map is read from coverage.py's own per-test data), kept in repository paths whatever pytest's
+rootdir, and served from any recorded tree (a staged change's, later committed otherwise), by
+the files that differ between that tree and the change."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from eyeful import affected
+from tests.conftest import seal
+from tests.core import Reviewed, review
+from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, stage
+
+AFFECTED = 'select = "affected"\naffected_max_age = 1'
+
+
+def _tests(name: str, n: int) -> str:
+    return (
+        f"from pkg import {name}\n\n\n"
+        f"def test_{name}_value():\n    assert {name}.value() == {n}\n\n\n"
+        f"def test_{name}_twice():\n    assert {name}.value() * 2 == {2 * n}\n"
+    )
+
+
+def _project(under: str = "") -> dict[str, str | bytes]:
+    """Three modules and their tests (two each), under ``under``."""
+    files: dict[str, str | bytes] = {f"{under}pkg/__init__.py": ""}
+    for n, name in enumerate("abc", 1):
+        files[f"{under}pkg/{name}.py"] = f"def value():\n    return {n}\n"
+        files[f"{under}tests/test_{name}.py"] = _tests(name, n)
+    return files
+
+
+def _ids(name: str, folder: str = "tests/") -> set[str]:
+    return {f"{folder}test_{name}.py::test_{name}_{kind}" for kind in ("value", "twice")}
+
+
+def _ran(done: Reviewed) -> set[str]:
+    """The tests the change's test runs ran (their records' ids; a `test_one` that is not a
+    plain pytest runs one command per test)."""
+    runs = [r for r in done.json["runs"] if r["name"] == "test" and r["side"] == "change"]
+    return {test for run in runs for test in run["collected"]}
+
+
+def _maps(repo: Path) -> list[dict[str, object]]:
+    folder = repo / ".git" / "eyeful" / "cache" / "maps"
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*/*.json"))]
+
+
+def _reviewed_once(repo: Path) -> None:
+    """A full review of the repository's last commit: it records the map of its tree."""
+    stage(repo, {"README.md": "a project\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")
+    assert done.exit_code == 0, done
+
+
+def _reset(repo: Path) -> None:
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
+
+
+# Point 3: pytest-cov in addopts. A real pytest-cov, installed from PyPI into one virtualenv for
+# this module, whose `python` finds this interpreter's pytest through a `.pth`.
+
+
+BLIND = """import pytest
+
+from pkg import a
+
+
+@pytest.mark.no_cover
+def test_blind():
+    assert a.value() == 1
+"""
+BLINDED = "tests/test_blind.py::test_blind"  # coverage does not measure it: it depends on all
+
+
+@pytest.fixture(scope="module")
+def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        where = tmp_path_factory.mktemp("covered")
+        venv = where / "venv"
+        subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (site,) = (venv / "lib").glob("python*/site-packages")
+        (site / "zz_eyeful_tests.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        subprocess.run(
+            [PYTHON, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+             "--disable-pip-version-check", "pytest-cov"],
+            check=True, capture_output=True, timeout=600,
+        )  # fmt: skip
+        pytest_ = f"{venv / 'bin' / 'python'} -m pytest -q -p no:cacheprovider"
+        ini = "[pytest]\npythonpath = .\naddopts = -p pytest_cov.plugin --cov=pkg --cov-report=\n"
+        repo = make_repo(
+            where / "repo",
+            {
+                "pyproject.toml": eyeful_config(pytest_, test_one=f"{pytest_} {{test}}",
+                                                extra=AFFECTED),
+                "pytest.ini": ini,
+                ".gitignore": ".coverage*\n",
+                "tests/test_blind.py": BLIND,
+                **_project(),
+            },
+        )  # fmt: skip
+        _reviewed_once(repo)
+        yield repo
+
+
+@pytest.fixture
+def cov_repo(covered: Path) -> Iterator[Path]:
+    confirm(covered)
+    yield covered
+    _reset(covered)
+
+
+def test_with_pytest_cov_in_addopts_a_full_run_records_the_map(cov_repo: Path) -> None:
+    head = git(cov_repo, "rev-parse", "HEAD^{tree}").strip()
+    (found,) = [m for m in _maps(cov_repo) if m["tree"] == head]
+    tests = found["tests"]
+    assert isinstance(tests, dict) and len(tests) == 7
+    assert "pkg/a.py" in tests["tests/test_a.py::test_a_value"]
+    assert "pkg/b.py" not in tests["tests/test_a.py::test_a_value"]
+    assert {"pkg/a.py", "pkg/b.py", "pkg/c.py"} <= set(tests[BLINDED])
+
+
+def test_with_pytest_cov_a_one_module_change_runs_its_tests(cov_repo: Path) -> None:
+    stage(cov_repo, {"pkg/b.py": "def value():\n    return 2  # the same\n"})
+    done = review(cov_repo, format="json", all_tests=True)
+    assert done.exit_code == 0, done
+    assert _ran(done) == _ids("b") | {BLINDED}, done.json["selection"]
+
+
+def test_with_pytest_cov_a_break_in_a_selected_test_blocks(cov_repo: Path) -> None:
+    stage(cov_repo, {"pkg/c.py": "def value():\n    return 4\n"})
+    done = review(cov_repo, format="json", all_tests=True)
+    assert done.exit_code == 1, done
+    assert _ran(done) == _ids("c") | {BLINDED}
+    assert {r["test"] for r in done.json["regressions"]} == _ids("c")
+
+
+def test_with_pytest_cov_and_xdist_each_worker_records_its_tests(
+    cov_repo: Path, tmp_path: Path
+) -> None:
+    """Each xdist worker measures with coverage too (pytest-cov starts it there before the
+    probe's map starts): the map is coverage's there as well."""
+    import os
+
+    from eyeful.pytest_records import MAP_VAR, plugin_env, read_pytest
+
+    python = cov_repo.parent / "venv" / "bin" / "python"
+    env = {**os.environ, **plugin_env(tmp_path, os.environ), MAP_VAR: str(cov_repo)}
+    subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist.plugin",
+         "-n", "2"],
+        cwd=cov_repo, env=env, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    record = read_pytest(tmp_path)
+    assert record is not None and record.reached is not None, record
+    assert "pkg/a.py" in record.reached["tests/test_a.py::test_a_value"]
+    assert "pkg/c.py" not in record.reached["tests/test_a.py::test_a_value"]
+    assert "pkg/c.py" in record.reached["tests/test_c.py::test_c_twice"]
+
+
+# Point 4: pytest's rootdir below the repository (`sub/pytest.ini`, `pytest sub`): its ids are
+# relative to `sub`, the map's are repository paths, and the `test_one` derived from `test`
+# (started at the root) takes paths from the root.
+
+
+@pytest.fixture(scope="module")
+def rooted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        repo = make_repo(
+            tmp_path_factory.mktemp("rooted") / "repo",
+            {
+                "pyproject.toml": eyeful_config(f"{PYTEST} sub", extra=AFFECTED),
+                "sub/pytest.ini": "[pytest]\npythonpath = .\n",
+                **_project("sub/"),
+            },
+        )
+        _reviewed_once(repo)
+        yield repo
+
+
+@pytest.fixture
+def sub_repo(rooted: Path) -> Iterator[Path]:
+    confirm(rooted)
+    yield rooted
+    _reset(rooted)
+
+
+def test_map_ids_are_repository_paths_whatever_the_rootdir(sub_repo: Path) -> None:
+    head = git(sub_repo, "rev-parse", "HEAD^{tree}").strip()
+    (found,) = [m for m in _maps(sub_repo) if m["tree"] == head]
+    tests = found["tests"]
+    assert isinstance(tests, dict)
+    assert set(tests) == {t for n in "abc" for t in _ids(n, "sub/tests/")}
+    assert "sub/pkg/a.py" in tests["sub/tests/test_a.py::test_a_value"]
+
+
+def test_a_break_below_a_rootdir_in_the_repository_is_selected_and_blocks(sub_repo: Path) -> None:
+    """A changed module and a touched test file: the module's tests run too (the map's ids,
+    relative to `sub`, were dropped as naming no file, and the test file alone ran: clean)."""
+    stage(sub_repo, {
+        "sub/pkg/a.py": "def value():\n    return 5\n",
+        "sub/tests/test_b.py": _tests("b", 2) + "# touched\n",
+    })  # fmt: skip
+    done = review(sub_repo, format="json", all_tests=True)
+    assert done.exit_code == 1, done
+    assert _ran(done) == _ids("a") | _ids("b")
+    assert {r["test"] for r in done.json["regressions"]} == _ids("a"), done.markdown
+
+
+def test_a_test_file_outside_the_rootdir_runs_the_whole_suite(sub_repo: Path) -> None:
+    stage(sub_repo, {"other/test_elsewhere.py": "def test_elsewhere():\n    pass\n"})
+    done = review(sub_repo, format="json", all_tests=True)
+    assert done.json["selection"]["ids"] is None
+    why = done.json["selection"]["why_all"]
+    assert why == "`other/test_elsewhere.py` is a test file outside pytest's rootdir `sub`"
+    assert len(_ran(done)) == 6
+
+
+@pytest.mark.parametrize(
+    ("tests", "started", "args"),
+    [
+        (["sub/tests/test_a.py::t", "sub/tests/test_b.py"], "",
+         ["sub/tests/test_a.py::t", "sub/tests/test_b.py"]),
+        (["sub/tests/test_a.py::t[x/y]", "sub/t.py"], "sub", ["tests/test_a.py::t[x/y]", "t.py"]),
+        (["sub/tests/test_a.py::t", "top/test_c.py"], "sub", "`top/test_c.py`"),
+        (["tests/test_a.py::t"], None, "outside the repository"),
+    ],
+)  # fmt: skip
+def test_selected_ids_become_the_commands_arguments(
+    tests: list[str], started: str | None, args: list[str] | str
+) -> None:
+    """Map ids are repository paths; the command takes them from where its ids start (where
+    pytest started, for a `test_one` derived from `test`; else pytest's rootdir)."""
+    given = affected.arguments(tests, started)
+    if isinstance(args, list):
+        assert given == args
+    else:
+        assert isinstance(given, str) and args in given, given
+
+
+# Point 5: a map recorded for a staged tree that was then committed otherwise still serves.
+
+
+def test_a_staged_trees_map_serves_after_it_was_committed_otherwise(tmp_path: Path) -> None:
+    ini = "[pytest]\npythonpath = .\n"
+    config = eyeful_config(extra=AFFECTED)
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, "pytest.ini": ini, **_project()})
+    confirm(repo)
+    stage(repo, {"pkg/a.py": "def value():\n    return 1  # staged\n"})
+    first = review(repo, format="json", all_tests=True)  # no map yet: the whole suite, mapped
+    assert first.exit_code == 0, first
+    assert "no map" in first.json["selection"]["why_all"]
+    staged = git(repo, "write-tree").strip()
+    # Committed otherwise: b changed too before the commit, so the commit's tree has no map.
+    stage(repo, {"pkg/b.py": "def value():\n    return 2  # committed\n"})
+    git(repo, "commit", "-q", "-m", "a and b")
+    stage(repo, {"pkg/c.py": "def value():\n    return 3  # the next change\n"})
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 0, done
+    assert done.json["selection"]["map_tree"] == staged
+    # What differs from the mapped tree: b (in the commit) and c (staged); not a.
+    assert _ran(done) == _ids("b") | _ids("c")
+
+
+def test_a_test_one_that_runs_one_test_per_command_runs_the_whole_suite(tmp_path: Path) -> None:
+    """A selection is one run: a `test_one` that is not a plain pytest (one command per id)
+    would make it several, of which the review reads the last."""
+    from eyeful.cache import Cache
+    from eyeful.config import load_config
+
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(
+        PYTEST, test_one=f"cd . && {PYTEST} {{test}}", extra=AFFECTED)})  # fmt: skip
+    config = load_config(repo)
+    chosen = affected.select(
+        pygit2.Repository(str(repo)), Cache(tmp_path / "cache"), config, None, "0" * 40
+    )
+    assert chosen.ids is None
+    assert chosen.why_all == "`test_one` runs one test per command, not a plain pytest"
