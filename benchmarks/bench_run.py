@@ -28,6 +28,7 @@ benchmark itself breaks: it is a measurement, not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -39,10 +40,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from eyeful.runs import Progress
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
@@ -601,8 +605,14 @@ REVIEW_PHASES = (
 )
 
 
-def profile_review(bench: Bench) -> None:
-    """One warm review of a new change, in-process under cProfile: the phases it spends on."""
+class _Staging(Protocol):
+    def stage_change(self) -> str: ...
+
+
+def profile_review(bench: _Staging, progress: Progress | None = None) -> None:
+    """One warm review of a new change, in-process under cProfile: the phases it spends on
+    (``progress`` hears the review's own phase reports, as the terminal's display would). Run it
+    inside the project's environment and directory (:func:`inside`)."""
     import cProfile
     import pstats
 
@@ -615,7 +625,7 @@ def profile_review(bench: Bench) -> None:
     profiler = cProfile.Profile()
     started = time.perf_counter()
     profiler.enable()
-    report = reviewed(prepare(options, Stderr(), None), options, Silent())
+    report = reviewed(prepare(options, Stderr(), None), options, progress or Silent())
     render(report, options)
     profiler.disable()
     total = time.perf_counter() - started
@@ -635,6 +645,23 @@ def profile_review(bench: Bench) -> None:
     tests = sum(run.duration for run in runs if run.name == "test")
     print(f"  {'of the test command: its own duration (Run.duration)':<60} {tests * 1000:8.1f} ms")
     print(f"  {'the whole review in-process (profiled)':<60} {total * 1000:8.1f} ms")
+
+
+@contextlib.contextmanager
+def inside(env: dict[str, str], cwd: Path) -> Iterator[None]:
+    """This process with ``env`` as its whole environment and ``cwd`` as its directory, as
+    `git eyeful` would run there (for a review in-process); both restored afterwards."""
+    saved = dict(os.environ)
+    old_cwd = Path.cwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def profile(bench: Bench, repeat: int) -> None:
@@ -658,21 +685,12 @@ def profile(bench: Bench, repeat: int) -> None:
     for micros, name in _imports_by_package(bench, review_imports):
         print(f"    {name:<50} {micros / 1000:8.1f} ms")
 
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(bench.env)
-    old_cwd = Path.cwd()
-    os.chdir(bench.repo)
     phases = Phases()
-    try:
+    with inside(bench.env, bench.repo):
         profile_review(bench)
         print("\nThe same steps one by one, outside a review (median of", repeat, "iterations)")
         for _ in range(repeat):
             _warm_iteration(bench, phases)
-    finally:
-        os.chdir(old_cwd)
-        os.environ.clear()
-        os.environ.update(saved)
     phases.print()
     core = sum(
         statistics.median(t)

@@ -16,7 +16,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 import pygit2
@@ -114,7 +114,8 @@ class Worktree:
     def _clean_tainted(self) -> bool:
         """After untrusted files: remove every ignored file that was not there when the worktree
         was marked, or that changed since. Whether what setup built is whole (nothing of it
-        was removed), so that setup need not run again."""
+        was removed), so that setup need not run again: a new file was none of it, nor is what
+        any test run writes again (bytecode, `.pytest_cache`: :func:`_run_cache`)."""
         try:
             kept = json.loads(self.taint_mark.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -124,14 +125,25 @@ class Worktree:
             return False
         whole = True
         for name in self._ignored():
-            if kept.pop(name, None) != _identity(self.path / name):
-                whole = False
-                with contextlib.suppress(OSError):
-                    (self.path / name).unlink()
-        if kept:
+            before = kept.pop(name, None)
+            if before != _identity(self.path / name):
+                if before is not None and not _run_cache(name):
+                    whole = False  # setup's file, changed
+                self._remove(name)
+        if any(not _run_cache(name) for name in kept):
             whole = False  # something setup built is gone
         git("clean", "-ffdq", cwd=self.path)  # untracked, not ignored: all of it untrusted's
         return whole
+
+    def _remove(self, name: str) -> None:
+        """An ignored file, and the directories that held only it (untrusted code made them)."""
+        path = self.path / name
+        with contextlib.suppress(OSError):
+            path.unlink()
+            for parent in path.parents:
+                if parent == self.path:
+                    break
+                parent.rmdir()  # OSError once one is not empty: its other files were there
 
     @property
     def clock(self) -> Path:
@@ -252,6 +264,21 @@ def _identity(path: Path) -> list[int] | None:
     except OSError:
         return None
     return [info.st_ino, info.st_size, info.st_ctime_ns]
+
+
+RUN_CACHES = (".pytest_cache", ".hypothesis")
+"""Directories a test run writes its caches in, at the top of the checkout."""
+
+
+def _run_cache(name: str) -> bool:
+    """What any test run writes again (Python's bytecode, pytest's and hypothesis' caches,
+    coverage's data): no setup's product, removing it costs nothing of what setup built."""
+    path = PurePosixPath(name)
+    if path.suffix == ".pyc" and path.parent.name == "__pycache__":
+        return True
+    return path.parts[0] in RUN_CACHES or (
+        len(path.parts) == 1 and (path.name == ".coverage" or path.name.startswith(".coverage."))
+    )
 
 
 def _names(data: bytes) -> list[str]:

@@ -124,14 +124,22 @@ def test_a_changed_setup_command_starts_from_a_fresh_virtualenv(tmp_path: Path) 
 # Setup survives the clean after untrusted code (issue 35, point 5): only what a reproduction
 # created or changed among the ignored files is removed; what setup built stays, and the next
 # review does not run setup again. What the reproduction changed is removed, and setup runs.
+# What any pytest run leaves (a new .pytest_cache, bytecode written again) is no change to
+# setup's files: pluggy paid its 10 s setup before each reproduction run for it (bench_real.py).
+PYC = "__pycache__/stale.cpython-311.pyc"
+NODEIDS = ".pytest_cache/v/nodeids"  # as a trusted run leaves it
+
+
 def _built_repo(tmp_path: Path) -> Path:
     repo = make_repo(
         tmp_path / "repo",
         {
             "pyproject.toml": eyeful_config(
-                setup="echo built > built.marker", extra='isolate = "none"\n'
+                setup=f"echo built > built.marker && mkdir -p __pycache__ && echo x > {PYC} "
+                f"&& mkdir -p .pytest_cache/v && echo [] > {NODEIDS}",
+                extra='isolate = "none"\n',
             ),
-            ".gitignore": "*.marker\n",
+            ".gitignore": "*.marker\n__pycache__/\n.pytest_cache/\n",
             "pytest.ini": "[pytest]\npythonpath = .\n",
             "README.md": "add returns the sum of its arguments\n",
             "calc.py": "def add(a, b):\n    return a + b\n",
@@ -172,12 +180,29 @@ def _setups(report: dict) -> list[str]:
 def test_what_setup_built_stays_after_a_findings_run(tmp_path: Path) -> None:
     repo = _built_repo(tmp_path)
     stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n"})
-    first = review(repo, format="json", jobs=1, findings=[_finding(REPRO.replace("TOUCH", "pass"))])
-    assert first.json["findings"][0]["runs"], "the reproduction ran"
+    # What a pytest run leaves: new files, its caches and bytecode written again.
+    touch = (
+        "Path('.pytest_cache/v').mkdir(parents=True, exist_ok=True); "
+        f"Path({NODEIDS!r}).write_text('[1]'); Path('.coverage').write_text(''); "
+        "Path('new.marker').write_text(''); "
+        "Path('__pycache__').mkdir(exist_ok=True); "
+        f"Path({PYC!r}).unlink(missing_ok=True); Path({PYC!r}).write_text('y')"
+    )
+    finding = _finding(REPRO.replace("TOUCH", touch))
+    first = review(repo, format="json", jobs=1, findings=[finding])
+    runs = first.json["findings"][0]["runs"]
+    assert len(runs) > 2, "the reproduction ran on the change and on the base"
+    assert [r for r in runs if r["name"] == "setup"] == [], "setup ran once, before it"
     stage(repo, {"calc.py": "def add(a, b):\n    return b + a\n"})
     second = review(repo, format="json", jobs=1)
     assert _setups(second.json) == [], second.json["runs"]
     assert second.exit_code == 0
+    (worktree,) = (repo / ".git" / "eyeful" / "worktrees").glob("wt-*")
+    assert not (worktree / NODEIDS).exists()  # the untrusted run's files are gone
+    assert not (worktree / ".coverage").exists()
+    assert not (worktree / "new.marker").exists()
+    assert (worktree / "built.marker").read_text() == "built\n"
+    assert not (worktree / PYC).exists()  # a cache it rewrote goes, and Python writes it again
 
 
 def test_what_a_reproduction_changed_among_setups_files_is_built_again(tmp_path: Path) -> None:
