@@ -32,9 +32,6 @@ dynamic = ["version"]
 [tool.setuptools.packages.find]
 where = ["src"]
 
-[tool.eyeful.commands]
-setup = "python -m pip install -q -e . pytest"
-test = "python -m pytest -q -p no:cacheprovider"
 """
 SCM_TESTS = """from importlib.metadata import version
 
@@ -61,14 +58,20 @@ def test_a_setuptools_scm_project_installs_with_the_version_of_its_tags(tmp_path
         },
     )
     git(repo, "tag", "v1.2.3")
-    confirm(repo)
-    stage(repo, {"src/scmpkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
-    done = review(repo, format="json", jobs=1)
-    report = done.json
+    # The first-run flow (issue 35's done-when): init proposes the setup a src layout needs and
+    # confirms it, the break is staged, the review blocks it.
+    write(repo, {"src/scmpkg/__init__.py": "def double(x):\n    return x + x + 1\n"})
+    script = "git eyeful init --yes && git add src && git eyeful --format json"
+    proc = subprocess.run(
+        ["/bin/sh", "-c", script], cwd=repo, capture_output=True, text=True,
+        stdin=subprocess.DEVNULL, timeout=900,
+    )  # fmt: skip
+    assert "pip install -e ." in proc.stderr, proc.stderr
+    report = json.loads(proc.stdout[proc.stdout.index("{") :])
     kinds = [(f["test"], f["kind"]) for f in report["regressions"] + report["other_failures"]]
     # Without the tags the version is 0.1.dev1 on both trees: a pre-existing failure.
     assert kinds == [("tests/test_scm.py::test_double", "regression")], json.dumps(kinds)
-    assert done.exit_code == 1
+    assert proc.returncode == 1, proc.stderr
     installed = sorted(
         p.name for p in (repo / ".git" / "eyeful" / "venvs").glob("*/lib/*/site-packages/scmpkg-*")
     )
