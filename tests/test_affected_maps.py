@@ -149,30 +149,27 @@ def test_with_pytest_cov_a_break_in_a_selected_test_blocks(cov_repo: Path) -> No
     assert {r["test"] for r in done.json["regressions"]} == _ids("c")
 
 
-def test_with_pytest_cov_and_xdist_each_worker_records_its_tests(
+def test_with_pytest_cov_and_xdist_no_map_is_recorded_and_the_run_goes_on(
     cov_repo: Path, tmp_path: Path
 ) -> None:
-    """Each xdist worker measures with coverage too (pytest-cov starts it there before the
-    probe's map starts): the map is coverage's there as well."""
+    """Under xdist, coverage measures in each worker, where switching contexts would write a
+    worker's data file early for another worker's pytest-cov to erase as it starts: no map
+    there (the whole suite runs, saying why), and the run itself is left as it would be."""
     import os
 
     from eyeful.pytest_records import MAP_VAR, plugin_env, read_pytest
 
     python = cov_repo.parent / "venv" / "bin" / "python"
     env = {**os.environ, **plugin_env(tmp_path, os.environ), MAP_VAR: str(cov_repo)}
-    subprocess.run(
+    proc = subprocess.run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "xdist.plugin",
          "-n", "2"],
-        cwd=cov_repo, env=env, check=True, capture_output=True, timeout=300,
+        cwd=cov_repo, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     record = read_pytest(tmp_path)
-    assert record is not None and record.reached is not None, record
-    assert "pkg/a.py" in record.reached.tests["tests/test_a.py::test_a_value"]
-    assert "pkg/c.py" not in record.reached.tests["tests/test_a.py::test_a_value"]
-    assert "pkg/c.py" in record.reached.tests["tests/test_c.py::test_c_twice"]
-    # what the tests could see besides, with coverage's map too (issue 32, point 1)
-    assert record.reached.imports["tests/test_a.py"] == ["pkg/a.py"]
-    assert record.reached.parents["tests/test_a.py"] == ["pkg/__init__.py"]
+    assert record is not None and record.reached is None, record
+    assert any("pytest-xdist's workers" in note for note in record.notes), record.notes
 
 
 # Point 4: pytest's rootdir below the repository (`sub/pytest.ini`, `pytest sub`): its ids are

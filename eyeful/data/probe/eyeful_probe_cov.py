@@ -88,11 +88,10 @@ class _Later:
 class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (beside it)
     """The map from coverage.py's per-test contexts (see the module's docstring).
 
-    The contexts are switched on the instance that measured when the map started. In an xdist
-    worker pytest-cov (7.1) starts one there before the probe's map, and another at the session's
-    start; the first's contexts and data gave each test's files in every run measured, while
-    switching on the second (each switch writes its data file) met pytest-cov's workers erasing
-    each other's data files as they start, and broke runs."""
+    The contexts are switched on the instance that measured when the map started. Not in an
+    xdist worker: there each switch writes the worker's data file, and pytest-cov's workers erase
+    each other's data files as they start, which broke runs now and then; under xdist with
+    coverage no map is recorded (the whole suite runs, saying why)."""
 
     why: str | None
     session: set[str]
@@ -124,6 +123,11 @@ class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (b
         reach.sight.reach = reach
         if getattr(getattr(cov, "config", None), "dynamic_context", None):
             reach.why = "coverage's own dynamic contexts are on (dynamic_context)"
+        elif hasattr(config, "workerinput"):
+            # Switching contexts writes a worker's data file early, and pytest-cov's workers
+            # erase the data files they find as they start: another worker's can go mid-run
+            # (seen as coverage's "no such table"). No map there: the whole suite runs.
+            reach.why = "coverage measures in pytest-xdist's workers (no per-test contexts there)"
         else:
             config.pluginmanager.register(_Contexts(reach), "eyeful_probe_cov_contexts")
         return reach
