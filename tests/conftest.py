@@ -26,12 +26,16 @@ from tests.gitrepo import PYTHON
 # last.
 MODULE_SECONDS = {
     "test_hooks": 71, "test_fit": 60, "test_verify": 42, "test_regress": 40, "test_agents": 35,
-    "test_safety": 32, "test_replay": 28, "test_cli": 26, "test_clean_claims": 24,
-    "test_awkward": 21, "test_providers": 20, "test_environments": 19, "test_injection": 17,
-    "test_check_speed": 14, "test_forgery": 12, "test_focused_ids": 12, "test_safety_inputs": 8,
-    "test_failures": 7, "test_bounded_report": 8,
-    "test_eval_mine": 7, "test_review": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
-    "test_sarif": 2, "test_results": 2, "test_scale": 1, "test_oracles": 1,
+    "test_change_side": 33, "test_safety": 32, "test_eval_verified": 29, "test_replay": 28,
+    "test_cli": 26, "test_evidence": 26, "test_hardening": 25, "test_clean_claims": 24,
+    "test_contexts": 23, "test_awkward": 21, "test_providers": 20, "test_structured_failures": 20,
+    "test_environments": 19, "test_adversarial": 18, "test_injection": 17, "test_sandbox": 17,
+    "test_affected_maps": 16, "test_affected": 15, "test_check_speed": 14, "test_forgery": 12,
+    "test_focused_ids": 12, "test_safety_inputs": 8, "test_bounded_report": 8, "test_failures": 7,
+    "test_eval_mine": 7, "test_affected_ways": 7, "test_first_run": 7, "test_probe": 7,
+    "test_review": 6, "test_init": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
+    "test_runs_change": 4, "test_wording": 4, "test_agent_jail": 3, "test_sarif": 2,
+    "test_results": 2, "test_scale": 1, "test_oracles": 1,
 }  # fmt: skip
 
 
