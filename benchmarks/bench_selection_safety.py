@@ -15,9 +15,11 @@ deleted statement), the mutant is written and staged, and
   * eyeful's core (`eyeful.affected.select`, as a review calls it) says which tests the staged
     tree's run would hold.
 
-A regression whose test the selection would not run is a missed one. Mutants are interleaved
-across projects (a partial run stays balanced); each result is appended to OUT/results.jsonl as
-it comes, and the table is printed at the end (`--table OUT/results.jsonl` prints it again).
+A regression whose test the selection would not run is a missed one; a mutant is unseen when
+the selection runs none of its failing tests (the review would not see it at all). Mutants are
+interleaved across projects (a partial run stays balanced); each result is appended to
+OUT/results.jsonl as it comes, and the table is printed at the end (`--table OUT` prints it
+again).
 
 The map's recording cost: the test command run with eyeful's probe loaded, the map on against
 off (as a review that selects runs it against one that does not), --repeat times each,
@@ -303,8 +305,12 @@ def _selected(project: Project) -> affected.Selection:
 
 
 def _runs(test: str, ids: list[str] | None) -> bool:
-    if ids is None:
+    """Whether the selected run holds ``test``; a test file's id (its collection failed):
+    whether the run collects that file (holds a test of it)."""
+    if ids is None or test.startswith("<"):  # the whole run broke: any run sees it
         return True
+    if "::" not in test:
+        return any(i == test or i.startswith(test + "::") for i in ids)
     return any(test == i or test.startswith(i + "::") or test.startswith(i + "[") for i in ids)
 
 
@@ -329,6 +335,7 @@ def measure(project: Project, mutant: Mutant, text: str, root: Path) -> dict[str
     result: dict[str, object] = {
         **asdict(mutant),
         "why_all": selection.why_all,
+        "ids": ids,
         "selected_tests": len(ran),
         "tests": len(base),
         "selected_time": sum(float(base[t]["seconds"]) for t in ran) / total_time,  # type: ignore[arg-type]
@@ -364,14 +371,34 @@ def cost(project: Project, repeat: int, root: Path) -> tuple[list[float], list[f
     return off, on
 
 
+def review_cost(project: Project, repeat: int) -> tuple[list[float], list[float]]:
+    """CPU seconds of a full review (``--no-cache``, a staged README change: the whole suite)
+    with ``--select all`` (no map) and ``--select affected`` (the map recorded), alternating."""
+    readme = next(p for p in sorted(project.repo.iterdir()) if p.name.lower().startswith("readme"))
+    readme.write_text(readme.read_text() + "\n")
+    _git(project.repo, project.env, "add", "-A")
+    off: list[float] = []
+    on: list[float] = []
+    for _ in range(repeat):
+        for select, into in (("all", off), ("affected", on)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(["git", "eyeful", "--format", "json", "-j", "2", "--no-cache",
+                            "--select", select], cwd=project.repo, env=project.env,
+                           capture_output=True, check=False)  # fmt: skip
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            into.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return off, on
+
+
 # --- the table ------------------------------------------------------------------------------
 
 
 def table(results: list[dict], costs: dict[str, dict]) -> str:
     lines = [
         "| project | mutants | hung | killed (a test fails) | regressions (failing tests) "
-        "| missed | whole suite (why_all) | selected tests | selected time | map cost (CPU) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| missed | mutants unseen | whole suite (why_all) | selected tests | selected time "
+        "| map cost (CPU) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     names = sorted({r["project"] for r in results})
     for name in [*names, "all"]:
@@ -382,6 +409,7 @@ def table(results: list[dict], costs: dict[str, dict]) -> str:
         killed = [r for r in done if r["failing"]]
         failing = sum(len(r["failing"]) for r in done)
         missed = sum(len(r["missed"]) for r in done)
+        unseen = sum(1 for r in killed if len(r["missed"]) == len(r["failing"]))
         whole = sum(1 for r in rows if r["why_all"])
         tests = sum(r["selected_tests"] for r in rows) / sum(r["tests"] for r in rows)
         share = sum(r["selected_time"] for r in rows) / len(rows)
@@ -389,7 +417,7 @@ def table(results: list[dict], costs: dict[str, dict]) -> str:
         ratio = f"{c['ratio']:.2f}x" if c else "-"
         lines.append(
             f"| {name} | {len(rows)} | {len(rows) - len(done)} | {len(killed)} | {failing} "
-            f"| {missed} | {whole} | {tests:.1%} | {share:.1%} | {ratio} |"
+            f"| {missed} | {unseen} | {whole} | {tests:.1%} | {share:.1%} | {ratio} |"
         )
     return "\n".join(lines)
 
@@ -419,6 +447,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3, help="runs each for the map's cost")
     parser.add_argument("--out", type=Path, help="where results.jsonl goes (default: a temp dir)")
+    parser.add_argument("--costs-only", action="store_true",
+                        help="only the map's cost: the test command's and a review's")  # fmt: skip
     parser.add_argument("--table", type=Path, help="print the table of an earlier run's OUT")
     args = parser.parse_args()
     if args.table:
@@ -441,7 +471,14 @@ def main() -> int:
             project = prepare(name, path, root)
             off, on = cost(project, args.repeat, root)
             costs[name] = {"off": off, "on": on, "ratio": min(on) / min(off)}
+            if args.costs_only:
+                r_off, r_on = review_cost(project, args.repeat)
+                costs[name].update(review_off=r_off, review_on=r_on,
+                                   review_ratio=min(r_on) / min(r_off))  # fmt: skip
             (out / "costs.json").write_text(json.dumps(costs, indent=1))
+            if args.costs_only:
+                print(f"{name}: {costs[name]}", flush=True)
+                continue
             made = mutants(name, project.repo, project.env, int(count), args.seed)
             print(f"{name}: commit {project.commit[:12]}, {len(project.baseline)} tests, "
                   f"suite {project.suite_seconds:.1f} s, recording review "
