@@ -6,9 +6,10 @@ first-parent line, or a recent change's (a staged change committed otherwise sin
 
 A test could see: the files whose code ran while it ran, the files reached while each fixture it
 uses was set up (whichever test set it up), the files it opened or loaded by name, and the import
-closure of all these, of its test module and of the conftest files above it (the map's import
-graph). A test whose run cannot be traced (a child process, the tracer removed) could see
-anything: it always runs. What one test leaves for another (a cache, a global) is not followed.
+closure of all these, of its test module and of the conftest and package ``__init__`` files
+above it (the map's import graph). A test whose run cannot be traced (a child process, the
+tracer removed) could see anything: it always runs. What one test leaves for another (a cache,
+a global) is not followed.
 
 The rule: a change runs the tests that could see any file that differs between the map's tree
 and the change, the tests of changed or added test files, the tests that cannot be traced, and
@@ -268,11 +269,15 @@ def _in_tree(repo: pygit2.Repository, tree: str, path: str) -> bool:
         return False
 
 
-def _conftests(test_file: str) -> list[str]:
-    """The conftest.py files above a test file (they shape its tests)."""
+def _above(test_file: str) -> list[str]:
+    """The conftest.py files above a test file (they shape its tests), and the ``__init__.py``
+    files of the packages it may live in (its import passes through them: ``pkg/test_x.py`` is
+    ``pkg.test_x``, whichever module's collection ran ``pkg/__init__.py`` first)."""
     folders = PurePosixPath(test_file).parents
     return [
-        str(folder / "conftest.py") if str(folder) != "." else "conftest.py" for folder in folders
+        str(folder / name) if str(folder) != "." else name
+        for folder in folders
+        for name in ("conftest.py", "__init__.py")
     ]
 
 
@@ -399,7 +404,7 @@ def _by_map(
         test
         for test, used in known.tests.items()
         if not seeing.isdisjoint(used)
-        or not seeing.isdisjoint([test.split("::")[0], *_conftests(test.split("::")[0])])
+        or not seeing.isdisjoint([test.split("::")[0], *_above(test.split("::")[0])])
     }
     chosen.update(known.everything)
     chosen.update(known.failed)
