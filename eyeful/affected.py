@@ -305,8 +305,8 @@ def _seeing(known: Map, changed: list[str]) -> set[str]:
 def _function_id(test: str) -> str:
     """A parametrized test's function (``t.py::test_x[1]`` -> ``t.py::test_x``): its
     parameters may come from the changed files, so they run all, under their ids of now."""
-    last = test.rfind("::")
-    bracket = test.find("[", last) if last >= 0 else -1
+    first = test.find("::")  # names hold no "[", a parameter id may hold "::" (`[x::y]`)
+    bracket = test.find("[", first) if first >= 0 else -1
     return test[:bracket] if bracket > 0 and test.endswith("]") else test
 
 
