@@ -15,7 +15,8 @@ The rule: a change runs the tests that could see any file that differs between t
 and the change, the tests of changed or added test files, the tests that cannot be traced, and
 the tests that failed when the map was recorded, given as the test command takes them. It runs
 the whole suite when that cannot be trusted: a changed file that is not Python code the map
-knows (data, ``conftest.py``, configuration, a setup input), no map within
+knows (data, ``conftest.py``, configuration, a setup input), a deleted module (a test may list
+its directory), no map within
 ``affected_max_age`` commits, a runner other than pytest, a selected file the command cannot be
 given.
 """
@@ -391,6 +392,8 @@ def _by_map(
     files: set[str] = set()
     for path in changed:
         why = why_all(path, config, ran | test_files)
+        if why is None and path not in present and not _is_test_file(path):
+            why = f"`{path}` was deleted: a test may list its directory"  # the map holds none
         if why is not None:
             base.why_all = why
             return base

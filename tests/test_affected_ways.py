@@ -312,3 +312,35 @@ def test_a_parameter_id_holding_double_colons_runs_its_whole_function() -> None:
     assert affected._function_id("t.py::test_s[x::y]") == "t.py::test_s"
     assert affected._function_id("t.py::TestA::test_s[a[1]::b]") == "t.py::TestA::test_s"
     assert affected._function_id("t.py::TestA::test_s") == "t.py::TestA::test_s"
+
+
+def test_a_deleted_module_runs_the_whole_suite(tmp_path: Path) -> None:
+    """A test may list the module's directory (`pkgutil.iter_modules`, a glob): no function of
+    it runs, nothing is opened, and the map holds no directory. Another test still imports the
+    module (inside a `try`), so the map knows it; the listing test sees only its package."""
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "plugins/__init__.py": "",
+        "plugins/a.py": "A = 1\n",
+        "plugins/b.py": "B = 1\n",
+        "tests/test_b.py": (
+            "def test_b():\n    try:\n        import plugins.b  # noqa: F401\n"
+            "    except ImportError:\n        pass\n"
+        ),
+        "tests/test_count.py": (
+            "import pkgutil\n\nimport plugins\n\n\ndef test_count():\n"
+            "    assert [m.name for m in pkgutil.iter_modules(plugins.__path__)] == ['a', 'b']\n"
+        ),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "listing\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    (repo / "plugins" / "b.py").unlink()
+    selection = _selected(repo, {})
+    plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
+    assert "FAILED tests/test_count.py::test_count" in plain.stdout, plain.stdout
+    assert selection.why_all == "`plugins/b.py` was deleted: a test may list its directory"
