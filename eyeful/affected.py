@@ -6,15 +6,17 @@ first-parent line, or a recent change's (a staged change committed otherwise sin
 
 A test could see: the files whose code ran while it ran, the files reached while each fixture it
 uses was set up (whichever test set it up), the files it opened or loaded by name, and the import
-closure of all these, of its test module and of the conftest files above it (the map's import
-graph). A test whose run cannot be traced (a child process, the tracer removed) could see
-anything: it always runs. What one test leaves for another (a cache, a global) is not followed.
+closure of all these, of its test module and of the conftest and package ``__init__`` files
+above it (the map's import graph). A test whose run cannot be traced (a child process, the
+tracer removed) could see anything: it always runs. What one test leaves for another (a cache,
+a global) is not followed.
 
 The rule: a change runs the tests that could see any file that differs between the map's tree
 and the change, the tests of changed or added test files, the tests that cannot be traced, and
 the tests that failed when the map was recorded, given as the test command takes them. It runs
 the whole suite when that cannot be trusted: a changed file that is not Python code the map
-knows (data, ``conftest.py``, configuration, a setup input), no map within
+knows (data, ``conftest.py``, configuration, a setup input), a deleted module (a test may list
+its directory), no map within
 ``affected_max_age`` commits, a runner other than pytest, a selected file the command cannot be
 given.
 """
@@ -268,11 +270,15 @@ def _in_tree(repo: pygit2.Repository, tree: str, path: str) -> bool:
         return False
 
 
-def _conftests(test_file: str) -> list[str]:
-    """The conftest.py files above a test file (they shape its tests)."""
+def _above(test_file: str) -> list[str]:
+    """The conftest.py files above a test file (they shape its tests), and the ``__init__.py``
+    files of the packages it may live in (its import passes through them: ``pkg/test_x.py`` is
+    ``pkg.test_x``, whichever module's collection ran ``pkg/__init__.py`` first)."""
     folders = PurePosixPath(test_file).parents
     return [
-        str(folder / "conftest.py") if str(folder) != "." else "conftest.py" for folder in folders
+        str(folder / name) if str(folder) != "." else name
+        for folder in folders
+        for name in ("conftest.py", "__init__.py")
     ]
 
 
@@ -300,8 +306,8 @@ def _seeing(known: Map, changed: list[str]) -> set[str]:
 def _function_id(test: str) -> str:
     """A parametrized test's function (``t.py::test_x[1]`` -> ``t.py::test_x``): its
     parameters may come from the changed files, so they run all, under their ids of now."""
-    last = test.rfind("::")
-    bracket = test.find("[", last) if last >= 0 else -1
+    first = test.find("::")  # names hold no "[", a parameter id may hold "::" (`[x::y]`)
+    bracket = test.find("[", first) if first >= 0 else -1
     return test[:bracket] if bracket > 0 and test.endswith("]") else test
 
 
@@ -386,6 +392,8 @@ def _by_map(
     files: set[str] = set()
     for path in changed:
         why = why_all(path, config, ran | test_files)
+        if why is None and path not in present and not _is_test_file(path):
+            why = f"`{path}` was deleted: a test may list its directory"  # the map holds none
         if why is not None:
             base.why_all = why
             return base
@@ -399,7 +407,7 @@ def _by_map(
         test
         for test, used in known.tests.items()
         if not seeing.isdisjoint(used)
-        or not seeing.isdisjoint([test.split("::")[0], *_conftests(test.split("::")[0])])
+        or not seeing.isdisjoint([test.split("::")[0], *_above(test.split("::")[0])])
     }
     chosen.update(known.everything)
     chosen.update(known.failed)

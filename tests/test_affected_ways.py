@@ -275,3 +275,72 @@ def test_a_change_to_the_package_init_runs_every_test_that_passes_through_it(rep
     selection = _selected(repo, {"mods/__init__.py": init + "# the same\n"})
     ids = set(selection.ids or [])
     assert {f"tests/test_{m}.py::test_value" for m in TWELVE} <= ids, selection
+
+
+def test_a_change_to_the_package_a_test_module_lives_in_selects_its_tests(tmp_path: Path) -> None:
+    """A test module inside a package (`pkg/test_z.py`, next to the code) is imported through
+    the package: its `__init__.py` ran for it, even where an earlier module's collection ran it
+    first and the test module imports nothing of it. A change to that `__init__.py` runs it."""
+    init = "import os\n\nos.environ['PKG_MODE'] = '{}'\n"
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "pkg/__init__.py": init.format("fast"),
+        "pkg/test_a.py": "def test_first():\n    pass\n",
+        "pkg/test_z.py": (
+            "import os\n\n\ndef test_mode():\n    assert os.environ['PKG_MODE'] == 'fast'\n"
+        ),
+        "tests/test_other.py": "def test_other():\n    pass\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "colocated\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    selection = _selected(repo, {"pkg/__init__.py": init.format("slow")})
+    plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
+    assert "FAILED pkg/test_z.py::test_mode" in plain.stdout, plain.stdout
+    assert selection.why_all is None, selection
+    assert _runs(selection, "pkg/test_z.py::test_mode"), selection.ids
+    assert not _runs(selection, "tests/test_other.py::test_other"), selection.ids
+
+
+def test_a_parameter_id_holding_double_colons_runs_its_whole_function() -> None:
+    """pytest cannot take `t.py::test_s[x::y]` back as an id (it splits at each `::`), and a
+    change to the parameters changes the id anyway: the function runs, whatever its ids hold."""
+    assert affected._function_id("t.py::test_s[x::y]") == "t.py::test_s"
+    assert affected._function_id("t.py::TestA::test_s[a[1]::b]") == "t.py::TestA::test_s"
+    assert affected._function_id("t.py::TestA::test_s") == "t.py::TestA::test_s"
+
+
+def test_a_deleted_module_runs_the_whole_suite(tmp_path: Path) -> None:
+    """A test may list the module's directory (`pkgutil.iter_modules`, a glob): no function of
+    it runs, nothing is opened, and the map holds no directory. Another test still imports the
+    module (inside a `try`), so the map knows it; the listing test sees only its package."""
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "plugins/__init__.py": "",
+        "plugins/a.py": "A = 1\n",
+        "plugins/b.py": "B = 1\n",
+        "tests/test_b.py": (
+            "def test_b():\n    try:\n        import plugins.b  # noqa: F401\n"
+            "    except ImportError:\n        pass\n"
+        ),
+        "tests/test_count.py": (
+            "import pkgutil\n\nimport plugins\n\n\ndef test_count():\n"
+            "    assert [m.name for m in pkgutil.iter_modules(plugins.__path__)] == ['a', 'b']\n"
+        ),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "listing\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    (repo / "plugins" / "b.py").unlink()
+    selection = _selected(repo, {})
+    plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
+    assert "FAILED tests/test_count.py::test_count" in plain.stdout, plain.stdout
+    assert selection.why_all == "`plugins/b.py` was deleted: a test may list its directory"
