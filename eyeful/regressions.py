@@ -14,7 +14,6 @@ gathers the evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Literal
 
 import pygit2
@@ -30,7 +29,7 @@ from eyeful.claims import decide as decide
 from eyeful.evidence import module_seen
 from eyeful.failures import Failure, report_cause
 from eyeful.runs import Run
-from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, blobs, tree_at
 from eyeful.testids import check_test_id, id_path
 
 SUITE = "the test suite"
@@ -96,16 +95,6 @@ def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
     return "\n".join(named) or f"(the output has no section of its own for {test})"
 
 
-def _blobs(
-    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
-) -> Iterator[tuple[str, pygit2.Object]]:
-    for entry in tree:
-        if entry.type_str == "tree":
-            yield from _blobs(repo, tree_at(repo, entry.id), f"{prefix}{entry.name}/")
-        elif entry.type_str == "blob":
-            yield f"{prefix}{entry.name}", entry
-
-
 def file_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     """Whether the file a test id names is in the tree (ids that name no file: assumed so)."""
     if "::" not in test and not test.endswith(".py"):
@@ -144,7 +133,7 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
     return any(
         path.endswith("_test.go") and needle.search(blob_at(repo, entry.id).data)
-        for path, entry in _blobs(repo, tree)
+        for path, entry in blobs(repo, tree)
     )
 
 

@@ -229,6 +229,17 @@ def _messages(repo: pygit2.Repository, base: Side, head: Side) -> tuple[str, ...
     return tuple(out)
 
 
+def blobs(
+    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str = ""
+) -> Iterator[tuple[str, pygit2.Object]]:
+    """Every blob entry of a tree, with its path, subtrees walked."""
+    for entry in tree:
+        if entry.type_str == "tree":
+            yield from blobs(repo, tree_at(repo, entry.id), f"{prefix}{entry.name}/")
+        elif entry.type_str == "blob":
+            yield f"{prefix}{entry.name}", entry
+
+
 def gitlinks(repo: pygit2.Repository, tree_id: str) -> tuple[str, ...]:
     """Paths of submodules in a tree: eyeful does not check them out."""
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 import pygit2
 
-from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs
 
 __all__ = ["tests_only"]
 
@@ -76,22 +76,12 @@ def _testish(path: str) -> bool:
 def _python_files(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, pygit2.Oid] | None:
     """Every regular ``.py`` file of the tree, or None past ``_MAX_SCANNED``."""
     out: dict[str, pygit2.Oid] = {}
-    for path, entry in _walk(repo, tree, ""):
+    for path, entry in blobs(repo, tree):
         if path.endswith(".py") and entry.filemode in REGULAR_FILE_MODES:
             out[path] = entry.id
             if len(out) > _MAX_SCANNED:
                 return None
     return out
-
-
-def _walk(
-    repo: pygit2.Repository, tree: pygit2.Tree, prefix: str
-) -> Iterator[tuple[str, pygit2.Object]]:
-    for entry in tree:
-        if entry.type_str == "tree":
-            yield from _walk(repo, tree_at(repo, entry.id), f"{prefix}{entry.name}/")
-        elif entry.type_str == "blob":
-            yield f"{prefix}{entry.name}", entry
 
 
 def _importers(
