@@ -265,7 +265,9 @@ def _pytest_one(head: list[str], args: list[str], parsed: Invocation | None) -> 
     value when one follows (``--cov``), which the ids would be."""
     before, after = head, []
     if parsed is not None:
-        if parsed.args != args or any(args[at].startswith("-") for at in parsed.paths):
+        if parsed.args != args or any(
+            not 0 <= at < len(args) or args[at].startswith("-") for at in parsed.paths
+        ):
             return None  # not this command's parse, or not pytest's (an option is no path)
         first = min(parsed.paths, default=0)
         kept = [word for at, word in enumerate(args) if at not in parsed.paths]
@@ -320,6 +322,7 @@ class Ids(Protocol):
     failures: dict[str, Any] | None
     skips: dict[str, str] | None
     kinds: dict[str, str] | None
+    ran: dict[str, Any] | None
 
 
 class Alone:
@@ -381,7 +384,7 @@ class Alone:
         """A run of one test's ids as the test command's records name them (:meth:`reframed`)."""
         id_of = functools.partial(self.reframed, run.rootdir)
         run.collected = None if run.collected is None else [id_of(t) for t in run.collected]
-        for name in ("tests", "failures", "skips", "kinds"):
+        for name in ("tests", "failures", "skips", "kinds", "ran"):
             found = getattr(run, name)
             if found is not None:
                 setattr(run, name, {id_of(test): value for test, value in found.items()})

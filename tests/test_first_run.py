@@ -181,3 +181,24 @@ def test_the_ids_take_the_place_of_the_first_path_word():
     # A record the code under test wrote over the probe's: an option is never a path to drop.
     forged = Invocation(args=args, paths=[0, 1])
     assert of(f"pytest {' '.join(args)}", None, forged) is None
+    # Positions no word of the command stands at: no parse of it (not a crash, nor a path kept).
+    for paths in ([5], [-1]):
+        assert of(f"pytest {' '.join(args)}", None, Invocation(args=args, paths=paths)) is None
+
+
+def test_a_run_reframed_to_the_test_commands_rootdir_renames_every_id_it_holds():
+    """A one-test run under another rootdir (a change that adds `sub/pytest.ini`): each record
+    of it keyed by test id, the change's lines each test ran included, names the test as the
+    test command's records do."""
+    from eyeful.focus import Alone
+    from eyeful.records import Invocation
+    from eyeful.runs import Run
+
+    alone = Alone("pytest tests", None)
+    alone.learn(Invocation(args=["tests"], paths=[0]), "", rootdir="")
+    run = Run(side="change", name="test_one", command="pytest tests/t.py::x", tree="0" * 40,
+              status="FAILED", exit_code=1, duration=0.1, rootdir="sub",
+              tests={"tests/t.py::x": "failed"}, ran={"tests/t.py::x": {"m.py": [2]}})  # fmt: skip
+    alone.reframe(run)
+    assert run.tests == {"sub/tests/t.py::x": "failed"}
+    assert run.ran == {"sub/tests/t.py::x": {"m.py": [2]}}
