@@ -81,6 +81,12 @@ def _can_focus(runner: Runner, tests: list[str]) -> bool:
     return runner.alone.how() is not None and all(map(passable, tests))
 
 
+def _why_not_by_id(runner: Runner) -> str:
+    if runner.alone.how() is None:
+        return runner.alone.why_none()
+    return "an id is not one eyeful passes to a command (README: how test ids reach `test_one`)"
+
+
 def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
     """The tests ``change`` collected and never ran, run on ``tree`` by id."""
     todo = claims.unrun(change.collected, dict(change.tests or {}))
@@ -94,7 +100,7 @@ def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
     if not _can_focus(runner, todo):
         return Reached(change, incomplete=Incomplete(
             side="change", tests=len(todo), ids=todo[:5],
-            why=f"{why}, and they cannot be run by id: {runner.alone.why_none()}",
+            why=f"{why}, and they cannot be run by id: {_why_not_by_id(runner)}",
         ))  # fmt: skip
     out = Reached(change)
     tests, failures = dict(change.tests or {}), dict(change.failures or {})
