@@ -107,8 +107,9 @@ def confirm(
         # The base side runs the base's code with the change's tests (eyeful/testside.py): a
         # test file it took from the change goes by the change's name there.
         collected = _collected(change)
-        tested = side_tree(repo, snap.base.tree, snap.head.tree, collected)
-        edited = set(side_paths(repo, snap.base.tree, snap.head.tree, collected))
+        side = side_paths(repo, snap.base.tree, snap.head.tree, collected)
+        tested = side_tree(repo, snap.base.tree, snap.head.tree, paths=side)
+        edited = set(side)
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (

@@ -34,11 +34,19 @@ _PACKAGE_FILES = {"__init__.py", "conftest.py"}
 _TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
 
 
-def side_tree(repo: pygit2.Repository, base: str, head: str, collected: Iterable[str] = ()) -> str:
+def side_tree(
+    repo: pygit2.Repository,
+    base: str,
+    head: str,
+    collected: Iterable[str] = (),
+    paths: list[str] | None = None,
+) -> str:
     """The base's tree with the change's test side (see the module's docstring); the base's own
     tree when the change's test side is the base's already. ``collected``: test ids (or files)
-    the change's runs collected, whose directories may be test directories."""
-    paths = side_paths(repo, base, head, collected)
+    the change's runs collected, whose directories may be test directories; ``paths``: their
+    :func:`side_paths` where the caller has them already."""
+    if paths is None:
+        paths = side_paths(repo, base, head, collected)
     if not paths:
         return base
     head_tree = tree_at(repo, head)
