@@ -4,7 +4,9 @@
 Only tests importing a module does not make it a test's: most of a library's public modules are
 imported by its tests alone, and a single-module project's code by nothing else. So a module
 counts only when its path names it as the tests' (a directory or file called ``testing``,
-``test_utils``, ``fixtures``, ...: ``_TESTISH``), a test-side file imports it (directly or through
+``test_utils``, ``fixtures``, ...: ``_TESTISH``) and it does not sit among the project's own
+modules (``pkg/testing.py`` beside ``pkg/core.py`` is the package's public helper, as
+``click.testing`` is), a test-side file imports it (directly or through
 other such modules), and no other Python file of the repository imports it, on the change or on
 the base: an import the project's code makes (a package's ``from .cases import *``) keeps it the
 project's code. Imports are read statically (``ast``), resolved against the repository's root,
@@ -46,7 +48,12 @@ def tests_only(
     trees = [_python_files(repo, head), _python_files(repo, base)]
     if any(files is None for files in trees):
         return []
-    helpers = {p for files in trees for p in files or {} if not on_side(p) and _testish(p)}
+    helpers = {
+        p
+        for files in trees
+        for p in files or {}
+        if not on_side(p) and _testish(p) and not _beside_code(p, files or {}, on_side)
+    }
     importers = [_importers(repo, files or {}, helpers) for files in trees]
     kept = set(helpers)
     while True:
@@ -64,6 +71,23 @@ def tests_only(
     while more := {h for h in kept - reached if importers[0].get(h, set()) & reached}:
         reached |= more
     return [p for p in candidates if p in reached]
+
+
+def _beside_code(path: str, files: dict[str, pygit2.Oid], on_side: Callable[[str], bool]) -> bool:
+    """Whether a module sits among the project's own modules and no test's (``pkg/testing.py``
+    beside ``pkg/core.py``, as ``click.testing`` is): the package's public helper, its code. A
+    folder that holds test modules too (``pkg/test_core.py``) keeps its helpers the tests'."""
+    folder = PurePosixPath(path).parent
+    beside = [
+        other
+        for other in files
+        if other != path
+        and PurePosixPath(other).parent == folder
+        and PurePosixPath(other).name != "__init__.py"
+    ]
+    if any(on_side(other) for other in beside):
+        return False
+    return any(not _testish(other) for other in beside)
 
 
 def _testish(path: str) -> bool:
