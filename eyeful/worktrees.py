@@ -101,7 +101,12 @@ class Worktree:
         if self.tainted:
             return  # the ignored files listed then are still the only ones that may stay
         self.taint_mark.parent.mkdir(parents=True, exist_ok=True)
-        kept = {name: _identity(self.path / name) for name in self._ignored()}
+        # A nested repository is listed as one entry (`vendor/dep/`), whose directory a write
+        # to a file in it leaves as it was: it is marked so that it never matches, and goes.
+        kept = {
+            name: ["directory"] if name.endswith("/") else _identity(self.path / name)
+            for name in self._ignored()
+        }
         text = json.dumps({k: v for k, v in kept.items() if v is not None}, sort_keys=True)
         self.taint_mark.write_text(text, encoding="utf-8")  # cut short: not JSON, all goes
 
@@ -136,10 +141,14 @@ class Worktree:
         return whole
 
     def _remove(self, name: str) -> None:
-        """An ignored file, and the directories that held only it (untrusted code made them)."""
+        """An ignored file (or nested repository), and the directories that held only it
+        (untrusted code made them)."""
         path = self.path / name
         with contextlib.suppress(OSError):
-            path.unlink()
+            if name.endswith("/") and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
             for parent in path.parents:
                 if parent == self.path:
                     break

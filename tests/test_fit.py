@@ -323,3 +323,33 @@ def test_a_usage_error_quotes_pytests_error_line_not_its_header(tmp_path: Path) 
     first = result.stdout.splitlines()[0]
     assert "unrecognized arguments: --cov-append" in first, first
     assert "rootdir" not in first and "inifile" not in first, first
+
+
+def test_a_nested_repository_untrusted_code_touched_or_made_among_ignored_files_goes(
+    tmp_path: Path,
+) -> None:
+    """git lists an ignored nested repository as one entry (`vendor/dep/`), whose directory's
+    inode, size and ctime a write to a file inside it does not change: neither what untrusted
+    code wrote into one setup made, nor one it made itself, may outlive the clean after it."""
+    from eyeful.gitutil import find_repo
+    from eyeful.snapshot import open_repository
+    from eyeful.worktrees import WorktreePool
+
+    repo = make_repo(tmp_path / "repo", {".gitignore": "vendor/\n", "a.py": "A = 1\n"})
+    paths = find_repo(repo)
+    pygit = open_repository(paths)
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    with WorktreePool(paths, pygit, size=1).acquire() as worktree:
+        worktree.checkout(pygit, tree)
+        dep = worktree.path / "vendor" / "dep"  # what setup cloned (pip install -e git+...)
+        git(worktree.path, "init", "-q", str(dep))
+        write(dep, {"mod.py": "GOOD = 1\n"})
+        worktree.taint()
+        write(dep, {"mod.py": "EVIL = 1\n"})  # untrusted code
+        made = worktree.path / "vendor" / "new"
+        git(worktree.path, "init", "-q", str(made))
+        write(made, {"x.py": "EVIL = 1\n"})
+        whole = worktree.checkout(pygit, tree)
+        assert not (dep / "mod.py").exists() or "EVIL" not in (dep / "mod.py").read_text()
+        assert not made.exists()
+        assert whole is False  # setup's clone is gone: setup runs again
