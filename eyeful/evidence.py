@@ -185,10 +185,15 @@ def _regular_file_lines(path: Path) -> list[str] | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device, a directory
             return None
-        return file.read(4 * 1024 * 1024).decode("utf-8", errors="replace").splitlines()
+        data = os.read(fd, 4 * 1024 * 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def _innermost_in(root: Path | None, record: FailureRecord) -> str | None:

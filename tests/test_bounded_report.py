@@ -220,6 +220,18 @@ def test_an_excerpts_source_is_read_only_from_a_regular_file(tmp_path):
     assert got == ["mod.py:1 in f0\nRecursionError: too deep\nsecond line\ncaused by KeyError: 'k'"]
 
 
+def test_an_excerpts_frame_naming_a_directory_has_no_source(tmp_path):
+    """A frame whose file is a directory in the checkout (code compiled under a directory's
+    name): the frame without its source, not an internal error."""
+    from eyeful.evidence import failure_of
+
+    (tmp_path / "mod.py").mkdir()
+    excerpt = failure_of(_record(tmp_path, 1), root=tmp_path).excerpt
+    assert (
+        excerpt == "mod.py:1 in f0\nRecursionError: too deep\nsecond line\ncaused by KeyError: 'k'"
+    )
+
+
 def test_past_five_causes_a_cause_of_changed_lines_is_named_by_them():
     from eyeful.failures import Failure, report_cause
     from eyeful.regressions import TestFailure
