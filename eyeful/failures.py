@@ -553,13 +553,14 @@ def report_cause(failure: Failure, ran: Mapping[str, list[int]] | None = None) -
     exception type and those lines, whatever each test asserted (30 tests of one changed
     function are one cause). Else the type and the message, numbers and addresses aside,
     wherever it was raised (one warning raised from two frames is one cause); but pytest's
-    explanation of a comparison (``assert 3 == 4``) is the test's own line, so that one keeps
-    the raising line too. None when the failure says neither its type nor its message."""
+    explanation of a comparison (``assert 3 == 4``) is the test's own line, and an exception
+    that says nothing but its type could come from anywhere, so those keep the raising line
+    too. None when the failure says neither its type nor its message."""
     if ran:
         return f"{failure.type or '?'} after running {', '.join(ran_lines(ran))}"
     if not failure.type and not failure.message.strip():
         return None
     said = failure.message.removeprefix(f"{failure.type}: ") if failure.type else failure.message
-    if said.startswith("assert "):
-        return cause(failure)
+    if said.startswith("assert ") or said.strip() in ("", failure.type):
+        return cause(failure)  # the test's own line, or a bare type: where it was raised too
     return f"{failure.type or '?'}: {_numbers_aside(said)}"

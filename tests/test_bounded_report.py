@@ -255,3 +255,19 @@ def test_past_five_causes_a_cause_of_changed_lines_is_named_by_them():
         "  - `tests/test_m.py::test_m6`: it fails with `KeyError` after running `a.py:1-3,7`, "
         "`b.py:4`, which the change touched"
     ) in folded, folded
+
+
+def test_an_exception_that_says_nothing_but_its_type_keeps_where_it_was_raised():
+    """A bare `raise ValueError` (or an `assert` pytest did not rewrite) in two places says
+    only its type: two causes, not one, where a message would have joined them."""
+    from eyeful.failures import Failure, report_cause
+
+    def bare(file: str, line: int, message: str) -> Failure:
+        return Failure(type="ValueError", message=message, raised_in=file, raised_line=line)
+
+    assert report_cause(bare("pkg/a.py", 3, "ValueError")) != report_cause(
+        bare("pkg/b.py", 90, "ValueError")
+    )
+    assert report_cause(bare("pkg/a.py", 3, "")) != report_cause(bare("pkg/b.py", 90, ""))
+    said = "ValueError: no negatives"
+    assert report_cause(bare("pkg/a.py", 3, said)) == report_cause(bare("pkg/b.py", 90, said))
