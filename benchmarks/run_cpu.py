@@ -126,14 +126,13 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     worktrees = sorted((bench.repo / ".git" / "eyeful" / "worktrees").iterdir())
     where = worktrees[0]
     head = bench.git("rev-parse", "HEAD").strip()
-    py, env = bench.python, bench.env
+    env = bench.env
     records = Path(tempfile.mkdtemp(prefix="eyeful-bench-records-"))
     probed = {**env, **plugin_env(records, env)}
     test = ["/bin/sh", "-c", bench.test_cmd]
     git = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
     splits: list[list[float]] = []
     parts: dict[str, Callable[[], float]] = {
-        "python -c pass": lambda: _cpu([py, "-c", "pass"], bench.repo, env),
         "test": lambda: _cpu(test, where, env),
         "test+probe": lambda: _cpu(test, where, probed),
         "git": lambda: sum(

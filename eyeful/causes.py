@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from eyeful import mdsafe as md
+from eyeful.evidence import EXCERPT_LINES
 from eyeful.failures import ran_lines
 from eyeful.findingtext import named
 from eyeful.regressions import SUITE, TestFailure
@@ -108,9 +109,10 @@ def _many(group: list[TestFailure]) -> list[str]:
     what = "are new in the change and fail" if first.kind == "new_test" else (
         "fail on the change and pass on the base"
     )  # fmt: skip
-    said = _after(first) or _said_where(first)
+    after = _after(first)
+    said = after or _said_where(first)
     places = len({f.raised_at for f in group if f.raised_at})
-    if said and not _after(first) and places > 1:  # one message raised from several frames
+    if said and not after and places > 1:  # one message raised from several frames
         said += f" and {places - 1} other line{'s' if places > 2 else ''}"
     cause = f", one cause: {said}" if said else ""
     head = f"- **issue (blocking):** {len(group)} tests {what}{cause}"
@@ -135,9 +137,6 @@ def _many(group: list[TestFailure]) -> list[str]:
 
 FULL_CAUSES = 5
 """Causes shown in full (excerpt, rerun, confirmation); the rest one line each, folded."""
-EXCERPT_LINES = 15
-"""Of a cause's excerpt in the markdown: the end of the failure, where its error is (the JSON
-keeps the whole excerpt)."""
 
 
 def regression_items(failures: list[TestFailure]) -> list[str]:
@@ -191,6 +190,8 @@ def _said_where(failure: TestFailure) -> str:
 
 
 def _excerpt(failure: TestFailure) -> list[str]:
+    """The excerpt's end, where its error is: a record's is within the bound already, a text
+    fallback's may be longer (the JSON keeps it whole)."""
     lines = failure.excerpt.splitlines()
     return md.fence("\n".join(lines[-EXCERPT_LINES:]))
 

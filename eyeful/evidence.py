@@ -120,6 +120,7 @@ def failure_of(
 
 
 EXCERPT_LINES = 15
+"""The most lines of a failure's excerpt, from a record or from text, JSON and markdown."""
 _MESSAGE_LINES = 6
 _LINE_CHARS = 300
 

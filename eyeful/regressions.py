@@ -26,14 +26,13 @@ from eyeful.claims import Context as Context
 from eyeful.claims import Evidence as Evidence
 from eyeful.claims import Seen as Seen
 from eyeful.claims import decide as decide
-from eyeful.evidence import module_seen
+from eyeful.evidence import EXCERPT_LINES, module_seen
 from eyeful.failures import Failure, report_cause
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, blobs, tree_at
 from eyeful.testids import check_test_id, id_path
 
 SUITE = "the test suite"
-_EXCERPT_LINES = 15
 _FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
 
 
@@ -89,7 +88,7 @@ def excerpt(tail: str, test: str, failure: Failure | None = None) -> str:
         return "\n".join(lines[-_FAILURE_LINES:])
     lines = [line for line in tail.splitlines() if _kept(line)]
     if test == SUITE:
-        return "\n".join(lines[-_EXCERPT_LINES:])
+        return "\n".join(lines[-EXCERPT_LINES:])
     short = test.split("::")[-1]
     named = [line for line in lines if short in line][-3:]
     return "\n".join(named) or f"(the output has no section of its own for {test})"
