@@ -230,10 +230,10 @@ def test_a_case_added_to_a_module_only_tests_import_is_pre_existing_the_code_sti
 def test_a_shipped_testing_module_beside_the_packages_code_stays_the_projects_code(tmp_path):
     # pkg/testing.py is the package's own public helper (as click.testing is), imported by the
     # tests alone: a break in it is the change's code, not its test side, and blocks.
+    test = "from pkg.testing import runner\n\n\ndef test_runner():\n    assert runner() == 'ok'\n"
     files = {"pkg/__init__.py": "", "pkg/core.py": "def one():\n    return 1\n",
              "pkg/testing.py": "def runner():\n    return 'ok'\n",
-             "tests/test_runner.py": "from pkg.testing import runner\n\n\n"
-                                     "def test_runner():\n    assert runner() == 'ok'\n"}  # fmt: skip
+             "tests/test_runner.py": test}  # fmt: skip
     repo = _calc_repo(tmp_path, files)
     stage(repo, {"pkg/testing.py": "def runner():\n    return 'ko'\n"})
     code, report = _review(repo)
