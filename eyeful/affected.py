@@ -303,6 +303,24 @@ def _seeing(known: Map, changed: list[str]) -> set[str]:
     return seen
 
 
+def _reached(known: Map, test_files: set[str]) -> set[str]:
+    """The files a test of the map could see: its entries, its test file and the conftest and
+    package files above it, and all they import, transitively. Not every file of the import
+    graph: it holds what was loaded before any test (a plugin's module-level code, what that
+    imports), which no test's entry holds and no change to would select."""
+    seen = {f for files in known.tests.values() for f in files}
+    seen |= test_files | {f for t in test_files for f in _above(t)}
+    todo = list(seen)
+    while todo:
+        path = todo.pop()
+        for found in (known.imports.get(path, ()), known.parents.get(path, ())):
+            for target in found:
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+    return seen
+
+
 def _function_id(test: str) -> str:
     """A parametrized test's function (``t.py::test_x[1]`` -> ``t.py::test_x``): its
     parameters may come from the changed files, so they run all, under their ids of now."""
@@ -385,10 +403,8 @@ def _by_map(
     if not how.several:
         base.why_all = ONE_PER_COMMAND
         return base
-    ran = {f for files in known.tests.values() for f in files}
-    for graph in (known.imports, known.parents):
-        ran |= {f for path, found in graph.items() for f in [path, *found]}
     test_files = {t.split("::")[0] for t in known.tests}
+    ran = _reached(known, test_files)
     files: set[str] = set()
     for path in changed:
         why = why_all(path, config, ran | test_files)

@@ -344,3 +344,42 @@ def test_a_deleted_module_runs_the_whole_suite(tmp_path: Path) -> None:
     plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
     assert "FAILED tests/test_count.py::test_count" in plain.stdout, plain.stdout
     assert selection.why_all == "`plugins/b.py` was deleted: a test may list its directory"
+
+
+def test_a_module_that_ran_only_before_the_tests_runs_the_whole_suite(tmp_path: Path) -> None:
+    """A plugin module (`-p` in the project's addopts) sets, at its import, what a test reads,
+    from a settings module it imports: both ran before any test, so no test's entry holds them
+    and no test imports them. The import graph knows them (they were loaded), which is not
+    having run in a test: a change to the settings beside a mapped module runs the whole suite,
+    not only the mapped module's tests (it did, and the review said clean)."""
+    plugin = 'import os\n\nfrom pkg import settings\n\nos.environ["MODE"] = settings.MODE\n'
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI + "addopts = -p configure_plugin\n",
+        "configure_plugin.py": plugin,
+        "pkg/settings.py": 'MODE = "fast"\n',
+        "pkg/__init__.py": "",
+        "pkg/core.py": "def one():\n    return 1\n",
+        "tests/test_core.py": (
+            "from pkg.core import one\n\n\ndef test_one():\n    assert one() == 1\n"
+        ),
+        "tests/test_mode.py": (
+            'import os\n\n\ndef test_mode():\n    assert os.environ["MODE"] == "fast"\n'
+        ),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "configure\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    selection = _selected(
+        repo, {"pkg/settings.py": 'MODE = "slow"\n', "pkg/core.py": "def one():\n    return 1\n\n"}
+    )
+    plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
+    assert "FAILED tests/test_mode.py::test_mode" in plain.stdout, plain.stdout
+    assert selection.why_all is not None, selection
+    assert selection.why_all.startswith("`pkg/settings.py` ran in no test of the map"), selection
+    done = review(repo, format="json", all_tests=True)
+    assert done.exit_code == 1, done
+    assert [r["test"] for r in done.json["regressions"]] == ["tests/test_mode.py::test_mode"]
