@@ -11,6 +11,7 @@ and ``sys.path``), kept when it is a file under the repository. The map's import
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -63,49 +64,75 @@ class Sight:
             __tracebackhide__ = True  # pytest leaves this frame out
             module = real(name, package)
             if sight.on:
-                sight._saw(getattr(module, "__file__", None))
+                with contextlib.suppress(Exception):  # never break the code it watches
+                    sight._saw(getattr(module, "__file__", None))
             return module
 
         importlib.import_module = functools.wraps(real)(import_module)
         return sight
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event == "object.__getattr__" or not self.on or not args:
+        if event == "object.__getattr__" or not self.on:
             return  # the first: by far the most frequent (a frame's f_code), never ours
         try:
             if event == "open":
-                self._saw(args[0], opened=True)
+                if args:
+                    self._saw(args[0], opened=True)
             elif event == "exec":
-                self._saw(getattr(args[0], "co_filename", None))
+                if args:
+                    self._saw(getattr(args[0], "co_filename", None))
             elif event == "compile":
                 self._saw(args[1] if len(args) > 1 else None)
             elif not self.reach.testing:
                 return
             elif event in _CHILD:
                 self.reach.current.add(EVERYTHING + "it started a child process")
-            elif event == "sys.settrace" and self.reach.call is not None and not self.reach.own:
+            elif event == "sys.settrace" and self._not_ours():  # the event has no arguments
                 self.reach.current.add(EVERYTHING + "the tracer was removed or replaced")
         except Exception:  # an audit hook must never break the code it watches
             return
 
+    def _not_ours(self) -> bool:
+        """Whether a ``sys.settrace`` call may set another tracer than the map's (set before
+        3.12 only; even one put back by the end of the test left code untraced meanwhile):
+        neither the map's own, nor a new thread's start putting the map's on (threading's
+        ``settrace`` hook)."""
+        call = self.reach.call
+        if call is None or self.reach.own:
+            return False
+        caller = sys._getframe(2)  # this, _audit, the code that called sys.settrace
+        return not (
+            caller.f_globals.get("__name__") == "threading"
+            and caller.f_code.co_name == "_bootstrap_inner"
+            and getattr(sys.modules.get("threading"), "_trace_hook", None) is call
+        )
+
     def begin_test(self) -> None:
-        """multiprocessing's spawn and forkserver start a child with no audit event: their
-        launcher is watched once the module is loaded."""
+        """multiprocessing's spawn starts a child with no audit event, and a forkserver's child
+        is forked by the server, not by this process: their launcher (``spawnv_passfds``) and
+        every process's start (``BaseProcess.start``: pools' workers too) are watched once the
+        modules are loaded."""
         util = sys.modules.get("multiprocessing.util")
         self.spawner = util is not None
-        launch = getattr(util, "spawnv_passfds", None)
+        self._watch(util, "spawnv_passfds")
+        process = sys.modules.get("multiprocessing.process")
+        self._watch(getattr(process, "BaseProcess", None), "start")
+
+    def _watch(self, owner: object, name: str) -> None:
+        """``owner.name`` marks the running test as having started a child process."""
+        launch = getattr(owner, name, None)
         if launch is None or getattr(launch, "_eyeful", False):
             return
         reach = self.reach
 
-        def spawnv_passfds(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        def watched(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
             __tracebackhide__ = True
             if reach.testing:
                 reach.current.add(EVERYTHING + "it started a child process")
             return launch(*args, **kwargs)
 
-        spawnv_passfds._eyeful = True  # type: ignore[attr-defined]
-        setattr(util, "spawnv_passfds", functools.wraps(launch)(spawnv_passfds))  # noqa: B010
+        watched._eyeful = True  # type: ignore[attr-defined]
+        setattr(owner, name, functools.wraps(launch)(watched))
 
     def end_test(self) -> None:
         """A test that loaded multiprocessing itself may have started a child unseen."""
