@@ -6,9 +6,10 @@ target module imported first by an earlier test module, so that no code of it ru
 itself): a session fixture from a `pytest_plugins` module that an earlier test set up, a module
 constant read through another module, a package `__init__`'s re-export, an `Enum` value, a class
 attribute and a default argument, a parametrize list from a data module, a module loaded by
-name, settings run with `exec(compile(...))`, a child process (a forkserver's too), code run after
-an earlier test removed the tracer, and code run while a test swapped the tracer and put it back. One full review records the map; each way's change is then asked of
-`affected.select` directly, a few of them reviewed end to end; one plain pytest run shows that
+name, settings run with `exec(compile(...))`, a child process (a forkserver's too), code run
+after an earlier test removed the tracer, and code run while a test swapped the tracer and put
+it back. One full review records the map; each way's change is then asked of `affected.select`
+directly, a few of them reviewed end to end; one plain pytest run shows that
 every change breaks its test.
 """
 

@@ -315,6 +315,7 @@ OPTIONS_PLUGIN = """\
 def pytest_addoption(parser):
     parser.addoption("--plug-fast", action="store_true")
     parser.addoption("--plug-n", type=int, default=0)
+    parser.addoption("--plug-mode", choices=["tests", "fast"], default="fast")
 """
 
 
@@ -327,13 +328,15 @@ def test_the_project_and_its_plugins_options_are_parsed_by_pytest_itself(tmp_pat
         "tests/test_a.py": "def test_a():\n    pass\n",
     })  # fmt: skip
     args = ["-p", "plug", "--plug-fast", "tests", "--myopt", "tests", "-k", "tests or a",
-            "--plug-n", "2", "--myopt=x", "tests/test_a.py"]  # fmt: skip
+            "--plug-n", "2", "--myopt=x", "--plug-mode", "tests", "tests/test_a.py"]  # fmt: skip
     run = Run(root, args, tmp_path / "rec", clean_env([root]))
     invocation = run.must_record().invocation
     assert invocation is not None, run.stdout
     assert invocation.args == ["-p", "no:cacheprovider", *args]
     paths = [invocation.args[at] for at in invocation.paths]
-    assert invocation.paths == [5, 13], paths  # never `--myopt tests` nor `-k tests or a`
+    # never `--myopt tests`, `-k tests or a` nor `--plug-mode tests` (a choice: parsed word by
+    # word, as a marker in its place is refused)
+    assert invocation.paths == [5, 15], paths
 
 
 def test_ids_are_pytests_own(shapes: Path, shapes_env: dict[str, str], record: RunRecord, tmp_path):

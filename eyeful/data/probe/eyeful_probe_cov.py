@@ -9,8 +9,8 @@ module's collection, gets a dynamic context of coverage's (``Coverage.switch_con
 the end of the test loop, before pytest-cov stops, saves and combines its data, coverage's data
 says which files ran in each context (``CoverageData.contexts_by_lineno``). What coverage does not
 measure (outside its ``source``, ``omit``) is in no test's entry: a change to it runs the whole
-suite unless a file a test reached imports it (eyeful/affected.py). Standard library and pytest only: coverage is used only where the run
-itself imported and started it.
+suite unless a file a test reached imports it (eyeful/affected.py). Standard library and pytest
+only: coverage is used only where the run itself imported and started it.
 """
 
 from __future__ import annotations
