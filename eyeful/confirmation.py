@@ -106,8 +106,7 @@ def confirm(
         }
         # The base side runs the base's code with the change's tests (eyeful/testside.py): a
         # test file it took from the change goes by the change's name there.
-        collected = _collected(change)
-        side = side_paths(repo, snap.base.tree, snap.head.tree, collected)
+        side = side_paths(repo, snap.base.tree, snap.head.tree, change.test_files(), change.rootdir)
         tested = side_tree(repo, snap.base.tree, snap.head.tree, paths=side)
         edited = set(side)
         # Which of the change's lines each failing test runs: traced in its first run alone on
@@ -226,11 +225,6 @@ def _old_versions(
 
 
 Observed = tuple[Seen, Failure | None]
-
-
-def _collected(change: Run) -> list[str]:
-    """The test ids the change's run collected (or named), for the test directories."""
-    return list(change.collected or change.tests or ())
 
 
 def _in_repo(runner: Runner, snap: Snapshot, test: str) -> str:

@@ -202,11 +202,8 @@ class GateRunner:
         self.repro_runs = runner.config.repro_runs
         with runner.lock_repo():
             self.changed = changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree)
-            collected = (
-                []
-                if change_suite is None
-                else list(change_suite.collected or change_suite.tests or ())
-            )
+            collected = [] if change_suite is None else change_suite.test_files()
+            rootdir = None if change_suite is None else change_suite.rootdir
             # What the probe watches on the change: the changed lines to trace, and every file
             # the change added or edited, for a test that looks at one otherwise than by
             # running it (its text, its size, a function's code object, a child process).
@@ -215,7 +212,8 @@ class GateRunner:
                 **self.changed,
             }
             # The base's code with the change's tests: where `introduced` runs first.
-            self.tested = side_tree(runner.repo, snapshot.base.tree, snapshot.head.tree, collected)
+            self.tested = side_tree(runner.repo, snapshot.base.tree, snapshot.head.tree, collected,
+                                    rootdir=rootdir)  # fmt: skip
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()

@@ -148,6 +148,12 @@ class Run(BaseModel):
         entry["rootdir"] = self.rootdir
         return entry
 
+    def test_files(self) -> list[str]:
+        """The repository paths of the test files the run collected (or named): its ids start
+        at pytest's rootdir, which may be below the repository's root."""
+        prefix = f"{self.rootdir}/" if self.rootdir else ""
+        return sorted({prefix + id_path(t) for t in self.collected or self.tests or ()})
+
     @property
     def failing(self) -> set[str]:
         return {t for t, o in (self.tests or {}).items() if o in evidence.FAILING}

@@ -40,13 +40,15 @@ def side_tree(
     head: str,
     collected: Iterable[str] = (),
     paths: list[str] | None = None,
+    rootdir: str | None = "",
 ) -> str:
     """The base's tree with the change's test side (see the module's docstring); the base's own
-    tree when the change's test side is the base's already. ``collected``: test ids (or files)
-    the change's runs collected, whose directories may be test directories; ``paths``: their
+    tree when the change's test side is the base's already. ``collected``: the repository paths
+    of the test files the change's runs collected, whose directories may be test directories;
+    ``rootdir``: pytest's, whose configuration names ``testpaths``; ``paths``: their
     :func:`side_paths` where the caller has them already."""
     if paths is None:
-        paths = side_paths(repo, base, head, collected)
+        paths = side_paths(repo, base, head, collected, rootdir)
     if not paths:
         return base
     head_tree = tree_at(repo, head)
@@ -66,7 +68,11 @@ def side_tree(
 
 
 def side_paths(
-    repo: pygit2.Repository, base: str, head: str, collected: Iterable[str] = ()
+    repo: pygit2.Repository,
+    base: str,
+    head: str,
+    collected: Iterable[str] = (),
+    rootdir: str | None = "",
 ) -> list[str]:
     """The paths the change added, edited or deleted on its test side."""
     diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
@@ -74,7 +80,7 @@ def side_paths(
     if not touched:
         return []
     head_tree = tree_at(repo, head)
-    dirs = _testpaths(repo, head_tree) | _test_dirs(repo, head_tree, collected)
+    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(repo, head_tree, collected)
     side = [p for p in touched if _on_test_side(p, dirs)]
     rest = [p for p in touched if p not in side]
     side += tests_only(repo, head_tree, tree_at(repo, base), rest, lambda p: _on_test_side(p, dirs))
@@ -111,12 +117,14 @@ def _text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
     return blob_at(repo, entry.id).data.decode("utf-8", "replace")
 
 
-def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
-    """pytest's ``testpaths`` on the change, as plain directories (never the root)."""
+def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> set[str]:
+    """pytest's ``testpaths`` on the change, in the configuration of its ``rootdir`` (a
+    repository path), as plain directories of the repository (never the root)."""
     found: list[str] = []
+    at = f"{rootdir}/" if rootdir else ""
     for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"),
                           ("setup.cfg", "tool:pytest")):  # fmt: skip
-        text = _text(repo, tree, name)
+        text = _text(repo, tree, at + name)
         if text is None:
             continue
         parser = configparser.ConfigParser(interpolation=None)
@@ -126,7 +134,7 @@ def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
             continue
         if parser.has_option(section, "testpaths"):
             found += parser.get(section, "testpaths").split()
-    pyproject = _text(repo, tree, "pyproject.toml")
+    pyproject = _text(repo, tree, at + "pyproject.toml")
     if pyproject is not None:
         try:
             data = tomllib.loads(pyproject)
@@ -139,7 +147,7 @@ def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
     for path in found:
         clean = str(PurePosixPath(path.strip().strip("/")))
         if clean not in ("", ".") and ".." not in PurePosixPath(clean).parts and "*" not in clean:
-            out.add(clean)
+            out.add(at + clean)
     return out
 
 

@@ -347,3 +347,50 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
         "pkg/fixtures.py", "pkg/test_mod.py", "spec/helper.py", "test_calc.py",
         "testing/cases.py", "tests/cases.json", "tests/test_x.py",
     ]  # fmt: skip
+
+
+def test_a_rootdir_below_the_repository_names_its_testpaths(tmp_path):
+    files = {
+        "sub/pytest.ini": "[pytest]\ntestpaths = spec\n", "sub/spec/helper.py": "X = 1\n",
+        "sub/spec/test_a.py": "X = 1\n", "sub/calc.py": "X = 1\n", "spec/other.py": "X = 1\n",
+    }  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
+    git_repo = pygit2.Repository(str(repo))
+    base = str(git_repo.revparse_single("HEAD").tree_id)
+    head = str(git_repo.index.write_tree())
+    found = side_paths(git_repo, base, head, ["sub/spec/test_a.py"], "sub")
+    assert found == ["sub/spec/helper.py", "sub/spec/test_a.py"]
+
+
+def test_a_rootdir_below_the_repository_keeps_its_test_directory_on_the_test_side(tmp_path):
+    """pytest's ids start at its rootdir (`sub`): `tests/test_more.py` there is the repository's
+    `sub/tests/test_more.py`, so `sub/tests/` is a test directory and the change's case file in
+    it is its test side too. Read as the root's `tests/`, the base ran the change's new test
+    module (pairs `[n, want]`) with the base's case file (`[want, n]`), failed on the same line,
+    and the change's break (for n >= 2) read as pre-existing: clean."""
+    load = (
+        "import json\nimport pathlib\n\nfrom pkg.calc import double\n\n"
+        'CASES = json.loads((pathlib.Path(__file__).parent / "cases.json").read_text())\n\n\n'
+    )
+    first = "def test_first():\n    {}, {} = CASES[0]\n    assert double(n) == want\n"
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(f"{PYTEST} sub"),
+        "sub/pytest.ini": PYTEST_INI,
+        "sub/pkg/__init__.py": "",
+        "sub/pkg/calc.py": "def double(n):\n    return 2 * n\n",
+        "sub/tests/cases.json": "[[2, 1]]\n",
+        "sub/tests/test_calc.py": load + first.format("want", "n"),
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {
+        "sub/pkg/calc.py": "def double(n):\n    return 2 * n if n < 2 else 3 * n\n",
+        "sub/tests/cases.json": "[[1, 2], [2, 4]]\n",
+        "sub/tests/test_calc.py": load + first.format("n", "want"),
+        "sub/tests/test_more.py": (
+            load + "def test_all():\n    for n, want in CASES:\n        assert double(n) == want\n"
+        ),
+    })  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_more.py::test_all": "regression"}, report
+    assert code == 1
