@@ -42,7 +42,7 @@ def written_texts(code: str) -> list[str] | None:
             for arg in args:
                 texts += _names(arg)
             shown = _literal(node.args[1], code) if len(node.args) > 1 else None
-            op = next((o for prefix, o in _CALL_OPS if name.startswith(prefix)), None)
+            op = _CALL_OPS.get(name)
             if shown is not None and op is not None:
                 texts.append(f"{op} {shown}")
             expected = node.args[0] if node.args and name in _RAISES else None
@@ -52,22 +52,29 @@ def written_texts(code: str) -> list[str] | None:
     return texts
 
 
-_RAISES = {"raises": "DID NOT RAISE {}", "assertRaises": "{} not raised"}
+# What the runner says when the code did not raise (or warn) what the call expects.
+_RAISES = {
+    "raises": "DID NOT RAISE {}", "warns": "DID NOT WARN",
+    "assertRaises": "{} not raised", "assertRaisesRegex": "{} not raised",
+    "assertWarns": "{} not triggered", "assertWarnsRegex": "{} not triggered",
+}  # fmt: skip
 
-
-# unittest's assertions, by what their message puts before the second argument (``0 != 2``).
-_CALL_OPS = (
-    ("assertNotEqual", "=="), ("assertIsNot", "is"), ("assertIs", "is not"),
-    ("assertAlmostEqual", "!="), ("assertEqual", "!="), ("assert_equal", "!="),
-)  # fmt: skip
-_CALLED = frozenset({"raises", "warns", "fail"})
+# unittest's assertions (and numpy's), by what their message puts before the second argument
+# (``0 != 2``), each by its whole name: ``assertIsNone``'s second argument is its message, and
+# ``assertIsNot`` says ``unexpectedly identical``.
+_CALL_OPS = {
+    "assertEqual": "!=", "assertEquals": "!=", "assert_equal": "!=", "assertNotEqual": "==",
+    "assertAlmostEqual": "!=", "assertNotAlmostEqual": "==", "assertIs": "is not",
+}  # fmt: skip
+_CALLED = frozenset({"raises", "warns", "fail", "failIf"})
 
 
 def _assertion(node: ast.Call) -> str | None:
-    """The name of an assertion call (``self.assertX``, ``assert_x``, ``pytest.raises``)."""
+    """The name of an assertion call (``self.assertX``, ``assert_x``, ``pytest.raises``,
+    ``self.fail``; not ``failover()``)."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    if isinstance(name, str) and (name.startswith(("assert", "fail")) or name in _CALLED):
+    if isinstance(name, str) and (name.startswith(("assert", "failUnless")) or name in _CALLED):
         return name
     return None
 

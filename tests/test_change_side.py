@@ -8,6 +8,7 @@ from pathlib import Path
 import pygit2
 
 from eyeful.testside import side_paths
+from eyeful.written import written_texts
 from tests.core import review
 from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, make_repo, stage
 
@@ -394,3 +395,24 @@ def test_a_rootdir_below_the_repository_keeps_its_test_directory_on_the_test_sid
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_more.py::test_all": "regression"}, report
     assert code == 1
+
+
+def test_an_assertion_calls_words_are_what_its_runner_says():
+    """An assertion call's own message, by its whole name: `assertIsNone(x, "msg")` says no
+    `is not "msg"`, `assertIsNot` says no `is 2`, `failover()` is no assertion; the expected
+    exception or warning as unittest and pytest say it was missing."""
+
+    def said(code: str) -> list[str]:
+        texts = written_texts(code)
+        assert texts is not None
+        return texts
+
+    assert "is not 'msg'" not in said("self.assertIsNone(x, 'msg')\n")
+    assert "is 2" not in said("self.assertIsNot(x, 2)\n")
+    assert "is not 2" in said("self.assertIs(x, 2)\n")
+    assert "!= 3" in said("self.assertEquals(x, 3)\n")
+    assert "region" not in said("failover(region)\n")
+    assert "region" in said("self.fail(region)\n")
+    assert "ValueError not raised" in said("with self.assertRaisesRegex(ValueError, 'x'): f()\n")
+    assert "UserWarning not triggered" in said("with self.assertWarns(UserWarning): f()\n")
+    assert "DID NOT WARN" in said("with pytest.warns(UserWarning): f()\n")
