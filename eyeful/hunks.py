@@ -9,8 +9,6 @@ whole; a file it deleted counts for nothing (no code of it is left to run).
 
 from __future__ import annotations
 
-import difflib
-
 import pygit2
 
 from eyeful.snapshot import blob_at, tree_at
@@ -38,44 +36,37 @@ def _from_patches(diff: pygit2.Diff) -> ChangedLines:
         if patch is None or patch.delta.status_char() == "D":
             continue
         path = patch.delta.new_file.path
-        if not path.endswith(".py") or patch.delta.is_binary:
-            continue
-        lines: set[int] = set()
-        for hunk in patch.hunks:
-            if hunk.new_lines == 0:  # a deletion: the lines on either side of it
-                lines.update(n for n in (hunk.new_start, hunk.new_start + 1) if n > 0)
-            else:
-                lines.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
-        if lines:
-            out[path] = frozenset(lines)
+        if path.endswith(".py") and not patch.delta.is_binary and (lines := _lines(patch)):
+            out[path] = lines
     return out
 
 
+def _lines(patch: pygit2.Patch) -> frozenset[int]:
+    lines: set[int] = set()
+    for hunk in patch.hunks:
+        if hunk.new_lines == 0:  # a deletion: the lines on either side of it
+            lines.update(n for n in (hunk.new_start, hunk.new_start + 1) if n > 0)
+        else:
+            lines.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
+    return frozenset(lines)
+
+
 def _from_blobs(repo: pygit2.Repository, diff: pygit2.Diff) -> ChangedLines:
+    """Each file's patch made from its two blobs' contents: git's own diff (linear where
+    difflib is quadratic on a long file), with no repository to read attributes from."""
     out: ChangedLines = {}
     for delta in diff.deltas:
         path = delta.new_file.path
         if delta.status_char() == "D" or not path.endswith(".py"):
             continue
-        old = _text(repo, delta.old_file.id) if delta.status_char() != "A" else []
-        new = _text(repo, delta.new_file.id)
-        if old is None or new is None:  # binary, as git would call it
+        old = blob_at(repo, delta.old_file.id).data if delta.status_char() != "A" else b""
+        new = blob_at(repo, delta.new_file.id).data
+        if b"\0" in old[:8000] or b"\0" in new[:8000]:  # binary, as git would call it
             continue
-        lines: set[int] = set()
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-            if tag == "delete":  # the lines on either side of it
-                lines.update(n for n in (j1, j1 + 1) if n > 0)
-            elif tag != "equal":
-                lines.update(range(j1 + 1, j2 + 1))
-        if lines:
-            out[path] = frozenset(lines)
+        patch = pygit2.Patch.create_from(old, new, context_lines=0)
+        if lines := _lines(patch):
+            out[path] = lines
     return out
-
-
-def _text(repo: pygit2.Repository, oid: pygit2.Oid) -> list[bytes] | None:
-    data = blob_at(repo, oid).data
-    return None if b"\0" in data[:8000] else data.splitlines()
 
 
 def touched(executed: dict[str, list[int]] | None, changed: ChangedLines) -> bool | None:
