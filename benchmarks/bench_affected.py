@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import statistics
 import subprocess
@@ -35,6 +34,9 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
+sys.path.insert(0, str(PROJECT / "benchmarks"))
+
+from public_regressions import clean_env  # noqa: E402
 
 from eyeful import pytest_records  # noqa: E402  (the probe's variables, as eyeful sets them)
 
@@ -51,17 +53,7 @@ def _python() -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
-        GIT_COMMITTER_EMAIL="b@b",
-        PATH=str(Path(_python()).parent) + os.pathsep + os.environ.get("PATH", ""),
-    )  # fmt: skip
-    env.pop("PYTEST_ADDOPTS", None)
-    return env
+    return clean_env(home, Path(_python()).parent)
 
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -34,6 +33,10 @@ import time
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT / "benchmarks"))
+
+from public_regressions import clean_env  # noqa: E402
+
 TARGET = 1.2
 TESTS = 300
 SUITE_SECONDS = 60.0
@@ -46,15 +49,7 @@ def _python() -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        GIT_CONFIG_NOSYSTEM="1",
-        PATH=str(Path(_python()).parent) + os.pathsep + os.environ.get("PATH", ""),
-    )
-    env.pop("PYTEST_ADDOPTS", None)
-    return env
+    return clean_env(home, Path(_python()).parent)
 
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> None:
@@ -136,7 +131,6 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="eyeful-bench-focused-") as tmp:
         root = Path(tmp)
         env = _env(root / "home")
-        (root / "home").mkdir()
         repo, pytest = _make_repo(root, env, args.scale)
         # Warm the worktrees (created, checked out once) so the figures are the runs.
         (repo / "pyproject.toml").write_text(_config(pytest, True, 1))

@@ -53,8 +53,10 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
+sys.path.insert(0, str(PROJECT / "benchmarks"))
 
 import pygit2  # noqa: E402
+from public_regressions import clean_env  # noqa: E402
 
 from eyeful import affected, pytest_records  # noqa: E402
 from eyeful.cache import Cache  # noqa: E402
@@ -105,18 +107,7 @@ def _python() -> str:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@b", GIT_COMMITTER_NAME="b",
-        GIT_COMMITTER_EMAIL="b@b",
-        PATH=str(Path(_python()).parent) + os.pathsep + os.environ.get("PATH", ""),
-    )  # fmt: skip
-    for name in ("PYTEST_ADDOPTS", "PYTHONPATH", "VIRTUAL_ENV"):
-        env.pop(name, None)
-    return env
+    return clean_env(home, Path(_python()).parent)
 
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> str:
@@ -269,7 +260,6 @@ def _run_suite(project_repo: Path, env: dict[str, str], out: Path, timeout: floa
 def prepare(name: str, source: str, root: Path) -> Project:
     repo = root / name / "repo"
     env = _env(root / name / "home")
-    (root / name / "home").mkdir(parents=True)
     subprocess.run(["git", "clone", "-q", source, str(repo)], env=env, check=True)
     commit = _git(repo, env, "rev-parse", "HEAD")
     (repo / ".eyeful.toml").write_text(CONFIG)
