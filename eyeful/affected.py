@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
+from eyeful.importtime import at_import
 from eyeful.records import Invocation, MapPlace, Reached
 from eyeful.results import is_pytest_command
 
@@ -282,18 +283,29 @@ def _above(test_file: str) -> list[str]:
     ]
 
 
-def _seeing(known: Map, changed: list[str]) -> set[str]:
+def _seeing(known: Map, changed: list[str], at_import: set[str]) -> set[str]:
     """The changed files and every file whose import closure holds one of them: through the
     imports whose namespace a file takes, transitively; through a package its imports only pass
-    (``a`` of ``from a.b import c``), only when that package's own ``__init__.py`` changed."""
-    importers: dict[str, set[str]] = {}
-    for path, found in known.imports.items():
-        for target in found:
-            importers.setdefault(target, set()).add(path)
+    (``a`` of ``from a.b import c``), only when what that package's ``__init__.py`` runs at its
+    import changed: ``at_import`` holds the changed files whose import runs other code now
+    (eyeful/importtime.py), the package's own file or one its import runs, in any way."""
+    taken: dict[str, set[str]] = {}  # a file -> the files that take its namespace
+    run: dict[str, set[str]] = {}  # a file -> the files whose import runs it
+    for graph, importers in ((known.imports, taken), (known.imports, run), (known.parents, run)):
+        for path, found in graph.items():
+            for target in found:
+                importers.setdefault(target, set()).add(path)
+    imported = _closure(at_import, run)
     seen = set(changed)
     for path, found in known.parents.items():
-        if not seen.isdisjoint(found):
+        if not imported.isdisjoint(found):
             seen.add(path)
+    return _closure(seen, taken)
+
+
+def _closure(start: set[str], importers: dict[str, set[str]]) -> set[str]:
+    """``start`` and every file that imports one of them, transitively."""
+    seen = set(start)
     todo = list(seen)
     while todo:
         for path in importers.get(todo.pop(), ()):
@@ -301,6 +313,11 @@ def _seeing(known: Map, changed: list[str]) -> set[str]:
                 seen.add(path)
                 todo.append(path)
     return seen
+
+
+def _python(changed: list[str], present: set[str]) -> list[str]:
+    """The changed Python files the change kept."""
+    return [p for p in changed if p.endswith(".py") and p in present]
 
 
 def _reached(known: Map, test_files: set[str]) -> set[str]:
@@ -418,7 +435,7 @@ def _by_map(
                 base.why_all = f"`{path}` is a test file outside pytest's rootdir `{known.rootdir}`"
                 return base
             files.add(path)
-    seeing = _seeing(known, changed)
+    seeing = _seeing(known, changed, at_import(repo, known.tree, tree, _python(changed, present)))
     chosen = {
         test
         for test, used in known.tests.items()

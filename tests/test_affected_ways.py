@@ -24,7 +24,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from eyeful import affected
+from eyeful import affected, importtime
 from eyeful.cache import Cache
 from eyeful.config import load_config
 from tests.conftest import seal
@@ -83,11 +83,15 @@ FILES: dict[str, str | bytes] = {
     "pkg/swapped.py": "def half(n):\n    return n // 2\n",
     "pkg/fork_code.py": "import sys\n\nCODE = 0\n\n\ndef run():\n    sys.exit(CODE)\n",
     "mods/__init__.py": f"from mods import {', '.join(TWELVE)}  # the package holds them all\n",
+    "reg/__init__.py": "from reg import registry  # noqa: F401  (run for what it sets)\n",
+    "reg/registry.py": 'import os\n\nos.environ.setdefault("REG_MODE", "on")\n',
+    "reg/tool.py": 'import os\n\n\ndef mode():\n    return os.environ["REG_MODE"]\n',
     **{f"mods/{name}.py": _module(name) for name in TWELVE},
     "tests/test_0_imports.py": (
         "import pkg.checker\nimport pkg.child_code\nimport pkg.palette\n"
         "import pkg.plugins.greeter\nimport pkg.settings\nimport pkg.shapes\nimport pkg.sub\n"
-        "import pkg.cases\nimport pkg.fork_code\nimport pkg.swapped\nimport pkg.traced\n\n\n"
+        "import pkg.cases\nimport pkg.fork_code\nimport pkg.swapped\nimport pkg.traced\n"
+        "import reg\n\n\n"
         "def test_imports():\n    pass\n"
     ),
     "fixtures_plugin.py": (
@@ -164,6 +168,9 @@ FILES: dict[str, str | bytes] = {
         "    child = context.Process(target=run)\n"
         "    child.start()\n    child.join()\n    assert child.exitcode == 0\n"
     ),
+    "tests/test_reg.py": (  # passes through `reg`, whose import runs reg/registry.py
+        'from reg.tool import mode\n\n\ndef test_mode():\n    assert mode() == "on"\n'
+    ),
     "tests/test_thread.py": (  # a new thread puts the map's tracer on: not marked for it
         "import threading\n\n\ndef test_thread():\n    done = []\n"
         "    worker = threading.Thread(target=done.append, args=(1,))\n"
@@ -171,7 +178,7 @@ FILES: dict[str, str | bytes] = {
     ),
     **{f"tests/test_{name}.py": _module_tests(name) for name in TWELVE},
 }
-ALL = 20 + 3 * len(TWELVE)
+ALL = 21 + 3 * len(TWELVE)
 
 
 @dataclass(frozen=True)
@@ -204,6 +211,9 @@ WAYS = [
     Way("child process", "pkg/child_code.py", "CODE = 1\n", ("tests/test_child.py::test_child",)),
     Way("tracer removed earlier", "pkg/traced.py", "def double(n):\n    return 3 * n\n",
         ("tests/test_tracer_b.py::test_after",)),
+    Way("import-time code a package's import runs", "reg/registry.py",
+        'import os\n\nos.environ.setdefault("REG_MODE", "off")\n',
+        ("tests/test_reg.py::test_mode",)),
     Way("tracer swapped and put back", "pkg/swapped.py", "def half(n):\n    return n // 3\n",
         ("tests/test_tracer_swapped.py::test_swapped",)),
     Way("forkserver's child", "pkg/fork_code.py",
@@ -308,11 +318,18 @@ def test_a_review_blocks_on_a_way_the_map_used_to_miss(repo: Path, way: Way) -> 
 
 
 def test_a_change_to_the_package_init_runs_every_test_that_passes_through_it(repo: Path) -> None:
+    """What the package's import runs changed: every test passing through it; a comment
+    there: only the tests of the module whose collection ran it (nor would a function's body
+    change more: the package's import does not run it)."""
     init = FILES["mods/__init__.py"]
     assert isinstance(init, str)
+    passing = {f"tests/test_{m}.py::test_value" for m in TWELVE}
+    selection = _selected(repo, {"mods/__init__.py": init + "VERSION = 2\n"})
+    assert passing <= set(selection.ids or []), selection
+    git(repo, "reset", "-q", "--hard")
     selection = _selected(repo, {"mods/__init__.py": init + "# the same\n"})
-    ids = set(selection.ids or [])
-    assert {f"tests/test_{m}.py::test_value" for m in TWELVE} <= ids, selection
+    first = {"tests/test_m00.py::test_value"}  # its collection imported the package
+    assert passing & set(selection.ids or []) == first, selection
 
 
 def test_a_change_to_the_package_a_test_module_lives_in_selects_its_tests(tmp_path: Path) -> None:
@@ -421,3 +438,37 @@ def test_a_module_that_ran_only_before_the_tests_runs_the_whole_suite(tmp_path: 
     done = review(repo, format="json", all_tests=True)
     assert done.exit_code == 1, done
     assert [r["test"] for r in done.json["regressions"]] == ["tests/test_mode.py::test_mode"]
+
+
+def test_what_a_change_runs_at_import_is_read_from_both_sides(tmp_path: Path) -> None:
+    """eyeful/importtime.py: a module's top-level code, a class body, a function's decorators,
+    defaults and docstring run at import; a function's body, a method's, and a comment do not.
+    A statement taken out counts on the old side."""
+    body = 'def f(x=1):\n    """Doc."""\n    y = x\n\n    return y\n'
+    method = "class C:\n    size = 1\n\n    def get(self):\n        return 1\n"
+    files: dict[str, str | bytes] = {
+        "body.py": body, "comment.py": body, "default.py": body, "doc.py": body,
+        "method.py": method, "attribute.py": method, "decorated.py": "@a\n" + body,
+        "removed.py": "import os\n\nX = 1\n\n" + body, "one_line.py": "def g(x=1): return x\n",
+        "broken.py": body, "blank.py": body,
+    }  # fmt: skip
+    changed: dict[str, str | bytes] = {
+        "body.py": body.replace("y = x", "y = -x"),
+        "comment.py": body.replace("\n\n    return", "\n    # why\n    return"),
+        "default.py": body.replace("x=1", "x=2"),
+        "doc.py": body.replace("Doc.", "Docs."),
+        "method.py": method.replace("return 1", "return 2"),
+        "attribute.py": method.replace("size = 1", "size = 2"),
+        "decorated.py": "@b\n" + body,
+        "removed.py": "import os\n\n" + body,
+        "one_line.py": "def g(x=2): return x\n",
+        "broken.py": body.replace("y = x", "y = ("),
+        "blank.py": "# a module\n" + body,
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, changed)
+    new = git(repo, "write-tree").strip()
+    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed))
+    assert found == {"default.py", "doc.py", "attribute.py", "decorated.py", "removed.py",
+                     "one_line.py", "broken.py"}  # fmt: skip
