@@ -43,7 +43,7 @@ MAX_WALK = 1000
 ONE_PER_COMMAND = "`test_one` runs one test per command, not a plain pytest"
 RECENT = 8
 """Maps of changes made on a commit (staged changes' trees) kept to serve later changes."""
-MAP_VERSION = 3
+MAP_VERSION = 4
 """Maps of an older probe (no import graph, no untraceable tests) are not used."""
 
 
@@ -60,6 +60,9 @@ class Map(BaseModel):
     """The packages each file's imports only pass through (their ``__init__.py`` runs)."""
     everything: dict[str, str] = {}
     """The tests whose run cannot be traced (a child process, the tracer removed), and why."""
+    at_import: dict[str, list[int]] | None = None
+    """The functions that ran outside any test (an import), by file: their first lines (None:
+    not recorded)."""
     rootdir: str = ""
     """pytest's rootdir, relative to the repository (``""``: its root)."""
     started: str | None = ""
@@ -131,6 +134,7 @@ def recorded(
         imports=reached.imports,
         parents=reached.parents,
         everything={t: why for t, why in everything.items() if t is not None},
+        at_import=reached.at_import,
         rootdir=place.rootdir,
         started=place.started,
         invocation=invocation,
@@ -435,7 +439,8 @@ def _by_map(
                 base.why_all = f"`{path}` is a test file outside pytest's rootdir `{known.rootdir}`"
                 return base
             files.add(path)
-    seeing = _seeing(known, changed, at_import(repo, known.tree, tree, _python(changed, present)))
+    ran_at_import = at_import(repo, known.tree, tree, _python(changed, present), known.at_import)
+    seeing = _seeing(known, changed, ran_at_import)
     chosen = {
         test
         for test, used in known.tests.items()

@@ -1,17 +1,19 @@
 """Which changed Python files changed what their import runs.
 
 A module's import runs its top-level code: module-level statements, class bodies, a function's
-decorators, default values, annotations and docstring. A function's body runs only when it is
-called. A change whose lines (on either side: what it removed, what it wrote) all lie in function
-bodies, or hold no code (blank lines, comments between statements), leaves the import as it
-was: a test whose imports only pass through a package that imports the file (eyeful/affected.py)
-sees none of it. Anything else, and a file that does not parse, may change every import of it.
+decorators, default values, annotations and docstring, and the body of every function that code
+calls. The map's full run says which functions ran outside any test, at an import (by their
+first lines, on the map's tree). A change whose lines (on either side: what it took out, what it
+wrote) all lie in the bodies of other functions, or hold no code (blank lines, comments between
+statements), leaves the import as it was: a test whose imports only pass through a package that
+imports the file (eyeful/affected.py) sees none of it. Anything else, and a file that does not
+parse, may change every import of it.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 
 import pygit2
 
@@ -19,18 +21,26 @@ from eyeful.snapshot import blob_at, tree_at
 
 __all__ = ["at_import"]
 
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
 
 def at_import(
-    repo: pygit2.Repository, old_tree: str, new_tree: str, paths: Iterable[str]
+    repo: pygit2.Repository,
+    old_tree: str,
+    new_tree: str,
+    paths: Iterable[str],
+    called: Mapping[str, Iterable[int]] | None = None,
 ) -> set[str]:
     """The paths among ``paths`` (Python files that differ between the trees) whose change may
-    change what importing them runs."""
+    change what importing them runs; ``called``: the first lines of the functions that ran at
+    an import, by file, on ``old_tree`` (None: not known, the functions' bodies do not count)."""
     old_root, new_root = tree_at(repo, old_tree), tree_at(repo, new_tree)
     found = set()
     for path in paths:
         old, new = _data(repo, old_root, path), _data(repo, new_root, path)
-        if old is None or new is None:
-            found.add(path)  # added, deleted, not a regular file: its import is new or gone
+        old_module, new_module = _parse(old), _parse(new)
+        if old is None or new is None or old_module is None or new_module is None:
+            found.add(path)  # added, deleted, not a regular file, not Python: its import changed
             continue
         patch = pygit2.Patch.create_from(old, new, context_lines=0)
         removed: set[int] = set()  # the old file's lines the change took out or rewrote
@@ -38,7 +48,9 @@ def at_import(
         for hunk in patch.hunks:
             removed.update(range(hunk.old_start, hunk.old_start + hunk.old_lines))
             written.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
-        if _runs_at_import(old, removed) or _runs_at_import(new, written):
+        first = set((called or {}).get(path, ()))
+        ran = {name for name, node in _functions(old_module) if _first_line(node) in first}
+        if _runs(old_module, ran) & removed or _runs(new_module, ran) & written:
             found.add(path)
     return found
 
@@ -51,36 +63,52 @@ def _data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None
     return blob_at(repo, entry.id).data if entry.type_str == "blob" else None
 
 
-def _runs_at_import(source: bytes, lines: set[int]) -> bool:
-    """Whether any of ``lines`` holds code the module's import runs."""
-    if not lines:
-        return False
+def _parse(source: bytes | None) -> ast.Module | None:
+    if source is None:
+        return None
     try:
-        module = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return True
+        return None
+
+
+def _runs(module: ast.Module, ran: set[str]) -> set[int]:
+    """The lines of ``module`` that hold code its import runs: every top-level statement's,
+    but the bodies of the functions not in ``ran`` (qualified names)."""
     code: set[int] = set()
     for statement in module.body:
-        first = min([statement.lineno, *(d.lineno for d in _decorators(statement))])
-        code.update(range(first, (statement.end_lineno or statement.lineno) + 1))
-    for node in ast.walk(module):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body[1:] if _docstring(node.body[0]) else node.body
-            if body:  # from the line after the signature (`def f(): return 1` has none)
-                start = max(body[0].lineno, _signature_end(node) + 1)
-                code.difference_update(range(start, (body[-1].end_lineno or 0) + 1))
-    return not code.isdisjoint(lines)
+        code.update(range(_first_line(statement), (statement.end_lineno or 0) + 1))
+    for name, node in _functions(module):
+        body = node.body[1:] if _docstring(node.body[0]) else node.body
+        if body and name not in ran:  # from the line after the signature
+            start = max(body[0].lineno, _signature_end(node) + 1)
+            code.difference_update(range(start, (body[-1].end_lineno or 0) + 1))
+    return code
 
 
-def _signature_end(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, _Function]]:
+    """Every function in ``node``, with its qualified name (``C.get``, ``f.<locals>.g``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _Function):
+            yield prefix + child.name, child
+            yield from _functions(child, f"{prefix}{child.name}.<locals>.")
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions(child, f"{prefix}{child.name}.")
+        elif isinstance(child, ast.stmt):
+            yield from _functions(child, prefix)  # an if, a try, a with: the same scope
+
+
+def _first_line(node: ast.stmt) -> int:
+    """A statement's first line: a decorated one's first decorator (``co_firstlineno``)."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _signature_end(node: _Function) -> int:
     """The last line of a function's signature: its defaults and annotations run at import."""
     parts = [node.args, *([node.returns] if node.returns is not None else [])]
     ends = [getattr(n, "end_lineno", None) for part in parts for n in ast.walk(part)]
     return max([node.lineno, *(e for e in ends if isinstance(e, int))])
-
-
-def _decorators(node: ast.stmt) -> list[ast.expr]:
-    return list(getattr(node, "decorator_list", []))
 
 
 def _docstring(statement: ast.stmt) -> bool:

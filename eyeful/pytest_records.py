@@ -440,6 +440,7 @@ class _Reached:
         self.imports: dict[str, set[str]] = {}
         self.parents: dict[str, set[str]] = {}
         self.everything: dict[str, str] = {}
+        self.at_import: dict[str, set[int]] | None = None
         self.seen = False
         self.failed = False
         self.place = records.MapPlace()
@@ -466,6 +467,11 @@ class _Reached:
                 for path, found in records.as_dict(line.get(key)).items():
                     edges = {f for f in records.as_list(found) if isinstance(f, str)}
                     graph.setdefault(path, set()).update(edges)
+            if isinstance(line.get("at_import"), dict):
+                self.at_import = self.at_import if self.at_import is not None else {}
+                for path, first in records.as_dict(line.get("at_import")).items():
+                    lines = {n for n in records.as_list(first) if isinstance(n, int)}
+                    self.at_import.setdefault(path, set()).update(lines)
             if "rootdir" in line or "started" in line:
                 self.place = records.MapPlace(
                     rootdir=records.as_str(line.get("rootdir")),
@@ -485,6 +491,9 @@ class _Reached:
             imports={path: sorted(found) for path, found in sorted(self.imports.items()) if found},
             parents={path: sorted(found) for path, found in sorted(self.parents.items()) if found},
             everything=dict(sorted(self.everything.items())),
+            at_import=None
+            if self.at_import is None
+            else {path: sorted(first) for path, first in sorted(self.at_import.items())},
         )
 
 

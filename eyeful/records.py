@@ -176,6 +176,9 @@ class Reached(_Model):
     their ``__init__.py`` runs, what it imports is not taken."""
     everything: dict[str, str] = Field(default_factory=dict)
     """The tests whose run cannot be traced, and why: a child process, the tracer removed."""
+    at_import: dict[str, list[int]] | None = None
+    """The functions that ran outside any test (an import, a collection), by file: their first
+    lines. None: not recorded (a coverage tool's map)."""
 
 
 class MapPlace(_Model):

@@ -56,6 +56,11 @@ with open(_LOCAL, encoding="utf-8") as _file:
     exec(compile(_file.read(), _LOCAL, "exec"))
 """
 
+REGISTRY = (  # its import calls _register: a change to its body changes what the import runs
+    'import os\n\n\ndef _register():\n    os.environ.setdefault("REG_MODE", "{}")\n\n\n'
+    "_register()\n"
+)
+
 FILES: dict[str, str | bytes] = {
     "pyproject.toml": eyeful_config(extra='select = "affected"'),
     "pytest.ini": PYTEST_INI,
@@ -84,7 +89,7 @@ FILES: dict[str, str | bytes] = {
     "pkg/fork_code.py": "import sys\n\nCODE = 0\n\n\ndef run():\n    sys.exit(CODE)\n",
     "mods/__init__.py": f"from mods import {', '.join(TWELVE)}  # the package holds them all\n",
     "reg/__init__.py": "from reg import registry  # noqa: F401  (run for what it sets)\n",
-    "reg/registry.py": 'import os\n\nos.environ.setdefault("REG_MODE", "on")\n',
+    "reg/registry.py": REGISTRY.format("on"),
     "reg/tool.py": 'import os\n\n\ndef mode():\n    return os.environ["REG_MODE"]\n',
     **{f"mods/{name}.py": _module(name) for name in TWELVE},
     "tests/test_0_imports.py": (
@@ -211,8 +216,7 @@ WAYS = [
     Way("child process", "pkg/child_code.py", "CODE = 1\n", ("tests/test_child.py::test_child",)),
     Way("tracer removed earlier", "pkg/traced.py", "def double(n):\n    return 3 * n\n",
         ("tests/test_tracer_b.py::test_after",)),
-    Way("import-time code a package's import runs", "reg/registry.py",
-        'import os\n\nos.environ.setdefault("REG_MODE", "off")\n',
+    Way("a function a package's import calls", "reg/registry.py", REGISTRY.format("off"),
         ("tests/test_reg.py::test_mode",)),
     Way("tracer swapped and put back", "pkg/swapped.py", "def half(n):\n    return n // 3\n",
         ("tests/test_tracer_swapped.py::test_swapped",)),
@@ -442,15 +446,16 @@ def test_a_module_that_ran_only_before_the_tests_runs_the_whole_suite(tmp_path: 
 
 def test_what_a_change_runs_at_import_is_read_from_both_sides(tmp_path: Path) -> None:
     """eyeful/importtime.py: a module's top-level code, a class body, a function's decorators,
-    defaults and docstring run at import; a function's body, a method's, and a comment do not.
-    A statement taken out counts on the old side."""
+    defaults and docstring run at import, and the body of a function the map saw run at an
+    import (by its first line); another function's body, a method's, and a comment do not. A
+    statement taken out counts on the old side."""
     body = 'def f(x=1):\n    """Doc."""\n    y = x\n\n    return y\n'
     method = "class C:\n    size = 1\n\n    def get(self):\n        return 1\n"
     files: dict[str, str | bytes] = {
         "body.py": body, "comment.py": body, "default.py": body, "doc.py": body,
         "method.py": method, "attribute.py": method, "decorated.py": "@a\n" + body,
         "removed.py": "import os\n\nX = 1\n\n" + body, "one_line.py": "def g(x=1): return x\n",
-        "broken.py": body, "blank.py": body,
+        "broken.py": body, "blank.py": body, "called.py": body,
     }  # fmt: skip
     changed: dict[str, str | bytes] = {
         "body.py": body.replace("y = x", "y = -x"),
@@ -464,11 +469,13 @@ def test_what_a_change_runs_at_import_is_read_from_both_sides(tmp_path: Path) ->
         "one_line.py": "def g(x=2): return x\n",
         "broken.py": body.replace("y = x", "y = ("),
         "blank.py": "# a module\n" + body,
+        "called.py": body.replace("y = x", "y = -x"),  # f ran at an import: its body counts
     }
     repo = make_repo(tmp_path / "repo", files)
     old = git(repo, "rev-parse", "HEAD^{tree}").strip()
     stage(repo, changed)
     new = git(repo, "write-tree").strip()
-    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed))
+    called = {"called.py": [1], "body.py": [3]}  # first lines of functions run at an import
+    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed), called)
     assert found == {"default.py", "doc.py", "attribute.py", "decorated.py", "removed.py",
-                     "one_line.py", "broken.py"}  # fmt: skip
+                     "one_line.py", "broken.py", "called.py"}  # fmt: skip

@@ -361,6 +361,10 @@ class Reach:
         self.roots = tuple({os.path.join(os.path.abspath(root), ""),
                             os.path.join(os.path.realpath(root), "")})  # fmt: skip
         self.session: set[str] = set()
+        self.at_import: dict[str, set[int]] = {}
+        """The functions that ran outside any test (a module's import, its collection, the
+        session's), by file: their first lines (``co_firstlineno``). A change to one's body
+        changes what an import runs (eyeful/importtime.py)."""
         self.current: set[str] = self.session
         self.tool: int | None = None
         self.why: str | None = None
@@ -384,7 +388,10 @@ class Reach:
             # The module's file, not ``f_code.co_filename``: reading ``f_code`` is an audit
             # event from 3.11, and the map's audit hook (Sight) would be called for every call.
             # Code compiled from another file is seen by its ``compile``/``exec`` events.
-            reach.current.add(frame.f_globals.get("__file__") or "<>")
+            name = frame.f_globals.get("__file__") or "<>"
+            reach.current.add(name)
+            if not reach.testing:  # f_lineno, not f_code (an audit event): the first line
+                reach.at_import.setdefault(name, set()).add(frame.f_lineno)
 
         reach.call = call
         reach._set_trace()
@@ -409,6 +416,8 @@ class Reach:
 
         def started(code: types.CodeType, offset: int) -> object:
             self.current.add(code.co_filename)
+            if not self.testing:
+                self.at_import.setdefault(code.co_filename, set()).add(code.co_firstlineno)
             return disable
 
         for tool in (4, 3, 2):
@@ -531,7 +540,12 @@ class Reach:
         else:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
-        return self.with_graph({"t": "reached", "id": None, "files": self.relative(self.session)})
+        line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
+        line["at_import"] = {
+            rel[0]: sorted(first) for path, first in self.at_import.items()
+            if (rel := self.relative({path}))
+        }  # fmt: skip
+        return self.with_graph(line)
 
     def with_graph(self, line: dict[str, Any]) -> dict[str, Any]:
         """The session's line with the import graph (``imports``, ``parents``), where
