@@ -287,12 +287,19 @@ def _above(test_file: str) -> list[str]:
     ]
 
 
-def _seeing(known: Map, changed: list[str], at_import: set[str]) -> set[str]:
+def _packages_above(test_file: str) -> list[str]:
+    """The ``__init__.py`` files of the packages a test file may live in (:func:`_above`)."""
+    return [f for f in _above(test_file) if PurePosixPath(f).name == "__init__.py"]
+
+
+def _seeing(known: Map, changed: list[str], at_import: set[str]) -> tuple[set[str], set[str]]:
     """The changed files and every file whose import closure holds one of them: through the
     imports whose namespace a file takes, transitively; through a package its imports only pass
     (``a`` of ``from a.b import c``), only when what that package's ``__init__.py`` runs at its
     import changed: ``at_import`` holds the changed files whose import runs other code now
-    (eyeful/importtime.py), the package's own file or one its import runs, in any way."""
+    (eyeful/importtime.py), the package's own file or one its import runs, in any way. And,
+    apart, the files whose import runs changed code (a test module living in such a package
+    passes through it)."""
     taken: dict[str, set[str]] = {}  # a file -> the files that take its namespace
     run: dict[str, set[str]] = {}  # a file -> the files whose import runs it
     for graph, importers in ((known.imports, taken), (known.imports, run), (known.parents, run)):
@@ -304,7 +311,7 @@ def _seeing(known: Map, changed: list[str], at_import: set[str]) -> set[str]:
     for path, found in known.parents.items():
         if not imported.isdisjoint(found):
             seen.add(path)
-    return _closure(seen, taken)
+    return _closure(seen, taken), imported
 
 
 def _closure(start: set[str], importers: dict[str, set[str]]) -> set[str]:
@@ -440,13 +447,17 @@ def _by_map(
                 return base
             files.add(path)
     ran_at_import = at_import(repo, known.tree, tree, _python(changed, present), known.at_import)
-    seeing = _seeing(known, changed, ran_at_import)
-    chosen = {
-        test
-        for test, used in known.tests.items()
-        if not seeing.isdisjoint(used)
-        or not seeing.isdisjoint([test.split("::")[0], *_above(test.split("::")[0])])
-    }
+    seeing, imported = _seeing(known, changed, ran_at_import)
+    chosen = set()
+    for test, used in known.tests.items():
+        file = test.split("::")[0]
+        shaping = [file, *(f for f in _above(file) if f.endswith("conftest.py"))]
+        if (
+            not seeing.isdisjoint(used)
+            or not seeing.isdisjoint(shaping)
+            or not imported.isdisjoint(_packages_above(file))
+        ):
+            chosen.add(test)
     chosen.update(known.everything)
     chosen.update(known.failed)
     kept = {_function_id(t) for t in chosen if t.split("::")[0] not in files}

@@ -479,3 +479,37 @@ def test_what_a_change_runs_at_import_is_read_from_both_sides(tmp_path: Path) ->
     found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed), called)
     assert found == {"default.py", "doc.py", "attribute.py", "decorated.py", "removed.py",
                      "one_line.py", "broken.py", "called.py"}  # fmt: skip
+
+
+def test_a_function_body_change_a_package_imports_skips_the_tests_living_in_it(
+    tmp_path: Path,
+) -> None:
+    """Tests inside a package (`pkg/test_*.py`, as toolz's `toolz/tests/`) pass through its
+    `__init__.py`, which imports a module's names: a change to one of that module's function
+    bodies, which the package's import does not run, selects the tests that use it, not every
+    test living in the package (it ran all 186 of toolz's for any change to `itertoolz.py`)."""
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "pkg/__init__.py": "from pkg.core import double, half\n",
+        "pkg/core.py": "def double(n):\n    return 2 * n\n\n\ndef half(n):\n    return n // 2\n",
+        "pkg/tests/__init__.py": "",
+        "pkg/tests/test_double.py": (
+            "from pkg import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+        ),
+        "pkg/tests/test_other.py": "def test_other():\n    assert True\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "in the package\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    core = files["pkg/core.py"]
+    assert isinstance(core, str)
+    selection = _selected(repo, {"pkg/core.py": core.replace("2 * n", "n + n")})
+    assert selection.why_all is None, selection
+    assert selection.ids == ["pkg/tests/test_double.py::test_double"], selection
+    git(repo, "reset", "-q", "--hard")
+    selection = _selected(repo, {"pkg/core.py": core + "\nSCALE = 2\n"})  # runs at import
+    assert selection.ids is not None and _runs(selection, "pkg/tests/test_other.py::test_other")
