@@ -361,16 +361,18 @@ class Reach:
         self.roots = tuple({os.path.join(os.path.abspath(root), ""),
                             os.path.join(os.path.realpath(root), "")})  # fmt: skip
         self.session: set[str] = set()
-        self.at_import: dict[str, set[int]] = {}
-        """The functions that ran outside any test (a module's import, its collection, the
-        session's), by file: their first lines (``co_firstlineno``). A change to one's body
-        changes what an import runs (eyeful/importtime.py)."""
+        self.at_import: set[tuple[str, int]] = set()
+        """The functions that ran before the first test (plugins' and conftest files' imports,
+        every test module's collection), by file: their first lines (``co_firstlineno``). A
+        change to one's body changes what an import runs (eyeful/importtime.py)."""
         self.current: set[str] = self.session
         self.tool: int | None = None
         self.why: str | None = None
-        self.call: _TraceFn | None = None  # the trace function (before 3.12)
+        self.call: _TraceFn | None = None  # the trace function (before 3.12), in tests
+        self.importing: _TraceFn | None = None  # the one outside tests
         self.started: Callable[..., object] | None = None  # the PY_START callback (3.12+)
         self.testing = False  # a test runs (its setup, call, teardown)
+        self.tested = False  # a test has begun
         self.own = False  # this class sets the tracer itself
         self.sight: Sight | None = None  # what tests could see besides the code they ran
 
@@ -388,22 +390,29 @@ class Reach:
             # The module's file, not ``f_code.co_filename``: reading ``f_code`` is an audit
             # event from 3.11, and the map's audit hook (Sight) would be called for every call.
             # Code compiled from another file is seen by its ``compile``/``exec`` events.
+            reach.current.add(frame.f_globals.get("__file__") or "<>")
+
+        def importing(frame: FrameType, event: str, arg: object) -> None:
+            # Before the first test (plugins' and conftest files' imports, every test module's
+            # collection), in this thread: also the function's first line (f_lineno at its call
+            # event; not f_code, an audit event). Apart, so that the rest pays nothing for it.
             name = frame.f_globals.get("__file__") or "<>"
             reach.current.add(name)
-            if not reach.testing:  # f_lineno, not f_code (an audit event): the first line
-                reach.at_import.setdefault(name, set()).add(frame.f_lineno)
+            first((name, frame.f_lineno))
 
-        reach.call = call
-        reach._set_trace()
+        first = reach.at_import.add
+        reach.call, reach.importing = call, importing
+        reach._set_trace(importing, None)
         reach.sight = Sight.start(reach)
         return reach
 
-    def _set_trace(self) -> None:
-        """Put the trace function back where it is gone (an earlier test removed it)."""
+    def _set_trace(self, to: _TraceFn, instead: _TraceFn | None) -> None:
+        """This thread's trace function ``to`` where it is ``instead`` or gone (an earlier test
+        removed it); new threads' the map's own where theirs is gone."""
         self.own = True
         try:
-            if sys.gettrace() is None:
-                sys.settrace(self.call)
+            if sys.gettrace() in (None, instead):
+                sys.settrace(to)
             if getattr(threading, "gettrace", lambda: None)() is None:
                 threading.settrace(self.call)
         finally:
@@ -416,8 +425,8 @@ class Reach:
 
         def started(code: types.CodeType, offset: int) -> object:
             self.current.add(code.co_filename)
-            if not self.testing:
-                self.at_import.setdefault(code.co_filename, set()).add(code.co_firstlineno)
+            if not self.tested:
+                self.at_import.add((code.co_filename, code.co_firstlineno))
             return disable
 
         for tool in (4, 3, 2):
@@ -448,11 +457,11 @@ class Reach:
         """A test starts: its own files from now, the tracer put back if an earlier test removed
         it (its absence is that test's, seen when it ended)."""
         self.begin()
-        self.testing = True
+        self.testing = self.tested = True
         if self.sight is not None:
             self.sight.begin_test()
         if self.call is not None:
-            self._set_trace()
+            self._set_trace(self.call, self.importing)
         elif self.tool is not None and self.started is not None:
             monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
             if monitoring.get_tool(self.tool) is None:
@@ -541,8 +550,11 @@ class Reach:
             sys.settrace(None)
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
         line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
+        by_file: dict[str, set[int]] = {}
+        for path, first in self.at_import:
+            by_file.setdefault(path, set()).add(first)
         line["at_import"] = {
-            rel[0]: sorted(first) for path, first in self.at_import.items()
+            rel[0]: sorted(first) for path, first in by_file.items()
             if (rel := self.relative({path}))
         }  # fmt: skip
         return self.with_graph(line)
