@@ -513,3 +513,35 @@ def test_a_function_body_change_a_package_imports_skips_the_tests_living_in_it(
     git(repo, "reset", "-q", "--hard")
     selection = _selected(repo, {"pkg/core.py": core + "\nSCALE = 2\n"})  # runs at import
     assert selection.ids is not None and _runs(selection, "pkg/tests/test_other.py::test_other")
+
+
+def test_a_function_a_package_runs_in_a_thread_at_import_counts_as_its_import(
+    tmp_path: Path,
+) -> None:
+    """A function the package's `__init__.py` runs in a thread at its import (joined before
+    the tests) is part of that import: a change to its body selects the tests living in the
+    package (the thread's calls were not recorded as run at an import: a false clean)."""
+    init = (
+        "import threading\n\nfrom pkg import core\n\n\ndef _setup():\n    core.MODE = 'fast'\n"
+        "\n\n_t = threading.Thread(target=_setup)\n_t.start()\n_t.join()\n"
+    )
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "pkg/__init__.py": init,
+        "pkg/core.py": "MODE = 'slow'\n\n\ndef mode():\n    return MODE\n",
+        "pkg/tests/__init__.py": "",
+        "pkg/tests/test_a.py": "def test_a():\n    assert True\n",  # collected first
+        "pkg/tests/test_mode.py": (
+            "from pkg.core import mode\n\n\ndef test_mode():\n    assert mode() == 'fast'\n"
+        ),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "threads\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    selection = _selected(repo, {"pkg/__init__.py": init.replace("'fast'", "'slow'")})
+    assert selection.why_all is None, selection
+    assert selection.ids is not None and _runs(selection, "pkg/tests/test_mode.py::test_mode")

@@ -104,7 +104,7 @@ class Sight:
         return not (
             caller.f_globals.get("__name__") == "threading"
             and caller.f_code.co_name == "_bootstrap_inner"
-            and getattr(sys.modules.get("threading"), "_trace_hook", None) is call
+            and getattr(sys.modules.get("threading"), "_trace_hook", None) is self.reach.threads
         )
 
     def begin_test(self) -> None:

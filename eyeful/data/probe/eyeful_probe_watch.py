@@ -370,6 +370,7 @@ class Reach:
         self.why: str | None = None
         self.call: _TraceFn | None = None  # the trace function (before 3.12), in tests
         self.importing: _TraceFn | None = None  # the one outside tests
+        self.threads: _TraceFn | None = None  # new threads': either, as a test has begun
         self.started: Callable[..., object] | None = None  # the PY_START callback (3.12+)
         self.testing = False  # a test runs (its setup, call, teardown)
         self.tested = False  # a test has begun
@@ -400,8 +401,12 @@ class Reach:
             reach.current.add(name)
             first((name, frame.f_lineno))
 
+        def threads(frame: FrameType, event: str, arg: object) -> None:
+            # A thread started at an import (and joined there) runs part of that import.
+            (call if reach.tested else importing)(frame, event, arg)
+
         first = reach.at_import.add
-        reach.call, reach.importing = call, importing
+        reach.call, reach.importing, reach.threads = call, importing, threads
         reach._set_trace(importing, None)
         reach.sight = Sight.start(reach)
         return reach
@@ -414,7 +419,7 @@ class Reach:
             if sys.gettrace() in (None, instead):
                 sys.settrace(to)
             if getattr(threading, "gettrace", lambda: None)() is None:
-                threading.settrace(self.call)
+                threading.settrace(self.threads)
         finally:
             self.own = False
 
@@ -495,8 +500,8 @@ class Reach:
         """Why the tracer did not see all the test ran: removed or replaced."""
         if self.call is not None:
             gettrace: Any = getattr(threading, "gettrace", None)  # 3.10+
-            thread = gettrace() if gettrace is not None else self.call
-            if sys.gettrace() is not self.call or thread is not self.call:
+            thread = gettrace() if gettrace is not None else self.threads
+            if sys.gettrace() is not self.call or thread is not self.threads:
                 return "the tracer was removed or replaced"
         elif self.tool is not None:
             monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
