@@ -314,6 +314,18 @@ def _seeing(known: Map, changed: list[str], at_import: set[str]) -> tuple[set[st
     return _closure(seen, taken), imported
 
 
+def _called(known: Map) -> dict[str, list[int]] | None:
+    """The first lines of the functions run at an import, by file, each file's also under
+    every file it reads (the map records what a file runs by ``exec`` as the runner's)."""
+    if known.at_import is None:
+        return None
+    called = {path: list(lines) for path, lines in known.at_import.items()}
+    for reader, found in known.imports.items():
+        for path in found:
+            called.setdefault(path, []).extend(known.at_import.get(reader, ()))
+    return called
+
+
 def _closure(start: set[str], importers: dict[str, set[str]]) -> set[str]:
     """``start`` and every file that imports one of them, transitively."""
     seen = set(start)
@@ -446,7 +458,8 @@ def _by_map(
                 base.why_all = f"`{path}` is a test file outside pytest's rootdir `{known.rootdir}`"
                 return base
             files.add(path)
-    ran_at_import = at_import(repo, known.tree, tree, _python(changed, present), known.at_import)
+    ran_at_import = at_import(repo, known.tree, tree, _python(changed, present), _called(known))
+    ran_at_import |= {p for p in changed if not p.endswith(".py")}  # read by what imports it
     seeing, imported = _seeing(known, changed, ran_at_import)
     chosen = set()
     for test, used in known.tests.items():

@@ -545,3 +545,41 @@ def test_a_function_a_package_runs_in_a_thread_at_import_counts_as_its_import(
     selection = _selected(repo, {"pkg/__init__.py": init.replace("'fast'", "'slow'")})
     assert selection.why_all is None, selection
     assert selection.ids is not None and _runs(selection, "pkg/tests/test_mode.py::test_mode")
+
+
+def test_a_file_a_package_reads_or_execs_at_import_counts_as_its_import(tmp_path: Path) -> None:
+    """A data file the package's `__init__.py` reads at its import, and a settings file it runs
+    with `exec`, shape what every test living in the package sees, also the tests whose
+    module's collection did not import the package first."""
+    init = (
+        "import json\nimport pathlib\n\nfrom pkg import core\n\n"
+        "HERE = pathlib.Path(__file__).parent\n"
+        "core.MODE = json.loads((HERE / 'data.json').read_text())['mode']\n"
+        "exec(compile((HERE / 'settings.py').read_text(), str(HERE / 'settings.py'), 'exec'))\n"
+    )
+    settings = "def _level():\n    return 1\n\n\ncore.LEVEL = _level()\n"
+    files: dict[str, str | bytes] = {
+        "pyproject.toml": eyeful_config(extra='select = "affected"'),
+        "pytest.ini": PYTEST_INI,
+        "pkg/__init__.py": init,
+        "pkg/data.json": '{"mode": "fast"}\n',
+        "pkg/settings.py": settings,
+        "pkg/core.py": "MODE = LEVEL = None\n\n\ndef mode():\n    return MODE, LEVEL\n",
+        "pkg/tests/__init__.py": "",
+        "pkg/tests/test_a.py": "def test_a():\n    assert True\n",  # collected first
+        "pkg/tests/test_mode.py": (
+            "from pkg.core import mode\n\n\ndef test_mode():\n    assert mode() == ('fast', 1)\n"
+        ),
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    stage(repo, {"README.md": "reads\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
+    assert done.exit_code == 0, done
+    mode = "pkg/tests/test_mode.py::test_mode"
+    selection = _selected(repo, {"pkg/data.json": '{"mode": "slow"}\n'})
+    assert selection.why_all is not None or _runs(selection, mode), selection
+    git(repo, "reset", "-q", "--hard")
+    selection = _selected(repo, {"pkg/settings.py": settings.replace("1\n", "2\n", 1)})
+    assert selection.why_all is not None or _runs(selection, mode), selection
