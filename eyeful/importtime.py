@@ -7,12 +7,14 @@ first lines, on the map's tree). A change whose lines (on either side: what it t
 wrote) all lie in the bodies of other functions, or hold no code (blank lines, comments between
 statements), leaves the import as it was: a test whose imports only pass through a package that
 imports the file (eyeful/affected.py) sees none of it. Anything else, and a file that does not
-parse, may change every import of it.
+parse or whose coding declaration changed, may change every import of it.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 from collections.abc import Iterable, Iterator, Mapping
 
 import pygit2
@@ -42,6 +44,9 @@ def at_import(
         if old is None or new is None or old_module is None or new_module is None:
             found.add(path)  # added, deleted, not a regular file, not Python: its import changed
             continue
+        if _encoding(old) != _encoding(new):
+            found.add(path)  # a coding declaration (a comment) changes every string it makes
+            continue
         patch = pygit2.Patch.create_from(old, new, context_lines=0)
         removed: set[int] = set()  # the old file's lines the change took out or rewrote
         written: set[int] = set()  # the new file's lines it wrote
@@ -70,6 +75,14 @@ def _parse(source: bytes | None) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
+
+
+def _encoding(source: bytes) -> str:
+    """How Python decodes a source file (its BOM, its coding declaration)."""
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except SyntaxError:
+        return ""
 
 
 def _runs(module: ast.Module, ran: set[str]) -> set[int]:

@@ -583,3 +583,15 @@ def test_a_file_a_package_reads_or_execs_at_import_counts_as_its_import(tmp_path
     git(repo, "reset", "-q", "--hard")
     selection = _selected(repo, {"pkg/settings.py": settings.replace("1\n", "2\n", 1)})
     assert selection.why_all is not None or _runs(selection, mode), selection
+
+
+def test_a_changed_source_encoding_changes_what_the_import_runs(tmp_path: Path) -> None:
+    """A coding declaration is a comment that changes every string the import makes (`é`
+    read as latin-1 is `Ã©`): a change to it alone changes the import."""
+    body = "# -*- coding: utf-8 -*-\nNAME = 'é'\n"
+    repo = make_repo(tmp_path / "repo", {"m.py": body.encode()})
+    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, {"m.py": body.replace("utf-8", "latin-1").encode()})
+    new = git(repo, "write-tree").strip()
+    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, ["m.py"], {})
+    assert found == {"m.py"}
