@@ -4,7 +4,8 @@ A module's import runs its top-level code: module-level statements, class bodies
 decorators, default values, annotations and docstring, and the body of every function that code
 calls. The map's full run says which functions ran outside any test, at an import (by their
 first lines, on the map's tree). A change whose lines (on either side: what it took out, what it
-wrote) all lie in the bodies of other functions, or hold no code (blank lines, comments between
+wrote) all lie in the bodies of other functions (but their ``yield`` lines: a generator
+function is another kind of function at import), or hold no code (blank lines, comments between
 statements), leaves the import as it was: a test whose imports only pass through a package that
 imports the file (eyeful/affected.py) sees none of it. Anything else, and a file that does not
 parse or whose coding declaration changed, may change every import of it.
@@ -96,7 +97,19 @@ def _runs(module: ast.Module, ran: set[str]) -> set[int]:
         if body and name not in ran:  # from the line after the signature
             start = max(body[0].lineno, _signature_end(node) + 1)
             code.difference_update(range(start, (body[-1].end_lineno or 0) + 1))
+            code.update(_yields(node))  # whether it is a generator function shows at import
     return code
+
+
+def _yields(node: ast.AST) -> Iterator[int]:
+    """The lines of the ``yield`` expressions in a function's own scope."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            yield from range(child.lineno, (child.end_lineno or child.lineno) + 1)
+        if not isinstance(
+            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+        ):
+            yield from _yields(child)
 
 
 def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, _Function]]:

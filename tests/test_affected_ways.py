@@ -595,3 +595,25 @@ def test_a_changed_source_encoding_changes_what_the_import_runs(tmp_path: Path) 
     new = git(repo, "write-tree").strip()
     found = importtime.at_import(pygit2.Repository(str(repo)), old, new, ["m.py"], {})
     assert found == {"m.py"}
+
+
+def test_a_yield_added_to_a_function_body_changes_the_import(tmp_path: Path) -> None:
+    """A `yield` in a body makes the function a generator function, which code run at import
+    can see (`inspect.isgeneratorfunction`, a decorator choosing a wrapper): adding or
+    removing one changes the import; another change to that body does not."""
+    body = (
+        "import inspect\n\n\ndef f():\n    x = 1\n    return x\n\n\n"
+        "KIND = inspect.isgeneratorfunction(f)\n"
+    )
+    changed: dict[str, str | bytes] = {
+        "added.py": body.replace("return x", "yield x"),
+        "other.py": body.replace("x = 1", "x = 2"),
+    }
+    repo = make_repo(tmp_path / "repo", {"added.py": body, "other.py": body})
+    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, changed)
+    new = git(repo, "write-tree").strip()
+    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed), {})
+    assert found == {"added.py"}
+    back = importtime.at_import(pygit2.Repository(str(repo)), new, old, sorted(changed), {})
+    assert back == {"added.py"}  # the yield taken out
