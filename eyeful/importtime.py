@@ -36,7 +36,7 @@ def at_import(
 ) -> set[str]:
     """The paths among ``paths`` (Python files that differ between the trees) whose change may
     change what importing them runs; ``called``: the first lines of the functions that ran at
-    an import, by file, on ``old_tree`` (None: not known, the functions' bodies do not count)."""
+    an import, by file, on ``old_tree`` (None: not known, every function's body counts)."""
     old_root, new_root = tree_at(repo, old_tree), tree_at(repo, new_tree)
     found = set()
     for path in paths:
@@ -54,8 +54,12 @@ def at_import(
         for hunk in patch.hunks:
             removed.update(range(hunk.old_start, hunk.old_start + hunk.old_lines))
             written.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
-        first = set((called or {}).get(path, ()))
-        ran = {name for name, node in _functions(old_module) if _first_line(node) in first}
+        functions = [*_functions(old_module), *_functions(new_module)]
+        if called is None:  # not known: any function may run at an import
+            ran = {name for name, _ in functions}
+        else:
+            first = set(called.get(path, ()))
+            ran = {name for name, node in _functions(old_module) if _first_line(node) in first}
         if _runs(old_module, ran) & removed or _runs(new_module, ran) & written:
             found.add(path)
     return found

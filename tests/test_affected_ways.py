@@ -617,3 +617,14 @@ def test_a_yield_added_to_a_function_body_changes_the_import(tmp_path: Path) -> 
     assert found == {"added.py"}
     back = importtime.at_import(pygit2.Repository(str(repo)), new, old, sorted(changed), {})
     assert back == {"added.py"}  # the yield taken out
+
+
+def test_a_map_that_recorded_no_import_calls_counts_every_function_body(tmp_path: Path) -> None:
+    """A map that did not record which functions ran at an import (a coverage tool's) cannot
+    say a function body is not run by the import: a change to one may change it."""
+    body = "def f():\n    return 1\n\n\nX = f()\n"
+    repo = make_repo(tmp_path / "repo", {"m.py": body})
+    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, {"m.py": body.replace("return 1", "return 2")})
+    new = git(repo, "write-tree").strip()
+    assert importtime.at_import(pygit2.Repository(str(repo)), old, new, ["m.py"]) == {"m.py"}
