@@ -459,7 +459,6 @@ def _by_map(
                 return base
             files.add(path)
     ran_at_import = at_import(repo, known.tree, tree, _python(changed, present), _called(known))
-    ran_at_import |= {p for p in changed if not p.endswith(".py")}  # read by what imports it
     seeing, imported = _seeing(known, changed, ran_at_import)
     chosen = set()
     for test, used in known.tests.items():

@@ -403,7 +403,10 @@ class Reach:
 
         def threads(frame: FrameType, event: str, arg: object) -> None:
             # A thread started at an import (and joined there) runs part of that import.
-            (call if reach.tested else importing)(frame, event, arg)
+            name = frame.f_globals.get("__file__") or "<>"
+            reach.current.add(name)
+            if not reach.tested:
+                first((name, frame.f_lineno))
 
         first = reach.at_import.add
         reach.call, reach.importing, reach.threads = call, importing, threads
