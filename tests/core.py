@@ -103,6 +103,19 @@ def review(
         return _in_process(asked, Path(cwd), env)
 
 
+def record_map(repo: Path, note: str = "a project\n") -> Reviewed:
+    """A full review of a new last commit (a README line): with `select = "affected"` and no
+    map yet it runs the whole suite and records the map of that commit's tree."""
+    from tests.gitrepo import confirm, git, stage
+
+    stage(repo, {"README.md": note})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    done = review(repo, format="json", base="HEAD~1", head="HEAD")
+    assert done.exit_code == 0, done
+    return done
+
+
 def _finding_files(
     findings: Path | Sequence[Path] | Sequence[dict[str, Any]], stack: contextlib.ExitStack
 ) -> tuple[Path, ...]:

@@ -17,7 +17,7 @@ import pytest
 
 from eyeful import affected
 from tests.conftest import seal
-from tests.core import Reviewed, review
+from tests.core import Reviewed, record_map, review
 from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, stage
 
 AFFECTED = 'select = "affected"\naffected_max_age = 1'
@@ -54,15 +54,6 @@ def _ran(done: Reviewed) -> set[str]:
 def _maps(repo: Path) -> list[dict[str, object]]:
     folder = repo / ".git" / "eyeful" / "cache" / "maps"
     return [json.loads(path.read_text()) for path in sorted(folder.glob("*/*.json"))]
-
-
-def _reviewed_once(repo: Path) -> None:
-    """A full review of the repository's last commit: it records the map of its tree."""
-    stage(repo, {"README.md": "a project\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")
-    assert done.exit_code == 0, done
 
 
 def _reset(repo: Path) -> None:
@@ -113,7 +104,7 @@ def covered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 **_project(),
             },
         )  # fmt: skip
-        _reviewed_once(repo)
+        record_map(repo)
         yield repo
 
 
@@ -191,7 +182,7 @@ def rooted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 "tests/test_a.py": "def test_a_value():\n    pass\n",
             },
         )
-        _reviewed_once(repo)
+        record_map(repo)
         yield repo
 
 

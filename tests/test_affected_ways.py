@@ -28,7 +28,7 @@ from eyeful import affected, importtime
 from eyeful.cache import Cache
 from eyeful.config import load_config
 from tests.conftest import seal
-from tests.core import review
+from tests.core import record_map, review
 from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
 
 TWELVE = [f"m{n:02d}" for n in range(12)]
@@ -241,11 +241,7 @@ def mapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         seal(tmp_path_factory, mp)
         repo = make_repo(tmp_path_factory.mktemp("ways") / "repo", FILES)
-        stage(repo, {"README.md": "the ways\n"})
-        git(repo, "commit", "-q", "-m", "readme")
-        confirm(repo)
-        done = review(repo, format="json", base="HEAD~1", head="HEAD")  # no map yet: full
-        assert done.exit_code == 0, done
+        done = record_map(repo, "the ways\n")  # no map yet: full
         assert done.json["selection"]["why_all"].startswith("no map"), done.json["selection"]
         run = next(r for r in done.json["runs"] if r["name"] == "test" and r["side"] == "change")
         assert run["counts"] == {"passed": ALL}  # no test is selected for having failed
@@ -352,11 +348,7 @@ def test_a_change_to_the_package_a_test_module_lives_in_selects_its_tests(tmp_pa
         "tests/test_other.py": "def test_other():\n    pass\n",
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "colocated\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "colocated\n")
     selection = _selected(repo, {"pkg/__init__.py": init.format("slow")})
     plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
     assert "FAILED pkg/test_z.py::test_mode" in plain.stdout, plain.stdout
@@ -393,11 +385,7 @@ def test_a_deleted_module_runs_the_whole_suite(tmp_path: Path) -> None:
         ),
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "listing\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "listing\n")
     (repo / "plugins" / "b.py").unlink()
     selection = _selected(repo, {})
     plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
@@ -427,11 +415,7 @@ def test_a_module_that_ran_only_before_the_tests_runs_the_whole_suite(tmp_path: 
         ),
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "configure\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "configure\n")
     selection = _selected(
         repo, {"pkg/settings.py": 'MODE = "slow"\n', "pkg/core.py": "def one():\n    return 1\n\n"}
     )
@@ -471,12 +455,9 @@ def test_what_a_change_runs_at_import_is_read_from_both_sides(tmp_path: Path) ->
         "blank.py": "# a module\n" + body,
         "called.py": body.replace("y = x", "y = -x"),  # f ran at an import: its body counts
     }
-    repo = make_repo(tmp_path / "repo", files)
-    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    stage(repo, changed)
-    new = git(repo, "write-tree").strip()
+    git_repo, old, new = _two_trees(tmp_path, files, changed)
     called = {"called.py": [1], "body.py": [3]}  # first lines of functions run at an import
-    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed), called)
+    found = importtime.at_import(git_repo, old, new, sorted(changed), called)
     assert found == {"default.py", "doc.py", "attribute.py", "decorated.py", "removed.py",
                      "one_line.py", "broken.py", "called.py"}  # fmt: skip
 
@@ -500,11 +481,7 @@ def test_a_function_body_change_a_package_imports_skips_the_tests_living_in_it(
         "pkg/tests/test_other.py": "def test_other():\n    assert True\n",
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "in the package\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "in the package\n")
     core = files["pkg/core.py"]
     assert isinstance(core, str)
     selection = _selected(repo, {"pkg/core.py": core.replace("2 * n", "n + n")})
@@ -537,11 +514,7 @@ def test_a_function_a_package_runs_in_a_thread_at_import_counts_as_its_import(
         ),
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "threads\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "threads\n")
     selection = _selected(repo, {"pkg/__init__.py": init.replace("'fast'", "'slow'")})
     assert selection.why_all is None, selection
     assert selection.ids is not None and _runs(selection, "pkg/tests/test_mode.py::test_mode")
@@ -572,11 +545,7 @@ def test_a_file_a_package_reads_or_execs_at_import_counts_as_its_import(tmp_path
         ),
     }
     repo = make_repo(tmp_path / "repo", files)
-    stage(repo, {"README.md": "reads\n"})
-    git(repo, "commit", "-q", "-m", "readme")
-    confirm(repo)
-    done = review(repo, format="json", base="HEAD~1", head="HEAD")  # records the map
-    assert done.exit_code == 0, done
+    record_map(repo, "reads\n")
     mode = "pkg/tests/test_mode.py::test_mode"
     selection = _selected(repo, {"pkg/data.json": '{"mode": "slow"}\n'})
     assert selection.why_all is not None or _runs(selection, mode), selection
@@ -589,11 +558,9 @@ def test_a_changed_source_encoding_changes_what_the_import_runs(tmp_path: Path) 
     """A coding declaration is a comment that changes every string the import makes (`é`
     read as latin-1 is `Ã©`): a change to it alone changes the import."""
     body = "# -*- coding: utf-8 -*-\nNAME = 'é'\n"
-    repo = make_repo(tmp_path / "repo", {"m.py": body.encode()})
-    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    stage(repo, {"m.py": body.replace("utf-8", "latin-1").encode()})
-    new = git(repo, "write-tree").strip()
-    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, ["m.py"], {})
+    latin = body.replace("utf-8", "latin-1").encode()
+    git_repo, old, new = _two_trees(tmp_path, {"m.py": body.encode()}, {"m.py": latin})
+    found = importtime.at_import(git_repo, old, new, ["m.py"], {})
     assert found == {"m.py"}
 
 
@@ -609,13 +576,10 @@ def test_a_yield_added_to_a_function_body_changes_the_import(tmp_path: Path) -> 
         "added.py": body.replace("return x", "yield x"),
         "other.py": body.replace("x = 1", "x = 2"),
     }
-    repo = make_repo(tmp_path / "repo", {"added.py": body, "other.py": body})
-    old = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    stage(repo, changed)
-    new = git(repo, "write-tree").strip()
-    found = importtime.at_import(pygit2.Repository(str(repo)), old, new, sorted(changed), {})
+    git_repo, old, new = _two_trees(tmp_path, {"added.py": body, "other.py": body}, changed)
+    found = importtime.at_import(git_repo, old, new, sorted(changed), {})
     assert found == {"added.py"}
-    back = importtime.at_import(pygit2.Repository(str(repo)), new, old, sorted(changed), {})
+    back = importtime.at_import(git_repo, new, old, sorted(changed), {})
     assert back == {"added.py"}  # the yield taken out
 
 
@@ -623,8 +587,16 @@ def test_a_map_that_recorded_no_import_calls_counts_every_function_body(tmp_path
     """A map that did not record which functions ran at an import (a coverage tool's) cannot
     say a function body is not run by the import: a change to one may change it."""
     body = "def f():\n    return 1\n\n\nX = f()\n"
-    repo = make_repo(tmp_path / "repo", {"m.py": body})
+    changed: dict[str, str | bytes] = {"m.py": body.replace("return 1", "return 2")}
+    git_repo, old, new = _two_trees(tmp_path, {"m.py": body}, changed)
+    assert importtime.at_import(git_repo, old, new, ["m.py"]) == {"m.py"}
+
+
+def _two_trees(
+    tmp_path: Path, files: dict[str, str | bytes], changed: dict[str, str | bytes]
+) -> tuple[pygit2.Repository, str, str]:
+    """A repository of ``files``, its tree, and the tree with ``changed`` staged on it."""
+    repo = make_repo(tmp_path / "repo", files)
     old = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    stage(repo, {"m.py": body.replace("return 1", "return 2")})
-    new = git(repo, "write-tree").strip()
-    assert importtime.at_import(pygit2.Repository(str(repo)), old, new, ["m.py"]) == {"m.py"}
+    stage(repo, changed)
+    return pygit2.Repository(str(repo)), old, git(repo, "write-tree").strip()
