@@ -1,7 +1,9 @@
 """What a test file writes itself, for a ``fails`` text to be the test's own words: a string
 literal of the file (an assertion's message, an expected value, an f-string's text), an
 assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
-explanation repeats it), or a name an assertion uses (``mul``, ``LookupError``). An assertion
+explanation repeats it), a name an assertion uses (``mul``, ``LookupError``), or the name of a
+function or method the file calls (``cache_clear`` of ``c.get.cache_clear()``: the exception
+of a call that fails itself names it; not the call's arguments). An assertion
 is an ``assert`` statement or an assertion call (``self.assertEqual(len(w), 2)``,
 ``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and what its message
 says of a literal it compares against (``!= 2``: unittest's ``0 != 2``) or of the exception it
@@ -22,8 +24,9 @@ _OPS: dict[type[ast.cmpop], str] = {
 
 
 def written_texts(code: str) -> list[str] | None:
-    """The texts ``code`` writes (its string literals; of each assertion, each comparison with
-    a literal as ``<op> <literal>`` and the names it uses); None when it is not Python."""
+    """The texts ``code`` writes (its string literals; the names of what it calls; of each
+    assertion, each comparison with a literal as ``<op> <literal>`` and the names it uses);
+    None when it is not Python."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -34,6 +37,8 @@ def written_texts(code: str) -> list[str] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (called := _callee(node)) is not None:
+            texts.append(called)
         if isinstance(node, ast.Assert):
             texts += _compared(node.test, code)
             texts += _names(node.test)
@@ -77,6 +82,13 @@ def _assertion(node: ast.Call) -> str | None:
     if isinstance(name, str) and (name.startswith(("assert", "failUnless")) or name in _CALLED):
         return name
     return None
+
+
+def _callee(node: ast.Call) -> str | None:
+    """The name of the function or method a call calls (``cache_clear`` of
+    ``c.get.cache_clear()``): what its exception says when the call itself fails."""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
 
 def _names(node: ast.AST) -> list[str]:

@@ -173,6 +173,20 @@ def test_a_fails_text_written_only_in_a_comment_is_not_the_tests_own(tmp_path):
     assert exit_code != 1
 
 
+def test_the_name_of_a_method_the_test_calls_is_its_own_words(tmp_path):
+    # A plain call, no assertion: the change made `clear` need an argument, and the TypeError of
+    # the test's own call names it (cachetools 86352aed2b). Still a regression the quote backs.
+    cache = "class Cache:\n    def clear(self):\n        return 0\n"
+    repo = _calc_repo(tmp_path, {"cache.py": cache, "README.md": "clear empties the cache\n"})
+    stage(repo, {"cache.py": cache.replace("clear(self)", "clear(self, size)")})
+    code = "from cache import Cache\n\n\ndef test_clear():\n    Cache().clear()\n"
+    oracle = {"kind": "specified", "quote": "clear empties the cache", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "clear", oracle, "cache.py"))
+    assert found["unverified"] in (None, ""), found
+    assert (found["oracle"]["graded"], found["kind"]) == ("specified", "fail"), found
+    assert exit_code == 1
+
+
 # --- the base runs the change's tests (point 1) ---------------------------------------------
 
 NEG = "def magnitude(x):\n    if x < 0:\n        raise ValueError('no negatives')\n    return x\n"

@@ -203,14 +203,17 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert fails_text([said], code) == "cache_condition"
     code = code.replace("self.assertIs(f.cache_condition, None)", "f.cache_condition = 1")
     assert fails_text([said], code) is None  # not an assertion
-    # What stays unshown (cachetools 18e5930ced, 86352aed2b): a value a call returns is not a
-    # literal the assertion compares against; a name only a plain call uses is not an
-    # assertion's; `!= 2` is generic.
+    # A function or method the test calls is its own words: the exception its call raised
+    # names it (cachetools 86352aed2b, mined); an argument of that call is not.
+    code = "class T:\n    def test_c(self):\n        c.get.cache_clear(size)\n"
+    said = recorded("TypeError: cache_clear() missing 1 required positional argument: 'self'")
+    assert fails_text([said], code) == "cache_clear"
+    said = recorded("TypeError: bad size for cache_clear")
+    assert fails_text([said], code.replace("cache_clear(size)", "reset(cache_clear)")) is None
+    # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
+    # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"
     assert fails_text([recorded("AssertionError: () != (42,)")], code) is None
-    code = "class T:\n    def test_c(self):\n        c.get.cache_clear()\n"
-    said = recorded("TypeError: cache_clear() missing 1 required positional argument: 'self'")
-    assert fails_text([said], code) is None
     code = "class T:\n    def test_w(self):\n        self.assertEqual(len(w), 2)\n"
     assert fails_text([recorded("AssertionError: 0 != 2")], code) is None
     # The exception a test expects, as the runner says it was not raised (itsdangerous
