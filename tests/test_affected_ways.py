@@ -7,8 +7,8 @@ itself): a session fixture from a `pytest_plugins` module that an earlier test s
 constant read through another module, a package `__init__`'s re-export, an `Enum` value, a class
 attribute and a default argument, a parametrize list from a data module, a module loaded by
 name, settings run with `exec(compile(...))`, a child process (a forkserver's too), code run
-after an earlier test removed the tracer, and code run while a test swapped the tracer and put
-it back. One full review records the map; each way's change is then asked of `affected.select`
+after an earlier test removed the tracer, code run while a test swapped the tracer and put
+it back, and a report's outcome a conftest's hook decides with a module loaded earlier. One full review records the map; each way's change is then asked of `affected.select`
 directly, a few of them reviewed end to end; one plain pytest run shows that
 every change breaks its test.
 """
@@ -61,10 +61,30 @@ REGISTRY = (  # its import calls _register: a change to its body changes what th
     "_register()\n"
 )
 
+# A report's outcome decided between the test's phases by a module the conftest finds loaded
+# (imported earlier by a test module: no import of it, by name or not, in the test).
+CONFTEST = """import sys
+
+import pytest
+
+pytest_plugins = ["fixtures_plugin"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    verdicts = sys.modules.get("pkg.verdicts")
+    if call.when == "call" and verdicts is not None and verdicts.strict(item.name):
+        report.outcome, report.longrepr = "failed", "judged strict"
+"""
+
 FILES: dict[str, str | bytes] = {
     "pyproject.toml": eyeful_config(extra='select = "affected"'),
     "pytest.ini": PYTEST_INI,
-    "conftest.py": 'pytest_plugins = ["fixtures_plugin"]\n',
+    "conftest.py": CONFTEST,
+    "pkg/verdicts.py": "def strict(name):\n    return False\n",
+    "tests/test_judged.py": "def test_judged():\n    pass\n",
     "pkg/__init__.py": "",
     "pkg/service.py": 'def start():\n    return {"port": 8000}\n',
     "pkg/limits.py": "LIMIT = 10\n",
@@ -96,6 +116,7 @@ FILES: dict[str, str | bytes] = {
         "import pkg.checker\nimport pkg.child_code\nimport pkg.palette\n"
         "import pkg.plugins.greeter\nimport pkg.settings\nimport pkg.shapes\nimport pkg.sub\n"
         "import pkg.cases\nimport pkg.fork_code\nimport pkg.swapped\nimport pkg.traced\n"
+        "import pkg.verdicts\n"
         "import reg\n\n\n"
         "def test_imports():\n    pass\n"
     ),
@@ -183,7 +204,7 @@ FILES: dict[str, str | bytes] = {
     ),
     **{f"tests/test_{name}.py": _module_tests(name) for name in TWELVE},
 }
-ALL = 21 + 3 * len(TWELVE)
+ALL = 22 + 3 * len(TWELVE)
 
 
 @dataclass(frozen=True)
@@ -220,6 +241,9 @@ WAYS = [
         ("tests/test_reg.py::test_mode",)),
     Way("tracer swapped and put back", "pkg/swapped.py", "def half(n):\n    return n // 3\n",
         ("tests/test_tracer_swapped.py::test_swapped",)),
+    Way("a report a conftest's hook decides", "pkg/verdicts.py",
+        'def strict(name):\n    return name == "test_judged"\n',
+        ("tests/test_judged.py::test_judged",)),
     Way("forkserver's child", "pkg/fork_code.py",
         "import sys\n\nCODE = 1\n\n\ndef run():\n    sys.exit(CODE)\n",
         ("tests/test_forkserver_b.py::test_child_of_the_server",)),
