@@ -24,6 +24,7 @@ given.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
@@ -326,8 +327,9 @@ def _called(known: Map) -> dict[str, list[int]] | None:
     return called
 
 
-def _closure(start: set[str], importers: dict[str, set[str]]) -> set[str]:
-    """``start`` and every file that imports one of them, transitively."""
+def _closure(start: set[str], importers: Mapping[str, Iterable[str]]) -> set[str]:
+    """``start`` and every file that imports one of them, transitively (or, given the graph the
+    other way, every file one of them imports)."""
     seen = set(start)
     todo = list(seen)
     while todo:
@@ -348,17 +350,13 @@ def _reached(known: Map, test_files: set[str]) -> set[str]:
     package files above it, and all they import, transitively. Not every file of the import
     graph: it holds what was loaded before any test (a plugin's module-level code, what that
     imports), which no test's entry holds and no change to would select."""
-    seen = {f for files in known.tests.values() for f in files}
-    seen |= test_files | {f for t in test_files for f in _above(t)}
-    todo = list(seen)
-    while todo:
-        path = todo.pop()
-        for found in (known.imports.get(path, ()), known.parents.get(path, ())):
-            for target in found:
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
-    return seen
+    start = {f for files in known.tests.values() for f in files}
+    start |= test_files | {f for t in test_files for f in _above(t)}
+    forward = {
+        path: set(known.imports.get(path, ())) | set(known.parents.get(path, ()))
+        for path in known.imports.keys() | known.parents.keys()
+    }
+    return _closure(start, forward)
 
 
 def _function_id(test: str) -> str:

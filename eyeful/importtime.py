@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 import pygit2
 
-from eyeful.snapshot import blob_at, tree_at
+from eyeful.snapshot import regular_file, tree_at
 
 __all__ = ["at_import"]
 
@@ -40,7 +40,7 @@ def at_import(
     old_root, new_root = tree_at(repo, old_tree), tree_at(repo, new_tree)
     found = set()
     for path in paths:
-        old, new = _data(repo, old_root, path), _data(repo, new_root, path)
+        old, new = regular_file(repo, old_root, path), regular_file(repo, new_root, path)
         old_module, new_module = _parse(old), _parse(new)
         if old is None or new is None or old_module is None or new_module is None:
             found.add(path)  # added, deleted, not a regular file, not Python: its import changed
@@ -54,23 +54,14 @@ def at_import(
         for hunk in patch.hunks:
             removed.update(range(hunk.old_start, hunk.old_start + hunk.old_lines))
             written.update(range(hunk.new_start, hunk.new_start + hunk.new_lines))
-        functions = [*_functions(old_module), *_functions(new_module)]
         if called is None:  # not known: any function may run at an import
-            ran = {name for name, _ in functions}
+            ran = {name for module in (old_module, new_module) for name, _ in _functions(module)}
         else:
             first = set(called.get(path, ()))
             ran = {name for name, node in _functions(old_module) if _first_line(node) in first}
         if _runs(old_module, ran) & removed or _runs(new_module, ran) & written:
             found.add(path)
     return found
-
-
-def _data(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return blob_at(repo, entry.id).data if entry.type_str == "blob" else None
 
 
 def _parse(source: bytes | None) -> ast.Module | None:

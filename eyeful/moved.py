@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pygit2
 
-from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, regular_file, tree_at
 from eyeful.testids import id_path
 
 _MAX_BYTES = 1_000_000  # a test file larger than this is not parsed
@@ -30,16 +30,6 @@ def _py_files(
             blob = blob_at(repo, entry.id)
             if blob.size <= _MAX_BYTES:
                 yield f"{prefix}{entry.name}", blob.data
-
-
-def _text(repo: pygit2.Repository, tree: str, path: str) -> bytes | None:
-    try:
-        entry = tree_at(repo, tree)[path]
-    except KeyError:
-        return None
-    if entry.filemode not in REGULAR_FILE_MODES:
-        return None
-    return bytes(blob_at(repo, entry.id).data)
 
 
 def _definition(source: bytes, names: list[str]) -> str | None:
@@ -70,7 +60,7 @@ def on_base(repo: pygit2.Repository, base: str, head: str, test: str) -> str | N
         return None
     qualified, bracket, params = rest.partition("[")
     names = qualified.split("::")
-    source = _text(repo, head, path)
+    source = regular_file(repo, head, path)
     mine = _definition(source, names) if source is not None else None
     if mine is None:
         return None
@@ -83,7 +73,7 @@ def on_base(repo: pygit2.Repository, base: str, head: str, test: str) -> str | N
     if not candidates:
         return None
     # Where it left, by preference: a base file that no longer has it on the change.
-    left = [c for c in candidates if _definition(_text(repo, head, c) or b"", names) != mine]
+    left = [c for c in candidates if _definition(regular_file(repo, head, c) or b"", names) != mine]
     chosen = (left or candidates)[0]
     return f"{chosen}::{qualified}{bracket}{params}"
 

@@ -83,6 +83,21 @@ def blob_at(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Blob:
     return blob
 
 
+def regular_file(
+    repo: pygit2.Repository, tree: pygit2.Tree | str | pygit2.Oid, path: str
+) -> bytes | None:
+    """The bytes of ``path`` in ``tree`` where it is a regular file (not a directory, a symlink,
+    a submodule), else None."""
+    root = tree if isinstance(tree, pygit2.Tree) else tree_at(repo, tree)
+    try:
+        entry = root[path]
+    except KeyError:
+        return None
+    if entry.type_str != "blob" or entry.filemode not in REGULAR_FILE_MODES:
+        return None
+    return bytes(blob_at(repo, entry.id).data)
+
+
 class NotACommit(GitError):
     """The revision names an object that is no commit (a blob, a tree): nothing to fetch."""
 

@@ -22,7 +22,7 @@ from pathlib import PurePosixPath
 
 import pygit2
 
-from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, tree_at
+from eyeful.snapshot import regular_file, tree_at
 from eyeful.testids import id_path
 from eyeful.testonly import tests_only
 from eyeful.tomlcompat import tomllib
@@ -101,20 +101,16 @@ def _entry(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
 
 def read_text(repo: pygit2.Repository, tree: str, path: str) -> str | None:
     """A regular file of ``tree`` as text (UTF-8), or None."""
-    entry = _entry(tree_at(repo, tree), path)
-    if entry is None or entry.type_str != "blob" or entry.filemode not in REGULAR_FILE_MODES:
-        return None
+    data = regular_file(repo, tree, path)
     try:
-        return blob_at(repo, entry.id).data.decode("utf-8")
+        return None if data is None else data.decode("utf-8")
     except UnicodeDecodeError:
         return None
 
 
 def _text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
-    entry = _entry(tree, path)
-    if entry is None or entry.type_str != "blob" or entry.filemode not in REGULAR_FILE_MODES:
-        return None
-    return blob_at(repo, entry.id).data.decode("utf-8", "replace")
+    data = regular_file(repo, tree, path)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> set[str]:
