@@ -7,10 +7,10 @@ itself): a session fixture from a `pytest_plugins` module that an earlier test s
 constant read through another module, a package `__init__`'s re-export, an `Enum` value, a class
 attribute and a default argument, a parametrize list from a data module, a module loaded by
 name, settings run with `exec(compile(...))`, a child process (a forkserver's too), code run
-after an earlier test removed the tracer, code run while a test swapped the tracer and put
-it back, and a report's outcome a conftest's hook decides with a module loaded earlier. One full review records the map; each way's change is then asked of `affected.select`
-directly, a few of them reviewed end to end; one plain pytest run shows that
-every change breaks its test.
+after an earlier test removed the tracer, code run while a test swapped the tracer and put it
+back, and a report's outcome a conftest's hook decides with a module loaded earlier. One full
+review records the map; each way's change is then asked of `affected.select` directly, a few
+of them reviewed end to end; one plain pytest run shows that every change breaks its test.
 """
 
 from __future__ import annotations
