@@ -25,7 +25,7 @@ from eyeful.runs import Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
 from eyeful.testside import side_tree
-from eyeful.written import written_by_test
+from eyeful.written import named_as_called, only_called, written_by_test
 
 GateName = Literal[
     "runs", "not_flaky", "fails_as_claimed", "introduced", "fail_to_pass", "pass_to_pass"
@@ -140,21 +140,25 @@ def own_failure(run: Run, test: str, test_file: str | None, fails: str) -> Failu
         found = from_output(run.tail[-TAIL_CHARS:], {}, None)
         mine = [found] if found is not None else []
     cleaned = [f.model_copy(update={"text": scrub(f.text, test_file)}) for f in mine]
-    seen = [f for f in cleaned if shows(f, fails)]
+    as_call = test_file is not None and only_called(fails, test_file)
+    seen = [f for f in cleaned if shows(f, fails, as_call)]
     chosen = seen or cleaned
     return chosen[0] if chosen else None
 
 
-def shows(failure: Failure | None, fails: str) -> bool:
+def shows(failure: Failure | None, fails: str, as_call: bool = False) -> bool:
     """Whether ``failure`` shows ``fails``. A failure from a runner's record shows what it
     raised (eyeful.failures.own_words: the exception chain's types and messages), never the
     text around it (source, arguments, locals, captured output); one read from text (the
-    fallback) shows its message or its text, without the lines that repeat the test file."""
+    fallback) shows its message or its text, without the lines that repeat the test file.
+    ``as_call``: ``fails`` is the test's own only as the name of a call it makes, shown only
+    where the failure names it as called (eyeful.written.named_as_called)."""
     if failure is None:
         return False
-    if failure.source == "probe":
-        return any(fails in said for said in own_words(failure))
-    return fails in failure.message or fails in failure.text
+    said = own_words(failure) if failure.source == "probe" else [failure.message, failure.text]
+    if as_call:
+        return any(named_as_called(fails, text) for text in said)
+    return any(fails in text for text in said)
 
 
 def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> bool:
@@ -162,16 +166,18 @@ def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> b
     if run is None:
         return False
     run.failure = own_failure(run, test, test_file, fails)
-    run.fails_seen = shows(run.failure, fails) if run.status == "FAILED" else None
+    as_call = test_file is not None and only_called(fails, test_file)
+    run.fails_seen = shows(run.failure, fails, as_call) if run.status == "FAILED" else None
     return bool(run.fails_seen)
 
 
 def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list[str]:
     """The tests of ``run`` (not a file's collection error) whose own failure shows ``fails``."""
+    as_call = test_file is not None and only_called(fails, test_file)
     return sorted(
         t for t, f in (run.failures or {}).items()
         if "::" in t and _same_test(t, test)
-        and shows(f.model_copy(update={"text": scrub(f.text, test_file)}), fails)
+        and shows(f.model_copy(update={"text": scrub(f.text, test_file)}), fails, as_call)
     )  # fmt: skip
 
 

@@ -3,7 +3,9 @@ literal of the file (an assertion's message, an expected value, an f-string's te
 assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
 explanation repeats it), a name an assertion uses (``mul``, ``LookupError``), or the name of a
 function or method the file calls (``cache_clear`` of ``c.get.cache_clear()``: the exception
-of a call that fails itself names it; not the call's arguments). An assertion
+of a call that fails itself names it; not the call's arguments), which shows a failure only where
+its exception names it as what was called (:func:`named_as_called`), not as a word of another
+message (``index`` of ``list index out of range``). An assertion
 is an ``assert`` statement or an assertion call (``self.assertEqual(len(w), 2)``,
 ``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and what its message
 says of a literal it compares against (``!= 2``: unittest's ``0 != 2``) or of the exception it
@@ -14,8 +16,9 @@ Python (a Go test) is read as text."""
 from __future__ import annotations
 
 import ast
+import re
 
-__all__ = ["written_by_test", "written_texts"]
+__all__ = ["named_as_called", "only_called", "written_by_test", "written_texts"]
 
 _OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
@@ -23,10 +26,10 @@ _OPS: dict[type[ast.cmpop], str] = {
 }  # fmt: skip
 
 
-def written_texts(code: str) -> list[str] | None:
-    """The texts ``code`` writes (its string literals; the names of what it calls; of each
-    assertion, each comparison with a literal as ``<op> <literal>`` and the names it uses);
-    None when it is not Python."""
+def written_texts(code: str, calls: bool = True) -> list[str] | None:
+    """The texts ``code`` writes (its string literals; the names of what it calls, unless not
+    ``calls``; of each assertion, each comparison with a literal as ``<op> <literal>`` and the
+    names it uses); None when it is not Python."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -37,7 +40,7 @@ def written_texts(code: str) -> list[str] | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     ]
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (called := _callee(node)) is not None:
+        if calls and isinstance(node, ast.Call) and (called := _callee(node)) is not None:
             texts.append(called)
         if isinstance(node, ast.Assert):
             texts += _compared(node.test, code)
@@ -120,9 +123,26 @@ def _literal(node: ast.expr, code: str) -> str | None:
     return ast.get_source_segment(code, node)
 
 
-def written_by_test(text: str, code: str) -> bool:
-    """Whether the test file ``code`` writes ``text`` itself (see the module's docstring)."""
-    texts = written_texts(code)
+def written_by_test(text: str, code: str, calls: bool = True) -> bool:
+    """Whether the test file ``code`` writes ``text`` itself (see the module's docstring); not
+    counting the names of what it calls, unless ``calls``."""
+    texts = written_texts(code, calls)
     if texts is None:
         return text in code
     return any(text in written for written in texts if written)
+
+
+def only_called(text: str, code: str) -> bool:
+    """Whether ``text`` is the test file's own words only as (part of) the name of something it
+    calls: it then shows a failure only as :func:`named_as_called`."""
+    return written_by_test(text, code) and not written_by_test(text, code, calls=False)
+
+
+def named_as_called(name: str, said: str) -> bool:
+    """Whether the exception message ``said`` names ``name`` as a function or method that was
+    called or looked up, as Python's own messages do (``cache_clear() missing 1 required
+    positional argument``, ``Cache.clear() takes 1 positional argument``, ``has no attribute
+    'clear'``, ``cannot import name 'clear'``): not a word of other prose (``index`` of ``list
+    index out of range``, ``main`` of ``no such domain``)."""
+    n = re.escape(name)
+    return re.search(rf"(?<!\w){n}\(|(?:attribute|name) '{n}'", said) is not None

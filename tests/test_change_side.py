@@ -187,6 +187,23 @@ def test_the_name_of_a_method_the_test_calls_is_its_own_words(tmp_path):
     assert exit_code == 1
 
 
+def test_a_word_of_an_unrelated_exception_is_not_the_name_of_a_call_of_the_test(tmp_path):
+    # The change means to drop the empty last part. The test calls `got.index(...)`, which
+    # works; its subscript then fails with "list index out of range": "index" is in that
+    # message, but no call named index failed, so it is not the test's claim.
+    parts = "def parts(s):\n    return s.split(',')\n"
+    repo = _calc_repo(tmp_path, {"parts.py": parts, "README.md": "parts splits on commas\n"})
+    stage(repo, {"parts.py": parts.replace("s.split(',')", "[p for p in s.split(',') if p]")})
+    code = (
+        "from parts import parts\n\n\ndef test_parts():\n    got = parts('a,b,')\n"
+        "    first = got.index('a')\n    assert got[first + 2] == ''\n"
+    )
+    oracle = {"kind": "specified", "quote": "parts splits on commas", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "index", oracle, "parts.py"))
+    assert found["kind"] != "fail", found
+    assert exit_code != 1
+
+
 # --- the base runs the change's tests (point 1) ---------------------------------------------
 
 NEG = "def magnitude(x):\n    if x < 0:\n        raise ValueError('no negatives')\n    return x\n"

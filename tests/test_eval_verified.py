@@ -210,6 +210,10 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert fails_text([said], code) == "cache_clear"
     said = recorded("TypeError: bad size for cache_clear")
     assert fails_text([said], code.replace("cache_clear(size)", "reset(cache_clear)")) is None
+    # Only where the exception names it as called: not a word of another message.
+    code = "class T:\n    def test_r(self):\n        c.reload()\n        c.lookup(2)\n"
+    assert fails_text([recorded("LookupError: nothing to reload yet")], code) is None
+    assert fails_text([recorded("AttributeError: 'C' has no attribute 'reload'")], code) == "reload"
     # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
     # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"

@@ -12,7 +12,7 @@ import re
 from eyeful.failures import Failure, own_words
 from eyeful.gates import generic_fails_text
 from eyeful.runs import Run
-from eyeful.written import written_by_test, written_texts
+from eyeful.written import named_as_called, only_called, written_by_test, written_texts
 
 
 def failures_of(run: Run, test: str) -> list[Failure]:
@@ -68,7 +68,7 @@ def _literals(code: str) -> list[str]:
     ]
 
 
-def _usable(text: str, code: str, stem: str) -> bool:
+def _usable(text: str, code: str, stem: str, words: list[str]) -> bool:
     return (
         "\n" not in text
         and text == text.strip()
@@ -76,6 +76,8 @@ def _usable(text: str, code: str, stem: str) -> bool:
         and written_by_test(text, code)
         and not _UNSTABLE.search(text)
         and (not stem or stem not in text)
+        # the name of a call the test makes, only where the exception names it as called
+        and (not only_called(text, code) or any(named_as_called(text, said) for said in words))
     )
 
 
@@ -101,13 +103,13 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
         for number, line in enumerate(said.splitlines()):
             line = line.strip()
             lines.append(_PREFIX.sub("", line, count=1) if number == 0 else line)
-    whole = [line for line in lines if len(line) >= 8 and _usable(line, code, stem)]
+    whole = [line for line in lines if len(line) >= 8 and _usable(line, code, stem, words)]
     if whole:
         return max(whole, key=len)
     literals = [
         text
         for text in _literals(code)
-        if any(_within(text, said) for said in words) and _usable(text, code, stem)
+        if any(_within(text, said) for said in words) and _usable(text, code, stem, words)
     ]
     if literals:
         return max(literals, key=len)
@@ -116,7 +118,7 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
         for text in written_texts(code) or []
         if text.startswith(("=", "!", "<", ">", "in ", "not in ", "is "))
         and any(_within(text, said) for said in words)
-        and _usable(text, code, stem)
+        and _usable(text, code, stem, words)
     ]
     if compared:  # a plain `assert f(x) == 6`: pytest's explanation says `assert 7 == 6`
         return max(compared, key=len)
@@ -131,7 +133,7 @@ def fails_text(failures: list[Failure], code: str, stem: str = "") -> str | None
     found = [
         name
         for name in names
-        if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", code) and _usable(name, code, stem)
+        if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", code) and _usable(name, code, stem, words)
     ]
     return max(sorted(found), key=len) if found else None
 
