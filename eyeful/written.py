@@ -1,17 +1,17 @@
-"""What a test file writes itself, for a ``fails`` text to be the test's own words: a string
-literal of the file (an assertion's message, an expected value, an f-string's text), an
-assertion's comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's
-explanation repeats it), a name an assertion uses (``mul``, ``LookupError``), or the name of a
-function or method the file calls (``cache_clear`` of ``c.get.cache_clear()``: the exception
-of a call that fails itself names it; not the call's arguments), which shows a failure only where
-its exception names it as what was called (:func:`named_as_called`), not as a word of another
-message (``index`` of ``list index out of range``). An assertion
-is an ``assert`` statement or an assertion call (``self.assertEqual(len(w), 2)``,
-``assert_equal(...)``, ``pytest.raises(...)``): its arguments' names, and what its message
-says of a literal it compares against (``!= 2``: unittest's ``0 != 2``) or of the exception it
-expects (``DID NOT RAISE ValueError``, ``ValueError not raised``). Read from the file's syntax
-tree, so a comment, or a name the file only imports, is not what it writes. A file that is not
-Python (a Go test) is read as text."""
+"""What a test file writes itself, for a ``fails`` text to be the test's own words: a string literal
+of the file (an assertion's message, an expected value, an f-string's text), an assertion's
+comparison with a literal (``== 6`` of ``assert mul(2, 3) == 6``: pytest's explanation repeats
+it), a name an assertion uses (``mul``, ``LookupError``), or the name of a function or method the
+file calls (``cache_clear`` of ``c.get.cache_clear()``: the exception of a call that fails itself
+names it; not the call's arguments, nor a special method's name like ``__init__``), which shows a
+failure only where its exception names it as what was called (:func:`named_as_called`), not as a
+word of another message (``index`` of ``list index out of range``). An assertion is an ``assert``
+statement or an assertion call (``self.assertEqual(len(w), 2)``, ``assert_equal(...)``,
+``pytest.raises(...)``): its arguments' names, and what its message says of a literal it compares
+against (``!= 2``: unittest's ``0 != 2``) or of the exception it expects (``DID NOT RAISE
+ValueError``, ``ValueError not raised``). Read from the file's syntax tree, so a comment, or a
+name the file only imports, is not what it writes. A file that is not Python (a Go test) is read
+as text."""
 
 from __future__ import annotations
 
@@ -89,9 +89,15 @@ def _assertion(node: ast.Call) -> str | None:
 
 def _callee(node: ast.Call) -> str | None:
     """The name of the function or method a call calls (``cache_clear`` of
-    ``c.get.cache_clear()``): what its exception says when the call itself fails."""
+    ``c.get.cache_clear()``): what its exception says when the call itself fails; None for a
+    special method's."""
     func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    # A special method (``super().__init__()``) is not what its exception names: Python says
+    # ``Widget.__init__()`` of any ``Widget(...)``, a call the test need not have written.
+    if not isinstance(name, str) or (name.startswith("__") and name.endswith("__")):
+        return None
+    return name
 
 
 def _names(node: ast.AST) -> list[str]:

@@ -25,6 +25,7 @@ from eyeful.evaluate.runner import (
 from eyeful.evaluate.table import to_markdown
 from eyeful.failures import Failure
 from eyeful.gates import GATE_NAMES
+from eyeful.written import written_by_test
 from tests.gitrepo import PYTEST, PYTEST_INI, eyeful_config
 from tests.test_eval_mine import commit, sealed_env, sh
 
@@ -214,6 +215,15 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     code = "class T:\n    def test_r(self):\n        c.reload()\n        c.lookup(2)\n"
     assert fails_text([recorded("LookupError: nothing to reload yet")], code) is None
     assert fails_text([recorded("AttributeError: 'C' has no attribute 'reload'")], code) == "reload"
+    # A special method's name is no call the test made that failed: its `super().__init__()`
+    # is not the `Widget(1, 2)` whose `Widget.__init__() takes ...` the change's signature gave.
+    code = (
+        "class Base(W):\n    def __init__(self):\n        super().__init__()\n\n\n"
+        "def test_w():\n    Widget(1, 2)\n"
+    )
+    said = recorded("TypeError: Widget.__init__() takes 2 positional arguments but 3 were given")
+    assert fails_text([said], code) is None
+    assert not written_by_test("__init__", code)
     # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
     # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"
