@@ -140,10 +140,15 @@ def own_failure(run: Run, test: str, test_file: str | None, fails: str) -> Failu
         found = from_output(run.tail[-TAIL_CHARS:], {}, None)
         mine = [found] if found is not None else []
     cleaned = [f.model_copy(update={"text": scrub(f.text, test_file)}) for f in mine]
-    as_call = test_file is not None and only_called(fails, test_file)
+    as_call = _as_call(fails, test_file)
     seen = [f for f in cleaned if shows(f, fails, as_call)]
     chosen = seen or cleaned
     return chosen[0] if chosen else None
+
+
+def _as_call(fails: str, test_file: str | None) -> bool:
+    """Whether ``fails`` is the test file's own words only as the name of a call it makes."""
+    return test_file is not None and only_called(fails, test_file)
 
 
 def shows(failure: Failure | None, fails: str, as_call: bool = False) -> bool:
@@ -166,14 +171,14 @@ def _observe(run: Run | None, test: str, test_file: str | None, fails: str) -> b
     if run is None:
         return False
     run.failure = own_failure(run, test, test_file, fails)
-    as_call = test_file is not None and only_called(fails, test_file)
+    as_call = _as_call(fails, test_file)
     run.fails_seen = shows(run.failure, fails, as_call) if run.status == "FAILED" else None
     return bool(run.fails_seen)
 
 
 def _failing_ids(run: Run, test: str, test_file: str | None, fails: str) -> list[str]:
     """The tests of ``run`` (not a file's collection error) whose own failure shows ``fails``."""
-    as_call = test_file is not None and only_called(fails, test_file)
+    as_call = _as_call(fails, test_file)
     return sorted(
         t for t, f in (run.failures or {}).items()
         if "::" in t and _same_test(t, test)
