@@ -35,8 +35,10 @@ from pathlib import Path, PurePosixPath
 from eyeful.evaluate.runner import EvalResult
 from eyeful.evaluate.table import to_markdown
 
-PYTEST = "python -m pytest -q -p no:cacheprovider -x -o addopts='' -o 'pythonpath=src .'"
-CONFIG = f'timeout = 300\n\n[commands]\ntest = "{PYTEST}"\ntest_one = "{PYTEST} {{test}}"\n'
+PYTEST = "python -m pytest -q -p no:cacheprovider -o addopts='' -o 'pythonpath=src .'"
+# The suite stops at its first failure (-x keeps runs short); `test_one` runs one file, where -x
+# would hide what its other tests' exceptions said (mining's and the gates' evidence).
+CONFIG = f'timeout = 300\n\n[commands]\ntest = "{PYTEST} -x"\ntest_one = "{PYTEST} {{test}}"\n'
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -148,7 +148,9 @@ def named_as_called(name: str, said: str) -> bool:
     """Whether the exception message ``said`` names ``name`` as a function or method that was
     called or looked up, as Python's own messages do (``cache_clear() missing 1 required
     positional argument``, ``Cache.clear() takes 1 positional argument``, ``has no attribute
-    'clear'``, ``cannot import name 'clear'``): not a word of other prose (``index`` of ``list
-    index out of range``, ``main`` of ``no such domain``)."""
+    'clear'``, ``cannot import name 'clear'``), or a class as constructed (``Widget.__init__()
+    got an unexpected keyword argument``, of a ``Widget(...)`` call): not a word of other prose
+    (``index`` of ``list index out of range``, ``main`` of ``no such domain``)."""
     n = re.escape(name)
-    return re.search(rf"(?<!\w){n}\(|(?:attribute|name) '{n}'", said) is not None
+    called = rf"(?<![\w.]){n}\.__(?:init|new)__\(|(?<!\w){n}\(|(?:attribute|name) '{n}'"
+    return re.search(called, said) is not None

@@ -217,13 +217,24 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert fails_text([recorded("AttributeError: 'C' has no attribute 'reload'")], code) == "reload"
     # A special method's name is no call the test made that failed: its `super().__init__()`
     # is not the `Widget(1, 2)` whose `Widget.__init__() takes ...` the change's signature gave.
+    # That message names the class the test called, as constructed: `Widget` is the text
+    # (itsdangerous f966a62e4c, mined: `Serializer(..., fallback_signers=...)`).
     code = (
         "class Base(W):\n    def __init__(self):\n        super().__init__()\n\n\n"
         "def test_w():\n    Widget(1, 2)\n"
     )
     said = recorded("TypeError: Widget.__init__() takes 2 positional arguments but 3 were given")
-    assert fails_text([said], code) is None
+    assert fails_text([said], code) == "Widget"
     assert not written_by_test("__init__", code)
+    said = recorded("TypeError: Widget.__new__() got an unexpected keyword argument 'size'")
+    assert fails_text([said], code) == "Widget"
+    # Not a class the test did not call, nor a word that merely precedes a special method.
+    said = recorded("TypeError: Gadget.__init__() takes 2 positional arguments but 3 were given")
+    assert fails_text([said], code) is None
+    said = recorded("TypeError: MyWidget.__init__() takes 2 positional arguments but 3 were given")
+    assert fails_text([said], code) is None
+    said = recorded("RuntimeError: Widget.__repr__() failed")
+    assert fails_text([said], code) is None
     # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
     # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"
