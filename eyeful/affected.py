@@ -30,12 +30,13 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 import pygit2
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config
 from eyeful.importtime import at_import
+from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace, Reached
 from eyeful.results import is_pytest_command
 
@@ -48,18 +49,18 @@ MAP_VERSION = 4
 """Maps of an older probe (no import graph, no untraceable tests) are not used."""
 
 
-class Map(BaseModel):
+class Map(Model):
     """One full run's map: for each test (its id a repository path, whatever pytest's rootdir),
     the repository files it could see (eyeful.records: ``Reached``)."""
 
     tree: str
     tests: dict[str, list[str]]
-    failed: list[str] = []
-    imports: dict[str, list[str]] = {}
+    failed: list[str] = Field(default_factory=list)
+    imports: dict[str, list[str]] = Field(default_factory=dict)
     """The import graph (repository paths): the files whose namespace each file takes."""
-    parents: dict[str, list[str]] = {}
+    parents: dict[str, list[str]] = Field(default_factory=dict)
     """The packages each file's imports only pass through (their ``__init__.py`` runs)."""
-    everything: dict[str, str] = {}
+    everything: dict[str, str] = Field(default_factory=dict)
     """The tests whose run cannot be traced (a child process, the tracer removed), and why."""
     at_import: dict[str, list[int]] | None = None
     """The functions that ran outside any test (an import), by file: their first lines (None:
@@ -73,7 +74,7 @@ class Map(BaseModel):
     ``test_one`` derived from it (eyeful/focus.py)."""
 
 
-class Selection(BaseModel):
+class Selection(Model):
     """What the change's run covers: the selected ids and test files, or the whole suite (and
     why). Carried in the report (JSON, SARIF) as it is."""
 
@@ -159,10 +160,10 @@ def arguments(tests: list[str], start: str | None) -> list[str] | str:
     return given
 
 
-class _Recent(BaseModel):
+class _Recent(Model):
     """The maps recorded for changes made on a commit (a staged change's tree), newest first."""
 
-    maps: list[tuple[str, str]] = []
+    maps: list[tuple[str, str]] = Field(default_factory=list)
     """(tree, the commit the change was made on)."""
 
 

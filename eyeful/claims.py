@@ -29,9 +29,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
+from eyeful.model import Model
 
 FailureKind = Literal[
     "regression",
@@ -60,7 +61,7 @@ BLOCKING_KINDS: tuple[FailureKind, ...] = ("regression",)
 Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]
 
 
-class Incomplete(BaseModel):
+class Incomplete(Model):
     """Tests a run did not run, and why: no claim about them can stand (exit 3)."""
 
     side: Literal["change", "base"]

@@ -12,7 +12,6 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     StrictBool,
@@ -24,6 +23,7 @@ from pydantic import (
 
 from eyeful.errors import EyefulError
 from eyeful.inputfiles import exists, read_regular
+from eyeful.model import Model
 from eyeful.testids import check_template
 from eyeful.textsafe import escape_char, first_hidden, visible
 from eyeful.tomlcompat import tomllib
@@ -51,7 +51,7 @@ DEFAULT_SETUP_INPUTS = (
 )
 
 
-class Commands(BaseModel):
+class Commands(Model):
     """The project commands eyeful may run once the user confirmed them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -90,7 +90,7 @@ MAX_SECONDS = 7 * 24 * 3600
 """The longest timeout: a week. Longer (or `inf`) is no limit at all, and some clocks overflow."""
 
 
-class AgentConfig(BaseModel):
+class AgentConfig(Model):
     """`[tool.eyeful.agent]`: who plays the experts, the reproduction, fix and judge roles."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -187,7 +187,7 @@ def _relative_path(value: str, what: str) -> str:
     return value
 
 
-class Config(BaseModel):
+class Config(Model):
     """Everything eyeful reads from the project."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

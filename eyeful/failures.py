@@ -31,9 +31,10 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful.gitutil import STATE_DIR, WORKTREE_PREFIX, WORKTREES_DIR
+from eyeful.model import Model
 
 __all__ = [
     "Failure",
@@ -56,7 +57,7 @@ _MAX_LINE = 4096
 FailureKind = Literal["assertion", "exception", "collection", "crash", "timeout", "unknown"]
 
 
-class Failure(BaseModel):
+class Failure(Model):
     """One test's failure as it happened."""
 
     type: str | None = None

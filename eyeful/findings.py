@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -23,6 +22,7 @@ from pydantic import (
 
 from eyeful.errors import EyefulError
 from eyeful.inputfiles import exists, read_regular
+from eyeful.model import Model
 from eyeful.testids import check_test_id, check_test_path
 
 Severity = Literal["error", "warning", "note"]
@@ -46,7 +46,7 @@ def confined(value: str, what: str = "path") -> str:
     return str(path)
 
 
-class _Strict(BaseModel):
+class _Strict(Model):
     # Strict types: `"line": "2"` or `true` is an error naming the field, never a 2 or a 1.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 

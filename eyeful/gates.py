@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful.cache import cache_key
 from eyeful.confine import Refused
@@ -20,6 +20,7 @@ from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched
 from eyeful.implicit import through_changed_function
+from eyeful.model import Model
 from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_base
 from eyeful.runs import Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
@@ -44,13 +45,13 @@ _GENERIC = {
 }  # fmt: skip
 
 
-class Gate(BaseModel):
+class Gate(Model):
     name: GateName
     status: GateStatus = "not_reached"
     detail: str = ""
 
 
-class Verdict(BaseModel):
+class Verdict(Model):
     """What running a finding's reproduction showed."""
 
     gates: list[Gate] = Field(default_factory=lambda: [Gate(name=n) for n in GATE_NAMES])

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
 from eyeful.gates import Gate, Verdict
 from eyeful.implicit import not_runtime
+from eyeful.model import Model
 from eyeful.runs import Run
 
 Kind = Literal["fail", "review", "open"]
@@ -59,7 +60,7 @@ def is_documentation(path: str) -> bool:
 _FAIL_ORACLES = {"specified", "derived", "implicit"}
 
 
-class GradedOracle(BaseModel):
+class GradedOracle(Model):
     declared: OracleKind
     graded: OracleKind
     quote: str | None = None
@@ -75,7 +76,7 @@ class GradedOracle(BaseModel):
         return self.graded in _FAIL_ORACLES
 
 
-class ReportedFinding(BaseModel):
+class ReportedFinding(Model):
     """A finding as the report, the JSON output and SARIF carry it."""
 
     id: str

@@ -32,7 +32,9 @@ from __future__ import annotations
 import json
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from eyeful.model import Model
 
 __all__ = [
     "Captured",
@@ -87,7 +89,7 @@ RANK: dict[str, int] = {
 }
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

@@ -17,7 +17,6 @@ import re
 from typing import Literal
 
 import pygit2
-from pydantic import BaseModel
 
 from eyeful import moved
 from eyeful.claims import BLOCKING_KINDS, FailureKind
@@ -28,6 +27,7 @@ from eyeful.claims import Seen as Seen
 from eyeful.claims import decide as decide
 from eyeful.evidence import EXCERPT_LINES, module_seen
 from eyeful.failures import Failure, report_cause
+from eyeful.model import Model
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, blobs, tree_at
 from eyeful.testids import check_test_id, id_path
@@ -36,7 +36,7 @@ SUITE = "the test suite"
 _FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
 
 
-class TestFailure(BaseModel):
+class TestFailure(Model):
     """A test failing on the change, and what the base says about it."""
 
     test: str

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful import __version__
 from eyeful import mdsafe as md
@@ -24,12 +24,13 @@ from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.findingtext import finding_item
 from eyeful.focus import Focus
 from eyeful.grading import ReportedFinding
+from eyeful.model import Model
 from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
 
 
-class RoleUsage(BaseModel):
+class RoleUsage(Model):
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
@@ -40,7 +41,7 @@ class RoleUsage(BaseModel):
     )
 
 
-class SideInfo(BaseModel):
+class SideInfo(Model):
     tree: str
     commit: str | None
     label: str
@@ -51,7 +52,7 @@ class SideInfo(BaseModel):
         return cls(tree=side.tree, commit=side.commit, label=side.label, short=side.short)
 
 
-class Uncertainty(BaseModel):
+class Uncertainty(Model):
     """A line of the checklist: something eyeful could not check, and why."""
 
     text: str
@@ -63,7 +64,7 @@ class Uncertainty(BaseModel):
     )
 
 
-class Report(BaseModel):
+class Report(Model):
     """What `git eyeful --format json` prints."""
 
     eyeful: str = __version__

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
 import pygit2
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from eyeful import affected, evidence, focus, imports, isolation, records, sandbox, testrun
 from eyeful import failures as failures_
@@ -28,6 +28,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
+from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
@@ -65,7 +66,7 @@ class Silent:
         return None
 
 
-class Run(BaseModel):
+class Run(Model):
     """One command run on one tree; what the report and the cache keep of it."""
 
     side: str
