@@ -376,6 +376,7 @@ class Reach:
         self.tested = False  # a test has begun
         self.own = False  # this class sets the tracer itself
         self.sight: Sight | None = None  # what tests could see besides the code they ran
+        self.known: dict[str, str | None] = {}  # file names as :meth:`relative` gives them
 
     @classmethod
     def start(cls, root: str) -> Reach:
@@ -532,18 +533,29 @@ class Reach:
     def relative(self, files: set[str]) -> list[str]:
         if self.sight is not None:
             self.sight.seen.update(files)
+        known = self.known
         out = []
         for name in files:
-            if name.startswith((EVERYTHING, "<")):  # a mark; "<frozen os>", "<string>"
-                continue
-            path = os.path.abspath(name)
-            if "-packages" + os.sep in path:
-                continue
-            for root in self.roots:
-                if path.startswith(root):
-                    out.append(path[len(root) :].replace(os.sep, "/"))
-                    break
+            if name not in known:
+                known[name] = self._relative(name)
+            found = known[name]
+            if found is not None:
+                out.append(found)
         return sorted(out)
+
+    def _relative(self, name: str) -> str | None:
+        """``name`` relative to the root, or None: a mark, ``<frozen os>``, ``<string>``, an
+        installed package's, or outside. Asked once per file name (a test reaches the same
+        files as the one before: pytest's own, the project's)."""
+        if name.startswith((EVERYTHING, "<")):
+            return None
+        path = os.path.abspath(name)
+        if "-packages" + os.sep in path:
+            return None
+        for root in self.roots:
+            if path.startswith(root):
+                return path[len(root) :].replace(os.sep, "/")
+        return None
 
     def stop(self) -> dict[str, Any]:
         """The session's line: its files, and the import graph of every file reached
