@@ -326,7 +326,7 @@ class GateRunner:
         cannot be put on the tree."""
         trace = self.watched if side == "change" else None
         batches = parallel_map(
-            lambda _: self.runner.one(tree, side, test, extra, trace=trace),
+            lambda _: self.runner.one(tree, side, test, extra, trace=trace, from_root=True),
             list(range(self.repro_runs)),
             self.jobs,
         )
@@ -508,7 +508,9 @@ class GateRunner:
                 verdict.fix_note = "the fix edits the test, so it is not verified"
                 verdict.set("fail_to_pass", False, verdict.fix_note)
                 return
-            with_fix = self._last(self.runner.one(head, "fix", test, fixed), verdict)
+            with_fix = self._last(
+                self.runner.one(head, "fix", test, fixed, from_root=True), verdict
+            )
         except Refused as err:
             verdict.fix_note = str(err)
             verdict.set("fail_to_pass", False, str(err))

@@ -471,14 +471,16 @@ class Runner:
         each: bool = False,
         worktree: Worktree | None = None,
         trace: ChangedLines | None = None,
+        from_root: bool = False,
     ) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
-        cached: flakiness needs reruns, and a confirmation must be live."""
+        cached: flakiness needs reruns, and a confirmation must be live. ``from_root``: the ids
+        are repository paths (a finding's), not the test command's records' (:meth:`given`)."""
         how = self.alone.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
-        if how.from_test and self.alone.rootdir:
+        if how.from_test and self.alone.rootdir and not from_root:
             tests = self.given(tests, tree, extra)
         commands = how.commands(tests, each=each)
         with self._repo_lock:

@@ -447,3 +447,35 @@ def test_an_assertion_calls_words_are_what_its_runner_says():
     assert "ValueError not raised" in said("with self.assertRaisesRegex(ValueError, 'x'): f()\n")
     assert "UserWarning not triggered" in said("with self.assertWarns(UserWarning): f()\n")
     assert "DID NOT WARN" in said("with pytest.warns(UserWarning): f()\n")
+
+
+def test_a_findings_existing_test_is_the_repository_path_it_names_whatever_the_rootdir(tmp_path):
+    """The suite runs below `sub` (its rootdir), where `tests/test_area.py` is
+    `sub/tests/test_area.py`. A finding names the repository's own `tests/test_area.py`, outside
+    the suite, which the change breaks: that file is the one its gates run, not the suite's file
+    of the same path below the rootdir (which passes everywhere)."""
+    lib = "def area(w):\n    return w * w\n"
+    root_test = (
+        "from lib import area\n\n\ndef test_area():\n    assert area(3) == 9, 'area is wrong'\n"
+    )
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(f"{PYTEST} sub"),
+        "sub/pytest.ini": PYTEST_INI,
+        "sub/tests/test_area.py": "def test_area():\n    assert 'area is wrong'\n",
+        "lib.py": lib,
+        "tests/test_area.py": root_test,
+        "README.md": "area returns the area of a square of side w\n",
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"lib.py": lib.replace("w * w", "w + w")})
+    finding = _finding("", "area is wrong", {"kind": "human"}, "lib.py")
+    finding["repro"] = {
+        "path": "tests/test_area.py", "test": "tests/test_area.py::test_area",
+        "fails": "area is wrong",
+    }  # fmt: skip
+    _, found = _one_finding(repo, finding)
+    gates = {gate["name"]: gate["status"] for gate in found["gates"]}
+    assert (gates["fails_as_claimed"], gates["introduced"]) == ("pass", "pass"), found["gates"]
+    assert {run["command"].split()[-1] for run in found["runs"]} == {
+        "tests/test_area.py::test_area"
+    }

@@ -232,7 +232,7 @@ class Miner:
             if self.runner.alone.how() is None:
                 raise _Skip(self.runner.alone.why_none())
         try:
-            run = self.runner.one(str(tree), side, test)[-1]
+            run = self.runner.one(str(tree), side, test, from_root=True)[-1]
         except Refused as err:  # an id eyeful will not hand to a command: nothing to check
             raise _Skip(f"test_one cannot run {test} on {side}: {err}") from None
         if run.name != "test_one":
