@@ -204,6 +204,32 @@ def test_a_word_of_an_unrelated_exception_is_not_the_name_of_a_call_of_the_test(
     assert exit_code != 1
 
 
+def test_a_builtin_class_the_test_calls_is_not_named_by_another_classs_construction(tmp_path):
+    # The change means Shape to take no size now; the test's own stale subclass still passes
+    # one up, and Python says `object.__init__() takes exactly one argument`. The test called
+    # `object()` for a sentinel, which works (`object(1)` would say `object() takes no
+    # arguments`): no construction of the test's failed as `object`, so it is not its claim.
+    shapes = (
+        "class Shape:\n    def __init__(self, size):\n        self.size = size\n\n\n"
+        "def area(size):\n    return size * size\n"
+    )
+    repo = _calc_repo(tmp_path, {"shapes.py": shapes, "README.md": "area gives the square\n"})
+    stage(repo, {"shapes.py": (
+        "class Shape:\n    size = 1\n\n\ndef area(size):\n    return size ** 2\n"
+    )})  # fmt: skip
+    code = (
+        "from shapes import Shape, area\n\n\nclass Square(Shape):\n"
+        "    def __init__(self, side):\n        super().__init__(side)\n\n\n"
+        "def test_square():\n    missing = object()\n    assert area(2) == 4\n"
+        "    assert getattr(Square(2), 'size', missing) == 2\n"
+    )
+    oracle = {"kind": "specified", "quote": "area gives the square", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "object", oracle, "shapes.py"))
+    assert found["kind"] != "fail", found
+    assert found["unverified"].startswith("fails_as_claimed: the test's failure (TypeError: object")
+    assert exit_code != 1
+
+
 # --- the base runs the change's tests (point 1) ---------------------------------------------
 
 NEG = "def magnitude(x):\n    if x < 0:\n        raise ValueError('no negatives')\n    return x\n"
