@@ -152,9 +152,12 @@ def named_as_called(name: str, said: str) -> bool:
     'clear'``, ``cannot import name 'clear'``), or a class as constructed (``Widget.__init__()
     got an unexpected keyword argument``, of a ``Widget(...)`` call; never a builtin class,
     ``object.__init__()`` of another class's ``super().__init__(x)``): not a word of other prose
-    (``index`` of ``list index out of range``, ``main`` of ``no such domain``)."""
+    (``index`` of ``list index out of range``, ``main`` of ``no such domain``), nor a value's
+    repr (``Side(size=2)`` of ``where False = fits(2, Side(size=2))``)."""
     n = re.escape(name)
-    called = rf"(?<!\w){n}\(|(?:attribute|name) '{n}'"
+    # `cache_clear()`: Python names a call without its arguments; `Side(size=2)` is a value's
+    # repr (a dataclass's, a named tuple's) in any message, no call that failed.
+    called = rf"(?<!\w){n}\(\)|(?:attribute|name) '{n}'"
     if name not in _BUILTIN_CLASSES:
         called += rf"|(?<![\w.]){n}\.__(?:init|new)__\("
     return re.search(called, said) is not None

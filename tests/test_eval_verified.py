@@ -242,6 +242,9 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert not named_as_called("object", "object.__new__() takes exactly one argument")
     assert not named_as_called("float", "float.__new__(A): A is not a subtype of float")
     assert named_as_called("Widget", "Widget.__new__() takes exactly one argument")
+    # Nor a value's repr: Python names a call without its arguments.
+    assert not named_as_called("Side", "assert False\n +  where False = fits(2, Side(size=2))")
+    assert named_as_called("Side", "TypeError: Side() takes no arguments")
     # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
     # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"
