@@ -16,6 +16,7 @@ as text."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 
 __all__ = ["named_as_called", "only_called", "written_by_test", "written_texts"]
@@ -149,8 +150,20 @@ def named_as_called(name: str, said: str) -> bool:
     called or looked up, as Python's own messages do (``cache_clear() missing 1 required
     positional argument``, ``Cache.clear() takes 1 positional argument``, ``has no attribute
     'clear'``, ``cannot import name 'clear'``), or a class as constructed (``Widget.__init__()
-    got an unexpected keyword argument``, of a ``Widget(...)`` call): not a word of other prose
-    (``index`` of ``list index out of range``, ``main`` of ``no such domain``)."""
+    got an unexpected keyword argument``, of a ``Widget(...)`` call; never a builtin class,
+    ``object.__init__()`` of another class's ``super().__init__(x)``): not a word of other prose
+    (``index`` of ``list index out of range``, ``main`` of ``no such domain``), nor a value's
+    repr (``Side(size=2)`` of ``where False = fits(2, Side(size=2))``)."""
     n = re.escape(name)
-    called = rf"(?<![\w.]){n}\.__(?:init|new)__\(|(?<!\w){n}\(|(?:attribute|name) '{n}'"
+    # `cache_clear()`: Python names a call without its arguments; `Side(size=2)` is a value's
+    # repr (a dataclass's, a named tuple's) in any message, no call that failed.
+    called = rf"(?<!\w){n}\(\)|(?:attribute|name) '{n}'"
+    if name not in _BUILTIN_CLASSES:
+        called += rf"|(?<![\w.]){n}\.__(?:init|new)__\("
     return re.search(called, said) is not None
+
+
+# A builtin class's own construction never names its `__init__` or `__new__` (`object(1)`:
+# `object() takes no arguments`): `object.__init__() takes exactly one argument` is another
+# class's `super().__init__(x)`, `int.__new__(A)` a slot called by hand.
+_BUILTIN_CLASSES = frozenset(name for name, v in vars(builtins).items() if isinstance(v, type))

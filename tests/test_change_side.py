@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from eyeful.testside import side_paths
 from eyeful.written import written_texts
@@ -202,6 +203,65 @@ def test_a_word_of_an_unrelated_exception_is_not_the_name_of_a_call_of_the_test(
     exit_code, found = _one_finding(repo, _finding(code, "index", oracle, "parts.py"))
     assert found["kind"] != "fail", found
     assert exit_code != 1
+
+
+# The change means Shape to take no size now, and `fits` to be strict: both deliberate. The
+# reproductions below fail by them, each in a way a name the test only calls is no claim of.
+SHAPES = (
+    "class Shape:\n    def __init__(self, size):\n        self.size = size\n\n\n"
+    "def fits(box, side):\n    return side.size <= box\n"
+)
+STALE_SUBCLASS = (
+    "from types import SimpleNamespace\n\nfrom shapes import Shape, fits\n\n\n"
+    "class Square(Shape):\n    def __init__(self, side):\n        super().__init__(side)\n\n\n"
+    "def test_square():\n    missing = object()\n    assert fits(3, SimpleNamespace(size=2))\n"
+    "    assert getattr(Square(2), 'size', missing) == 2\n"
+)
+REPR_ARGUMENT = (
+    "from dataclasses import dataclass\n\nfrom shapes import fits\n\n\n@dataclass\n"
+    "class Side:\n    size: int\n\n\ndef test_fits():\n    side = Side(2)\n"
+    "    assert fits(2, side)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def stale_tests(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, dict]]:
+    repo = _calc_repo(
+        tmp_path_factory.mktemp("stale"),
+        {"shapes.py": SHAPES, "README.md": "fits tells whether a side fits a box\n"},
+    )
+    stage(repo, {"shapes.py": (
+        "class Shape:\n    size = 1\n\n\ndef fits(box, side):\n    return side.size < box\n"
+    )})  # fmt: skip
+    oracle = {"kind": "specified", "quote": "whether a side fits", "source": "README.md"}
+    findings = [
+        {**_finding(STALE_SUBCLASS, "object", oracle, "shapes.py"), "id": "object"},
+        {**_finding(REPR_ARGUMENT, "Side", oracle, "shapes.py"), "id": "repr", "line": 5},
+    ]
+    findings[1]["repro"] = {**findings[1]["repro"], "path": "tests/test_repro2.py"}
+    code, report = _review(repo, findings=findings)
+    return code, {f["id"]: f for f in report["findings"]}
+
+
+def test_a_builtin_class_the_test_calls_is_not_named_by_another_classs_construction(stale_tests):
+    # The test's own stale subclass passes a size up: `object.__init__() takes exactly one
+    # argument`. The test called `object()` for a sentinel, which works (`object(1)` would say
+    # `object() takes no arguments`): no construction of the test's failed as `object`.
+    code, found = stale_tests
+    found = found["object"]
+    assert found["kind"] != "fail", found
+    assert found["unverified"].startswith("fails_as_claimed: the test's failure (TypeError: object")
+    assert code != 1
+
+
+def test_a_class_the_test_calls_is_not_named_as_called_by_a_repr_of_its_value(stale_tests):
+    # `assert fits(2, side)` fails as the change means (`where False = fits(2, Side(size=2))`):
+    # the repr of the test's dataclass value is no call of `Side` that failed.
+    code, found = stale_tests
+    found = found["repr"]
+    assert found["kind"] != "fail", found
+    assert found["unverified"].startswith("fails_as_claimed: the test's failure (AssertionError")
+    assert code != 1
 
 
 # --- the base runs the change's tests (point 1) ---------------------------------------------

@@ -25,7 +25,7 @@ from eyeful.evaluate.runner import (
 from eyeful.evaluate.table import to_markdown
 from eyeful.failures import Failure
 from eyeful.gates import GATE_NAMES
-from eyeful.written import written_by_test
+from eyeful.written import named_as_called, written_by_test
 from tests.gitrepo import PYTEST, PYTEST_INI, eyeful_config
 from tests.test_eval_mine import commit, sealed_env, sh
 
@@ -235,6 +235,16 @@ def test_the_fails_text_is_what_the_exception_said_and_the_test_wrote():
     assert fails_text([said], code) is None
     said = recorded("RuntimeError: Widget.__repr__() failed")
     assert fails_text([said], code) is None
+    # A builtin class is never named so by its own construction (`object(1)`: `object() takes
+    # no arguments`): `object.__init__()` is another class's `super().__init__(x)`.
+    said = "TypeError: object.__init__() takes exactly one argument (the instance to initialize)"
+    assert not named_as_called("object", said)
+    assert not named_as_called("object", "object.__new__() takes exactly one argument")
+    assert not named_as_called("float", "float.__new__(A): A is not a subtype of float")
+    assert named_as_called("Widget", "Widget.__new__() takes exactly one argument")
+    # Nor a value's repr: Python names a call without its arguments.
+    assert not named_as_called("Side", "assert False\n +  where False = fits(2, Side(size=2))")
+    assert named_as_called("Side", "TypeError: Side() takes no arguments")
     # What stays unshown (cachetools 18e5930ced): a value a call returns is not a literal the
     # assertion compares against; `!= 2` is generic.
     code = "class T:\n    def test_k(self):\n        self.assertEqual(f.key(42), key2(c, 42))\n"
