@@ -145,6 +145,12 @@ def only_called(text: str, code: str) -> bool:
     return written_by_test(text, code) and not written_by_test(text, code, calls=False)
 
 
+# A builtin class's own construction never names its `__init__` or `__new__` (`object(1)`:
+# `object() takes no arguments`): `object.__init__() takes exactly one argument` is another
+# class's `super().__init__(x)`, `int.__new__(A)` a slot called by hand.
+_BUILTIN_CLASSES = frozenset(name for name, v in vars(builtins).items() if isinstance(v, type))
+
+
 def named_as_called(name: str, said: str) -> bool:
     """Whether the exception message ``said`` names ``name`` as a function or method that was
     called or looked up, as Python's own messages do (``cache_clear() missing 1 required
@@ -161,9 +167,3 @@ def named_as_called(name: str, said: str) -> bool:
     if name not in _BUILTIN_CLASSES:
         called += rf"|(?<![\w.]){n}\.__(?:init|new)__\("
     return re.search(called, said) is not None
-
-
-# A builtin class's own construction never names its `__init__` or `__new__` (`object(1)`:
-# `object() takes no arguments`): `object.__init__() takes exactly one argument` is another
-# class's `super().__init__(x)`, `int.__new__(A)` a slot called by hand.
-_BUILTIN_CLASSES = frozenset(name for name, v in vars(builtins).items() if isinstance(v, type))
