@@ -31,3 +31,11 @@ def handle_interrupts() -> None:
     for sig in SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN:
             signal.signal(sig, interrupted)
+
+
+def decided() -> None:
+    """The exit code is decided (the report is being written): an interrupt from now on changes
+    nothing. SIG_IGN, not a Python handler, which the interpreter's finalization would put back
+    to the default. One that came before this call still interrupts here, before any output."""
+    for sig in SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)

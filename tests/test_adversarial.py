@@ -393,6 +393,65 @@ def test_an_interrupt_at_any_time_is_one_line_and_exit_130(repo, signals):
         git(repo, "worktree", "prune")
 
 
+def _full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is already full: whoever writes to it waits until it is read."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: the smallest buffer, one page
+    os.set_blocking(write_end, False)
+    try:
+        while True:
+            os.write(write_end, b"#" * 512)
+    except BlockingIOError:
+        pass
+    os.set_blocking(write_end, True)
+    return read_end, write_end
+
+
+def _writing_to_stdout(pid: int) -> bool:
+    """The process waits in a `write` (syscall 1) to its stdout (fd 1)."""
+    try:
+        return Path(f"/proc/{pid}/syscall").read_text().startswith("1 0x1 ")
+    except OSError:
+        return False
+
+
+def test_an_interrupt_while_the_report_is_written_keeps_the_reviews_exit_code(repo):
+    """Once the report is being written the exit code is decided: an interrupt then (the reader
+    was slow) neither cuts the report short nor turns the verdict into exit 130."""
+    script = Path(sys.executable).parent / "git-eyeful"
+    before = user_state(repo)
+    read_end, write_end = _full_pipe()
+    proc = subprocess.Popen(
+        [str(script)],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    os.close(write_end)
+    try:
+        deadline = time.monotonic() + 240
+        while not _writing_to_stdout(proc.pid):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGINT)
+    finally:
+        with os.fdopen(read_end, "rb") as reader:
+            out = reader.read()[4096:].decode()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.wait(timeout=60) == 1, err
+    assert err == ""
+    assert out.startswith("**eyeful: blocking"), out[:200]
+    assert out.rstrip().endswith("</sub>"), out[-200:]
+    assert user_state(repo) == before
+
+
 # The eval's ablation is the eval's ---------------------------------------------------------------
 
 

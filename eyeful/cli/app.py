@@ -21,6 +21,7 @@ from eyeful.cli.progress import RichProgress
 from eyeful.cli.reviewcmd import (
     ReviewOptions,
     describe_commands,
+    emit,
     fail,
     guarded,
     interactive,
@@ -313,7 +314,7 @@ def demo(
         raise _fail(str(err), err.exit_code) from None
     except KeyboardInterrupt:
         raise _fail("interrupted", EXIT_INTERRUPTED) from None
-    print(text, end="")
+    emit(text)
     stderr.say(
         f"(On a real change `git eyeful` would exit {code} here; the demo itself succeeded.)"
     )

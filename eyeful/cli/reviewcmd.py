@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from eyeful import reaper
+from eyeful import interrupts, reaper
 from eyeful.cli.precommit import confirm_hint
 from eyeful.cli.progress import RichProgress
 from eyeful.cli.terminal import Stderr, ask_yes_no
@@ -56,8 +56,10 @@ class ReviewOptions:
 
 
 def emit(text: str) -> None:
-    """The report on stdout. A reader that went away (`git eyeful | head -1`) changes nothing:
-    the review's exit code stands."""
+    """The report on stdout, whole: from here an interrupt (a slow reader, a late Ctrl-C) changes
+    nothing, and a reader that went away (`git eyeful | head -1`) neither: the review's exit code
+    stands."""
+    interrupts.decided()
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
