@@ -23,7 +23,8 @@ again).
 
 The map's recording cost: the test command run with eyeful's probe loaded, the map on against
 off (as a review that selects runs it against one that does not), --repeat times each,
-alternating, in CPU time of the child processes.
+alternating, in CPU time of the child processes; the map on again with the parsed sources of
+its import graph kept from an earlier run (what a review's cache holds), in brackets.
 
 Never touches the real user's configuration (HOME, XDG_CONFIG_HOME point into the temp dir).
 A measurement, not a test: exit 0 unless it breaks.
@@ -101,7 +102,12 @@ class Mutant:
     after: str
 
 
+_PYTHON: list[str] = []  # --python
+
+
 def _python() -> str:
+    if _PYTHON:
+        return _PYTHON[0]
     venv = PROJECT / ".venv" / "bin" / "python"
     return str(venv) if venv.exists() else sys.executable
 
@@ -343,22 +349,32 @@ def measure(project: Project, mutant: Mutant, text: str, root: Path) -> dict[str
     return result
 
 
-def cost(project: Project, repeat: int, root: Path) -> tuple[list[float], list[float]]:
-    """CPU seconds of the test command with the probe loaded, map off and on, alternating."""
-    off: list[float] = []
-    on: list[float] = []
+def cost(project: Project, repeat: int, root: Path) -> dict[str, list[float]]:
+    """CPU seconds of the test command with the probe loaded, alternating: map off, map on
+    (``on``: the first run, no parsed sources kept) and map on with the parsed sources a
+    review's cache keeps (``warm``: a run before fills it, untimed)."""
+    times: dict[str, list[float]] = {"off": [], "on": [], "warm": []}
+    kept = Path(tempfile.mkdtemp(dir=root)) / "imports.json"
+    _probed(project, root, kept)  # fills the kept parse
     for _ in range(repeat):
-        for mapped, into in ((False, off), (True, on)):
-            probe = Path(tempfile.mkdtemp(dir=root))
-            extra = pytest_records.plugin_env(probe, project.env)
-            if mapped:
-                extra[pytest_records.MAP_VAR] = str(project.repo)
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run(shlex.split(PYTEST), cwd=project.repo, env={**project.env, **extra},
-                           capture_output=True, check=False)  # fmt: skip
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            into.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return off, on
+        for kind in times:
+            imports = kept if kind == "warm" else None
+            times[kind].append(_probed(project, root, imports, mapped=kind != "off"))
+    return times
+
+
+def _probed(project: Project, root: Path, imports: Path | None, *, mapped: bool = True) -> float:
+    probe = Path(tempfile.mkdtemp(dir=root))
+    extra = pytest_records.plugin_env(probe, project.env)
+    if mapped:
+        extra[pytest_records.MAP_VAR] = str(project.repo)
+    if imports is not None:
+        extra[pytest_records.IMPORTS_VAR] = str(imports)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(shlex.split(PYTEST), cwd=project.repo, env={**project.env, **extra},
+                   capture_output=True, check=False)  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def review_cost(project: Project, repeat: int) -> tuple[list[float], list[float]]:
@@ -404,7 +420,8 @@ def table(results: list[dict], costs: dict[str, dict]) -> str:
         tests = sum(r["selected_tests"] for r in rows) / sum(r["tests"] for r in rows)
         share = sum(r["selected_time"] for r in rows) / len(rows)
         c = costs.get(name)
-        ratio = f"{c['ratio']:.2f}x" if c else "-"
+        warm = f" ({c['warm_ratio']:.2f}x)" if c and "warm_ratio" in c else ""
+        ratio = f"{c['ratio']:.2f}x{warm}" if c else "-"
         lines.append(
             f"| {name} | {len(rows)} | {len(rows) - len(done)} | {len(killed)} | {failing} "
             f"| {missed} | {unseen} | {whole} | {tests:.1%} | {share:.1%} | {ratio} |"
@@ -439,8 +456,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="where results.jsonl goes (default: a temp dir)")
     parser.add_argument("--costs-only", action="store_true",
                         help="only the map's cost: the test command's and a review's")  # fmt: skip
+    parser.add_argument(
+        "--python",
+        help="a virtualenv's python with eyeful installed "
+        "(another Python version; default: this project's .venv)",
+    )
     parser.add_argument("--table", type=Path, help="print the table of an earlier run's OUT")
     args = parser.parse_args()
+    if args.python:
+        _PYTHON.append(args.python)
     if args.table:
         _report(args.table)
         return 0
@@ -459,8 +483,10 @@ def main() -> int:
             path, _, count = rest.rpartition(":") if rest.rpartition(":")[2].isdigit() else (
                 rest, "", "70")  # fmt: skip
             project = prepare(name, path, root)
-            off, on = cost(project, args.repeat, root)
-            costs[name] = {"off": off, "on": on, "ratio": min(on) / min(off)}
+            times = cost(project, args.repeat, root)
+            off = min(times["off"])
+            costs[name] = {**times, "ratio": min(times["on"]) / off,
+                           "warm_ratio": min(times["warm"]) / off}  # fmt: skip
             if args.costs_only:
                 r_off, r_on = review_cost(project, args.repeat)
                 costs[name].update(review_off=r_off, review_on=r_on,

@@ -38,6 +38,14 @@ class Cache:
         """When given, every entry served is appended with the digest of what was read (a replayed
         review checks they are intact: eyeful/cli/replay.py)."""
 
+    def shared_file(self, name: str) -> Path | None:
+        """A file that a command eyeful runs reads and writes itself, whole (the probe's parsed
+        sources: eyeful_probe_deps.Imports); None for `--no-cache`."""
+        if not self.read:
+            return None
+        self.root.mkdir(parents=True, exist_ok=True)
+        return self.root / f"{name}.json"
+
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
 

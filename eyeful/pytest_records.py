@@ -20,6 +20,8 @@ from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
 MAP_VAR = "EYEFUL_PROBE_MAP"
+IMPORTS_VAR = "EYEFUL_PROBE_IMPORTS"
+"""With MAP_VAR: the file where the probe keeps the parsed sources of the map's import graph."""
 SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 FD_VAR = "EYEFUL_PROBE_FD"
 """Under the sandbox: the places the run may write (os.pathsep-joined); the probe records what
@@ -74,6 +76,7 @@ def plugin_env(
         FD_VAR: record or "",
         TRACE_VAR: "",  # traced only when asked (eyeful/testrun.py)
         MAP_VAR: "",  # mapped only when asked (a full suite run: eyeful/affected.py)
+        IMPORTS_VAR: "",
         SANDBOX_VAR: "",
         LOADER_VAR: "",
     }

@@ -627,4 +627,5 @@ class Runner:
         return testrun.attempt(
             given, worktree.path, env, self.tmp_dir, self.config.timeout,
             sections=report is None, trace=trace, jail=jail, reach=reach,
+            imports=self.cache.shared_file("imports") if reach else None,
         )  # fmt: skip

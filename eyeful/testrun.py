@@ -102,18 +102,20 @@ def attempt(
     trace: Mapping[str, Iterable[int]] | None = None,
     jail: Jail | None = None,
     reach: bool = False,
+    imports: Path | None = None,
 ) -> Attempt:
     """Run ``given`` in ``cwd`` with the probe loaded; ``sections``: keep each failure's section
     of the output (for a run with no record and no JUnit report); ``trace``: the lines (by path
     in ``cwd``) whose running the probe records (eyeful/hunks.py); ``reach``: record which files
-    each test ran (the map of eyeful/affected.py).
+    each test ran (the map of eyeful/affected.py), keeping the parsed sources of its import graph
+    in ``imports`` (a cache).
 
     A command that sets PYTHONPATH itself gets the probe's loader in ``cwd`` (eyeful/
     probeload.py), also when its pytest could not load the probe without it; where even that
     does not reach it, it runs without the probe, asked for a JUnit report of each test."""
     run = _Runner(given, cwd, env, tmp_dir, timeout, sections, jail)
     try:
-        extra = run.probe_env(trace, reach)
+        extra = run.probe_env(trace, reach, imports)
         loader = probeload.sets_pythonpath(run.actual) and not probeload.venv_route(env)
         done = run.probed(extra, loader)
         if _not_loaded(done.why_text) and not loader:
@@ -141,7 +143,9 @@ class _Runner:
         tmp_dir.mkdir(parents=True, exist_ok=True)
         self.probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=tmp_dir))
 
-    def probe_env(self, trace: Mapping[str, Iterable[int]] | None, reach: bool) -> dict[str, str]:
+    def probe_env(
+        self, trace: Mapping[str, Iterable[int]] | None, reach: bool, imports: Path | None = None
+    ) -> dict[str, str]:
         probe_dir, cwd = self.probe_dir, self.cwd
         probe_env = pytest_records.plugin_env(
             probe_dir, self.env, addopts="PYTEST_PLUGINS" in self.actual
@@ -160,6 +164,8 @@ class _Runner:
             probe_env[pytest_records.TRACE_VAR] = str(spec)
         elif reach:
             probe_env[pytest_records.MAP_VAR] = str(cwd)
+            if imports is not None:
+                probe_env[pytest_records.IMPORTS_VAR] = str(imports)
         return probe_env
 
     def _run(

@@ -335,3 +335,50 @@ def test_a_test_one_that_runs_one_test_per_command_runs_the_whole_suite(tmp_path
     )
     assert chosen.ids is None
     assert chosen.why_all == "`test_one` runs one test per command, not a plain pytest"
+
+
+# The import graph's parsed sources are kept between runs (a cache: it only saves the parse).
+
+
+def _imports_cache(repo: Path) -> Path:
+    return repo / ".git" / "eyeful" / "cache" / "imports.json"
+
+
+def _graph(repo: Path) -> dict[str, object]:
+    (entry,) = _maps(repo)
+    graph = entry["imports"]
+    assert isinstance(graph, dict), entry
+    return graph
+
+
+def _mapped_repo(where: Path, cache: str | None = None) -> Path:
+    repo = make_repo(where, {"pyproject.toml": eyeful_config(extra=AFFECTED),
+                             "pytest.ini": "[pytest]\npythonpath = .\n", **_project()})  # fmt: skip
+    if cache is not None:
+        _imports_cache(repo).parent.mkdir(parents=True)
+        _imports_cache(repo).write_text(cache)
+    record_map(repo)
+    return repo
+
+
+def test_the_parsed_sources_are_kept_and_a_damaged_cache_changes_no_map(tmp_path: Path) -> None:
+    import hashlib
+    import sys
+
+    cold = _mapped_repo(tmp_path / "cold")
+    kept = json.loads(_imports_cache(cold).read_text())
+    source = (cold / "tests" / "test_b.py").read_bytes()
+    key = "%d.%d:" % sys.version_info[:2] + hashlib.sha256(source).hexdigest()
+    assert kept[key] == [["from", "pkg", 0, ["b"]]]
+    assert "pkg/b.py" in _graph(cold)["tests/test_b.py"]  # type: ignore[operator]
+    # Warm (the cache of another repository: by content), damaged, or of other shapes: the same.
+    bad = {key: [["from", "pkg", "0", ["b"]]], "x": [["import"]], "y": "pkg"}
+    for name, cache in (("warm", json.dumps(kept)), ("damaged", "{not json"),
+                        ("shapes", json.dumps(bad))):  # fmt: skip
+        repo = _mapped_repo(tmp_path / name, cache)
+        assert _graph(repo) == _graph(cold), name
+        assert json.loads(_imports_cache(repo).read_text()) == kept, name
+    # What the cache holds is what the graph uses: the parse is not done again.
+    forged = {**kept, key: [["from", "pkg", 0, ["a", "b"]]]}
+    repo = _mapped_repo(tmp_path / "forged", json.dumps(forged))
+    assert "pkg/a.py" in _graph(repo)["tests/test_b.py"]  # type: ignore[operator]

@@ -256,7 +256,8 @@ def test_the_probe_ships_in_the_package_alone():
         "eyeful_probe_watch.py",
     ]
     # stdlib and pytest only (and its own watchers): it runs in the project's own environment
-    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_watch"}),
+    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_deps",
+                                               "eyeful_probe_watch"}),
                           ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_deps",
                                                    "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", {"eyeful_probe_deps"}),

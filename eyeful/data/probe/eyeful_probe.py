@@ -100,6 +100,7 @@ from typing import Any
 
 import pytest
 from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import Imports  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
@@ -108,6 +109,7 @@ _TRACE_VAR = "EYEFUL_PROBE_TRACE"
 _SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
 _MAP_VAR = "EYEFUL_PROBE_MAP"
 _LOADER_VAR = "EYEFUL_PROBE_LOADER"
+_IMPORTS_VAR = "EYEFUL_PROBE_IMPORTS"
 _WORKER_KEY = "eyeful_probe"  # xdist's workerinput: what the controller hands its workers
 
 
@@ -116,7 +118,7 @@ def _take_environment() -> dict[str, str]:
     PYTEST_PLUGINS: before any conftest.py or test module): the code under test never finds
     where the record is, and a pytest started by a test records nothing."""
     taken: dict[str, str] = {}
-    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR, _LOADER_VAR):
+    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR, _LOADER_VAR, _IMPORTS_VAR):
         value = os.environ.pop(name, None)
         if value:
             taken[name] = value
@@ -177,6 +179,7 @@ def pytest_configure(config: pytest.Config) -> None:
             probe.tracer = Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
+            Imports.cache_file = env.get(_IMPORTS_VAR)
             probe.reach = watch(config, env[_MAP_VAR], probe)
             if getattr(probe.reach, "sight", None) is not None:
                 config.pluginmanager.register(_Fixtures(probe.reach), "eyeful_probe_fixtures")

@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH109, PTH112, PTH113, PTH118, PTH120, PTH123
+# ruff: noqa: PTH100, PTH105, PTH108, PTH109, PTH112, PTH113, PTH118, PTH120, PTH123
 # (os.path, not pathlib: this runs in any project's Python)
 """What a repository file could see without running any of its code: the repository files it
 imports, read from its source (``ast``): every ``import`` and ``from ... import`` in it, inside
@@ -13,8 +13,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from types import FrameType
@@ -253,6 +255,13 @@ class Imports:
                 search.append(path)
         self.search = search
         self.files: dict[str, str | None] = {}
+        self.known: dict[str, list[Any]] | None = None  # read from cache_file when first needed
+        self.used: dict[str, list[Any]] = {}
+        self.fresh = False  # a source was parsed that the cache did not hold
+
+    cache_file: str | None = None
+    """Where the parsed sources are kept between runs (EYEFUL_PROBE_IMPORTS: eyeful's cache),
+    set by eyeful_probe for its process."""
 
     def _mine(self, path: object) -> str | None:
         if not isinstance(path, str) or not path.endswith(".py"):
@@ -276,45 +285,76 @@ class Imports:
             found, passed = self.imports_of(path)
             full[path], parents[path] = found, passed - found
             todo.extend(f for f in found | passed if f not in full)
+        self.save()
         return full, parents
 
     def imports_of(self, path: str) -> tuple[set[str], set[str]]:
         """The files whose namespace ``path`` takes, and the packages it only passes through."""
-        try:
-            with open(path, "rb") as file:
-                tree = ast.parse(file.read(), path)
-        except Exception:  # unreadable, not Python, too deep: what it imports is not known
-            return set(), set()
         found: set[str] = set()
         passed: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    found |= self.module(alias.name)
-            elif isinstance(node, ast.ImportFrom):
-                self._from(path, node, found, passed)
-            elif isinstance(node, ast.Call):
-                name = _literal_load(node)
-                if name:  # the module itself is returned: its packages are passed through
-                    own = self.module(name, parents=False)
-                    found |= own
-                    passed |= self.module(name) - own
+        for entry in self.parsed(path):
+            if entry[0] == "import":
+                found |= self.module(entry[1])
+            elif entry[0] == "from":
+                self._from(path, entry[1], entry[2], entry[3], found, passed)
+            else:  # a literal load: the module itself is returned, its packages passed through
+                own = self.module(entry[1], parents=False)
+                found |= own
+                passed |= self.module(entry[1]) - own
         found.discard(path)
         passed.discard(path)
         return found, passed
 
-    def _from(self, path: str, node: ast.ImportFrom, found: set[str], passed: set[str]) -> None:
-        names = [a.name for a in node.names]
-        if not node.level:
-            base = node.module or ""
-            own = self.module(base, parents=False)
-            passed |= self.module(base) - own
-            subs = [self.module(f"{base}.{name}", parents=False) for name in names]
+    def parsed(self, path: str) -> list[Any]:
+        """The import statements of ``path``'s source, unresolved: ``["import", name]``,
+        ``["from", module, level, [name, ...]]``, ``["load", name]`` (a literal
+        ``import_module``/``__import__``); none where it is unreadable or not Python. Kept by
+        the source's digest (and this Python's version: its grammar) in :attr:`cache_file`."""
+        try:
+            with open(path, "rb") as file:
+                source = file.read()
+        except OSError:
+            return []
+        key = _GRAMMAR + hashlib.sha256(source).hexdigest()
+        if self.known is None:
+            self.known = _read_cache(self.cache_file)
+        entries = self.known.get(key)
+        if entries is None:
+            try:
+                entries = _entries(ast.parse(source, path), source)
+            except Exception:  # not Python, too deep: what it imports is not known
+                entries = []
+            self.fresh = True
+        self.used[key] = entries
+        return entries
+
+    def save(self) -> None:
+        """The parsed sources of this run in :attr:`cache_file`, when any was new (written
+        whole, by rename; where it cannot be written, the next run parses again)."""
+        if not self.fresh or not self.cache_file:
+            return
+        temporary = f"{self.cache_file}.{os.getpid()}.tmp"
+        try:
+            with open(temporary, "w", encoding="utf-8") as file:
+                json.dump(self.used, file)
+            os.replace(temporary, self.cache_file)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+    def _from(
+        self, path: str, module: str, level: int, names: list[str], found: set[str],
+        passed: set[str],
+    ) -> None:  # fmt: skip
+        if not level:
+            own = self.module(module, parents=False)
+            passed |= self.module(module) - own
+            subs = [self.module(f"{module}.{name}", parents=False) for name in names]
         else:
             folder = os.path.dirname(path)
-            for _ in range(node.level - 1):
+            for _ in range(level - 1):
                 folder = os.path.dirname(folder)
-            parts = node.module.split(".") if node.module else []
+            parts = module.split(".") if module else []
             for n in range(len(parts)):  # the packages on the way
                 passed |= self._at(os.path.join(folder, *parts[:n]), init_only=True)
             own = self._at(os.path.join(folder, *parts))
@@ -380,6 +420,77 @@ class Imports:
             for folder in self._folders(head)
             if os.path.isdir(os.path.join(folder, tail))
         ][:1]
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_GRAMMAR = "%d.%d:" % sys.version_info[:2]  # noqa: UP031
+
+
+def _read_cache(path: str | None) -> dict[str, list[Any]]:
+    """The parsed sources kept by earlier runs: only entries of the shape :func:`_entries`
+    writes; anything else (damaged, another version's) is parsed again."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        key: entries for key, entries in data.items()
+        if isinstance(entries, list) and all(_well_formed(e) for e in entries)
+    }  # fmt: skip
+
+
+def _well_formed(entry: object) -> bool:
+    if not isinstance(entry, list) or not entry:
+        return False
+    kind = entry[0]
+    if kind in ("import", "load"):
+        return len(entry) == 2 and isinstance(entry[1], str)
+    return (
+        kind == "from" and len(entry) == 4 and isinstance(entry[1], str)
+        and type(entry[2]) is int and entry[2] >= 0 and isinstance(entry[3], list)
+        and all(isinstance(name, str) for name in entry[3])
+    )  # fmt: skip
+
+
+def _entries(tree: ast.AST, source: bytes) -> list[Any]:
+    """The import statements of a module's syntax tree (:meth:`Imports.parsed`). Only the
+    statements are walked unless the source names a loader: the walk over every node costs
+    several times the parse."""
+    # A name outside ASCII may normalize to a loader's (NFKC): then every node is read.
+    loads = not source.isascii() or any(name.encode() in source for name in _LOADERS)
+    entries: list[Any] = []
+    for node in ast.walk(tree) if loads else _statements(tree):
+        if isinstance(node, ast.Import):
+            entries.extend(["import", alias.name] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names]
+            entries.append(["from", node.module or "", node.level or 0, names])
+        elif isinstance(node, ast.Call):
+            name = _literal_load(node)
+            if name:
+                entries.append(["load", name])
+    return entries
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement in ``tree``, at any depth (function and class bodies, ``if``, ``try``,
+    ``with``, ``match``...), without the expressions: an ``import`` is a statement, and the
+    walk over every node costs several times the parse."""
+    found: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo.extend(child for child in block if isinstance(child, ast.AST))
+    return found
 
 
 def _literal_load(node: ast.Call) -> str | None:
