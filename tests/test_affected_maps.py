@@ -368,7 +368,8 @@ def test_the_parsed_sources_are_kept_and_a_damaged_cache_changes_no_map(tmp_path
     cold = _mapped_repo(tmp_path / "cold")
     kept = json.loads(_imports_cache(cold).read_text())
     source = (cold / "tests" / "test_b.py").read_bytes()
-    key = "%d.%d:" % sys.version_info[:2] + hashlib.sha256(source).hexdigest()
+    major, minor = sys.version_info[:2]
+    key = f"1:{major}.{minor}:" + hashlib.sha256(source).hexdigest()
     assert kept[key] == [["from", "pkg", 0, ["b"]]]
     assert "pkg/b.py" in _graph(cold)["tests/test_b.py"]  # type: ignore[operator]
     # Warm (the cache of another repository: by content), damaged, or of other shapes: the same.

@@ -309,7 +309,7 @@ class Imports:
         """The import statements of ``path``'s source, unresolved: ``["import", name]``,
         ``["from", module, level, [name, ...]]``, ``["load", name]`` (a literal
         ``import_module``/``__import__``); none where it is unreadable or not Python. Kept by
-        the source's digest (and this Python's version: its grammar) in :attr:`cache_file`."""
+        the source's digest (:data:`_GRAMMAR` first) in :attr:`cache_file`."""
         try:
             with open(path, "rb") as file:
                 source = file.read()
@@ -423,7 +423,9 @@ class Imports:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-_GRAMMAR = "%d.%d:" % sys.version_info[:2]  # noqa: UP031
+_GRAMMAR = "1:%d.%d:" % sys.version_info[:2]  # noqa: UP031
+"""A cache key's prefix: the entries' format (a later probe that reads more of a source, or
+writes it otherwise, counts it up), and this Python's version (its grammar)."""
 
 
 def _read_cache(path: str | None) -> dict[str, list[Any]]:
