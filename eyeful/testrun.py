@@ -164,7 +164,7 @@ class _Runner:
             probe_env[pytest_records.TRACE_VAR] = str(spec)
         elif reach:
             probe_env[pytest_records.MAP_VAR] = str(cwd)
-            if imports is not None:
+            if imports is not None and self.jail is None:  # the sandbox keeps it read-only
                 probe_env[pytest_records.IMPORTS_VAR] = str(imports)
         return probe_env
 

@@ -383,3 +383,127 @@ def test_the_parsed_sources_are_kept_and_a_damaged_cache_changes_no_map(tmp_path
     forged = {**kept, key: [["from", "pkg", 0, ["a", "b"]]]}
     repo = _mapped_repo(tmp_path / "forged", json.dumps(forged))
     assert "pkg/a.py" in _graph(repo)["tests/test_b.py"]  # type: ignore[operator]
+
+
+# Attacks on the statements-only walk and the kept parse (an adversarial pass).
+
+HELPERS = {
+    # The plain spelling: the loader's name is in the source's bytes.
+    "plain": 'def value():\n    return __import__("pkg.consts", None, None, ["VALUE"]).VALUE\n',
+    # The same code, its source in an ASCII-only encoding that spells the name otherwise.
+    "escaped": (
+        "# coding: unicode_escape\n"
+        'def value():\n    return \\x5f_import__("pkg.consts", None, None, ["VALUE"]).VALUE\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(HELPERS))
+def test_a_module_loaded_by_a_literal_name_is_in_the_graph_however_its_source_is_encoded(
+    tmp_path: Path, spelling: str
+) -> None:
+    """`pkg.helper` reads `pkg.consts` through `__import__("pkg.consts")` when its test runs;
+    `pkg.consts` was imported already (by another test module's collection), so none of its
+    code runs in that test: only the import graph's edge helper -> consts selects it."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(extra=AFFECTED),
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+        "pkg/__init__.py": "",
+        "pkg/consts.py": "VALUE = 1\n",
+        "pkg/helper.py": HELPERS[spelling],
+        "tests/test_a.py": (
+            "from pkg import helper\n\n\ndef test_value():\n    assert helper.value() == 1\n"
+        ),
+        "tests/test_b.py": "import pkg.consts\n\n\ndef test_loaded():\n    assert pkg.consts\n",
+    })  # fmt: skip
+    record_map(repo)
+    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
+    done = review(repo, format="json")
+    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
+        done.markdown
+    )
+    assert done.exit_code == 1
+
+
+def test_under_sandbox_all_a_mapped_runs_own_cache_write_is_not_the_codes(tmp_path: Path) -> None:
+    """`sandbox = "all"`: the probe writes the parsed sources' cache (imports.json) at the
+    mapped run's end, outside the places the sandbox lets code write. A real regression must
+    still block, not become an ERROR the sandbox is blamed for."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(extra=AFFECTED + '\nsandbox = "all"'),
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+        "pkg/__init__.py": "",
+        "pkg/consts.py": "VALUE = 1\n",
+        "tests/test_a.py": (
+            "from pkg import consts\n\n\ndef test_value():\n    assert consts.VALUE == 1\n"
+        ),
+    })  # fmt: skip
+    confirm(repo)  # no map yet: the full suite runs, and records it
+    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
+    done = review(repo, format="json")
+    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
+        done.markdown
+    )
+    assert done.exit_code == 1
+
+
+BIG = (
+    "from pkg.consts import VALUE\n\nTABLE = "
+    + "+".join(["1"] * 1500)
+    + "\n\n\ndef value():\n    return VALUE\n"
+)
+LOWERS = "import sys\n\n\ndef test_lowers():\n    sys.setrecursionlimit(420)\n"
+RESTORES = (
+    "import sys\n\n\ndef test_lowers():\n    old = sys.getrecursionlimit()\n"
+    "    sys.setrecursionlimit(420)\n    sys.setrecursionlimit(old)\n"
+)
+
+
+def test_a_parse_that_failed_for_want_of_stack_is_not_kept_as_importing_nothing(
+    tmp_path: Path,
+) -> None:
+    """A map recorded while a test had left the recursion limit low: `pkg/big.py` (a long
+    expression) could not be parsed then. The next map, of a tree whose test puts the limit
+    back, must see big -> consts again (before the cache: parsed again each run)."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(extra=AFFECTED),
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+        "pkg/__init__.py": "",
+        "pkg/consts.py": "VALUE = 1\n",
+        "pkg/big.py": BIG,
+        "tests/test_0.py": "import pkg.consts\n\n\ndef test_loaded():\n    assert pkg.consts\n",
+        "tests/test_a.py": (
+            "from pkg import big\n\n\ndef test_value():\n    assert big.value() == 1\n"
+        ),
+        "tests/test_z.py": LOWERS,
+    })  # fmt: skip
+    record_map(repo)
+    stage(repo, {"tests/test_z.py": RESTORES})
+    git(repo, "commit", "-q", "-m", "put the limit back")
+    record_map(repo, "a project, again\n")
+    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
+    done = review(repo, format="json")
+    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
+        done.markdown
+    )
+    assert done.exit_code == 1
+
+
+def test_a_cache_file_that_is_a_fifo_or_a_device_is_not_read(tmp_path: Path) -> None:
+    """What is at imports.json's place is read only when it is a regular file of a bounded
+    size: never waited on (a FIFO), never read without end (a device)."""
+    import os
+
+    cold = _mapped_repo(tmp_path / "cold")
+    for name in ("fifo", "device"):
+        repo = make_repo(tmp_path / name, {"pyproject.toml": eyeful_config(extra=AFFECTED),
+                                           "pytest.ini": "[pytest]\npythonpath = .\n",
+                                           **_project()})  # fmt: skip
+        cache = _imports_cache(repo)
+        cache.parent.mkdir(parents=True)
+        if name == "fifo":
+            os.mkfifo(cache)
+        else:
+            cache.symlink_to("/dev/zero")
+        record_map(repo)
+        assert _graph(repo) == _graph(cold), name

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import stat
 import sys
 from types import FrameType
 from typing import Any
@@ -278,14 +279,20 @@ class Imports:
         full: dict[str, set[str]] = {}
         parents: dict[str, set[str]] = {}
         todo = [f for f in files if f.endswith(".py")]
-        while todo:
-            path = todo.pop()
-            if path in full:
-                continue
-            found, passed = self.imports_of(path)
-            full[path], parents[path] = found, passed - found
-            todo.extend(f for f in found | passed if f not in full)
-        self.save()
+        limit = sys.getrecursionlimit()  # a test may have left it low: the parse needs depth
+        sys.setrecursionlimit(max(limit, _PARSE_DEPTH))
+        try:
+            while todo:
+                path = todo.pop()
+                if path in full:
+                    continue
+                found, passed = self.imports_of(path)
+                full[path], parents[path] = found, passed - found
+                todo.extend(f for f in found | passed if f not in full)
+        finally:
+            sys.setrecursionlimit(limit)
+        with contextlib.suppress(Exception):  # a cache: only the next run's time depends on it
+            self.save()
         return full, parents
 
     def imports_of(self, path: str) -> tuple[set[str], set[str]]:
@@ -322,25 +329,35 @@ class Imports:
         if entries is None:
             try:
                 entries = _entries(ast.parse(source, path), source)
-            except Exception:  # not Python, too deep: what it imports is not known
+            except (SyntaxError, ValueError):  # not Python (or not text): it imports nothing
                 entries = []
+            except Exception:  # too deep, no memory: not known now, not kept as nothing
+                return []
             self.fresh = True
         self.used[key] = entries
         return entries
 
     def save(self) -> None:
-        """The parsed sources of this run in :attr:`cache_file`, when any was new (written
-        whole, by rename; where it cannot be written, the next run parses again)."""
+        """The parsed sources of this run in :attr:`cache_file`, when any was new: written
+        whole to a new file beside it, then renamed over it; where it cannot be written, the
+        next run parses again."""
         if not self.fresh or not self.cache_file:
             return
-        temporary = f"{self.cache_file}.{os.getpid()}.tmp"
+        import tempfile
+
+        folder, name = os.path.split(self.cache_file)
         try:
-            with open(temporary, "w", encoding="utf-8") as file:
+            fd, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder or None)
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
                 json.dump(self.used, file)
             os.replace(temporary, self.cache_file)
-        except OSError:
+        except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+            raise
 
     def _from(
         self, path: str, module: str, level: int, names: list[str], found: set[str],
@@ -423,6 +440,8 @@ class Imports:
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_PARSE_DEPTH = 3000
+_MAX_CACHE = 64 << 20
 _GRAMMAR = "1:%d.%d:" % sys.version_info[:2]  # noqa: UP031
 """A cache key's prefix: the entries' format (a later probe that reads more of a source, or
 writes it otherwise, counts it up), and this Python's version (its grammar)."""
@@ -433,10 +452,17 @@ def _read_cache(path: str | None) -> dict[str, list[Any]]:
     writes; anything else (damaged, another version's) is parsed again."""
     if not path:
         return {}
+    try:  # a regular file of a bounded size only: never wait on a FIFO, never read a device
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return {}
     try:
-        with open(path, encoding="utf-8") as file:
-            data = json.load(file)
-    except (OSError, ValueError):
+        with os.fdopen(fd, "rb") as file:
+            status = os.fstat(file.fileno())
+            if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_CACHE:
+                return {}
+            data = json.loads(file.read())
+    except (OSError, ValueError, RecursionError, MemoryError):
         return {}
     if not isinstance(data, dict):
         return {}
@@ -463,8 +489,13 @@ def _entries(tree: ast.AST, source: bytes) -> list[Any]:
     """The import statements of a module's syntax tree (:meth:`Imports.parsed`). Only the
     statements are walked unless the source names a loader: the walk over every node costs
     several times the parse."""
-    # A name outside ASCII may normalize to a loader's (NFKC): then every node is read.
-    loads = not source.isascii() or any(name.encode() in source for name in _LOADERS)
+    # The text as Python reads it (a coding cookie may spell a name in other bytes), and a
+    # name outside ASCII may normalize to a loader's (NFKC): then every node is read.
+    try:
+        text: str | None = importlib.util.decode_source(source)
+    except Exception:  # the parse read it otherwise: read every node
+        text = None
+    loads = text is None or not text.isascii() or any(name in text for name in _LOADERS)
     entries: list[Any] = []
     for node in ast.walk(tree) if loads else _statements(tree):
         if isinstance(node, ast.Import):
