@@ -410,11 +410,17 @@ def _full_pipe() -> tuple[int, int]:
 
 
 def _writing_to_stdout(pid: int) -> bool:
-    """The process waits in a `write` (syscall 1) to its stdout (fd 1)."""
+    """The process waits in a `write` (syscall 1) to its stdout (fd 1). Where the kernel does
+    not show a process's system call (no /proc/PID/syscall, ptrace restricted), nothing here can
+    tell when the report is being written: skipped, rather than waiting for a deadline."""
     try:
         return Path(f"/proc/{pid}/syscall").read_text().startswith("1 0x1 ")
-    except OSError:
+    except FileNotFoundError:
+        if Path(f"/proc/{pid}").exists():
+            pytest.skip("this kernel shows no process's system call (/proc/PID/syscall)")
         return False
+    except PermissionError:
+        pytest.skip("reading /proc/PID/syscall is not allowed here")
 
 
 def test_an_interrupt_while_the_report_is_written_keeps_the_reviews_exit_code(repo):
@@ -442,7 +448,7 @@ def test_an_interrupt_while_the_report_is_written_keeps_the_reviews_exit_code(re
         time.sleep(0.005)
         os.killpg(proc.pid, signal.SIGINT)
     finally:
-        with os.fdopen(read_end, "rb") as reader:
+        with os.fdopen(read_end, "rb") as reader:  # also after a skip: eyeful finishes
             out = reader.read()[4096:].decode()
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.wait(timeout=60) == 1, err
