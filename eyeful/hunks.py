@@ -1,5 +1,5 @@
 """The lines a change touched, on the change's side: what a test must run to show a problem of
-this change (the probe traces them: eyeful/data/probe/eyeful_probe.py).
+this change (the probe traces them: eyeful/data/probe/eyeful_probe_main.py).
 
 Only Python files count (the probe can trace nothing else). An added or modified line counts as
 itself; a deletion counts as the lines around where it was (the one before and the one after),

@@ -1,4 +1,4 @@
-"""pytest's record of a run, written by eyeful's probe (``eyeful/data/probe/eyeful_probe.py``).
+"""pytest's record of a run, written by eyeful's probe (``eyeful/data/probe/eyeful_probe_main.py``).
 
 :func:`plugin_env` gives the environment that loads the probe into a project's own pytest
 command; :func:`read_pytest` reads the per-process files it wrote into one

@@ -4,7 +4,7 @@ The model every reader gives (:class:`RunRecord`) and what the readers share. Th
 give one each:
 
 - ``pytest_records.read_pytest`` reads what eyeful's pytest probe
-  (``eyeful/data/probe/eyeful_probe.py``) wrote into a directory during the run: the real
+  (``eyeful/data/probe/eyeful_probe_main.py``) wrote into a directory during the run: the real
   exception objects' chain, the raising frame, the collected ids, collection errors, whether the
   run got to its end. ``pytest_records.plugin_env`` gives the environment that loads the probe
   into a project's own pytest command.

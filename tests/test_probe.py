@@ -253,11 +253,13 @@ def test_the_probe_ships_in_the_package_alone():
         "eyeful_probe.py",
         "eyeful_probe_cov.py",
         "eyeful_probe_deps.py",
+        "eyeful_probe_main.py",
         "eyeful_probe_watch.py",
     ]
     # stdlib and pytest only (and its own watchers): it runs in the project's own environment
-    for name, allowed in (("eyeful_probe.py", {"pytest", "eyeful_probe_cov", "eyeful_probe_deps",
-                                               "eyeful_probe_watch"}),
+    for name, allowed in (("eyeful_probe.py", {"eyeful_probe_main"}),
+                          ("eyeful_probe_main.py", {"pytest", "eyeful_probe_cov",
+                                                    "eyeful_probe_deps", "eyeful_probe_watch"}),
                           ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_deps",
                                                    "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", {"eyeful_probe_deps"}),
@@ -265,6 +267,40 @@ def test_the_probe_ships_in_the_package_alone():
         text = (probe / name).read_text("utf-8")
         imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)
         assert set(imports) - set(sys.stdlib_module_names) == allowed, name
+
+
+REWRITTEN = """import json
+import os
+
+
+def pytest_unconfigure(config):
+    names = getattr(config.pluginmanager.rewrite_hook, "_rewritten_names", {})
+    with open(os.environ["REWRITTEN"], "w") as file:
+        json.dump(sorted(str(path) for path in names.values()), file)
+"""
+
+
+def test_pytest_rewrites_only_the_few_lines_that_hand_it_the_probe(tmp_path):
+    """pytest's assertion rewriting parses and compiles the module a plugin is named by on every
+    run where it cannot keep the result (PYTHONDONTWRITEBYTECODE, a read-only installation): of
+    the probe, only the few lines that hand pytest the probe itself; that one is imported as any
+    module is, from its compiled file."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "conftest.py").write_text(REWRITTEN)
+    (project / "test_x.py").write_text("def test_x():\n    assert True\n")
+    (tmp_path / "probe").mkdir()
+    out = tmp_path / "rewritten.json"
+    env = {**os.environ, **plugin_env(tmp_path / "probe", os.environ),
+           "REWRITTEN": str(out), "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                          cwd=project, env=env, capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rewritten = [Path(path) for path in json.loads(out.read_text())]
+    probe = [path for path in rewritten if path.name.startswith("eyeful_probe")]
+    assert [path.name for path in probe] == [f"{PROBE_MODULE}.py"]
+    assert len(probe[0].read_text().splitlines()) < 20  # not the probe's 900 lines
+    assert list(tmp_path.glob("probe/*.jsonl"))  # and the probe recorded the run
 
 
 def test_no_record_without_the_probe(tmp_path):
@@ -402,7 +438,7 @@ def test_imported_shows_modules_from_outside_the_checkout(shapes: Path, record: 
     assert str(shapes.parent / "external" / "extlib.py") in record.imported
     assert str(shapes / "pkg" / "calc.py") in record.imported
     assert not [path for path in record.imported if "site-packages" in path]
-    assert not [path for path in record.imported if path.endswith("eyeful_probe.py")]
+    assert not [path for path in record.imported if Path(path).name.startswith("eyeful_probe")]
 
 
 def test_the_probe_changes_no_outcome(shapes: Path, shapes_env: dict[str, str], probed: Run):

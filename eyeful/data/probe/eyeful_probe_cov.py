@@ -1,5 +1,5 @@
-"""Where the probe's map of what each test ran (eyeful_probe.py's ``reached`` lines) comes from,
-and where pytest ran. PYTEST_DONT_REWRITE
+"""Where the probe's map of what each test ran (eyeful_probe_main.py's ``reached`` lines) comes
+from, and where pytest ran. PYTEST_DONT_REWRITE
 
 eyeful's own watch (:class:`eyeful_probe_watch.Reach`) uses ``sys.monitoring`` with a tool id of
 its own on Python 3.12+, beside any coverage tool. Before 3.12 it is a ``sys.settrace`` tracer, and

@@ -1,6 +1,6 @@
 # ruff: noqa: PTH100, PTH112, PTH118, PTH119, PTH120, PTH123
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
-"""What eyeful's pytest probe (eyeful_probe.py, beside this file) watches while tests run: the
+"""What eyeful's pytest probe (eyeful_probe_main.py, beside this file) watches while tests run: the
 lines of the change a reproduction executes (:class:`Tracer`), and under eyeful's sandbox what a
 run tried that the sandbox refuses (:class:`Walls`). Standard library only. PYTEST_DONT_REWRITE
 """

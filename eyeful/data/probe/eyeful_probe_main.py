@@ -1,0 +1,875 @@
+# ruff: noqa: PTH100, PTH103, PTH114, PTH118, PTH120, PTH206
+# (os.path, not pathlib: this runs in every test's report, in any project's Python)
+"""eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
+
+Loaded into a project's own pytest run without touching its command line: eyeful puts this
+file's directory first on PYTHONPATH and adds ``eyeful_probe`` (which hands pytest this module:
+eyeful_probe.py) to PYTEST_PLUGINS (see
+``eyeful.pytest_records.plugin_env``). With EYEFUL_PROBE_DIR unset it does nothing at all. With it
+set, each pytest process (``main``; with pytest-xdist the ``controller`` and each ``worker``) writes
+``<pid>-<role>.jsonl`` in that directory: one JSON object a line, each written to the file
+(``os.write``, no buffer in between) as it happens, except that a passing call's line waits for
+its test's teardown: a run that is killed leaves the record of every test that had ended, and
+the setup line of the one it was in. ``eyeful.pytest_records.read_pytest`` reads it.
+
+It must never change which tests run or how they end: every hook catches every ``Exception``
+and writes an ``internal_error`` line instead (KeyboardInterrupt and SystemExit go on as
+usual). It uses only the standard library and pytest's own hook decorator. Verified with
+pytest 7.0.0 (the oldest supported) and 9.2, pytest-xdist 3.5 and 3.8, on Python 3.11. An older
+pytest gets no recorder: its main process writes ``<pid>-unsupported.txt`` (pytest's version)
+and the run is read from its text.
+
+Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are absolute:
+
+- ``start``: ``role``, ``pid``, ``worker`` (xdist's worker id or null), ``pytest``,
+  ``python``, ``rootdir``, ``args`` (the invocation's arguments), ``paths`` (main and controller
+  only: the positions in ``args`` of the words pytest's own parser took as paths, with every
+  option it knew; null when that cannot be told), ``time`` (epoch seconds).
+- ``collected``: ``ids``, in run order, in chunks of at most 500 (main and workers only).
+- ``kinds``: ``kinds``: {id: item class name} for each collected test that is not a plain test
+  function (``DoctestItem``, a plugin's item), in chunks of at most 500.
+- ``collect_skip``: ``id`` (a module that skipped itself while collected, as with
+  ``pytest.importorskip`` at module level), ``reason``.
+- ``collect_error``: ``id`` (the collector: a module's id), ``failure``, ``longrepr`` (its
+  text, bounded).
+- ``phase``: ``id``, ``when`` (setup/call/teardown), ``outcome`` (passed/failed/skipped, or
+  xfailed/xpassed/xpass_strict), ``dur``, and only when there is one: ``reason`` (a skip's or an
+  xfail's), ``captured`` ({"stdout": chars, "stderr": chars, "log": chars}), ``failure``.
+  Written by main and by the workers, never by the controller (it receives copies).
+- ``crash``: ``id``, ``message``: the controller's report that a worker died running ``id``.
+- ``internal_error``: ``hook``, ``error``: the probe failed in that hook (the run went on).
+- ``pytest_internal_error``: ``error``: pytest's own INTERNALERROR.
+- ``finish``: ``exitstatus``, ``counts`` (tests by outcome, as this process saw them),
+  ``collected`` (session.testscollected), ``failed`` (session.testsfailed).
+- ``end``: written last, by pytest_unconfigure (after pytest's session ended).
+- ``executed``: with EYEFUL_PROBE_TRACE naming a JSON file of {path: [line, ...]}: ``files``,
+  the lines of those that ran in this process while a test ran ({path: [line, ...]}, only those
+  with any), ``at_import`` those that ran while modules were collected, or null ``files`` with
+  ``why`` when it could not trace (another tracer, a debugger or coverage, was on).
+- ``ran``: with EYEFUL_PROBE_TRACE, after each test: ``id``, ``files``: those of the lines that
+  ran while that test ran ({path: [line, ...]}, empty when none); none once it could not trace.
+- ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
+  code ran, or that were opened, compiled, executed or imported by name (relative, ``/``), by
+  test (``id``; with those its fixtures reached, whichever test set them up; ``all``: why its
+  run cannot be traced, a child process or the tracer removed or replaced), by test module
+  while it was collected (``module``), and at the finish the rest of the session's (``id``
+  null; ``files`` null with ``why`` when it could not watch; ``rootdir`` and ``started``, where
+  pytest's ids and its arguments' paths start, relative to the root; ``imports``, the import
+  graph of the repository's files ({file: [file, ...]}: eyeful_probe_deps.py), and
+  ``parents``, the packages each file's imports only pass through): the map of what each test
+  could see (eyeful/affected.py). Where coverage.py measures the run on Python before 3.12, the
+  tests' and modules' lines come at the finish, from coverage's data (eyeful_probe_cov.py).
+- ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
+  library and site-/dist-packages (bounded), ``total``.
+
+A ``failure`` is ``{"chain": [{"type", "message"}...], "crash_message", "raised_in":
+{"file", "line"}, "frames": [{"file", "line", "function"}...], "frames_total"}``: ``chain`` is
+the exception that ended the phase, then its ``__cause__`` (else its ``__context__`` unless
+suppressed), and so on; ``crash_message`` is pytest's ``reprcrash.message`` (the exception line
+with pytest's assertion explanation); ``frames`` is the traceback of the first exception,
+outermost first, without pytest's and pluggy's own leading frames, its last 50 kept;
+``raised_in`` is its innermost frame.
+
+Where the record is (EYEFUL_PROBE_DIR, and EYEFUL_PROBE_FD: the main process's record file,
+opened by eyeful and inherited as a descriptor) and what to trace are taken out of
+``os.environ`` as this module is imported, before any conftest.py or test module: the code under
+test does not find them there, and a pytest it starts (a subprocess, which inherits neither
+variable nor descriptor) records nothing; one run in process (``pytest.main``) finds the
+recorder active and stays off too. xdist's workers get the variables from their controller
+(``workerinput``) and write files of their own. The main process writes its record through the
+inherited descriptor (a pytest that did not inherit it, started by tox, say, writes by the
+path), so under eyeful's sandbox the directory is read-only for the tests (and there, the run
+stays in one process: a worker could not write). The last line a process writes is ``end``,
+written by pytest_unconfigure: a ``finish`` that no ``end`` follows is no session's end. What
+remains possible: code that goes looking for the open descriptor (``/proc/self/fd``) or the
+recorder object in this process can still write through them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import site
+import sys
+import sysconfig
+import time
+from collections.abc import Generator
+from types import TracebackType
+from typing import Any
+
+import pytest
+from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import Imports  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
+
+_DIR_VAR = "EYEFUL_PROBE_DIR"
+_FD_VAR = "EYEFUL_PROBE_FD"
+_TRACE_VAR = "EYEFUL_PROBE_TRACE"
+_SANDBOX_VAR = "EYEFUL_PROBE_SANDBOX"
+_MAP_VAR = "EYEFUL_PROBE_MAP"
+_LOADER_VAR = "EYEFUL_PROBE_LOADER"
+_IMPORTS_VAR = "EYEFUL_PROBE_IMPORTS"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_WORKER_KEY = "eyeful_probe"  # xdist's workerinput: what the controller hands its workers
+
+
+def _take_environment() -> dict[str, str]:
+    """The probe's variables, taken out of ``os.environ`` when this module is imported (through
+    PYTEST_PLUGINS: before any conftest.py or test module): the code under test never finds
+    where the record is, and a pytest started by a test records nothing."""
+    taken: dict[str, str] = {}
+    for name in (_DIR_VAR, _FD_VAR, _TRACE_VAR, _SANDBOX_VAR, _MAP_VAR, _LOADER_VAR, _IMPORTS_VAR):
+        value = os.environ.pop(name, None)
+        if value:
+            taken[name] = value
+    return taken
+
+
+_ENV = _take_environment()
+_active: list[object] = []  # the recorder of this process, once registered
+
+MESSAGE_CHARS = 2000  # of each exception's str()
+CRASH_CHARS = 4000  # of pytest's reprcrash message
+LONGREPR_CHARS = 8000  # of a collection error's text (its end kept)
+REASON_CHARS = 1000
+MAX_CHAIN = 10
+MAX_FRAMES = 50
+MAX_IMPORTED = 5000
+CHUNK = 500  # ids per "collected" line
+
+_encode = json.encoder.encode_basestring_ascii
+_PHASES = ("setup", "call", "teardown")
+_FUNCTION = pytest.Function
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Register a recorder for this run when eyeful asked for one and the run is not nested."""
+    try:
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            # A worker of a recorded run: its controller handed it the probe's variables.
+            given = workerinput.get(_WORKER_KEY)
+            env = dict(given) if isinstance(given, dict) else {}
+        else:
+            env = dict(_ENV)
+        directory = env.get(_DIR_VAR)
+        if not directory or _active:
+            return  # not asked, or a pytest run inside the recorded one (pytest.main in a test)
+        directory = os.path.abspath(directory)
+        record = _inherited(env.get(_FD_VAR)) if workerinput is None else None
+        if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
+            if workerinput is None:
+                _say_unsupported(directory, record)
+            return
+        confined = env.get(_SANDBOX_VAR)
+        if confined and hasattr(config.option, "dist"):
+            # In the sandbox the record's directory is read-only: only this process writes,
+            # through the descriptor eyeful opened. xdist's workers could not: they run here.
+            config.option.dist = "no"
+            config.option.tx = []
+        probe = _Probe(config, directory, record, env)
+        if workerinput is None and _distributing(config):
+            probe.role = "controller"
+        probe.open()  # before the sandbox's watch starts, and before any test module is imported
+        _active.append(probe)
+        config.pluginmanager.register(probe, "eyeful_probe_recorder")
+        trace = env.get(_TRACE_VAR)
+        if trace:
+            probe.tracer = Tracer.start(trace)
+            config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
+        elif env.get(_MAP_VAR):
+            Imports.cache_file = env.get(_IMPORTS_VAR)
+            probe.reach = watch(config, env[_MAP_VAR], probe)
+            if getattr(probe.reach, "sight", None) is not None:
+                config.pluginmanager.register(_Fixtures(probe.reach), "eyeful_probe_fixtures")
+        if confined:
+            probe.walls = Walls.start(confined.split(os.pathsep))
+        # One module that fails to import must not hide the rest of the suite: its collection
+        # error is recorded, and every other module still runs.
+        config.option.continue_on_collection_errors = True
+    except Exception:  # never stop the run
+        return
+
+
+class _Phases:
+    """A test's setup, call and teardown, traced (registered only with a tracer: a suite run
+    pays nothing for it). Outermost: other plugins' wrappers of a phase, a conftest's too, run
+    inside it."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, Any, None]:
+        yield from self._traced()
+
+    def _traced(self) -> Generator[None, Any, None]:
+        self.tracer.resume()
+        try:
+            yield
+        finally:
+            self.tracer.pause()
+
+
+class _Fixtures:
+    """Each fixture's setup watched apart (registered only with the map: eyeful/affected.py):
+    what it reaches belongs to every test that uses it, not only to the one that set it up."""
+
+    def __init__(self, reach: Reach) -> None:
+        self.reach = reach
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(
+        self,
+        fixturedef: Any,  # noqa: ANN401  (pytest's FixtureDef)
+        request: object,
+    ) -> Generator[None, Any, None]:
+        sight = self.reach.sight
+        try:
+            saved = sight.fixture_begin(fixturedef)
+        except Exception:  # never stop the run
+            saved = None
+        try:
+            yield
+        finally:
+            if saved is not None:
+                with contextlib.suppress(Exception):
+                    sight.fixture_end(fixturedef, saved)
+
+
+def _fixtures_of(item: pytest.Item) -> list[object]:
+    """The fixture definitions a test uses (each name's, overridden ones included)."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None) or {}
+    return [d for name in getattr(item, "fixturenames", ()) for d in defs.get(name, ())]
+
+
+def _plugin_files(config: pytest.Config) -> list[str]:
+    """The files of the modules registered with pytest: conftest files, ``pytest_plugins``."""
+    files = []
+    for plugin in config.pluginmanager.get_plugins():
+        name = getattr(plugin, "__file__", None)
+        if isinstance(name, str):
+            files.append(name)
+    return files
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """Whether xdist will make this process its controller (its own test, run before its
+    pytest_configure registers the session that spawns the workers)."""
+    option = config.option
+    if getattr(option, "collectonly", False):
+        return False
+    return getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None))
+
+
+def _inherited(value: str | None) -> int | None:
+    """The record file eyeful opened for this command (EYEFUL_PROBE_FD, ``fd:device:inode``),
+    when this process has it: one started by Python's subprocess (tox, nox) does not."""
+    try:
+        fd, device, inode = (int(part) for part in (value or "").split(":"))
+        info = os.fstat(fd)
+    except (ValueError, OSError):
+        return None
+    return fd if (info.st_dev, info.st_ino) == (device, inode) else None
+
+
+def _open_record(name: str, directory: str) -> int:
+    """A record file of this process's own, by its path (a worker; a pytest that did not
+    inherit eyeful's descriptor): only outside the sandbox, where the directory is writable."""
+    os.makedirs(directory, exist_ok=True)
+    return os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def _say_unsupported(directory: str, record: int | None) -> None:
+    """Tell eyeful that this pytest is older than the probe supports: it reads the run's text."""
+    version = str(getattr(pytest, "__version__", "unknown"))
+    if record is not None:
+        os.write(record, (json.dumps({"t": "unsupported", "pytest": version}) + "\n").encode())
+        return
+    fd = _open_record(f"{os.getpid()}-unsupported.txt", directory)
+    try:
+        os.write(fd, version.encode("ascii", "replace"))
+    finally:
+        os.close(fd)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def _cut_end(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"[{len(text) - limit} chars before] ..." + text[-limit:]
+
+
+def _type_name(exc: BaseException) -> str:
+    cls = type(exc)
+    module = getattr(cls, "__module__", None)
+    name = getattr(cls, "__qualname__", None) or cls.__name__
+    return name if module in (None, "builtins", "__main__") else f"{module}.{name}"
+
+
+def _str(exc: BaseException) -> str:
+    try:
+        return _cut(str(exc), MESSAGE_CHARS)
+    except Exception as error:  # a __str__ that fails
+        return f"<str() failed: {type(error).__name__}>"
+
+
+def _chain(exc: BaseException | None) -> list[dict[str, str]]:
+    links: list[dict[str, str]] = []
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen and len(links) < MAX_CHAIN:
+        seen.add(id(exc))
+        links.append({"type": _type_name(exc), "message": _str(exc)})
+        if exc.__cause__ is not None:
+            exc = exc.__cause__
+        elif exc.__context__ is not None and not exc.__suppress_context__:
+            exc = exc.__context__
+        else:
+            exc = None
+    return links
+
+
+def _internal_dirs() -> tuple[str, ...]:
+    dirs = []
+    for name in ("_pytest", "pluggy"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return tuple(dirs)
+
+
+def _abspath(path: str) -> str:
+    # "<frozen importlib._bootstrap>", "<string>", "<doctest x[0]>" are no files
+    return path if path.startswith("<") else os.path.abspath(path)
+
+
+def _frames(
+    tb: TracebackType | None, internal: tuple[str, ...]
+) -> tuple[list[dict[str, Any]], int]:
+    frames: list[dict[str, Any]] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        frames.append(
+            {"file": _abspath(code.co_filename), "line": tb.tb_lineno, "function": code.co_name}
+        )
+        tb = tb.tb_next
+    start = 0  # pytest's and pluggy's frames that called the test
+    while start < len(frames) - 1 and frames[start]["file"].startswith(internal):
+        start += 1
+    frames = frames[start:]
+    return frames[-MAX_FRAMES:], len(frames)
+
+
+def _failure(
+    exc: BaseException | None, longrepr: object, internal: tuple[str, ...]
+) -> dict[str, Any]:
+    failure: dict[str, Any] = {"chain": _chain(exc)}
+    crash = getattr(longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    failure["crash_message"] = _cut(message, CRASH_CHARS) if isinstance(message, str) else None
+    if exc is not None and exc.__traceback__ is not None:
+        frames, total = _frames(exc.__traceback__, internal)
+        failure["frames"] = frames
+        failure["frames_total"] = total
+        last = frames[-1] if frames else None
+        failure["raised_in"] = {"file": last["file"], "line": last["line"]} if last else None
+    else:
+        failure["frames"] = []
+        failure["frames_total"] = 0
+        failure["raised_in"] = None
+    return failure
+
+
+_CAPTURED = re.compile(r"\n-+ Captured (?:stdout|stderr|log) ")
+
+
+def _longrepr_text(longrepr: object) -> str:
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        return str(longrepr[2])
+    try:
+        return str(longrepr)
+    except Exception as error:
+        return f"<str() failed: {type(error).__name__}>"
+
+
+def _outside_python() -> list[str]:
+    """The files of the imported modules that are neither the standard library's nor an
+    installed distribution's: the project's own, wherever they were imported from."""
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
+        roots.update(site.getsitepackages())
+        roots.add(site.getusersitepackages())
+    roots = {os.path.abspath(root) for root in roots if root}
+    roots |= {os.path.realpath(root) for root in roots}
+    prefixes = tuple(os.path.join(root, "") for root in roots)
+    files: set[str] = set()
+    real_dirs: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or path.startswith(prefixes):
+            continue
+        if os.path.dirname(os.path.abspath(path)) == _HERE:  # the probe's own modules
+            continue
+        path = os.path.abspath(path)
+        if path.startswith(prefixes) or _realpath(path, real_dirs).startswith(prefixes):
+            continue
+        parts = path.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            continue
+        files.add(path)
+    return sorted(files)
+
+
+def _realpath(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, each directory resolved once: a session imports hundreds of
+    the project's modules from a few dozen directories."""
+    directory, base = os.path.split(path)
+    real = real_dirs.get(directory)
+    if real is None:
+        real = real_dirs[directory] = os.path.realpath(directory)
+    full = os.path.join(real, base)
+    return os.path.realpath(full) if os.path.islink(full) else full
+
+
+_MARK = "eyeful-probe:path"  # no option's prefix, no argument file's ``@``
+
+
+def _parsed_paths(parser: Any, args: list[str]) -> list[str]:  # noqa: ANN401 (pytest.Parser)
+    """The paths pytest's parser reads in ``args``; none where it refuses them (the marker
+    where an option wants a number, say)."""
+    try:
+        return list(getattr(parser.parse(args), "file_or_dir", None) or ())
+    except (Exception, SystemExit):
+        return []
+
+
+def _path_words(config: pytest.Config) -> list[int] | None:
+    """The positions of the words of the command line that pytest took as paths: each word that
+    is among its parsed paths (``file_or_dir``), put in its place as a marker, comes out among
+    the paths again when pytest's own parser, with every option of pytest's, its plugins' and
+    the project's ``pytest_addoption`` in it, reads it as one (never as an option's value).
+    None when the paths are not all words of the command line (an ``@file`` of arguments)."""
+    parser = getattr(config, "_parser", None)
+    if parser is None:
+        return None
+    args = [str(arg) for arg in config.invocation_params.args]
+    kept = getattr(parser, "optparser", None)  # older pytest builds it anew at each parse
+    try:
+        paths = list(getattr(parser.parse(args), "file_or_dir", None) or ())
+        found = _marked_at_once(parser, args, paths)
+        if found is None:  # one parse per word: the slow way (a thousand ids, a second)
+            found = [
+                at
+                for at, word in enumerate(args)
+                if word in paths
+                and _MARK in _parsed_paths(parser, [*args[:at], _MARK, *args[at + 1 :]])
+            ]
+        return found if len(found) == len(paths) else None
+    except (Exception, SystemExit):
+        return None
+    finally:
+        if kept is not None:
+            parser.optparser = kept
+
+
+def _marked_at_once(parser: Any, args: list[str], paths: list[str]) -> list[int] | None:  # noqa: ANN401
+    """:func:`_path_words` in one parse: every word that is among the paths put in its place as
+    a marker of its own. A word the parser reads as an option's value is read so whatever it
+    holds (a marker starts with no prefix character), unless the option checks it (a number, a
+    choice): then the parse fails, or comes out short, and None says to parse word by word."""
+    marked = [f"{_MARK}:{at}" if word in paths else word for at, word in enumerate(args)]
+    found = []
+    for path in _parsed_paths(parser, marked):
+        mark, _, at = path.rpartition(":")
+        if mark != _MARK or not at.isdigit():
+            return None
+        found.append(int(at))
+    return found if len(found) == len(paths) else None
+
+
+class _Probe:
+    """The recorder of one pytest process."""
+
+    def __init__(
+        self, config: pytest.Config, directory: str, record: int | None, env: dict[str, str]
+    ) -> None:
+        self.config = config
+        self.directory = directory
+        self.record = record
+        self.env = env
+        self.role = "worker" if hasattr(config, "workerinput") else "main"
+        self.fd: int | None = None
+        self.pending: list[str] = []  # a passing call's line, until the test's teardown
+        # A failed phase's line, until pytest_exception_interact brings its exception.
+        self.held: tuple[str, str, dict[str, Any], object] | None = None
+        self.controller = False
+        self.counts: dict[str, int] = {}
+        self.passed = 0  # calls that passed on the fast path, added to counts at the finish
+        self.internal = _internal_dirs()
+        self.tracer: Tracer | None = None
+        self.walls: Walls | None = None
+        self.reach: Reach | None = None
+        self.loader = env.get(_LOADER_VAR) or None
+
+    # writing
+
+    def _write(self, text: str) -> None:
+        """Write a line, after those held back."""
+        pending = self.pending
+        if pending:
+            pending.append(text)
+            text = "".join(pending)
+            pending.clear()
+        data = text.encode("ascii")
+        while data and self.fd is not None:
+            data = data[os.write(self.fd, data) :]
+
+    def _line(self, obj: dict[str, Any]) -> None:
+        self._write(json.dumps(obj, ensure_ascii=True, default=repr, separators=(",", ":")) + "\n")
+
+    def _internal_error(self, hook: str, error: BaseException) -> None:
+        with contextlib.suppress(Exception):
+            self._line({"t": "internal_error", "hook": hook, "error": _cut(repr(error), 1000)})
+
+    def open(self) -> None:
+        """The record: eyeful's file, inherited, else one of this process's own (named by the
+        role pytest_configure knows; the start line says whether it became xdist's controller)."""
+        if self.record is not None:
+            self.fd = self.record
+            # Not for the processes the tests start (`os.system` keeps inheritable descriptors).
+            os.set_inheritable(self.fd, False)
+        else:
+            self.fd = _open_record(f"{os.getpid()}-{self.role}.jsonl", self.directory)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:  # noqa: ANN401 (xdist's WorkerController)
+        """xdist: a worker gets the probe's variables from its controller, not the environment
+        (where the tests would find them). Outside eyeful's sandbox only (see pytest_configure)."""
+        try:
+            given = {k: v for k, v in self.env.items() if k != _FD_VAR}
+            node.workerinput[_WORKER_KEY] = given
+        except Exception as error:
+            self._internal_error("pytest_configure_node", error)
+
+    # hooks
+
+    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
+        """The loader eyeful wrote into the worktree's root for this run is not the project's."""
+        return True if self.loader is not None and str(collection_path) == self.loader else None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        try:
+            if self.config.pluginmanager.has_plugin("dsession"):
+                self.role = "controller"
+                self.controller = True
+            elif self.role == "controller":
+                self.role = "main"  # xdist did not distribute after all
+            workerinput = getattr(self.config, "workerinput", None)
+            rootdir = getattr(self.config, "rootpath", None) or getattr(self.config, "rootdir", "")
+            self._line(
+                {
+                    "t": "start",
+                    "role": self.role,
+                    "pid": os.getpid(),
+                    "worker": workerinput.get("workerid") if workerinput else None,
+                    "pytest": getattr(sys.modules.get("pytest"), "__version__", None),
+                    "python": sys.version.split()[0],
+                    "rootdir": os.path.abspath(str(rootdir)),
+                    "args": [str(arg) for arg in self.config.invocation_params.args],
+                    "paths": None if workerinput else _path_words(self.config),
+                    "time": time.time(),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_sessionstart", error)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        try:
+            if self.controller:
+                return
+            ids = [item.nodeid for item in session.items]
+            for start in range(0, len(ids), CHUNK):
+                self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
+            if not ids:
+                self._line({"t": "collected", "ids": []})
+            # Tests that are not test functions (a doctest, a plugin's item): their file may be
+            # the code under test itself.
+            kinds = {i.nodeid: type(i).__name__ for i in session.items if type(i) is not _FUNCTION}
+            names = list(kinds)
+            for start in range(0, len(names), CHUNK):
+                chunk = names[start : start + CHUNK]
+                self._line({"t": "kinds", "kinds": {name: kinds[name] for name in chunk}})
+        except Exception as error:
+            self._internal_error("pytest_collection_finish", error)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
+        module = isinstance(collector, pytest.Module)
+        reach = self.reach if module else None
+        if reach is not None:
+            reach.begin()
+        tracer = self.tracer if isinstance(collector, pytest.File) else None
+        if tracer is not None:
+            if module:
+                tracer.module = os.path.realpath(str(collector.path))
+            tracer.resume()  # the module's import: the lines it runs there
+        outcome = yield
+        if tracer is not None:
+            tracer.pause()
+            tracer.module = None
+        if reach is not None:
+            self._reached_by_module(reach, collector)
+        try:
+            if self.controller:
+                return
+            report = outcome.get_result()
+            if report.skipped and module:  # a module that skipped itself (importorskip)
+                reason = _longrepr_text(report.longrepr)
+                self._line({"t": "collect_skip", "id": report.nodeid, "reason": reason[:2000]})
+            if not report.failed:
+                return
+            call = getattr(report, "call", None)
+            excinfo = getattr(call, "excinfo", None)
+            exc = getattr(excinfo, "value", None)
+            # pytest wraps an ImportError or SyntaxError in its CollectError, `from` the real one
+            if exc is not None and type(exc).__name__ == "CollectError" and exc.__cause__:
+                exc = exc.__cause__
+            self._line(
+                {
+                    "t": "collect_error",
+                    "id": report.nodeid,
+                    "failure": _failure(exc, report.longrepr, self.internal),
+                    "longrepr": _cut_end(_longrepr_text(report.longrepr), LONGREPR_CHARS),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_make_collect_report", error)
+
+    def _reached_by_module(self, reach: Reach, collector: pytest.Collector) -> None:
+        try:
+            self._line(reach.collected(collector.nodeid, getattr(collector, "_obj", None)))
+        except Exception as error:
+            reach.end()
+            self._internal_error("pytest_make_collect_report", error)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        tracer, reach = self.tracer, self.reach
+        if tracer is not None:
+            tracer.take_test()  # what ran between tests is no test's
+            tracer.active = True
+        if reach is not None:
+            try:
+                reach.begin_test()
+            except Exception as error:
+                self._internal_error("pytest_runtest_protocol", error)
+        try:
+            yield
+        finally:
+            if tracer is not None:
+                tracer.active = False
+                with contextlib.suppress(Exception):
+                    ran = tracer.take_test()
+                    if tracer.why is None:
+                        self._line({"t": "ran", "id": item.nodeid, "files": ran})
+            if reach is not None:
+                with contextlib.suppress(Exception):
+                    self._line(reach.end_test(item.nodeid, _fixtures_of(item)))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        try:
+            if self.held is not None:
+                self._write_held(None)
+            when = report.when
+            if (
+                report.outcome == "passed"
+                and not report.sections
+                and "wasxfail" not in report.__dict__
+                and not self.controller
+            ):
+                # The common case, without building an object. A passing call's line waits
+                # for the teardown's; a setup's is written at once, so that a test that never
+                # ends still shows it began.
+                line = (
+                    f'{{"t":"phase","id":{_encode(report.nodeid)},"when":"{when}",'
+                    f'"outcome":"passed","dur":{report.duration:.6f}}}\n'
+                )
+                if when == "call":
+                    self.pending.append(line)
+                    self.passed += 1
+                    return
+                if when == "setup" or when == "teardown":
+                    self._write(line)
+                    return
+            if self.controller:
+                if when not in _PHASES:  # xdist's report of a worker that died running it
+                    self._line(
+                        {
+                            "t": "crash",
+                            "id": report.nodeid,
+                            "message": _cut(_longrepr_text(report.longrepr), REASON_CHARS),
+                        }
+                    )
+                    self.counts["crashed"] = self.counts.get("crashed", 0) + 1
+                else:
+                    self._count(report, when)
+                return
+            self._phase(report, when)
+        except Exception as error:
+            self._internal_error("pytest_runtest_logreport", error)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_exception_interact(
+        self, node: object, call: pytest.CallInfo[object], report: object
+    ) -> None:
+        # pytest calls this right after pytest_runtest_logreport for a phase that raised (not a
+        # skip, not an xfail): the failure's line waits for it, for the exception itself.
+        try:
+            held = self.held
+            if (
+                held is not None
+                and isinstance(report, pytest.TestReport)
+                and (held[0], held[1]) == (report.nodeid, report.when)
+            ):
+                excinfo = call.excinfo
+                self._write_held(excinfo.value if excinfo is not None else None)
+        except Exception as error:
+            self._internal_error("pytest_exception_interact", error)
+
+    def _write_held(self, exc: BaseException | None) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            line, longrepr = held[2], held[3]
+            line["failure"] = _failure(exc, longrepr, self.internal)
+            # pytest's own rendering, for a person to read: never what a verdict rests on.
+            # pytest's own rendering, without the captured output it appends (kept apart).
+            rendered = _CAPTURED.split(_longrepr_text(longrepr), 1)[0]
+            line["longrepr"] = _cut_end(rendered, LONGREPR_CHARS)
+            self._line(line)
+
+    def _outcome(self, report: pytest.TestReport, when: str) -> str:
+        outcome: str = report.outcome
+        if hasattr(report, "wasxfail"):
+            return (
+                "xfailed" if outcome == "skipped" else "xpassed" if outcome == "passed" else outcome
+            )
+        if (
+            outcome == "failed"
+            and when == "call"
+            and isinstance(report.longrepr, str)
+            and report.longrepr.startswith("[XPASS(strict)]")
+        ):
+            return "xpass_strict"
+        return outcome
+
+    def _count(self, report: pytest.TestReport, when: str) -> str:
+        outcome = self._outcome(report, when)
+        if (
+            when == "call"
+            or outcome not in ("passed", "skipped")
+            or (when == "setup" and outcome == "skipped")
+        ):
+            key = "error" if outcome == "failed" and when != "call" else outcome
+            self.counts[key] = self.counts.get(key, 0) + 1
+        return outcome
+
+    def _phase(self, report: pytest.TestReport, when: str) -> None:
+        outcome = self._count(report, when)
+        line: dict[str, Any] = {
+            "t": "phase",
+            "id": report.nodeid,
+            "when": when,
+            "outcome": outcome,
+            "dur": round(report.duration, 6),
+        }
+        if outcome in ("xfailed", "xpassed"):
+            line["reason"] = _cut(str(getattr(report, "wasxfail", "")), REASON_CHARS)
+        elif outcome == "skipped":
+            line["reason"] = _cut(_longrepr_text(report.longrepr), REASON_CHARS)
+        elif outcome == "xpass_strict":
+            line["reason"] = _cut(str(report.longrepr), REASON_CHARS)
+        if report.sections:  # each phase's report has the sections of the phases before it too
+            captured = {"stdout": 0, "stderr": 0, "log": 0}
+            for title, content in report.sections:
+                for kind in captured:
+                    if title == f"Captured {kind} {when}":
+                        captured[kind] += len(content)
+            if any(captured.values()):
+                line["captured"] = captured
+        if outcome == "failed":
+            self.held = (report.nodeid, when, line, report.longrepr)
+            return
+        self._line(line)
+
+    def pytest_internalerror(self, excrepr: object, excinfo: object) -> None:
+        try:
+            self._line({"t": "pytest_internal_error", "error": _cut_end(str(excrepr), 4000)})
+        except Exception as error:
+            self._internal_error("pytest_internalerror", error)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            if self.held is not None:
+                self._write_held(None)
+            files = _outside_python()
+            self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
+            if self.tracer is not None:
+                self._line(self.tracer.stop())
+            if self.reach is not None:
+                sight = getattr(self.reach, "sight", None)
+                if sight is not None:
+                    sight.plugins = _plugin_files(self.config)
+                for line in last_lines(self.reach, self.config, self.env[_MAP_VAR]):
+                    self._line(line)
+            if self.walls is not None and self.walls.hits:
+                self._line({"t": "sandboxed", "hits": self.walls.hits})
+        except Exception as error:
+            self._internal_error("pytest_sessionfinish", error)
+        try:
+            counts = dict(self.counts)
+            if self.passed:
+                counts["passed"] = counts.get("passed", 0) + self.passed
+            self._line(
+                {
+                    "t": "finish",
+                    "exitstatus": int(exitstatus),
+                    "counts": counts,
+                    "collected": getattr(session, "testscollected", None),
+                    "failed": getattr(session, "testsfailed", None),
+                }
+            )
+        except Exception as error:
+            self._internal_error("pytest_sessionfinish", error)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        with contextlib.suppress(Exception):
+            if self.held is not None:
+                self._write_held(None)
+            if self.fd is not None:
+                # pytest's own end, after its session finished: a finish line without this one
+                # was not written by the session's end (eyeful.pytest_records).
+                self._line({"t": "end"})
+                os.close(self.fd)
+                self.fd = None
+        with contextlib.suppress(ValueError):
+            _active.remove(self)
