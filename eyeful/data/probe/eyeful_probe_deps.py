@@ -316,13 +316,13 @@ class Imports:
         """The import statements of ``path``'s source, unresolved: ``["import", name]``,
         ``["from", module, level, [name, ...]]``, ``["load", name]`` (a literal
         ``import_module``/``__import__``); none where it is unreadable or not Python. Kept by
-        the source's digest (:data:`_GRAMMAR` first) in :attr:`cache_file`."""
+        the source's digest (:data:`_KEY_PREFIX` first) in :attr:`cache_file`."""
         try:
             with open(path, "rb") as file:
                 source = file.read()
         except OSError:
             return []
-        key = _GRAMMAR + hashlib.sha256(source).hexdigest()
+        key = _KEY_PREFIX + hashlib.sha256(source).hexdigest()
         if self.known is None:
             self.known = _read_cache(self.cache_file)
         entries = self.known.get(key)
@@ -442,7 +442,7 @@ class Imports:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _PARSE_DEPTH = 3000
 _MAX_CACHE = 64 << 20
-_GRAMMAR = "1:%d.%d:" % sys.version_info[:2]  # noqa: UP031
+_KEY_PREFIX = "1:%d.%d:" % sys.version_info[:2]  # noqa: UP031
 """A cache key's prefix: the entries' format (a later probe that reads more of a source, or
 writes it otherwise, counts it up), and this Python's version (its grammar)."""
 

@@ -91,9 +91,7 @@ import contextlib
 import json
 import os
 import re
-import site
 import sys
-import sysconfig
 import time
 from collections.abc import Generator
 from types import TracebackType
@@ -102,7 +100,12 @@ from typing import Any
 import pytest
 from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_deps import Imports  # type: ignore[import-not-found]  # beside it
-from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_watch import (  # type: ignore[import-not-found]  # beside it
+    Reach,
+    Tracer,
+    Walls,
+    library_roots,
+)
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
 _FD_VAR = "EYEFUL_PROBE_FD"
@@ -412,14 +415,7 @@ def _longrepr_text(longrepr: object) -> str:
 def _outside_python() -> list[str]:
     """The files of the imported modules that are neither the standard library's nor an
     installed distribution's: the project's own, wherever they were imported from."""
-    paths = sysconfig.get_paths()
-    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
-    with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
-        roots.update(site.getsitepackages())
-        roots.add(site.getusersitepackages())
-    roots = {os.path.abspath(root) for root in roots if root}
-    roots |= {os.path.realpath(root) for root in roots}
-    prefixes = tuple(os.path.join(root, "") for root in roots)
+    prefixes = library_roots()
     files: set[str] = set()
     real_dirs: dict[str, str] = {}
     for module in list(sys.modules.values()):

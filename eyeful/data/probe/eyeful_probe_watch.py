@@ -69,7 +69,7 @@ class Tracer:
         self.read: set[str] = set()
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
-        self.libraries = _library_roots()
+        self.libraries = library_roots()
         self._busy = False
         self._saved: dict[str, Any] = {}
 
@@ -277,7 +277,7 @@ class Tracer:
         }
 
 
-def _library_roots() -> tuple[str, ...]:
+def library_roots() -> tuple[str, ...]:
     """The standard library's and the installed distributions' directories."""
     paths = sysconfig.get_paths()
     roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
