@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pygit2
@@ -351,12 +351,17 @@ def _graph(repo: Path) -> dict[str, object]:
     return graph
 
 
-def _mapped_repo(where: Path, cache: str | None = None) -> Path:
+def _mapped_repo(where: Path, cache: str | Callable[[Path], None] | None = None) -> Path:
+    """The project, with ``cache`` at imports.json's place (its text, or what puts something
+    there), and a map recorded."""
     repo = make_repo(where, {"pyproject.toml": eyeful_config(extra=AFFECTED),
                              "pytest.ini": "[pytest]\npythonpath = .\n", **_project()})  # fmt: skip
     if cache is not None:
         _imports_cache(repo).parent.mkdir(parents=True)
-        _imports_cache(repo).write_text(cache)
+        if callable(cache):
+            cache(_imports_cache(repo))
+        else:
+            _imports_cache(repo).write_text(cache)
     record_map(repo)
     return repo
 
@@ -387,6 +392,28 @@ def test_the_parsed_sources_are_kept_and_a_damaged_cache_changes_no_map(tmp_path
 
 # Attacks on the statements-only walk and the kept parse (an adversarial pass).
 
+
+def _consts_project(where: Path, files: dict[str, str | bytes], extra: str = "") -> Path:
+    """A package whose `pkg/consts.py` holds VALUE = 1, and ``files`` (its users and tests)."""
+    return make_repo(where, {
+        "pyproject.toml": eyeful_config(extra=AFFECTED + extra),
+        "pytest.ini": "[pytest]\npythonpath = .\n",
+        "pkg/__init__.py": "",
+        "pkg/consts.py": "VALUE = 1\n",
+        **files,
+    })  # fmt: skip
+
+
+def _blocks_when_value_changes(repo: Path) -> None:
+    """VALUE staged as 2: the review runs and blocks on `tests/test_a.py::test_value`."""
+    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
+    done = review(repo, format="json")
+    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
+        done.markdown
+    )
+    assert done.exit_code == 1
+
+
 HELPERS = {
     # The plain spelling: the loader's name is in the source's bytes.
     "plain": 'def value():\n    return __import__("pkg.consts", None, None, ["VALUE"]).VALUE\n',
@@ -405,11 +432,7 @@ def test_a_module_loaded_by_a_literal_name_is_in_the_graph_however_its_source_is
     """`pkg.helper` reads `pkg.consts` through `__import__("pkg.consts")` when its test runs;
     `pkg.consts` was imported already (by another test module's collection), so none of its
     code runs in that test: only the import graph's edge helper -> consts selects it."""
-    repo = make_repo(tmp_path / "repo", {
-        "pyproject.toml": eyeful_config(extra=AFFECTED),
-        "pytest.ini": "[pytest]\npythonpath = .\n",
-        "pkg/__init__.py": "",
-        "pkg/consts.py": "VALUE = 1\n",
+    repo = _consts_project(tmp_path / "repo", {
         "pkg/helper.py": HELPERS[spelling],
         "tests/test_a.py": (
             "from pkg import helper\n\n\ndef test_value():\n    assert helper.value() == 1\n"
@@ -417,34 +440,20 @@ def test_a_module_loaded_by_a_literal_name_is_in_the_graph_however_its_source_is
         "tests/test_b.py": "import pkg.consts\n\n\ndef test_loaded():\n    assert pkg.consts\n",
     })  # fmt: skip
     record_map(repo)
-    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
-    done = review(repo, format="json")
-    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
-        done.markdown
-    )
-    assert done.exit_code == 1
+    _blocks_when_value_changes(repo)
 
 
 def test_under_sandbox_all_a_mapped_runs_own_cache_write_is_not_the_codes(tmp_path: Path) -> None:
     """`sandbox = "all"`: the probe writes the parsed sources' cache (imports.json) at the
     mapped run's end, outside the places the sandbox lets code write. A real regression must
     still block, not become an ERROR the sandbox is blamed for."""
-    repo = make_repo(tmp_path / "repo", {
-        "pyproject.toml": eyeful_config(extra=AFFECTED + '\nsandbox = "all"'),
-        "pytest.ini": "[pytest]\npythonpath = .\n",
-        "pkg/__init__.py": "",
-        "pkg/consts.py": "VALUE = 1\n",
+    repo = _consts_project(tmp_path / "repo", {
         "tests/test_a.py": (
             "from pkg import consts\n\n\ndef test_value():\n    assert consts.VALUE == 1\n"
         ),
-    })  # fmt: skip
+    }, extra='\nsandbox = "all"')  # fmt: skip
     confirm(repo)  # no map yet: the full suite runs, and records it
-    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
-    done = review(repo, format="json")
-    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
-        done.markdown
-    )
-    assert done.exit_code == 1
+    _blocks_when_value_changes(repo)
 
 
 BIG = (
@@ -465,11 +474,7 @@ def test_a_parse_that_failed_for_want_of_stack_is_not_kept_as_importing_nothing(
     """A map recorded while a test had left the recursion limit low: `pkg/big.py` (a long
     expression) could not be parsed then. The next map, of a tree whose test puts the limit
     back, must see big -> consts again (before the cache: parsed again each run)."""
-    repo = make_repo(tmp_path / "repo", {
-        "pyproject.toml": eyeful_config(extra=AFFECTED),
-        "pytest.ini": "[pytest]\npythonpath = .\n",
-        "pkg/__init__.py": "",
-        "pkg/consts.py": "VALUE = 1\n",
+    repo = _consts_project(tmp_path / "repo", {
         "pkg/big.py": BIG,
         "tests/test_0.py": "import pkg.consts\n\n\ndef test_loaded():\n    assert pkg.consts\n",
         "tests/test_a.py": (
@@ -481,12 +486,7 @@ def test_a_parse_that_failed_for_want_of_stack_is_not_kept_as_importing_nothing(
     stage(repo, {"tests/test_z.py": RESTORES})
     git(repo, "commit", "-q", "-m", "put the limit back")
     record_map(repo, "a project, again\n")
-    stage(repo, {"pkg/consts.py": "VALUE = 2\n"})
-    done = review(repo, format="json")
-    assert {r["test"] for r in done.json["regressions"]} == {"tests/test_a.py::test_value"}, (
-        done.markdown
-    )
-    assert done.exit_code == 1
+    _blocks_when_value_changes(repo)
 
 
 def test_a_cache_file_that_is_a_fifo_or_a_device_is_not_read(tmp_path: Path) -> None:
@@ -495,15 +495,7 @@ def test_a_cache_file_that_is_a_fifo_or_a_device_is_not_read(tmp_path: Path) -> 
     import os
 
     cold = _mapped_repo(tmp_path / "cold")
-    for name in ("fifo", "device"):
-        repo = make_repo(tmp_path / name, {"pyproject.toml": eyeful_config(extra=AFFECTED),
-                                           "pytest.ini": "[pytest]\npythonpath = .\n",
-                                           **_project()})  # fmt: skip
-        cache = _imports_cache(repo)
-        cache.parent.mkdir(parents=True)
-        if name == "fifo":
-            os.mkfifo(cache)
-        else:
-            cache.symlink_to("/dev/zero")
-        record_map(repo)
+    for name, place in (("fifo", os.mkfifo),
+                        ("device", lambda path: path.symlink_to("/dev/zero"))):  # fmt: skip
+        repo = _mapped_repo(tmp_path / name, place)
         assert _graph(repo) == _graph(cold), name
