@@ -26,7 +26,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 import pygit2
@@ -34,7 +33,7 @@ from pydantic import Field
 
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
-from eyeful.config import Config
+from eyeful.config import Config, setup_input
 from eyeful.importtime import at_import
 from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace, Reached
@@ -260,15 +259,6 @@ def _is_test_file(path: str) -> bool:
     return name.startswith("test_") or name.endswith("_test.py")
 
 
-def _setup_input(path: str, patterns: tuple[str, ...]) -> bool:
-    pure = PurePosixPath(path)
-    for pattern in patterns:
-        wanted = PurePosixPath(pattern)
-        if wanted.parent == pure.parent and fnmatchcase(pure.name, wanted.name):
-            return True
-    return False
-
-
 def _in_tree(repo: pygit2.Repository, tree: str, path: str) -> bool:
     found = repo.get(tree)
     try:
@@ -374,7 +364,7 @@ def why_all(path: str, config: Config, ran: set[str]) -> str | None:
         return f"`{path}` is not Python code: a test may read it"
     if PurePosixPath(path).name == "conftest.py":
         return f"`{path}` is a conftest.py: it shapes every test under it"
-    if _setup_input(path, config.setup_inputs):
+    if setup_input(path, config.setup_inputs):
         return f"`{path}` is a setup input"
     if path not in ran and not _is_test_file(path):
         return f"`{path}` ran in no test of the map (a script, a module new to it?)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -48,7 +49,22 @@ DEFAULT_SETUP_INPUTS = (
     "go.sum",
     "Cargo.toml",
     "Makefile",
+    # What setup compiles (an extension module built in place): anywhere in the tree.
+    *(f"**/*.{ext}" for ext in ("c", "h", "cc", "cpp", "cxx", "hpp", "pyx", "pxd", "pxi", "rs")),
 )
+
+
+def setup_input(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a repository path is one of ``setup_inputs``: a pattern's last part matches the
+    file's name in the pattern's directory (the top level for a pattern without ``/``), or in
+    any directory for a pattern ``**/NAME``."""
+    pure = PurePosixPath(path)
+    for pattern in patterns:
+        wanted = PurePosixPath(pattern)
+        anywhere = wanted.parent == PurePosixPath("**")
+        if (anywhere or wanted.parent == pure.parent) and fnmatchcase(pure.name, wanted.name):
+            return True
+    return False
 
 
 class Commands(Model):

@@ -13,7 +13,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
-from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
@@ -23,7 +22,7 @@ from pydantic import Field
 from eyeful import affected, evidence, focus, imports, isolation, records, sandbox, testrun
 from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
-from eyeful.config import Config
+from eyeful.config import Config, setup_input
 from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
@@ -33,7 +32,7 @@ from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
-from eyeful.snapshot import tree_at
+from eyeful.snapshot import blobs, tree_at
 from eyeful.testids import IdCommand, id_path
 from eyeful.worktrees import Worktree, WorktreePool
 
@@ -186,14 +185,22 @@ def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | No
     if not setup:
         # An empty virtualenv is not the user's environment: results differ, so keys do too.
         return cache_key(setup=None, isolate="venv") if venv else None
-    tree = tree_at(repo, tree_id)
+    inputs = _setup_inputs(repo, tree_at(repo, tree_id), config.setup_inputs)
+    if venv:
+        return cache_key(setup=setup, inputs=inputs, isolate="venv")
+    return cache_key(setup=setup, inputs=inputs)
+
+
+def _setup_inputs(
+    repo: pygit2.Repository, tree: pygit2.Tree, patterns: tuple[str, ...]
+) -> dict[str, str]:
+    """The blobs of ``tree`` that are setup inputs, by path: a pattern's directory is read
+    alone; a ``**/`` pattern needs the whole tree walked."""
+    if any(PurePosixPath(p).parent == PurePosixPath("**") for p in patterns):
+        return {path: str(entry.id) for path, entry in blobs(repo, tree)
+                if setup_input(path, patterns)}  # fmt: skip
     inputs: dict[str, str] = {}
-    by_dir: dict[str, list[str]] = {}
-    for pattern in config.setup_inputs:
-        pure = PurePosixPath(pattern)
-        parent = "" if str(pure.parent) == "." else str(pure.parent)
-        by_dir.setdefault(parent, []).append(pure.name)
-    for directory, names in by_dir.items():
+    for directory in {"" if (d := str(PurePosixPath(p).parent)) == "." else d for p in patterns}:
         try:
             sub = tree[directory] if directory else tree
         except KeyError:
@@ -201,12 +208,10 @@ def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | No
         if sub.type_str != "tree":
             continue
         for entry in tree_at(repo, sub.id):
-            name = entry.name or ""
-            if entry.type_str == "blob" and any(fnmatchcase(name, n) for n in names):
-                inputs[f"{directory}/{name}" if directory else name] = str(entry.id)
-    if venv:
-        return cache_key(setup=setup, inputs=inputs, isolate="venv")
-    return cache_key(setup=setup, inputs=inputs)
+            path = f"{directory}/{entry.name}" if directory else entry.name or ""
+            if entry.type_str == "blob" and setup_input(path, patterns):
+                inputs[path] = str(entry.id)
+    return inputs
 
 
 class Runner:

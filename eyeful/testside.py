@@ -3,14 +3,16 @@
 A test that fails on the change and passes on the base shows a problem of the change's *code*
 only when both runs ran the same tests. So the base side is the base's tree with every file of
 the change's test side taken from the change (added, edited or deleted as the change has it):
-test modules (``test_*.py``, ``*_test.py``, ``tests.py``, ``*_test.go``), ``conftest.py`` files,
-and every file under a test directory, which is one of pytest's ``testpaths`` (pytest.ini,
-tox.ini, setup.cfg, pyproject.toml on the change) or the directory of a collected test file
-named as one (``tests/``, ``test/``, ``testing/``: a shared case list, fixtures' data) or holding
-Python test modules only (never the repository's root, nor a package whose tests sit beside its
-code), and a module outside those directories that only tests import and whose path names it as
-the tests' (eyeful/testonly.py). A failure that also happens there is the tests' new demands on
-code the change left as it was: pre-existing.
+``conftest.py`` and Go's ``*_test.go`` files, Python test modules (``test_*.py``, ``*_test.py``,
+``tests.py``) the change's runs collected tests from, and every file under a test directory: one
+named as tests (``tests/``, ``test/``, ``unit_tests/``, ``testing/`` unless a ``tests/`` is below
+it) that holds a collected test file or that is, or lies under, one of pytest's ``testpaths``
+(pytest.ini, tox.ini, setup.cfg, pyproject.toml on the change); and a module outside those
+directories that only tests import and whose path names it as the tests' (eyeful/testonly.py).
+A failure that also happens there is the tests' new demands on code the change left as it was:
+pre-existing. Whatever is not certainly the tests' stays the base's: code taken for tests would
+run the change's code as the base's and hide its breaks (toolz's ``testpaths = ["toolz"]``, a
+``stats/t_test.py``, data beside a test module).
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from eyeful.tomlcompat import tomllib
 __all__ = ["read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
-_PACKAGE_FILES = {"__init__.py", "conftest.py"}
-_TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__"})
+_NAMED_DIR = re.compile(r"(?:.*[_-])?tests?(?:[_-].*)?|__tests__")
+_MAX_WALKED = 20_000  # entries of a testpaths directory read to tell tests from code
 
 
 def side_tree(
@@ -80,16 +82,43 @@ def side_paths(
     if not touched:
         return []
     head_tree = tree_at(repo, head)
-    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(repo, head_tree, collected)
-    side = [p for p in touched if _on_test_side(p, dirs)]
+    files = list(collected)
+    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(files)
+    modules = _test_modules(files)
+
+    def on_side(path: str) -> bool:
+        return _on_test_side(path, dirs, modules)
+
+    side = [p for p in touched if on_side(p)]
     rest = [p for p in touched if p not in side]
-    side += tests_only(repo, head_tree, tree_at(repo, base), rest, lambda p: _on_test_side(p, dirs))
+    side += tests_only(repo, head_tree, tree_at(repo, base), rest, on_side)
     return sorted(side)
 
 
-def _on_test_side(path: str, dirs: set[str]) -> bool:
+def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:
+    """A conftest.py or Go test file anywhere; any file under a test directory; a Python file
+    named as a test module that the change's runs collected tests from (``modules``; by its name
+    alone where they collected none): pytest also collects ``stats/t_test.py``, a module of
+    code that holds no test."""
     name = PurePosixPath(path).name
-    return bool(_TEST_MODULE.fullmatch(name)) or any(path.startswith(d + "/") for d in dirs)
+    if name == "conftest.py" or name.endswith("_test.go"):
+        return True
+    if any(path.startswith(d + "/") for d in dirs):
+        return True
+    return bool(_TEST_MODULE.fullmatch(name)) and (not modules or path in modules)
+
+
+def _test_modules(collected: list[str]) -> set[str] | None:
+    """The files the collected ids name: a path id's file, and for a dotted id (unittest's
+    ``pkg.test_mod.TestCase.test_x``) each module path it may be. None: none collected."""
+    out: set[str] = set()
+    for test in collected:
+        path = id_path(test)
+        out.add(path)
+        if "/" not in path and not path.endswith(".py"):
+            parts = path.split(".")
+            out |= {"/".join(parts[:n]) + ".py" for n in range(1, len(parts) + 1)}
+    return out or None
 
 
 def _entry(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
@@ -143,29 +172,55 @@ def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> set[
     for path in found:
         clean = str(PurePosixPath(path.strip().strip("/")))
         if clean not in ("", ".") and ".." not in PurePosixPath(clean).parts and "*" not in clean:
-            out.add(at + clean)
+            out |= _tests_under(repo, tree, at + clean)
     return out
 
 
-def _test_dirs(repo: pygit2.Repository, tree: pygit2.Tree, collected: Iterable[str]) -> set[str]:
-    """The directories of collected test files named as test directories or holding nothing
-    but tests."""
-    out = set()
-    for d in {str(PurePosixPath(id_path(t)).parent) for t in collected}:
-        parts = PurePosixPath(d).parts
-        named = [i for i, part in enumerate(parts) if part in _TEST_DIRS]
-        if named:  # tests/unit/test_x.py: all of tests/
-            out.add("/".join(parts[: named[0] + 1]))
-        elif d not in ("", ".") and _only_tests(repo, tree, d):
-            out.add(d)
-    return out
-
-
-def _only_tests(repo: pygit2.Repository, tree: pygit2.Tree, directory: str) -> bool:
-    """Whether the Python files directly in ``directory`` are test modules (and packaging)."""
+def _tests_under(repo: pygit2.Repository, tree: pygit2.Tree, directory: str) -> set[str]:
+    """A ``testpaths`` directory as test directories: all of it where it is named as one, else
+    only the directories under it named as test directories. pytest looks for tests there, which
+    does not make it the tests': toolz's ``testpaths = ["toolz"]`` names the package, whose code
+    sits above ``toolz/tests/``, and a folder holding tests may hold data the code reads."""
+    if _test_dir(directory) == directory:
+        return {directory}
     entry = _entry(tree, directory)
     if entry is None or entry.type_str != "tree":
-        return False
-    names = [e.name or "" for e in tree_at(repo, entry.id) if e.type_str == "blob"]
-    python = [n for n in names if n.endswith(".py") and n not in _PACKAGE_FILES]
-    return bool(python) and all(_TEST_MODULE.fullmatch(n) for n in python)
+        return set()
+    named: set[str] = set()
+    pending = [(directory, tree_at(repo, entry.id))]
+    seen = 0
+    while pending and seen <= _MAX_WALKED:
+        folder, subtree = pending.pop()
+        for item in subtree:
+            seen += 1
+            if item.type_str == "tree":
+                path = f"{folder}/{item.name}"
+                if _test_dir(path) == path:
+                    named.add(path)
+                else:
+                    pending.append((path, tree_at(repo, item.id)))
+    return named
+
+
+def _test_dirs(collected: Iterable[str]) -> set[str]:
+    """The test directories collected test files sit in (:func:`_test_dir`)."""
+    out = set()
+    for d in {str(PurePosixPath(id_path(t)).parent) for t in collected}:
+        found = _test_dir(d)
+        if found is not None:
+            out.add(found)
+    return out
+
+
+def _test_dir(directory: str) -> str | None:
+    """The test directory a path lies in: up to its first part named as tests (``tests``,
+    ``test``, ``unit_tests``, ``test-data``, ``__tests__``), else up to its first ``testing``
+    (pytest's own layout), or None. A ``tests`` below a ``testing`` wins: numpy's
+    ``numpy/testing/`` is public code, its tests are in ``numpy/testing/tests/``."""
+    parts = PurePosixPath(directory).parts
+    for i, part in enumerate(parts):
+        if _NAMED_DIR.fullmatch(part):
+            return "/".join(parts[: i + 1])
+    if "testing" in parts:
+        return "/".join(parts[: parts.index("testing") + 1])
+    return None

@@ -418,10 +418,13 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
 
 def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them(tmp_path):
     files = {
-        "pytest.ini": "[pytest]\ntestpaths = tests spec\n", "calc.py": "X = 1\n",
+        "pytest.ini": "[pytest]\ntestpaths = tests spec lib\n", "calc.py": "X = 1\n",
         "test_calc.py": "X = 1\n", "pkg/mod.py": "X = 1\n", "pkg/test_mod.py": "X = 1\n",
-        "tests/test_x.py": "X = 1\n", "tests/cases.json": "[1]\n", "spec/helper.py": "X = 1\n",
-        "src/testing/util.py": "X = 1\n",
+        "tests/test_x.py": "X = 1\n", "tests/cases.json": "[1]\n", "spec/cases.yml": "X = 1\n",
+        "spec/test_s.py": "X = 1\n", "src/testing/util.py": "X = 1\n",
+        # A testpaths directory holding code besides tests is not the tests' (toolz's package).
+        "lib/__init__.py": "X = 1\n", "lib/core.py": "X = 1\n", "lib/test_core.py": "X = 1\n",
+        "lib/data.txt": "1\n",
         # Files only tests import: testing/cases.py, pkg/fixtures.py (a relative import). Not
         # testing/util.py nor testing/__init__.py (the project's lib.py imports them), nor
         # calc.py (only tests import it, but nothing in its path names it as the tests').
@@ -429,31 +432,47 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
         "testing/util.py": "X = 1\n", "lib.py": "from testing.util import X\n",
         "tests/test_y.py": "from testing.cases import X\nimport calc\n",
         "pkg/fixtures.py": "X = 1\n", "pkg/test_uses.py": "from .fixtures import X\n",
+        # Named as a test module but no test collected there: code (a statistics module).
+        "stats/t_test.py": "X = 1\n",
+        # numpy's layout: testing/ is public code, its tests are in testing/tests/.
+        "mylib/testing/__init__.py": "X = 1\n", "mylib/testing/tests/test_c.py": "X = 1\n",
+        "mylib/testing/tests/data.json": "[1]\n",
+        # Data beside a test module in a folder not named as tests: the code's, maybe.
+        "rules/discounts.json": "[1]\n", "rules/test_discounts.py": "X = 1\n",
+        "unit_tests/data.json": "[1]\n", "unit_tests/test_u.py": "X = 1\n",
+        "ut/test_dotted.py": "X = 1\n",  # collected as unittest names it
     }  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
     stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
     git_repo = pygit2.Repository(str(repo))
     base = str(git_repo.revparse_single("HEAD").tree_id)
     head = str(git_repo.index.write_tree())
-    collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t"]
+    collected = ["test_calc.py::t", "pkg/test_mod.py::t", "tests/test_x.py::t",
+                 "tests/test_y.py::t", "pkg/test_uses.py::t", "lib/test_core.py::t",
+                 "spec/test_s.py::t", "mylib/testing/tests/test_c.py::t",
+                 "rules/test_discounts.py::t", "unit_tests/test_u.py::t",
+                 "ut.test_dotted.T.test_x"]  # fmt: skip
     assert side_paths(git_repo, base, head, collected) == [
-        "pkg/fixtures.py", "pkg/test_mod.py", "spec/helper.py", "test_calc.py",
-        "testing/cases.py", "tests/cases.json", "tests/test_x.py",
+        "lib/test_core.py", "mylib/testing/tests/data.json", "mylib/testing/tests/test_c.py",
+        "pkg/fixtures.py", "pkg/test_mod.py", "rules/test_discounts.py", "spec/test_s.py",
+        "test_calc.py", "testing/cases.py", "tests/cases.json", "tests/test_x.py",
+        "unit_tests/data.json", "unit_tests/test_u.py", "ut/test_dotted.py",
     ]  # fmt: skip
 
 
 def test_a_rootdir_below_the_repository_names_its_testpaths(tmp_path):
     files = {
-        "sub/pytest.ini": "[pytest]\ntestpaths = spec\n", "sub/spec/helper.py": "X = 1\n",
-        "sub/spec/test_a.py": "X = 1\n", "sub/calc.py": "X = 1\n", "spec/other.py": "X = 1\n",
+        "sub/pytest.ini": "[pytest]\ntestpaths = e2e-tests\n", "sub/e2e-tests/cases.json": "[1]\n",
+        "sub/e2e-tests/test_a.py": "X = 1\n", "sub/calc.py": "X = 1\n",
+        "e2e-tests/other.json": "[1]\n",
     }  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
     stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
     git_repo = pygit2.Repository(str(repo))
     base = str(git_repo.revparse_single("HEAD").tree_id)
     head = str(git_repo.index.write_tree())
-    found = side_paths(git_repo, base, head, ["sub/spec/test_a.py"], "sub")
-    assert found == ["sub/spec/helper.py", "sub/spec/test_a.py"]
+    found = side_paths(git_repo, base, head, [], "sub")
+    assert found == ["sub/e2e-tests/cases.json", "sub/e2e-tests/test_a.py"]
 
 
 def test_a_rootdir_below_the_repository_keeps_its_test_directory_on_the_test_side(tmp_path):
@@ -540,3 +559,32 @@ def test_a_findings_existing_test_is_the_repository_path_it_names_whatever_the_r
     assert {run["command"].split()[-1] for run in found["runs"]} == {
         "tests/test_area.py::test_area"
     }
+
+
+def test_testpaths_naming_the_package_keeps_its_code_off_the_test_side(tmp_path):
+    """toolz's layout: `testpaths = ["toolz"]`, its tests in `toolz/tests/`. The package's code
+    is no test file because pytest looks for tests there: taken as the change's test side, the
+    base ran the change's code, every break read as pre-existing, and the review said clean."""
+    second = "def second(seq):\n    seq = iter(seq)\n    next(seq)\n    return next(seq)\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config() + '[tool.pytest.ini_options]\ntestpaths = ["toolz"]\n',
+         "toolz/__init__.py": "from .itertoolz import second\n", "toolz/itertoolz.py": second,
+         "toolz/data.json": "[1]\n", "toolz/tests/cases.json": "[1]\n",
+         "toolz/tests/test_itertoolz.py": (
+             "from toolz import second\n\n\ndef test_second():\n    assert second('ABC') == 'B'\n"
+         )},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"toolz/itertoolz.py": second.replace("    next(seq)\n", "")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"toolz/tests/test_itertoolz.py::test_second": "regression"}, report
+    assert code == 1
+    # What the change may carry to the base there: its tests' directory, never the package.
+    git_repo = pygit2.Repository(str(repo))
+    base = str(git_repo.revparse_single("HEAD").tree_id)
+    changed = ["toolz/itertoolz.py", "toolz/data.json", "toolz/tests/cases.json"]
+    changed.append("toolz/tests/h.py")
+    stage(repo, dict.fromkeys(changed, "X = 2\n"))
+    head = str(git_repo.index.write_tree())
+    assert side_paths(git_repo, base, head) == ["toolz/tests/cases.json", "toolz/tests/h.py"]

@@ -629,6 +629,10 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
         ({"requirements-dev.txt": "pytest\n"}, setup_and_test, 3),
         ({"pyproject.toml": "[project]\nname = 'x'\n"}, setup_and_test, 4),
         ({"deps/a.cfg": "b\n"}, test_only, 4),  # not a default input
+        # What setup compiles (an extension built in place, git-ignored, kept in the worktree),
+        # at any depth: the base's build must not serve the change.
+        ({"src/ext/fast.c": "int add;\n"}, setup_and_test, 5),
+        ({"src/ext/notes.md": "1\n"}, test_only, 5),
     ]
     for files, runs, count in steps:
         stage(repo, files)
@@ -641,10 +645,10 @@ def test_setup_runs_first_and_again_only_when_its_command_or_inputs_change(tmp_p
     confirm(repo)
     stage(repo, {"notes.txt": "3\n"})
     assert _review_runs(repo) == setup_and_test
-    assert _lines(counter) == ["x", "x", "x", "x", "y"]
+    assert _lines(counter) == ["x", "x", "x", "x", "x", "y"]
     stage(repo, {"notes.txt": "4\n"})
     assert _review_runs(repo) == test_only
-    assert len(_lines(counter)) == 5
+    assert len(_lines(counter)) == 6
 
 
 def test_setup_runs_for_the_base_when_its_inputs_differ_from_the_change(tmp_path):
