@@ -487,6 +487,10 @@ _VOLATILE = [
     (re.compile(r"(?:/[^\s/'\"]+)*/pytest-of-[^\s/'\"]+/pytest-\d+"), "<tmp>"),
     (re.compile(rf"(?:/[^\s/'\"]+)*/{STATE_DIR}/{WORKTREES_DIR}/{WORKTREE_PREFIX}\d+"), "<tree>"),
     (re.compile(r"(?:/[^\s/'\"]+)*/tmp[a-z0-9_]{8}\b"), "<tmp>"),
+    # tempfile's names with a prefix of the caller's (mkdtemp(prefix="tags-")): 8 random
+    # characters at the end of a name directly in a temporary directory.
+    (re.compile(r"(?:/[^\s/'\"]+)*/(?:tmp|TMP|temp|Temp)/[^\s/'\"]*?[a-z0-9_]{8}\b"), "<tmp>"),
+    (re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"), "<uuid>"),
 ]
 
 

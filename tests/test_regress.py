@@ -661,3 +661,34 @@ def test_a_configured_junit_report_in_pytests_default_format_still_blocks(tmp_pa
     report = proc.json
     assert _kinds(report) == [("tests/test_calc.py::test_add", "regression")], report
     assert proc.exit_code == 1
+
+
+def test_a_known_failure_in_an_edited_test_file_stays_pre_existing_when_its_line_moves(tmp_path):
+    """A test that fails on HEAD, in a file the change edits (it adds another test), fails
+    alike on both sides: the same exception from the same code, one line lower on the change
+    because the change put a comment above it, and a message naming a temporary directory made
+    with a prefix of its own. Neither is another cause: pre-existing, not a block."""
+    mean = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    tests = (
+        "import tempfile\n\nfrom calc import mean\n\n\ndef test_mean_of_two():\n"
+        "    where = tempfile.mkdtemp(prefix='mean-')\n"
+        "    assert mean([1, 1]) == 2, f'no mean, see {where}'\n\n\n"
+        "def test_mean_of_none():\n    assert mean([]) is None, 'no mean'\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "calc.py": mean,
+         "tests/test_calc.py": tests},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {
+        "calc.py": "# Statistics.\n" + mean,
+        "tests/test_calc.py": tests.replace("'no mean, see", "'none, see")
+        + "\n\ndef test_mean():\n    assert mean([1, 3]) == 2\n",
+    })  # fmt: skip
+    report = review(repo, format="json").json
+    assert _kinds(report) == [
+        ("tests/test_calc.py::test_mean_of_none", "pre_existing"),
+        ("tests/test_calc.py::test_mean_of_two", "pre_existing"),
+    ], report["regressions"]
+    assert report["exit_code"] == 0
