@@ -109,7 +109,9 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         )
     repo = open_repository(request.paths)
     state = request.paths.state_dir
-    pool = WorktreePool(request.paths, repo, max(2, request.jobs), history(repo, request.snapshot))
+    pool = WorktreePool(
+        request.paths, repo, max(2, request.jobs), history(repo, snap), fallback=snap.base.commit
+    )
     fresh: Runner | None = None
     try:
         if request.effective_level == "read_only":

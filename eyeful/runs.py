@@ -371,7 +371,7 @@ class Runner:
         with self._repo_lock:
             whole = worktree.checkout(
                 self.repo, tree, clean_ignored=self.config.clean_ignored,
-                parent=self.pool.history.get(tree),
+                parent=self.pool.parent_of(tree),
             )  # fmt: skip
         if not whole:
             worktree.write_setup_key(None)  # what setup installed among ignored files is gone

@@ -25,7 +25,9 @@ from eyeful.errors import EyefulError
 from eyeful.gitutil import WORKTREE_PREFIX, WORKTREES_DIR, RepoPaths, git
 from eyeful.shell import check_cancelled
 
-_SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 0, 0)
+# A commit with no parent (no history known) is dated 1980-01-02: a zip's first date, as tools
+# that stamp a build with the last commit's time need one.
+_SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 315_619_200, 0)
 
 
 def snapshot_commit(repo: pygit2.Repository, tree: str, parent: str | None = None) -> str:
@@ -34,14 +36,18 @@ def snapshot_commit(repo: pygit2.Repository, tree: str, parent: str | None = Non
     else a commit on top of it (the staged change on HEAD): `git describe` and the tags see the
     history there as in the user's clone (setuptools-scm, hatch-vcs, versioneer)."""
     parents: list[pygit2.Oid] = []
+    author = committer = _SIGNATURE
     if parent is not None:
         found = repo.get(parent)
         if isinstance(found, pygit2.Commit):
             if str(found.tree_id) == tree:
                 return str(found.id)
             parents = [found.id]
+            # Its parent's author, committer and dates: what a test reads of the last commit
+            # (`git log -1`: a build's timestamp, a CalVer year) is alike on both sides.
+            author, committer = found.author, found.committer
     oid = repo.create_commit(
-        None, _SIGNATURE, _SIGNATURE, "eyeful snapshot\n", pygit2.Oid(hex=tree), parents
+        None, author, committer, "eyeful snapshot\n", pygit2.Oid(hex=tree), parents
     )
     return str(oid)
 
@@ -299,15 +305,21 @@ class WorktreePool:
 
     def __init__(
         self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8,
-        history: dict[str, str] | None = None,
+        history: dict[str, str] | None = None, fallback: str | None = None,
     ) -> None:  # fmt: skip
         self.paths = paths
         self.repo = repo
         self.size = max(1, size)
         self.history = dict(history or {})
-        """tree → the commit a checkout of it has as its history (the reviewed sides')."""
+        """tree → the commit a checkout of it has as its history (the reviewed sides'); any
+        other tree (the base with the change's tests, a fix) has ``fallback``'s."""
+        self.fallback = fallback
         self.root = paths.state_dir / WORKTREES_DIR
         self.locks = paths.state_dir / "locks"
+
+    def parent_of(self, tree: str) -> str | None:
+        """The commit a checkout of ``tree`` has as its history."""
+        return self.history.get(tree, self.fallback)
 
     def _worktree(self, index: int) -> Worktree:
         name = f"{WORKTREE_PREFIX}{index}"

@@ -353,3 +353,61 @@ def test_a_nested_repository_untrusted_code_touched_or_made_among_ignored_files_
         assert not (dep / "mod.py").exists() or "EVIL" not in (dep / "mod.py").read_text()
         assert not made.exists()
         assert whole is False  # setup's clone is gone: setup runs again
+
+
+LAST_COMMIT = """import subprocess
+import time
+from pathlib import Path
+
+from calc import add
+
+HERE = Path(__file__).parent
+
+
+def _last(fmt):
+    return subprocess.run(["git", "log", "-1", f"--format={fmt}"], cwd=HERE, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_a_build_stamped_with_the_last_commits_time():
+    assert time.gmtime(int(_last("%ct"))).tm_year >= 1980, "zip stamps start in 1980"
+    assert add(2, 3) == 5
+
+
+def test_the_last_commit_is_the_authors():
+    assert _last("%an <%ae>") == "Ada <ada@example.org>"
+
+
+def test_the_tag_describes_the_tree():
+    assert subprocess.run(["git", "describe", "--tags"], cwd=HERE, capture_output=True,
+                          text=True).stdout.startswith("v1")
+"""
+
+
+def test_what_tests_read_of_the_last_commit_is_alike_on_both_sides(tmp_path: Path) -> None:
+    """The staged change's checkout is a commit on HEAD with HEAD's author, committer and dates,
+    and the base with the change's tests is one on the base: a test that reads the last commit
+    (a build's timestamp, its author, `git describe`) sees the same on both sides. Dated 1970 by
+    eyeful (a zip cannot hold that) and without the tags, a docstring blocked, and a break of
+    the code on the base's side with the change's tests failed there by another cause."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\npythonpath = .\n",
+         "calc.py": "def add(a, b):\n    return a + b\n", "tests/test_last.py": LAST_COMMIT},
+    )  # fmt: skip
+    git(repo, "commit", "-q", "--amend", "--no-edit", "--author", "Ada <ada@example.org>")
+    git(repo, "tag", "v1")
+    confirm(repo)
+    stage(repo, {"calc.py": 'def add(a, b):\n    """The sum."""\n    return a + b\n'})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done.json["regressions"] + done.json["other_failures"]
+    # The change edits the tests (the base runs them: a checkout of the base with them) and
+    # breaks add: one regression, the others pass on both sides.
+    more = LAST_COMMIT + "\n\ndef test_more():\n    assert True\n"
+    stage(repo, {"calc.py": "def add(a, b):\n    return a - b\n", "tests/test_last.py": more})
+    done = review(repo, format="json")
+    kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
+    assert kinds == {
+        "tests/test_last.py::test_a_build_stamped_with_the_last_commits_time": "regression"
+    }
+    assert done.exit_code == 1
