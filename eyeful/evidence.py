@@ -225,8 +225,9 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             test: {_relative(p, root): lines for p, lines in found.items()}
             for test, found in record.ran.items()
         }
-        reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
-        reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
+    # What the tests looked at holds where tracing stopped too (a test took the tracer away).
+    reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
+    reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once
     for test_id, test in record.tests.items():
         reading.outcomes[test_id] = test.outcome

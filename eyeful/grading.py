@@ -225,6 +225,11 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
         return f"introduced: {introduced.detail}"
     if verdict.read_as_text and not verdict.pre_existing:
         did = "; ".join(_looked(path, verdict.looked.get(path)) for path in verdict.read_as_text)
+        if any((how or "").startswith("set a tracer") for how in verdict.looked.values()):
+            return (
+                f"its test {did}: eyeful cannot tell whether its failure is about what this "
+                "change's code does or about the source's text or form"
+            )
         return (
             f"its test {did}: a failure about the source's text or form is not a problem of "
             "what this change's code does"

@@ -310,13 +310,15 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                             mine.setdefault(name, set()).update(numbers)
                     names = records.as_list(line.get("entered"))
                     entered.update(n for n in names if isinstance(n, str))
-                    names = records.as_list(line.get("read"))
-                    read.update(n for n in names if isinstance(n, str))
-                    for name, how in records.as_dict(line.get("how")).items():
-                        if isinstance(how, str):
-                            looked.setdefault(name, how[:300])
                 else:
                     notes.add(f"{label}: not traced ({records.as_str(line.get('why'))})")
+                # What the tests looked at holds where tracing stopped too: a test that took the
+                # tracer away counts as having looked at every changed file.
+                names = records.as_list(line.get("read"))
+                read.update(n for n in names if isinstance(n, str))
+                for name, how in records.as_dict(line.get("how")).items():
+                    if isinstance(how, str):
+                        looked.setdefault(name, how[:300])
             elif kind == "ran":
                 node_id = records.as_str(line.get("id"))
                 if node_id is not None:

@@ -3,8 +3,9 @@
 A test that fails on the change and passes on the base shows a problem of the change's *code*
 only when both runs ran the same tests. So the base side is the base's tree with every file of
 the change's test side taken from the change (added, edited or deleted as the change has it):
-``conftest.py`` and Go's ``*_test.go`` files, Python test modules (``test_*.py``, ``*_test.py``,
-``tests.py``) the change's runs collected tests from, and every file under a test directory: one
+``conftest.py``, ``pytest.ini`` and Go's ``*_test.go`` files, Python test modules
+(``test_*.py``, ``*_test.py``, ``tests.py``) the change's runs collected tests from, and every
+file under a test directory: one
 named as tests (``tests/``, ``test/``, ``unit_tests/``, ``testing/`` unless a ``tests/`` is below
 it) that holds a collected test file or that is, or lies under, one of pytest's ``testpaths``
 (pytest.ini, tox.ini, setup.cfg, pyproject.toml on the change); and a module outside those
@@ -33,6 +34,7 @@ __all__ = ["read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 _NAMED_DIR = re.compile(r"(?:.*[_-])?tests?(?:[_-].*)?|__tests__")
+_TESTS_OWN = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})  # pytest's alone
 _MAX_WALKED = 20_000  # entries of a testpaths directory read to tell tests from code
 
 
@@ -96,12 +98,12 @@ def side_paths(
 
 
 def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:
-    """A conftest.py or Go test file anywhere; any file under a test directory; a Python file
-    named as a test module that the change's runs collected tests from (``modules``; by its name
-    alone where they collected none): pytest also collects ``stats/t_test.py``, a module of
-    code that holds no test."""
+    """A conftest.py, pytest.ini or Go test file anywhere; any file under a test directory; a
+    Python file named as a test module that the change's runs collected tests from
+    (``modules``; by its name alone where they collected none): pytest also collects
+    ``stats/t_test.py``, a module of code that holds no test."""
     name = PurePosixPath(path).name
-    if name == "conftest.py" or name.endswith("_test.go"):
+    if name in _TESTS_OWN or name.endswith("_test.go"):
         return True
     if any(path.startswith(d + "/") for d in dirs):
         return True

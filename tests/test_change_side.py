@@ -371,6 +371,10 @@ LOOKS = {
     "child process": "assert b'total' not in subprocess.run(['cat', 'calc.py'], "
     "capture_output=True).stdout, 'add was refactored'",
     "README": "assert 'refactored' not in open('README.md').read(), 'add was refactored'",
+    "symlink": "os.symlink(calc.__file__, 'source'); "
+    "assert b'total' not in open('source', 'rb').read(), 'add was refactored'",
+    "sys.settrace": "sys.settrace(lambda *a: None); "
+    "assert os.path.getsize(calc.__file__) == 37, 'add was refactored'",
 }
 
 
@@ -379,13 +383,13 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
     stage(repo, {"calc.py": REFACTORED, "README.md": "add returns the sum (refactored)\n"})
     findings = [
         {**_finding(
-            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            "import os\nimport subprocess\nimport sys\n\nimport calc\nfrom calc import add\n\n\n"
             f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n",
             "add was refactored",
             {"kind": "specified", "quote": "add returns the sum", "source": "README.md"},
         ), "id": name.replace(" ", "-").replace(".", "-"),
            "repro": {"path": f"tests/test_{i}.py", "fails": "add was refactored", "code": (
-            "import os\nimport subprocess\n\nimport calc\nfrom calc import add\n\n\n"
+            "import os\nimport subprocess\nimport sys\n\nimport calc\nfrom calc import add\n\n\n"
             f"def test_looks():\n    assert add(2, 3) == 5\n    {check}\n")}}
         for i, (name, check) in enumerate(LOOKS.items())
     ]  # fmt: skip
@@ -397,6 +401,14 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
         "    assert add(-2, 3) == 1, 'add is wrong for negatives'\n"
     )
     oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    # Read at the test module's top level, while it is collected.
+    top = (
+        "import calc\n\nSOURCE = open(calc.__file__).read()\n\n\ndef test_top():\n"
+        "    assert calc.add(2, 3) == 5\n    assert 'total' not in SOURCE, 'add was refactored'\n"
+    )
+    findings.append({**_finding(top, "add was refactored", oracle), "id": "top",
+                     "repro": {"path": "tests/test_top.py", "code": top,
+                               "fails": "add was refactored"}})  # fmt: skip
     findings.append({**_finding(signature, "add is wrong for negatives", oracle), "id": "sig",
                      "repro": {"path": "tests/test_sig.py", "code": signature,
                                "fails": "add is wrong for negatives"}})  # fmt: skip
@@ -413,6 +425,9 @@ def test_a_reproduction_telling_the_trees_apart_by_representation_does_not_block
     assert "read calc.py as text" in by_id["get_data"]["unverified"]
     assert "child process (cat calc.py)" in by_id["child-process"]["unverified"]
     assert "read README.md as text" in by_id["README"]["unverified"]
+    assert "read calc.py as text" in by_id["symlink"]["unverified"]
+    assert "read calc.py as text" in by_id["top"]["unverified"]
+    assert "size or times of calc.py" in by_id["sys-settrace"]["unverified"]
     assert code != 1
 
 
@@ -588,3 +603,17 @@ def test_testpaths_naming_the_package_keeps_its_code_off_the_test_side(tmp_path)
     stage(repo, dict.fromkeys(changed, "X = 2\n"))
     head = str(git_repo.index.write_tree())
     assert side_paths(git_repo, base, head) == ["toolz/tests/cases.json", "toolz/tests/h.py"]
+
+
+def test_a_stricter_pytest_ini_is_the_tests_and_no_regression(tmp_path):
+    """The change only turns warnings into errors in pytest.ini: the code warned before too, so
+    the failure is the tests' new demand, pre-existing, not a regression of the code."""
+    warns = (
+        "import warnings\n\n\ndef add(a, b):\n"
+        "    warnings.warn('add is deprecated', DeprecationWarning)\n    return a + b\n"
+    )
+    repo = _calc_repo(tmp_path, {"calc.py": warns})
+    stage(repo, {"pytest.ini": PYTEST_INI + "filterwarnings = error\n"})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0

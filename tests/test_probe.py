@@ -994,3 +994,32 @@ def test_the_probes_realpath_resolving_each_directory_once_is_realpath(tmp_path:
     pairs = json.loads(proc.stdout)
     assert [ours for ours, _ in pairs] == [real for _, real in pairs]
     assert pairs[1][0] == paths[0] and pairs[4][0] == str(tmp_path / "tree" / "mod.py")
+
+
+def test_what_a_test_hides_from_the_watch_still_counts_as_looked_at(tmp_path):
+    """A reproduction tells the trees apart by how the code is written, where the watch did not
+    look: reading the source at its module's top level (collection), through a link under another
+    name, or after taking the tracer away (sys.settrace: the lines it ran and what it read are
+    unseen). Each changed file it could have looked at so counts as looked at."""
+    code = os.path.realpath(tmp_path / "proj" / "calc.py")
+    cases = {
+        "top_level": "SOURCE = open(calc.__file__).read()\n\n\ndef test_a():\n    assert SOURCE\n",
+        "link": (
+            "import os\n\n\ndef test_a(tmp_path):\n    os.link(calc.__file__, tmp_path / 'hard')\n"
+            "    os.symlink(calc.__file__, tmp_path / 'soft')\n"
+            "    assert (tmp_path / 'soft').read_text() == (tmp_path / 'hard').read_text()\n"
+        ),
+        "tracer": "import sys\n\n\ndef test_a():\n    sys.settrace(lambda *a: None)\n",
+    }
+    files = {"calc.py": "def add(a, b):\n    return a + b\n"}
+    files |= {f"tests/test_{name}.py": "import calc\n" + body for name, body in cases.items()}
+    root = write(tmp_path / "proj", files)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({code: [2]}), encoding="utf-8")
+    for name in cases:
+        run = Run(root, ["-q", f"tests/test_{name}.py"], tmp_path / name, clean_env(), trace=spec)
+        record = run.must_record()
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert record.read_as_text == [code], (name, record)
+        how = record.looked[code]
+        assert how.startswith("set a tracer") if name == "tracer" else how == "read", (name, how)

@@ -25,6 +25,8 @@ _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
 # inspect's functions that read a function's __code__ for its signature only.
 _SIGNATURE = frozenset({"_signature_from_function", "getfullargspec", "_signature_bound_method"})
+# How a changed file was looked at when the tests' code took the tracer away: unseen.
+EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
 
 def _for_signature(frame: FrameType | None) -> bool:
@@ -69,9 +71,11 @@ class Tracer:
         self.read: set[str] = set()
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
+        self.inodes: dict[tuple[int, int], str] | None = None  # the targets', on first need
         self.libraries = library_roots()
         self._busy = False
         self._saved: dict[str, Any] = {}
+        self._on = False  # this thread traced since :meth:`resume`
 
     @property
     def active(self) -> bool:
@@ -101,16 +105,18 @@ class Tracer:
         """Record ``how`` for ``path`` when it is a changed file and the repository's code (the
         first caller outside the standard library, site-packages and this probe) asked, not an
         import."""
-        if self._busy or not self._active or self.why is not None:
+        if self._busy or not self.watching or self.why is not None:
             return
         self._busy = True
         try:
             if isinstance(path, int) or not isinstance(path, (str, bytes, os.PathLike)):
                 return
             name = os.fsdecode(path)
-            if os.path.basename(name) not in self.names:
+            # A link to it under another name (symbolic or hard): by the file's identity.
+            named = os.path.basename(name) in self.names
+            real = os.path.realpath(name) if named else self._same_file(name, frame)
+            if real is None:
                 return
-            real = os.path.realpath(name)
             # The first route is kept, but a reading (inspect.getsource stats the file first).
             again = real in self.read and not (how == "read" and self.how.get(real) != how)
             if real in self.targets and not again and self._by_tests(frame):
@@ -120,6 +126,32 @@ class Tracer:
             return
         finally:
             self._busy = False
+
+    @property
+    def watching(self) -> bool:
+        """Whether what the repository's code does to the changed files is watched: while a
+        test runs, and while a test module is imported (a reading at its top level)."""
+        return self._active or self.module is not None
+
+    def _same_file(self, name: str, frame: FrameType | None) -> str | None:
+        """The changed file ``name`` is, by device and inode, when the repository's code asks."""
+        if not self._by_tests(frame):
+            return None
+        if self.inodes is None:
+            self.inodes = {}
+            for real in self.targets:
+                with contextlib.suppress(OSError):
+                    st = self._real_stat(real)
+                    self.inodes[(st.st_dev, st.st_ino)] = real
+        try:
+            st = self._real_stat(name)
+        except (OSError, ValueError):
+            return None
+        return self.inodes.get((st.st_dev, st.st_ino))
+
+    def _real_stat(self, path: str) -> os.stat_result:
+        stat: Callable[[str], os.stat_result] = self._saved.get("stat", os.stat)
+        return stat(path)
 
     def _by_tests(self, frame: FrameType | None) -> bool:
         """Whether the first caller outside the libraries is the repository's code, with no
@@ -159,11 +191,23 @@ class Tracer:
             sys.settrace(self._call)
         elif current != self._call:  # the code under test (or a debugger) set its own
             self.why = "another tracer was active"
+            return
+        self._on = True
 
     def pause(self) -> None:
-        """Stop tracing this thread until the next :meth:`resume`."""
-        if self.why is None and sys.gettrace() == self._call:
+        """Stop tracing this thread until the next :meth:`resume`. A tracer gone or another in
+        its place is the doing of what ran since (a test, a test module's import): what it did
+        to the changed files is hidden from here, so each counts as looked at (``EVADED``)."""
+        if self.why is not None or not self._on:
+            return
+        self._on = False
+        if sys.gettrace() == self._call:
             sys.settrace(None)
+            return
+        self.why = "the tests' code removed or replaced the tracer (sys.settrace)"
+        for real in self.targets:
+            self.read.add(real)
+            self.how.setdefault(real, EVADED)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         """While a test runs, asked by the repository's code (not by an import, nor by pytest's
@@ -171,7 +215,7 @@ class Tracer:
         ``io.open_code``, a loader's ``get_data``, ``inspect.getsource``), a function's
         ``__code__`` where the function is defined in a changed file (not for its signature:
         ``inspect.signature``), a child process whose command line names a changed file."""
-        if self._busy or not self._active or self.why is not None or not args:
+        if self._busy or not self.watching or self.why is not None or not args:
             return
         if event == "open" and len(args) >= 2:
             mode = args[1]
