@@ -6,17 +6,18 @@ fact never upgrades a verdict; it degrades it to the next weaker claim:
 
 - clean (exit 0) needs: the change's run reached its end and ran every test it collected (the
   ones it did not reach are run by id); each passed, xfailed, or was skipped for a reason that
-  held on the base. Missing: could not verify (``incomplete``: what did not run and why), or a
-  question for a test the change made skip.
+  held on the base. Missing: could not verify (``incomplete``: what did not run and why; a
+  test the change made skip: a question, and could not verify).
 - regression (blocks) needs: live runs on both sides in one context, every base run passed and
   every change run failed; the base had the test (its id, or its name and body in another file:
   eyeful/moved.py). Missing: flaky or unconfirmed (a question), new test, undetermined (exit 3).
 - pre-existing needs: the same test, by id, failed live on the base with the same failure (its
   cause: type and message, numbers and addresses aside). Another failure there: a question
-  (``fails_otherwise``). A base run that never reached it is no evidence: undetermined.
-- newly skipped (a question) needs: passed live on the base, skipped on the change. A skip
-  because the repository's own module no longer imports is a failure (eyeful/evidence.py),
-  judged as one.
+  (``fails_otherwise``), and could not verify. A base run that never reached it is no
+  evidence: undetermined.
+- newly skipped (a question, could not verify) needs: passed live on the base, skipped on the
+  change. A skip because the repository's own module no longer imports is a failure
+  (eyeful/evidence.py), judged as one.
 - could not verify (exit 3): the weakest claim, always available, always saying why.
 
 The flow modules (regressions, confirmation, review) gather the facts; the outcome is derived
@@ -56,6 +57,17 @@ QUESTION_KINDS: tuple[FailureKind, ...] = (
 )
 """Kinds the report asks about: seen to regress once, not shown to every time; or a test that
 passed on the base and does not run on the change."""
+UNVERIFIED_KINDS: tuple[FailureKind, ...] = (
+    "unconfirmed",
+    "undetermined",
+    "newly_skipped",
+    "fails_otherwise",
+)
+"""Kinds that lack a fact their nearest claim needs, so the review could not verify the change
+(exit 3; a pre-push hook stops, where a question alone would go by unseen): a regression not
+confirmed alone, a base that never named the test, a test that passed on the base and does not
+run on the change (what it checks went unchecked), a failure on both sides by different causes
+(pre-existing needs the same one)."""
 BLOCKING_KINDS: tuple[FailureKind, ...] = ("regression",)
 
 Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]

@@ -28,6 +28,7 @@ from eyeful import hunks, moved
 from eyeful.extra import Extra
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
+from eyeful.onbase import located
 from eyeful.regressions import (
     Context,
     Evidence,
@@ -129,7 +130,8 @@ def confirm(
     # An id that cannot be an argument (a NUL or a line break) stays unconfirmed on its own;
     # it never keeps the others from their live runs.
     todo = [ev for ev in evidence if ev.test not in missing and passable(ev.test)]
-    on_change, on_base = _located(repo, snap.head.tree), _located(repo, tested)
+    lock = runner.lock_repo()
+    on_change, on_base = located(repo, snap.head.tree, lock), located(repo, tested, lock)
     done = Confirmation(evidence)
     suites = _suite_failures(change)
     for context in CONTEXTS:
@@ -241,35 +243,13 @@ def _causes_differ(
 ) -> bool:
     """Whether the test failed on both sides by different causes (eyeful.failures.cause: type,
     raising line, message with numbers aside; the raising line by its text in each side's tree,
-    :func:`_located`), each failure recorded: the change's test on the base's code failed, but
+    eyeful.onbase.located), each failure recorded: the change's test on the base's code failed, but
     not as on the change."""
     mine = {on_change(f) if f is not None else None for o, f in change if o == "failed"}
     theirs = {on_base(f) if f is not None else None for o, f in base if o == "failed"}
     if not mine or not theirs or None in mine or None in theirs:
         return False
     return not mine & theirs
-
-
-def _located(repo: pygit2.Repository, tree: str) -> Callable[[Failure], str | None]:
-    """A failure's cause with its raising line named by the line's text in ``tree`` rather than
-    its number: a comment the change put above the code moves the line, not the cause."""
-    lines_of: dict[str, list[str] | None] = {}
-
-    def located(failure: Failure) -> str | None:
-        said = cause(failure)
-        where = failure.in_repository
-        if said is None or not where:
-            return said
-        path, _, number = where.rpartition(":")
-        if path not in lines_of:
-            text = read_text(repo, tree, path)
-            lines_of[path] = None if text is None else text.splitlines()
-        lines = lines_of[path]
-        if lines is None or not number.isdigit() or not 0 < int(number) <= len(lines):
-            return said
-        return said.replace(f" at {where}: ", f" at {path}: {lines[int(number) - 1].strip()}: ", 1)
-
-    return located
 
 
 def _in_context(

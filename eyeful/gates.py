@@ -18,10 +18,10 @@ from eyeful.confine import Refused
 from eyeful.extra import Extra
 from eyeful.failures import Failure, from_output, own_words, scrub
 from eyeful.findings import Finding, Fix, Repro
-from eyeful.hunks import ChangedLines, changed_lines, touched
+from eyeful.hunks import ChangedLines, changed_lines, touched, without_docstrings
 from eyeful.implicit import through_changed_function
 from eyeful.model import Model
-from eyeful.onbase import edited_files, not_run_on_base, same_cause, skipped_on_base
+from eyeful.onbase import edited_files, located, not_run_on_base, same_cause, skipped_on_base
 from eyeful.runs import Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -213,7 +213,11 @@ class GateRunner:
         self.jobs = max(1, jobs)
         self.repro_runs = runner.config.repro_runs
         with runner.lock_repo():
-            self.changed = changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree)
+            self.changed = without_docstrings(
+                runner.repo,
+                snapshot.head.tree,
+                changed_lines(runner.repo, snapshot.base.tree, snapshot.head.tree),
+            )
             collected = [] if change_suite is None else change_suite.test_files()
             rootdir = None if change_suite is None else change_suite.rootdir
             # What the probe watches on the change: the changed lines to trace, and every file
@@ -473,7 +477,14 @@ class GateRunner:
                 f"fails the same way on the base{version} ({same} of {self.repro_runs} runs): "
                 "pre-existing",
             )
-        one_cause = sum(1 for r in finals if r is not None and same_cause(r, verdict.failure))
+        repo, lock = self.runner.repo, self.runner.lock_repo()
+        on_base = located(repo, base, lock)
+        on_change = located(repo, self.snapshot.head.tree, lock)
+        one_cause = sum(
+            1
+            for r in finals
+            if r is not None and same_cause(r, verdict.failure, on_base, on_change)
+        )
         if one_cause:
             verdict.base_passed = False
             return verdict.set(

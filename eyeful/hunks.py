@@ -2,16 +2,19 @@
 this change (the probe traces them: eyeful/data/probe/eyeful_probe_main.py).
 
 Only Python files count (the probe can trace nothing else). An added or modified line counts as
-itself; a deletion counts as the lines around where it was (the one before and the one after),
-which is where code that ran through the deleted lines now runs. A file the change added counts
-whole; a file it deleted counts for nothing (no code of it is left to run).
+itself, but for a docstring's (:func:`without_docstrings`: what the code says of itself, not
+what it does); a deletion counts as the lines around where it was (the one before and the one
+after), which is where code that ran through the deleted lines now runs. A file the change
+added counts whole; a file it deleted counts for nothing (no code of it is left to run).
 """
 
 from __future__ import annotations
 
+import ast
+
 import pygit2
 
-from eyeful.snapshot import blob_at, tree_at
+from eyeful.snapshot import blob_at, regular_file, tree_at
 
 ChangedLines = dict[str, frozenset[int]]
 """Repository path -> line numbers in the change's version of the file."""
@@ -77,3 +80,32 @@ def touched(executed: dict[str, list[int]] | None, changed: ChangedLines) -> boo
     return any(
         changed.get(path, frozenset()).intersection(lines) for path, lines in executed.items()
     )
+
+
+def without_docstrings(
+    repo: pygit2.Repository, head_tree: str, changed: ChangedLines
+) -> ChangedLines:
+    """``changed`` without the lines of docstrings (a module's, a class's, a function's): a
+    module's runs at import (``__doc__``), so a test that then ran the module's code would count
+    as running a change that only rewrote what the code says of itself. A file left with none
+    stays, empty: the change touched it, and no test can run what it touched."""
+    out: ChangedLines = {}
+    for path, lines in changed.items():
+        data = regular_file(repo, head_tree, path)
+        try:
+            tree = ast.parse(data or b"")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            out[path] = lines
+            continue
+        docs: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = node.body[0] if node.body else None
+                if (
+                    isinstance(first, ast.Expr)
+                    and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)
+                ):
+                    docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        out[path] = frozenset(lines - docs)
+    return out

@@ -4,11 +4,15 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 import pygit2
 
 from eyeful.failures import Failure, cause
 from eyeful.runs import Run
 from eyeful.snapshot import Snapshot, tree_at
+from eyeful.testside import read_text
 
 __all__ = ["edited_files", "not_run_on_base", "same_cause", "skipped_on_base"]
 
@@ -57,12 +61,46 @@ def skipped_on_base(failing: list[str], runs: list[Run]) -> str | None:
     return None
 
 
-def same_cause(run: Run, failure: Failure | None) -> bool:
+def same_cause(
+    run: Run,
+    failure: Failure | None,
+    on_base: Callable[[Failure], str | None] = cause,
+    on_change: Callable[[Failure], str | None] = cause,
+) -> bool:
     """Whether ``run`` (on the base) failed by the cause ``failure`` (the change's) did: the
-    exception type and raising line, the message with numbers aside (eyeful.failures.cause)."""
+    exception type and raising line, the message with numbers aside (eyeful.failures.cause; the
+    raising line by its text in each side's tree where ``on_base`` and ``on_change`` are
+    :func:`located`'s)."""
     if run.status != "FAILED" or run.failure is None or failure is None:
         return False
     if run.failure.kind == "collection" or failure.kind == "collection":
         return False
-    mine = cause(failure)
-    return mine is not None and cause(run.failure) == mine
+    mine = on_change(failure)
+    return mine is not None and on_base(run.failure) == mine
+
+
+def located(
+    repo: pygit2.Repository, tree: str, lock: threading.Lock
+) -> Callable[[Failure], str | None]:
+    """A failure's cause with its raising line named by the line's text in ``tree`` rather than
+    its number: a comment the change put above the code moves the line, not the cause. A file
+    the tree lacks (a reproduction's own test) keeps the number. ``lock``: the runner's, held
+    around pygit2."""
+    lines_of: dict[str, list[str] | None] = {}
+
+    def at(failure: Failure) -> str | None:
+        said = cause(failure)
+        where = failure.in_repository
+        if said is None or not where:
+            return said
+        path, _, number = where.rpartition(":")
+        if path not in lines_of:
+            with lock:
+                text = read_text(repo, tree, path)
+            lines_of[path] = None if text is None else text.splitlines()
+        lines = lines_of[path]
+        if lines is None or not number.isdigit() or not 0 < int(number) <= len(lines):
+            return said
+        return said.replace(f" at {where}: ", f" at {path}: {lines[int(number) - 1].strip()}: ", 1)
+
+    return at

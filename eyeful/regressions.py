@@ -21,6 +21,7 @@ import pygit2
 from eyeful import moved
 from eyeful.claims import BLOCKING_KINDS, FailureKind
 from eyeful.claims import QUESTION_KINDS as QUESTION_KINDS  # the claims' own: eyeful/claims.py
+from eyeful.claims import UNVERIFIED_KINDS as UNVERIFIED_KINDS
 from eyeful.claims import Context as Context
 from eyeful.claims import Evidence as Evidence
 from eyeful.claims import Seen as Seen
@@ -286,6 +287,13 @@ def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[t
         ))  # fmt: skip
         if no_test_one is not None:  # why, in a line of its own (the one above points up)
             out.append((no_test_one, False))
+    otherwise = [f.test for f in failures if f.kind == "fails_otherwise"]
+    if otherwise:
+        out.append((
+            f"{_names(otherwise)} failed on the base too, but by another cause than on the "
+            f"change: whether the change broke {'it' if len(otherwise) == 1 else 'them'} anew "
+            "could not be told", True,
+        ))  # fmt: skip
     undetermined = [f.test for f in failures if f.kind == "undetermined"]
     if undetermined:
         out.append((

@@ -25,7 +25,7 @@ from eyeful.findingtext import finding_item
 from eyeful.focus import Focus
 from eyeful.grading import ReportedFinding
 from eyeful.model import Model
-from eyeful.regressions import QUESTION_KINDS, SUITE, TestFailure
+from eyeful.regressions import QUESTION_KINDS, SUITE, UNVERIFIED_KINDS, TestFailure
 from eyeful.runs import Run
 from eyeful.snapshot import Side
 
@@ -119,7 +119,9 @@ class Report(Model):
         self.outcome, self.exit_code = outcome(
             nothing_to_review=nothing_to_review,
             blocking=self.blocking,
-            unverified=any(u.unverified for u in self.uncertainty) or bool(self.incomplete),
+            unverified=any(u.unverified for u in self.uncertainty)
+            or bool(self.incomplete)
+            or any(f.kind in UNVERIFIED_KINDS for f in self.other_failures),
         )
         return self
 

@@ -33,7 +33,7 @@ from eyeful.tomlcompat import tomllib
 __all__ = ["read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
-_NAMED_DIR = re.compile(r"(?:.*[_-])?tests?(?:[_-].*)?|__tests__")
+_NAMED_DIR = re.compile(r"(?:.*[_-])?tests?(?:[_-].*)?|__tests__|testdata")
 _TESTS_OWN = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})  # pytest's alone
 _MAX_WALKED = 20_000  # entries of a testpaths directory read to tell tests from code
 
@@ -98,12 +98,14 @@ def side_paths(
 
 
 def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:
-    """A conftest.py, pytest.ini or Go test file anywhere; any file under a test directory; a
-    Python file named as a test module that the change's runs collected tests from
-    (``modules``; by its name alone where they collected none): pytest also collects
-    ``stats/t_test.py``, a module of code that holds no test."""
-    name = PurePosixPath(path).name
-    if name in _TESTS_OWN or name.endswith("_test.go"):
+    """A conftest.py, pytest.ini or Go test file anywhere, and what a ``testdata`` directory
+    holds (the go tool's rule); any file under a test directory; a Python file named as a test
+    module that the change's runs collected tests from (``modules``; by its name alone where
+    they collected none): pytest also collects ``stats/t_test.py``, a module of code that holds
+    no test."""
+    pure = PurePosixPath(path)
+    name = pure.name
+    if name in _TESTS_OWN or name.endswith("_test.go") or "testdata" in pure.parts[:-1]:
         return True
     if any(path.startswith(d + "/") for d in dirs):
         return True
@@ -216,8 +218,8 @@ def _test_dirs(collected: Iterable[str]) -> set[str]:
 
 def _test_dir(directory: str) -> str | None:
     """The test directory a path lies in: up to its first part named as tests (``tests``,
-    ``test``, ``unit_tests``, ``test-data``, ``__tests__``), else up to its first ``testing``
-    (pytest's own layout), or None. A ``tests`` below a ``testing`` wins: numpy's
+    ``test``, ``unit_tests``, ``test-data``, ``__tests__``, Go's ``testdata``), else up to its
+    first ``testing`` (pytest's own layout), or None. A ``tests`` below a ``testing`` wins: numpy's
     ``numpy/testing/`` is public code, its tests are in ``numpy/testing/tests/``."""
     parts = PurePosixPath(directory).parts
     for i, part in enumerate(parts):

@@ -59,7 +59,13 @@ def reach_every_test(
     gone = disappeared(change, hint, on_head)
     skips = skipped_on_change(runner, base, change, hint, on_base, gone)
     report.runs += skips.runs
-    report.other_failures += newly_skipped(change, skips.passed_on_base)
+    made_skip = newly_skipped(change, skips.passed_on_base)
+    report.other_failures += made_skip
+    if made_skip:
+        report.note(
+            f"{names([f.test for f in made_skip])} passed on the base and did not run on the "
+            "change (skipped or not collected): what they check went unchecked", unverified=True,
+        )  # fmt: skip
     if skips.unknown:
         report.note(
             f"{names(skips.unknown)} skipped on the change: whether they passed on the base "

@@ -301,8 +301,13 @@ def test_symlinks_in_the_change(tmp_path):
     git(repo, "add", "-A")
     before = user_state(repo)
     proc = review(repo, format="json", all_tests=True)
-    assert proc.exit_code == 0, proc.stdout + proc.stderr  # the base lacks the link: new tests
+    # The base lacks the link: the test fails there by another cause (no link), a question that
+    # leaves the change unverified (exit 3), never pre-existing.
+    assert proc.exit_code == 3, proc.stdout + proc.stderr
     report = proc.json
+    assert [(f["test"], f["kind"]) for f in report["other_failures"]] == [
+        ("tests/test_links.py::test_current_is_good", "fails_otherwise")
+    ]
     change = report["runs"][0]
     assert change["tests"] == {
         "tests/test_links.py::test_current_is_good": "failed",

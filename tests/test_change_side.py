@@ -455,6 +455,7 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
         # Data beside a test module in a folder not named as tests: the code's, maybe.
         "rules/discounts.json": "[1]\n", "rules/test_discounts.py": "X = 1\n",
         "unit_tests/data.json": "[1]\n", "unit_tests/test_u.py": "X = 1\n",
+        "gopkg/testdata/case.txt": "1\n", "gopkg/x_test.go": "package x // 1\n",
         "ut/test_dotted.py": "X = 1\n",  # collected as unittest names it
     }  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
@@ -468,6 +469,7 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
                  "rules/test_discounts.py::t", "unit_tests/test_u.py::t",
                  "ut.test_dotted.T.test_x"]  # fmt: skip
     assert side_paths(git_repo, base, head, collected) == [
+        "gopkg/testdata/case.txt", "gopkg/x_test.go",
         "lib/test_core.py", "mylib/testing/tests/data.json", "mylib/testing/tests/test_c.py",
         "pkg/fixtures.py", "pkg/test_mod.py", "rules/test_discounts.py", "spec/test_s.py",
         "test_calc.py", "testing/cases.py", "tests/cases.json", "tests/test_x.py",
@@ -617,3 +619,21 @@ def test_a_stricter_pytest_ini_is_the_tests_and_no_regression(tmp_path):
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
     assert code == 0
+
+
+def test_a_reproduction_reading_a_docstring_the_change_rewrote_does_not_block(tmp_path):
+    """A docstring is what the code says of itself, not what it does: the module's runs at
+    import (`__doc__`), so a test that then called the module's code counted as running the
+    change, and a docstring-only change blocked on a test of `calc.__doc__`."""
+    documented = '"""Arithmetic: the sum of two numbers."""\n\n\n' + CALC
+    repo = _calc_repo(tmp_path, {"calc.py": documented})
+    stage(repo, {"calc.py": documented.replace("the sum of two numbers", "helpers")})
+    check = (
+        "import calc\n\n\ndef test_documented():\n    assert calc.add(2, 3) == 5\n"
+        "    assert 'sum' in calc.__doc__, 'calc no longer says it sums'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    code, found = _one_finding(repo, {**_finding(check, "calc no longer says it sums", oracle)})
+    assert found["kind"] != "fail", (found["gates"], found["unverified"])
+    assert "ran none of the lines the change touched" in (found["unverified"] or ""), found
+    assert code != 1

@@ -174,9 +174,12 @@ def test_a_test_the_change_skips_is_a_question_naming_its_reason(tmp_path):
     stage(repo, {"tests/test_calc.py": SKIPS_NOW})
     proc = review(repo, format="json")
     report = proc.json
-    assert report["outcome"] != "clean" or report["questions"], proc.markdown
     assert _kinds(report) == [("tests/test_calc.py::test_add", "newly_skipped")]
     assert "not today" in proc.markdown
+    # What it checks went unchecked: a question, and the review could not verify the change
+    # (exit 3: a pre-push hook stops and says why, where exit 0 would pass it by unseen).
+    assert (report["outcome"], report["questions"], proc.exit_code) == ("unverified", 1, 3)
+    assert "`tests/test_calc.py::test_add`" in proc.markdown.split("### Uncertainty")[1]
 
 
 # Point 5: a moved test is the same test --------------------------------------------------------
@@ -246,3 +249,4 @@ def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     report = proc.json
     assert _kinds(report) == [("tests/test_calc.py::test_add", "fails_otherwise")], proc.markdown
     assert report["questions"] == 1
+    assert (report["outcome"], proc.exit_code) == ("unverified", 3)
