@@ -150,9 +150,16 @@ class Run(Model):
 
     def test_files(self) -> list[str]:
         """The repository paths of the test files the run collected (or named): its ids start
-        at pytest's rootdir, which may be below the repository's root."""
+        at pytest's rootdir, which may be below the repository's root. A Python module's doctests
+        (``DoctestItem``) do not make it a test file: its file is the code (a text file of them
+        is the tests')."""
         prefix = f"{self.rootdir}/" if self.rootdir else ""
-        return sorted({prefix + id_path(t) for t in self.collected or self.tests or ()})
+        kinds = self.kinds or {}
+        return sorted({
+            prefix + id_path(t)
+            for t in self.collected or self.tests or ()
+            if kinds.get(t) != "DoctestItem" or not id_path(t).endswith(".py")
+        })  # fmt: skip
 
     @property
     def failing(self) -> set[str]:

@@ -2,16 +2,17 @@
 (``testing/cases.py`` that ``tests/test_x.py`` imports) is on the change's test side too.
 
 Only tests importing a module does not make it a test's: most of a library's public modules are
-imported by its tests alone, and a single-module project's code by nothing else. So a module
-counts only when its path names it as the tests' (a directory or file called ``testing``,
-``test_utils``, ``fixtures``, ...: ``_TESTISH``) and it does not sit among the project's own
+imported by its tests alone, and a single-module project's code by nothing else. So a module counts
+only when its path names it as the tests' (a directory or file called ``testing``, ``test_utils``,
+``tests_support``, ``fixtures``, ...: ``_TESTISH``) and it does not sit among the project's own
 modules (``pkg/testing.py`` beside ``pkg/core.py`` is the package's public helper, as
-``click.testing`` is), a test-side file imports it (directly or through
-other such modules), and no other Python file of the repository imports it, on the change or on
-the base: an import the project's code makes (a package's ``from .cases import *``) keeps it the
-project's code. Imports are read statically (``ast``), resolved against the repository's root,
-``src/`` and every directory above the importing file (liberally: a name that may be the module
-is taken as an import of it, which only ever keeps a module off the test side).
+``click.testing`` is; so is a subpackage ``pkg/testing/``, as ``numpy.testing``), a test-side file
+imports it (directly or through other such modules), and no other Python file of the repository
+imports it, on the change or on the base: an import the project's code makes (a package's ``from
+.cases import *``) keeps it the project's code. Imports are read statically (``ast``), resolved
+against the repository's root, ``src/`` and every directory above the importing file (liberally: a
+name that may be the module is taken as an import of it, which only ever keeps a module off the
+test side).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs
 __all__ = ["tests_only"]
 
 _TESTISH = re.compile(
-    r"_*(tests?|testing|testlib|testutils?|test_?(utils?|helpers?|support|lib|data|cases|tools)"
-    r"|fixtures)",
+    r"_*(tests?|testing|testlib|testutils?"
+    r"|(tests?|testing)_?(utils?|helpers?|support|lib|data|cases|tools|fixtures)|fixtures)",
     re.IGNORECASE,
 )
 _MAX_SCANNED = 20_000  # Python files per tree: past that, nothing is taken as tests-only
@@ -52,7 +53,10 @@ def tests_only(
         p
         for files in trees
         for p in files or {}
-        if not on_side(p) and _testish(p) and not _beside_code(p, files or {}, on_side)
+        if not on_side(p)
+        and _testish(p)
+        and not _beside_code(p, files or {}, on_side)
+        and not _in_public_package(p, files or {})
     }
     importers = [_importers(repo, files or {}, helpers) for files in trees]
     kept = set(helpers)
@@ -88,6 +92,17 @@ def _beside_code(path: str, files: dict[str, pygit2.Oid], on_side: Callable[[str
     if any(on_side(other) for other in beside):
         return False
     return any(not _testish(other) for other in beside)
+
+
+def _in_public_package(path: str, files: dict[str, pygit2.Oid]) -> bool:
+    """Whether the part of the path that names tests is a subpackage of a package
+    (``mylib/testing/`` beside ``mylib/__init__.py``: numpy.testing, trio.testing): the
+    package's public helper, its code, whoever imports it."""
+    parts = PurePosixPath(path).parts[:-1]
+    for i, part in enumerate(parts):
+        if i and _TESTISH.fullmatch(part) and "/".join(parts[:i]) + "/__init__.py" in files:
+            return True
+    return False
 
 
 def _testish(path: str) -> bool:

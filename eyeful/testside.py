@@ -33,7 +33,11 @@ from eyeful.tomlcompat import tomllib
 __all__ = ["read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
-_NAMED_DIR = re.compile(r"(?:.*[_-])?tests?(?:[_-].*)?|__tests__|testdata")
+# Directory names that say "tests" and nothing else: `ab_test/` or `test_plus/` may be packages.
+_NAMED_DIR = re.compile(
+    r"tests?|__tests__|testdata|(?:unit|integration|functional|e2e|system|"
+    r"acceptance|regression|perf|smoke)[_-]tests?|tests?[_-]data"
+)
 _TESTS_OWN = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})  # pytest's alone
 _MAX_WALKED = 20_000  # entries of a testpaths directory read to tell tests from code
 
@@ -85,8 +89,8 @@ def side_paths(
         return []
     head_tree = tree_at(repo, head)
     files = list(collected)
-    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(files)
     modules = _test_modules(files)
+    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(modules or ())
 
     def on_side(path: str) -> bool:
         return _on_test_side(path, dirs, modules)
@@ -109,6 +113,8 @@ def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:
         return True
     if any(path.startswith(d + "/") for d in dirs):
         return True
+    if modules and path in modules and not name.endswith(".py"):
+        return True  # a file of tests itself, collected (test_usage.txt by --doctest-glob)
     return bool(_TEST_MODULE.fullmatch(name)) and (not modules or path in modules)
 
 
@@ -218,13 +224,14 @@ def _test_dirs(collected: Iterable[str]) -> set[str]:
 
 def _test_dir(directory: str) -> str | None:
     """The test directory a path lies in: up to its first part named as tests (``tests``,
-    ``test``, ``unit_tests``, ``test-data``, ``__tests__``, Go's ``testdata``), else up to its
-    first ``testing`` (pytest's own layout), or None. A ``tests`` below a ``testing`` wins: numpy's
-    ``numpy/testing/`` is public code, its tests are in ``numpy/testing/tests/``."""
+    ``test``, ``unit_tests``, ``test-data``, ``__tests__``, Go's ``testdata``), else a
+    ``testing`` at the top (pytest's own layout), or None. ``ab_test/`` may be a package; a
+    ``testing`` below the top may be a package's public helper (numpy's ``numpy/testing/``,
+    whose tests are in ``numpy/testing/tests/``)."""
     parts = PurePosixPath(directory).parts
     for i, part in enumerate(parts):
         if _NAMED_DIR.fullmatch(part):
             return "/".join(parts[: i + 1])
-    if "testing" in parts:
-        return "/".join(parts[: parts.index("testing") + 1])
+    if parts[:1] == ("testing",):
+        return "testing"
     return None

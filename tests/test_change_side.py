@@ -457,6 +457,18 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
         "unit_tests/data.json": "[1]\n", "unit_tests/test_u.py": "X = 1\n",
         "gopkg/testdata/case.txt": "1\n", "gopkg/x_test.go": "package x // 1\n",
         "ut/test_dotted.py": "X = 1\n",  # collected as unittest names it
+        "uttests/tests/data/cases.json": "[1]\n",  # unittest's dotted ids name tests/ too
+        "uttests/tests/test_cases.py": "X = 1\n",
+        # A package named like a test ("ab_test"), its tests in ab_test/tests/: only those.
+        "ab_test/__init__.py": "X = 1\n", "ab_test/stats.py": "X = 1\n",
+        "ab_test/tests/test_stats.py": "X = 1\n",
+        # A public helper subpackage (numpy.testing's shape) is code, whoever imports it.
+        "mylib/__init__.py": "X = 1\n", "mylib/testing/_asserts.py": "X = 1\n",
+        "tests/test_asserts.py": "from mylib.testing._asserts import X\n",
+        # A helper in tests_support/ only tests import; a doctest text file collected.
+        "tests_support/__init__.py": "", "tests_support/helpers.py": "X = 1\n",
+        "tests/test_helped.py": "from tests_support.helpers import X\n",
+        "docs/test_usage.txt": ">>> 1\n1\n",
     }  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
     stage(repo, {path: text.replace("1", "2") for path, text in files.items()})
@@ -467,13 +479,17 @@ def test_the_test_side_is_tests_and_their_directories_never_the_code_beside_them
                  "tests/test_y.py::t", "pkg/test_uses.py::t", "lib/test_core.py::t",
                  "spec/test_s.py::t", "mylib/testing/tests/test_c.py::t",
                  "rules/test_discounts.py::t", "unit_tests/test_u.py::t",
-                 "ut.test_dotted.T.test_x"]  # fmt: skip
+                 "ut.test_dotted.T.test_x", "uttests.tests.test_cases.T.test_x",
+                 "ab_test/tests/test_stats.py::t", "tests/test_asserts.py::t",
+                 "tests/test_helped.py::t", "docs/test_usage.txt::test_usage.txt"]  # fmt: skip
     assert side_paths(git_repo, base, head, collected) == [
+        "ab_test/tests/test_stats.py", "docs/test_usage.txt",
         "gopkg/testdata/case.txt", "gopkg/x_test.go",
         "lib/test_core.py", "mylib/testing/tests/data.json", "mylib/testing/tests/test_c.py",
         "pkg/fixtures.py", "pkg/test_mod.py", "rules/test_discounts.py", "spec/test_s.py",
         "test_calc.py", "testing/cases.py", "tests/cases.json", "tests/test_x.py",
-        "unit_tests/data.json", "unit_tests/test_u.py", "ut/test_dotted.py",
+        "tests_support/helpers.py", "unit_tests/data.json", "unit_tests/test_u.py",
+        "ut/test_dotted.py", "uttests/tests/data/cases.json", "uttests/tests/test_cases.py",
     ]  # fmt: skip
 
 
@@ -637,3 +653,28 @@ def test_a_reproduction_reading_a_docstring_the_change_rewrote_does_not_block(tm
     assert found["kind"] != "fail", (found["gates"], found["unverified"])
     assert "ran none of the lines the change touched" in (found["unverified"] or ""), found
     assert code != 1
+
+
+def test_a_module_with_doctests_is_code_and_its_break_blocks(tmp_path):
+    """`stats/t_test.py` is named like a test module and, under --doctest-modules, pytest
+    collects its doctests: still the code under test. Laid over the base as a test file, the
+    base ran the change's code and every break read as pre-existing (clean)."""
+    mean = (
+        'def mean(xs):\n    """\n    >>> mean([1, 2, 3])\n    2.0\n    """\n'
+        "    return sum(xs) / len(xs)\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(f"{PYTEST} --doctest-modules stats tests"),
+         "pytest.ini": PYTEST_INI, "stats/__init__.py": "", "stats/t_test.py": mean,
+         "tests/test_mean.py": "from stats.t_test import mean\n\n\ndef test_mean():\n"
+                               "    assert mean([2, 4]) == 3.0\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"stats/t_test.py": mean.replace("/ len(xs)", "/ (len(xs) + 1)")})
+    code, report = _review(repo)
+    assert _kinds(report) == {
+        "tests/test_mean.py::test_mean": "regression",
+        "stats/t_test.py::stats.t_test.mean": "regression",
+    }, report
+    assert code == 1
