@@ -678,3 +678,43 @@ def test_a_module_with_doctests_is_code_and_its_break_blocks(tmp_path):
         "stats/t_test.py::stats.t_test.mean": "regression",
     }, report
     assert code == 1
+
+
+def test_the_code_under_test_reading_its_own_files_is_behaviour_and_blocks(tmp_path):
+    """Reproductions that show the changed code misbehaving, where the code itself reads files:
+    it logs an exception (logging renders the traceback, and linecache reads the changed
+    source), or its import loads a data file the change also edited. Neither is the test looking
+    at the source: both block, as a reading by the test's own code would not."""
+    net = (
+        "import json\nimport logging\nimport pathlib\n\nlog = logging.getLogger(__name__)\n"
+        "RATES = json.loads((pathlib.Path(__file__).parent / 'rates.json').read_text())\n\n\n"
+        "def parse_port(text, default=8080):\n    try:\n        return int(text)\n"
+        "    except ValueError:\n        log.exception('bad port %r', text)\n"
+        "        return default\n\n\ndef convert(amount, currency):\n"
+        "    return amount * RATES[currency]\n"
+    )
+    repo = _calc_repo(tmp_path, {"net.py": net, "rates.json": '{"EUR": 2}\n'})
+    stage(repo, {
+        "net.py": net.replace("        return default\n", "        return default if text else 0\n")
+        .replace("RATES[currency]", "RATES[currency.lower()]"),
+        "rates.json": '{"EUR": 2, "GBP": 3}\n',
+    })  # fmt: skip
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    port = "from net import parse_port\n\n\ndef test_empty():\n"
+    port += "    assert parse_port('') == 8080, 'no fallback'\n"
+    rate = "from net import convert\n\n\ndef test_eur():\n    assert convert(1, 'EUR') == 2\n"
+    findings = [
+        {**_finding(port, "no fallback", oracle, "net.py"), "id": "port",
+         "repro": {"path": "tests/test_port.py", "code": port, "fails": "no fallback"}},
+        {**_finding(rate, "KeyError", {"kind": "implicit"}, "net.py"), "id": "rate",
+         "repro": {"path": "tests/test_rate.py", "code": rate, "fails": "KeyError"}},
+    ]  # fmt: skip
+    code, report = _review(repo, findings=findings)
+    by_id = {f["id"]: f for f in report["findings"]}
+    for name in ("port", "rate"):
+        assert by_id[name]["kind"] == "fail", (
+            name,
+            by_id[name]["gates"],
+            by_id[name]["unverified"],
+        )
+    assert code == 1

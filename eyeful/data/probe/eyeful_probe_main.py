@@ -626,12 +626,12 @@ class _Probe:
         tracer = self.tracer if isinstance(collector, pytest.File) else None
         if tracer is not None:
             if module:
-                tracer.module = os.path.realpath(str(collector.path))
+                tracer.collecting(os.path.realpath(str(collector.path)))
             tracer.resume()  # the module's import: the lines it runs there
         outcome = yield
         if tracer is not None:
             tracer.pause()
-            tracer.module = None
+            tracer.collecting(None)
         if reach is not None:
             self._reached_by_module(reach, collector)
         try:

@@ -25,6 +25,11 @@ _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
 # inspect's functions that read a function's __code__ for its signature only.
 _SIGNATURE = frozenset({"_signature_from_function", "getfullargspec", "_signature_bound_method"})
+# The standard library's traceback rendering (logging's exception, traceback.format_*).
+_TRACEBACK = frozenset(
+    {os.path.join(os.path.dirname(os.__file__), "traceback.py"),
+     os.path.realpath(os.path.join(os.path.dirname(os.__file__), "traceback.py"))}
+)  # fmt: skip
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
@@ -72,6 +77,9 @@ class Tracer:
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
         self.inodes: dict[tuple[int, int], str] | None = None  # the targets', on first need
+        self.test_files: set[str] = set()  # the test modules collected (real paths)
+        self.test_dirs: set[str] = set()  # and their directories
+        self.reals: dict[str, str] = {}  # co_filename -> real path
         self.libraries = library_roots()
         self._busy = False
         self._saved: dict[str, Any] = {}
@@ -154,17 +162,37 @@ class Tracer:
         return stat(path)
 
     def _by_tests(self, frame: FrameType | None) -> bool:
-        """Whether the first caller outside the libraries is the repository's code, with no
-        import under way (importlib's ``_bootstrap``) and not for this probe (its tracer's
-        ``realpath``)."""
+        """Whether the tests' own code asked: the first caller outside the libraries is a test
+        module, a conftest.py, or a helper beside a test module that the change did not edit,
+        with no import under way (importlib's ``_bootstrap``), no traceback being rendered (a
+        logger's ``exception``: linecache reads the source for it) and not for this probe (its
+        tracer's ``realpath``). The code under test reading its own files (a changed JSON its
+        import loads) is what the code does."""
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib._bootstrap>") or name in _HERE:
                 return False  # an import, or the probe's own doing
+            if name in _TRACEBACK:
+                return False  # a traceback rendered (logging, a report), not a look at code
             if not (name.startswith("<") or name.startswith(self.libraries)):
-                return True
+                return self._tests_own(name)
             frame = frame.f_back
         return False
+
+    def _tests_own(self, name: str) -> bool:
+        real = self.reals.get(name)
+        if real is None:
+            real = self.reals[name] = os.path.realpath(name)
+        if real in self.test_files or os.path.basename(real) == "conftest.py":
+            return True
+        return real not in self.targets and os.path.dirname(real) in self.test_dirs
+
+    def collecting(self, module: str | None) -> None:
+        """A test module's import begins (its real path), or ends (None)."""
+        self.module = module
+        if module is not None:
+            self.test_files.add(module)
+            self.test_dirs.add(os.path.dirname(module))
 
     @classmethod
     def start(cls, spec: str) -> Tracer:
