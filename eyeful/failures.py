@@ -491,6 +491,8 @@ _VOLATILE = [
     # characters at the end of a name directly in a temporary directory.
     (re.compile(r"(?:/[^\s/'\"]+)*/(?:tmp|TMP|temp|Temp)/[^\s/'\"]*?[a-z0-9_]{8}\b"), "<tmp>"),
     (re.compile(r"\b[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\b"), "<uuid>"),
+    # `git describe`'s commit (v1.0-3-g96b7b3b): each side's checkout is its own commit.
+    (re.compile(r"(?<=-)g[0-9a-f]{7,40}\b"), "g<commit>"),
 ]
 
 
@@ -500,8 +502,9 @@ def _normal(text: str) -> str:
     return "\n".join(_norm(line) for line in text.splitlines() if line.strip())
 
 
-# A number, with its sign and decimals; the digits of a name (`v1`) are the name's.
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+# A number, with its sign and decimals, and its unit if any (`0.0101s`, `3ms`); the digits of a
+# name (`v1`) are the name's.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\d_])")
 
 
 def _numbers_aside(text: str) -> str:

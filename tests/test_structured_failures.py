@@ -424,6 +424,12 @@ def test_numbers_set_aside_for_a_cause_include_their_sign_and_decimals():
     one = {cause(at_line_8(m)) for m in ("assert -4 == 4", "assert 0 == 2", "assert 1.5 == +2")}
     assert len(one) == 1, one
     assert cause(at_line_8("v1 is not v2")) != cause(at_line_8("v3 is not v4"))
+    # A number with its unit (a duration), and the commit `git describe` names (the change's
+    # checkout is another commit than the base's): one cause on both sides.
+    timed = {cause(at_line_8(f"too slow: took {t}s")) for t in ("0.010084", "0.010311")}
+    assert len(timed) == 1, timed
+    built = {cause(at_line_8(f"untagged build v1.0-{n}")) for n in ("1-g96b7b3b", "2-gab12cd3")}
+    assert len(built) == 1, built
 
 
 def test_a_cause_raised_in_a_library_is_placed_at_the_repositorys_last_frame(tmp_path):
