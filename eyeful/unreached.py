@@ -209,7 +209,23 @@ def skipped_on_change(
             out.passed_on_base[test] = reasons.get(test, "")
         elif run is None or run.status == "ERROR":
             out.unknown.append(test)
+    _alone_on_change(runner, change, out)
     return out
+
+
+def _alone_on_change(runner: Runner, change: Run, out: Skips) -> None:
+    """The tests that passed alone on the base, run alone on the change too: one that passes
+    there was skipped by the suite's order (a cache an earlier test warmed), not by the change;
+    the two sides are compared in one context."""
+    if not out.passed_on_base:
+        return
+    runs = runner.one(change.tree, "change", sorted(out.passed_on_base))
+    out.runs += runs
+    alone = next((r for r in reversed(runs) if r.name == "test_one"), None)
+    if alone is None or alone.status == "ERROR":
+        return
+    for test in [t for t in out.passed_on_base if in_run(alone, t) == "passed"]:
+        del out.passed_on_base[test]
 
 
 def _key(runner: Runner, tree: str, tests: list[str]) -> str:

@@ -182,6 +182,35 @@ def test_a_test_the_change_skips_is_a_question_naming_its_reason(tmp_path):
     assert "`tests/test_calc.py::test_add`" in proc.markdown.split("### Uncertainty")[1]
 
 
+ORDER_SKIP = """import pytest
+
+import calc
+
+WARM = {}
+
+
+def test_a_warms():
+    WARM["x"] = calc.add(1, 2)
+
+
+def test_cold_start():
+    if WARM:
+        pytest.skip("warm already: another test ran first")
+    assert calc.add(2, 3) == 5
+"""
+
+
+def test_a_test_the_suites_order_skips_on_both_sides_is_no_question(tmp_path):
+    """In the suite a test skips because an earlier test warmed a cache, on HEAD as on the
+    change; alone it runs and passes. The base's run by id is alone: the change's is run alone
+    too, so the sides are compared in one context, and a harmless change stays clean."""
+    repo = _project(tmp_path, {"tests/test_order.py": ORDER_SKIP})
+    stage(repo, {"calc.py": CALC + "\n\ndef sub(a, b):\n    return a - b\n"})
+    proc = review(repo, format="json")
+    assert proc.json["other_failures"] == [], proc.markdown
+    assert proc.exit_code == 0, proc.markdown
+
+
 # Point 5: a moved test is the same test --------------------------------------------------------
 
 MOVED = """# The adding tests, in a file of their own now.
