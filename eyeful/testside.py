@@ -26,6 +26,7 @@ from pathlib import PurePosixPath
 import pygit2
 
 from eyeful.snapshot import regular_file, tree_at
+from eyeful.testconfig import CONFIG_FILES, overlaid
 from eyeful.testids import id_path
 from eyeful.testonly import tests_only
 from eyeful.tomlcompat import tomllib
@@ -64,7 +65,11 @@ def side_tree(
     index.read_tree(tree_at(repo, base))
     for path in paths:
         entry = _entry(head_tree, path)
-        if entry is None:
+        config = _config(repo, base, head, path)
+        if config is not None and entry is not None:  # its pytest section only
+            blob = repo.create_blob(config.encode("utf-8"))
+            index.add(pygit2.IndexEntry(path, blob, entry.filemode))
+        elif entry is None:
             if path in index:
                 index.remove(path)
         elif entry.type_str == "blob":
@@ -96,6 +101,7 @@ def side_paths(
         return _on_test_side(path, dirs, modules)
 
     side = [p for p in touched if on_side(p)]
+    side += [p for p in touched if _config(repo, base, head, p) is not None]
     rest = [p for p in touched if p not in side]
     side += tests_only(repo, head_tree, tree_at(repo, base), rest, on_side)
     return sorted(side)
@@ -129,6 +135,15 @@ def _test_modules(collected: list[str]) -> set[str] | None:
             parts = path.split(".")
             out |= {"/".join(parts[:n]) + ".py" for n in range(1, len(parts) + 1)}
     return out or None
+
+
+def _config(repo: pygit2.Repository, base: str, head: str, path: str) -> str | None:
+    """A shared configuration file's base text with the change's pytest section
+    (eyeful/testconfig.py), or None."""
+    name = PurePosixPath(path).name
+    if name not in CONFIG_FILES:
+        return None
+    return overlaid(name, read_text(repo, base, path), read_text(repo, head, path))
 
 
 def _entry(tree: pygit2.Tree, path: str) -> pygit2.Object | None:

@@ -11,7 +11,7 @@ import pytest
 from eyeful.testside import side_paths
 from eyeful.written import written_texts
 from tests.core import review
-from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, make_repo, stage
+from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, git, make_repo, stage, write
 
 CALC = "def add(a, b):\n    return abs(a) + b\n"  # a bug for negatives, on both sides
 ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -718,3 +718,76 @@ def test_the_code_under_test_reading_its_own_files_is_behaviour_and_blocks(tmp_p
             by_id[name]["unverified"],
         )
     assert code == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "stricter"),
+    [
+        ("pyproject.toml", lambda text: text.replace(
+            "[tool.pytest.ini_options]\n", "[tool.pytest.ini_options]\nfilterwarnings = ['error']\n"
+        )),
+        ("tox.ini", lambda text: text + "filterwarnings = error\n"),
+    ],
+    ids=["pyproject", "tox"],
+)  # fmt: skip
+def test_a_stricter_pytest_section_of_a_shared_file_is_the_tests(tmp_path, name, stricter):
+    """The change only turns warnings into errors in the pytest section of a file it shares with
+    the project (pyproject.toml, tox.ini): the base runs with that section, the rest of the file
+    its own, and the failure is pre-existing, as with pytest.ini."""
+    warns = (
+        "import warnings\n\n\ndef add(a, b):\n"
+        "    warnings.warn('add is deprecated', DeprecationWarning)\n    return a + b\n"
+    )
+    config = eyeful_config()
+    files = {"calc.py": warns, "pytest.ini": None}
+    if name == "pyproject.toml":
+        config = "[project]\nname = 'calc'\nversion = '1'\n\n[tool.pytest.ini_options]\n"
+        config += "pythonpath = ['.']\n\n" + eyeful_config()
+    else:
+        files["tox.ini"] = "[tox]\nenvlist = py\n\n[pytest]\npythonpath = .\n"
+    repo = _calc_repo(tmp_path, {k: v for k, v in files.items() if v is not None})
+    (repo / "pytest.ini").unlink()
+    write(repo, {"pyproject.toml": config})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "config")
+    confirm(repo)
+    stage(repo, {name: stricter((repo / name).read_text())})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_shared_files_pytest_section_moves_alone_or_not_at_all():
+    from eyeful.testconfig import overlaid
+    from eyeful.tomlcompat import tomllib
+
+    base = (
+        "[project]\nname = 'x'\nversion = '1'\n\n[tool.pytest.ini_options]\n"
+        "addopts = [\n  '-ra',\n]\n\n[tool.ruff]\nline-length = 100\n"
+    )
+    head = base.replace("version = '1'", "version = '2'").replace("'-ra',", "'-ra', '-x',")
+    made = overlaid("pyproject.toml", base, head)
+    assert made is not None
+    data = tomllib.loads(made)
+    assert data["project"]["version"] == "1"  # the base's
+    assert data["tool"]["pytest"]["ini_options"]["addopts"] == ["-ra", "-x"]  # the change's
+    assert data["tool"]["ruff"] == {"line-length": 100}
+    # Added by the change, removed by it, or alike: appended, taken out, nothing.
+    plain = "[project]\nname = 'x'\n"
+    added = overlaid(
+        "pyproject.toml", plain, plain + "\n[tool.pytest.ini_options]\nxfail_strict = true\n"
+    )
+    assert added is not None and tomllib.loads(added)["tool"]["pytest"]["ini_options"] == {
+        "xfail_strict": True
+    }
+    removed = overlaid("pyproject.toml", base, plain)
+    assert removed is not None and "pytest" not in tomllib.loads(removed).get("tool", {})
+    assert overlaid("pyproject.toml", base, base.replace("'1'", "'3'")) is None
+    # setup.cfg's [tool:pytest], the other sections the base's.
+    cfg = "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -ra\n\n[flake8]\nmax = 1\n"
+    made_cfg = overlaid(
+        "setup.cfg", cfg, cfg.replace("-ra", "-ra -x").replace("max = 1", "max = 2")
+    )
+    assert made_cfg == cfg.replace("-ra", "-ra -x")
+    # What cannot be read back as the base's file with the change's section is not used.
+    assert overlaid("pyproject.toml", base, "[tool.pytest.ini_options\n") is None

@@ -1,0 +1,104 @@
+"""The change's pytest configuration on the base's file: the tests' part of a shared file.
+
+A change that only makes the tests stricter (``filterwarnings = ["error"]``, an ``addopts``) in
+``[tool.pytest.ini_options]`` of pyproject.toml, ``[pytest]`` of tox.ini or ``[tool:pytest]`` of
+setup.cfg changes what the tests demand, not what the code does: the base side runs with it, as
+it runs with the change's pytest.ini (eyeful/testside.py). The rest of the file (a project's
+version, dependencies, other tools' settings) stays the base's. The section is moved as text and
+the result read back: where it does not read as the base's file with the change's section, it
+is not used (the base's file stays).
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from typing import Any
+
+from eyeful.tomlcompat import tomllib
+
+__all__ = ["CONFIG_FILES", "overlaid"]
+
+CONFIG_FILES = {"pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
+"""The shared files pytest reads its configuration from, and their INI section's name."""
+
+_TOML_HEADER = re.compile(r"\s*\[\s*tool\s*\.\s*pytest\s*\.\s*ini_options\s*\]\s*(#.*)?")
+_TOML_TABLE = re.compile(r"\s*\[\[?[^\]\n]+\]\]?\s*(#.*)?")
+
+
+def overlaid(name: str, base: str | None, head: str | None) -> str | None:
+    """``base`` (a file named ``name``'s text on the base; None: absent) with the pytest section
+    of ``head``; None when the sections are alike, or when that cannot be made faithfully."""
+    if base is None or head is None or name not in CONFIG_FILES:
+        return None
+    section = CONFIG_FILES[name]
+    read = _toml if section is None else (lambda text: _ini(text, section))
+    base_read, head_read = read(base), read(head)
+    if base_read is None or head_read is None or base_read[0] == head_read[0]:
+        return None
+    header = _TOML_HEADER if section is None else re.compile(rf"\[{re.escape(section)}\]\s*")
+    table = _TOML_TABLE if section is None else re.compile(r"\[[^\]\n]+\]\s*")
+    block = _block(head.splitlines(keepends=True), header, table)
+    lines = base.splitlines(keepends=True)
+    start, end = _span(lines, header, table)
+    if start is None:
+        made = base + ("" if not base or base.endswith("\n") else "\n") + "\n" + "".join(block)
+    else:
+        made = "".join(lines[:start] + block + lines[end:])
+    made_read = read(made)
+    if made_read is None or made_read != (head_read[0], base_read[1]):
+        return None
+    return made
+
+
+def _span(lines: list[str], header: re.Pattern[str], table: re.Pattern[str]) -> tuple[Any, int]:
+    """Where the section is in ``lines``: its header's index and the next table's (or None)."""
+    for i, line in enumerate(lines):
+        if header.fullmatch(line.rstrip("\r\n")):
+            end = i + 1
+            while end < len(lines) and not table.fullmatch(lines[end].rstrip("\r\n")):
+                end += 1
+            return i, end
+    return None, 0
+
+
+def _block(lines: list[str], header: re.Pattern[str], table: re.Pattern[str]) -> list[str]:
+    start, end = _span(lines, header, table)
+    if start is None:
+        return []
+    block = lines[start:end]
+    if block and not block[-1].endswith("\n"):
+        block[-1] += "\n"
+    return block
+
+
+def _toml(text: str) -> tuple[Any, Any] | None:
+    """pyproject.toml's pytest table, and the rest of the file."""
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+    tool = data.get("tool")
+    pytest = tool.get("pytest") if isinstance(tool, dict) else None
+    options = pytest.get("ini_options") if isinstance(pytest, dict) else None
+    rest = {k: v for k, v in data.items() if k != "tool"}
+    if isinstance(tool, dict):
+        others = {k: v for k, v in tool.items() if k != "pytest"}
+        if isinstance(pytest, dict):
+            kept = {k: v for k, v in pytest.items() if k != "ini_options"}
+            if kept:
+                others["pytest"] = kept
+        if others:
+            rest["tool"] = others
+    return options, rest
+
+
+def _ini(text: str, section: str) -> tuple[Any, Any] | None:
+    """An INI file's pytest section, and its other sections."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    sections = {name: dict(parser.items(name, raw=True)) for name in parser.sections()}
+    return sections.pop(section, None), sections
