@@ -59,7 +59,12 @@ _EXCEPTION_LINE = re.compile(
 )
 _TRACEBACK = "Traceback (most recent call last):"
 # pytest's closing line, or a count of outcomes: the session got as far as running tests.
-_SUMMARY = re.compile(r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b|no tests ran")
+_SUMMARY = re.compile(
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|deselected)\b|no tests ran"
+    r"|^Ran \d+ tests? in ",  # unittest's
+    re.MULTILINE,
+)
+_UNITTEST = re.compile(r"(?:^|\s)-m\s*unittest(?:\s|$)")
 
 
 # pytest's own error lines: argparse's `__main__.py: error: unrecognized arguments: ...` and its
@@ -140,7 +145,9 @@ def why_not_run(attempt: Attempt) -> str | None:
         return f"{_PYTEST_CODES[code]}: {_last_line(attempt.tail)}".rstrip(": ")
     if attempt.failing_read:
         return None
-    if pytest or results.is_pytest_command(attempt.command):
+    runner = pytest or results.is_pytest_command(attempt.command)
+    if runner or _UNITTEST.search(attempt.command):
+        # unittest dies so too where a name it is given is no test (a doctest's `mod.func`).
         crashed = crashed_at_start(code, attempt.tail)
         if crashed is not None:
             return crashed

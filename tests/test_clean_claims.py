@@ -279,3 +279,35 @@ def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     assert _kinds(report) == [("tests/test_calc.py::test_add", "fails_otherwise")], proc.markdown
     assert report["questions"] == 1
     assert (report["outcome"], proc.exit_code) == ("unverified", 3)
+
+
+UT_DOCTESTS = """import doctest
+import unittest
+
+import calc
+
+
+def load_tests(loader, tests, ignore):
+    tests.addTests(doctest.DocTestSuite(calc))
+    return tests
+
+
+class AddTests(unittest.TestCase):
+    def test_zero(self):
+        self.assertEqual(calc.add(0, 0), 0)
+"""
+
+
+def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
+    """unittest names a doctest `calc.add`, a function: `python -m unittest calc.add` dies in
+    the loader before it runs a test, on both sides. Read as the test failing on both, the
+    doctest the change broke was pre-existing and the review said clean."""
+    unittest = f"{shlex.quote(PYTHON)} -m unittest"
+    documented = 'def add(a, b):\n    """\n    >>> add(2, 3)\n    5\n    """\n    return a + b\n'
+    repo = _project(tmp_path, {"calc.py": documented, "tests/__init__.py": "",
+                               "tests/test_calc.py": UT_DOCTESTS}, test=unittest)  # fmt: skip
+    stage(repo, {"calc.py": documented.replace("return a + b", "return a * b + 1 - 1")})
+    proc = review(repo, format="json")
+    assert proc.exit_code in (1, 3), proc.markdown
+    kinds = dict(_kinds(proc.json))
+    assert kinds.get("calc.add") != "pre_existing", proc.markdown
