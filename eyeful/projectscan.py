@@ -351,11 +351,28 @@ def _top_dir(tests: list[str]) -> str | None:
 
 
 def _pytest_test(python: str, config: _PytestConfig, tests: list[str]) -> str:
+    """pytest, on the one top directory of the test files where nothing says where tests are;
+    never narrowed where the configuration collects doctests (``--doctest-modules`` in
+    ``addopts``: the package's modules are tests too)."""
     words = [python, "-m", "pytest", "-q"]
     top = _top_dir(tests)
-    if not config.testpaths and top is not None:
+    doctests = any(word.startswith("--doctest") for word in config.addopts)
+    if not config.testpaths and top is not None and not doctests:
         words.append(top)
     return shlex.join(words)
+
+
+def _doctests_elsewhere(files: _Files, config: _PytestConfig) -> str | None:
+    """A note where tox.ini runs pytest with doctests that the proposed command does not."""
+    if any(word.startswith("--doctest") for word in config.addopts):
+        return None
+    tox = files.text("tox.ini") or ""
+    if any("pytest" in line and "--doctest" in line for line in tox.splitlines()):
+        return (
+            "tox.ini runs pytest with --doctest-modules (or --doctest-glob): the test command "
+            "proposed here does not run those doctests; write commands.test to include them"
+        )
+    return None
 
 
 def _in_packages(files: _Files, name: str, start: int = 0) -> bool:
@@ -555,6 +572,8 @@ def scan(root: Path, names: Iterable[str], facts: EnvironmentFacts) -> Proposal:
     test_one = None
     if runner.name == "pytest":
         test = _pytest_test(python, config, tests)
+        if (doctests := _doctests_elsewhere(files, config)) is not None:
+            notes.append(doctests)
     else:
         test, test_one = _unittest_commands(python, files, tests, notes)
     derived = focus.of(test, None)

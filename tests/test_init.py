@@ -45,6 +45,18 @@ LAYOUTS: dict[str, dict[str, str | bytes]] = {
     "tox.ini": {"tox.ini": "[tox]\n\n[pytest]\nxfail_strict = true\n", "test_calc.py": CASES},
     "setup.cfg": {"setup.cfg": "[tool:pytest]\naddopts = -ra\n", "test_calc.py": CASES},
     "conftest": {"conftest.py": "", "calc.py": CALC, "tests/test_calc.py": CASES},
+    # Doctests in the package's modules (boltons, toolz): the command is not narrowed to tests/.
+    "doctests": {
+        "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+        "calc.py": CALC,
+        "tests/test_calc.py": CASES,
+    },
+    "tox-doctests": {
+        "tox.ini": "[testenv]\ncommands = pytest --doctest-modules calc tests\n",
+        "conftest.py": "",
+        "calc.py": CALC,
+        "tests/test_calc.py": CASES,
+    },
     "testpaths": {
         "pyproject.toml": PROJECT + '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
         "tests/test_calc.py": TESTS,
@@ -112,6 +124,7 @@ def _proposal(repo: Path, facts: EnvironmentFacts | None = None):
         ("tox.ini", "python -m pytest -q", "pytest is configured ([pytest] in tox.ini)"),
         ("setup.cfg", "python -m pytest -q", "([tool:pytest] in setup.cfg)"),
         ("conftest", "python -m pytest -q tests", "conftest.py is pytest's"),
+        ("doctests", "python -m pytest -q", "pytest is configured (pytest.ini)"),
         ("testpaths", "python -m pytest -q", "([tool.pytest.ini_options] in pyproject.toml)"),
         ("src-pythonpath", "python -m pytest -q tests", "pytest is configured"),
     ],
@@ -123,6 +136,12 @@ def test_pytest_is_proposed_from_its_configuration_or_its_tests(repos, layout, t
     derived = focus.of(proposal.test, proposal.test_one)  # test_one needs no writing
     assert proposal.test_one is None and derived is not None and derived.derived
     assert derived.at_first_run  # `-q`: which words are paths, pytest's parse at its run says
+
+
+def test_doctests_only_tox_runs_are_named_in_a_note(repos):
+    proposal = _proposal(repos["tox-doctests"])
+    assert proposal.test == "python -m pytest -q tests"
+    assert any("tox.ini runs pytest with --doctest-modules" in note for note in proposal.notes)
 
 
 def test_the_test_files_are_named_once_when_each_of_them_says_pytest(repos):
