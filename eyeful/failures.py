@@ -518,13 +518,24 @@ def same_failure(a: Failure, b: Failure) -> bool:
     on every run). Nothing to compare is no match."""
     if a.chain and b.chain:
         where = (a.raised_in, a.raised_line) == (b.raised_in, b.raised_line)
-        return where and [_numbers_aside(x) for x in a.chain] == [
-            _numbers_aside(x) for x in b.chain
-        ]
+        return where and [_unordered(x) for x in a.chain] == [_unordered(x) for x in b.chain]
     if not a.text.strip() or a.chain or b.chain:
         return False
     said = (a.type, _numbers_aside(a.message), _numbers_aside(a.text))
     return said == (b.type, _numbers_aside(b.message), _numbers_aside(b.text))
+
+
+_BRACED = re.compile(r"\{[^{}]*\}")
+
+
+def _unordered(text: str) -> tuple[str, ...]:
+    """An exception's text as one failure of it reads in any process: numbers aside, the items
+    of a set or dict shown in braces, and the lines of pytest's explanation (``Extra items in
+    the left set:``, ``Differing items:``), in sorted order: their order follows the process's
+    string hashing, which differs from run to run."""
+    first, *rest = _numbers_aside(text).splitlines() or [""]
+    first = _BRACED.sub(lambda m: "{" + ", ".join(sorted(m[0][1:-1].split(", "))) + "}", first)
+    return (first, *sorted(rest))
 
 
 def cause(failure: Failure) -> str | None:

@@ -179,6 +179,8 @@ def test_a_test_the_change_skips_is_a_question_naming_its_reason(tmp_path):
     # What it checks went unchecked: a question, and the review could not verify the change
     # (exit 3: a pre-push hook stops and says why, where exit 0 would pass it by unseen).
     assert (report["outcome"], report["questions"], proc.exit_code) == ("unverified", 1, 3)
+    # Its runs alone checked a skip: no failing test ran alone.
+    assert "2 runs of a test alone (1 on the base, 1 on the change)" in proc.markdown
     assert "`tests/test_calc.py::test_add`" in proc.markdown.split("### Uncertainty")[1]
 
 

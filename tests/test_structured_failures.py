@@ -471,3 +471,24 @@ def test_same_failure_sets_numbers_aside_and_keeps_types_and_raising_lines_apart
     assert not same_failure(a, failure(a.message, type_="ValueError"))
     assert not same_failure(a, failure(a.message, line=9))
     assert not same_failure(a, failure("add(-1, 1) gave a string at 12.5071"))
+
+
+def test_one_failure_whose_set_or_dict_diff_is_ordered_by_string_hashing_is_the_same():
+    """pytest lists a set's or a dict's differing items in the order the process's string
+    hashing gives (PYTHONHASHSEED is random): one failure, seen alone and in the suite, read as
+    two, and the regression went through three contexts (six more suite runs) for nothing."""
+
+    def seen(message: str, explanation: list[str]) -> Failure:
+        text = "\n".join([message, *explanation])
+        return Failure(type="AssertionError", message=message, text=text, kind="assertion",
+                       raised_in="tests/test_f.py", raised_line=4, source="probe",
+                       chain=[f"AssertionError: {text}"])  # fmt: skip
+
+    one = seen("assert {'cat', 'dog', 'eel'} == {'ant'}", ["Extra items in the left set:",
+                                                          "'dog'", "'cat'", "'eel'"])  # fmt: skip
+    two = seen("assert {'eel', 'cat', 'dog'} == {'ant'}", ["Extra items in the left set:",
+                                                          "'cat'", "'eel'", "'dog'"])  # fmt: skip
+    assert same_failure(one, two)
+    other = seen("assert {'eel', 'cat', 'dog'} == {'bee'}", ["Extra items in the left set:",
+                                                            "'cat'", "'eel'", "'dog'"])  # fmt: skip
+    assert not same_failure(one, other)
