@@ -1,12 +1,14 @@
 """The change's pytest configuration on the base's file: the tests' part of a shared file.
 
-A change that only makes the tests stricter (``filterwarnings = ["error"]``, an ``addopts``) in
+A change that only makes the tests stricter (``filterwarnings = ["error"]``, ``xfail_strict``) in
 ``[tool.pytest.ini_options]`` of pyproject.toml, ``[pytest]`` of tox.ini or ``[tool:pytest]`` of
-setup.cfg changes what the tests demand, not what the code does: the base side runs with it, as
-it runs with the change's pytest.ini (eyeful/testside.py). The rest of the file (a project's
-version, dependencies, other tools' settings) stays the base's. The section is moved as text and
-the result read back: where it does not read as the base's file with the change's section, it
-is not used (the base's file stays).
+setup.cfg changes what the tests demand, not what the code does: the base side runs with it, as it
+runs with the change's pytest.ini (eyeful/testside.py). Only such options (``_DEMANDS``):
+``pythonpath``, ``testpaths``, ``addopts`` and the like say where the code is and which tests
+exist, and moved to the base they made a broken import look pre-existing. The rest of the file (a
+project's version, dependencies, other tools' settings) stays the base's. The section is moved as
+text and the result read back: where it does not read as the base's file with the change's section,
+it is not used (the base's file stays).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def overlaid(name: str, base: str | None, head: str | None) -> str | None:
     base_read, head_read = read(base), read(head)
     if base_read is None or head_read is None or base_read[0] == head_read[0]:
         return None
+    if not _demands_only(base_read[0], head_read[0]):
+        return None
     header = _TOML_HEADER if section is None else re.compile(rf"\[{re.escape(section)}\]\s*")
     table = _TOML_TABLE if section is None else re.compile(r"\[[^\]\n]+\]\s*")
     block = _block(head.splitlines(keepends=True), header, table)
@@ -49,6 +53,23 @@ def overlaid(name: str, base: str | None, head: str | None) -> str | None:
     if made_read is None or made_read != (head_read[0], base_read[1]):
         return None
     return made
+
+
+# The options that only make the tests ask more of the code (or less): where the code is
+# imported from (pythonpath, rootdir, an import mode), which tests exist (testpaths, -k, -p a
+# plugin) are not among them, and a change to those is the code's layout, never laid over.
+_DEMANDS = frozenset({
+    "filterwarnings", "xfail_strict", "markers", "strict", "strict_markers", "strict_config",
+    "doctest_optionflags", "usefixtures", "timeout", "asyncio_mode", "empty_parameter_set_mark",
+})  # fmt: skip
+
+
+def _demands_only(base: object, head: object) -> bool:
+    """Whether the two sections differ only in options of ``_DEMANDS``."""
+    old = base if isinstance(base, dict) else {}
+    new = head if isinstance(head, dict) else {}
+    changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+    return changed <= _DEMANDS
 
 
 def _span(lines: list[str], header: re.Pattern[str], table: re.Pattern[str]) -> tuple[Any, int]:

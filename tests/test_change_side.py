@@ -763,31 +763,54 @@ def test_a_shared_files_pytest_section_moves_alone_or_not_at_all():
 
     base = (
         "[project]\nname = 'x'\nversion = '1'\n\n[tool.pytest.ini_options]\n"
-        "addopts = [\n  '-ra',\n]\n\n[tool.ruff]\nline-length = 100\n"
+        "filterwarnings = [\n  'ignore::UserWarning',\n]\n\n[tool.ruff]\nline-length = 100\n"
     )
-    head = base.replace("version = '1'", "version = '2'").replace("'-ra',", "'-ra', '-x',")
+    head = base.replace("version = '1'", "version = '2'").replace(
+        "'ignore::UserWarning',", "'error', 'ignore::UserWarning',"
+    )
     made = overlaid("pyproject.toml", base, head)
     assert made is not None
     data = tomllib.loads(made)
     assert data["project"]["version"] == "1"  # the base's
-    assert data["tool"]["pytest"]["ini_options"]["addopts"] == ["-ra", "-x"]  # the change's
+    warnings = data["tool"]["pytest"]["ini_options"]["filterwarnings"]
+    assert warnings == ["error", "ignore::UserWarning"]  # the change's
     assert data["tool"]["ruff"] == {"line-length": 100}
     # Added by the change, removed by it, or alike: appended, taken out, nothing.
     plain = "[project]\nname = 'x'\n"
-    added = overlaid(
-        "pyproject.toml", plain, plain + "\n[tool.pytest.ini_options]\nxfail_strict = true\n"
-    )
-    assert added is not None and tomllib.loads(added)["tool"]["pytest"]["ini_options"] == {
-        "xfail_strict": True
-    }
-    removed = overlaid("pyproject.toml", base, plain)
+    strict = plain + "\n[tool.pytest.ini_options]\nxfail_strict = true\n"
+    added = overlaid("pyproject.toml", plain, strict)
+    assert added is not None
+    assert tomllib.loads(added)["tool"]["pytest"]["ini_options"] == {"xfail_strict": True}
+    removed = overlaid("pyproject.toml", strict, plain)
     assert removed is not None and "pytest" not in tomllib.loads(removed).get("tool", {})
     assert overlaid("pyproject.toml", base, base.replace("'1'", "'3'")) is None
+    # Where the code is imported from and which tests exist are the code's layout, never moved:
+    # a pythonpath the change moved with its modules made a broken import look pre-existing.
+    for option in ("pythonpath = ['src']", "addopts = '-p pkg.plugin'", "testpaths = ['t']"):
+        assert overlaid("pyproject.toml", strict, f"{strict}{option}\n") is None, option
     # setup.cfg's [tool:pytest], the other sections the base's.
-    cfg = "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -ra\n\n[flake8]\nmax = 1\n"
-    made_cfg = overlaid(
-        "setup.cfg", cfg, cfg.replace("-ra", "-ra -x").replace("max = 1", "max = 2")
-    )
-    assert made_cfg == cfg.replace("-ra", "-ra -x")
+    cfg = "[metadata]\nname = x\n\n[tool:pytest]\nxfail_strict = false\n\n[flake8]\nmax = 1\n"
+    changed = cfg.replace("= false", "= true").replace("max = 1", "max = 2")
+    assert overlaid("setup.cfg", cfg, changed) == cfg.replace("= false", "= true")
     # What cannot be read back as the base's file with the change's section is not used.
     assert overlaid("pyproject.toml", base, "[tool.pytest.ini_options\n") is None
+
+
+def test_a_pythonpath_the_change_moved_with_a_broken_module_still_blocks(tmp_path):
+    """The change moves the code to src/ under another name and points pythonpath there: the
+    import breaks. pythonpath says where the code is, not what the tests demand: the base keeps
+    its own, passes, and the break blocks (laid over the base, it failed there too: clean)."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": "[tool.pytest.ini_options]\npythonpath = ['lib']\n\n" + eyeful_config(),
+         "lib/calc.py": CALC, "tests/test_add.py": ADD_TEST,
+         "tests/test_misc.py": "def test_other():\n    assert True\n"},
+    )  # fmt: skip
+    confirm(repo)
+    (repo / "src").mkdir()
+    git(repo, "mv", "lib/calc.py", "src/calcs.py")
+    config = (repo / "pyproject.toml").read_text().replace("['lib']", "['src']")
+    stage(repo, {"pyproject.toml": config})
+    code, report = _review(repo)
+    assert "tests/test_add.py" in {f["test"] for f in report["regressions"]}, report
+    assert code == 1
