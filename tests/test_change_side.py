@@ -814,3 +814,50 @@ def test_a_pythonpath_the_change_moved_with_a_broken_module_still_blocks(tmp_pat
     code, report = _review(repo)
     assert "tests/test_add.py" in {f["test"] for f in report["regressions"]}, report
     assert code == 1
+
+
+def test_a_look_at_the_source_through_a_helper_or_a_traceback_is_the_tests(tmp_path):
+    """Representation-only reproductions that read the changed source through an unchanged
+    helper under tests/, through the project's own function handed the path, or by rendering a
+    traceback themselves: each is the test looking, a question, never a block. Running the
+    changed file as a script (runpy) is what it does: that one blocks."""
+    helper = "import inspect\n\n\ndef source_of(obj):\n    return inspect.getsource(obj)\n"
+    files = {"tests/helpers/__init__.py": "", "tests/helpers/source.py": helper,
+             "textio.py": "def read_text(path):\n    with open(path) as f:\n"
+                          "        return f.read()\n",
+             "tool.py": "import sys\n\nprint(int(sys.argv[1]) * 2)\n"}  # fmt: skip
+    repo = _calc_repo(tmp_path, files, extra="")
+    write(repo, {"pytest.ini": "[pytest]\npythonpath = . tests\n"})
+    git(repo, "commit", "-qam", "helpers")
+    stage(repo, {"calc.py": REFACTORED, "tool.py": "import sys\n\nprint(int(sys.argv[1]) * 3)\n"})
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    checks = {
+        "helper": "from helpers.source import source_of\n\n\ndef test_it():\n"
+        "    assert 'total' not in source_of(add), 'add was refactored'\n",
+        "textio": "import textio\n\n\ndef test_it():\n"
+        "    assert 'total' not in textio.read_text(calc.__file__), 'add was refactored'\n",
+        "traceback": "import traceback\n\n\ndef test_it():\n    try:\n        add(None, 1)\n"
+        "    except TypeError:\n        text = traceback.format_exc()\n"
+        "    assert 'total' not in text, 'add was refactored'\n",
+    }
+    findings = [
+        {**_finding(f"import calc\nfrom calc import add\n{code}", "add was refactored", oracle),
+         "id": name, "repro": {"path": f"tests/test_{name}.py", "fails": "add was refactored",
+                               "code": f"import calc\nfrom calc import add\n{code}"}}
+        for name, code in checks.items()
+    ]  # fmt: skip
+    script = (
+        "import runpy\nimport sys\n\n\ndef test_doubles(capsys):\n    sys.argv = ['tool.py', '2']\n"
+        "    runpy.run_path('tool.py', run_name='__main__')\n"
+        "    assert capsys.readouterr().out == '4\\n', 'tool does not double'\n"
+    )
+    findings.append({**_finding(script, "tool does not double", oracle, "tool.py"),
+                     "id": "runpy", "repro": {"path": "tests/test_tool.py", "code": script,
+                                              "fails": "tool does not double"}})  # fmt: skip
+    code, report = _review(repo, findings=findings)
+    by_id = {f["id"]: f for f in report["findings"]}
+    for name in checks:
+        assert by_id[name]["kind"] != "fail", (name, by_id[name]["gates"])
+        assert "read calc.py as text" in (by_id[name]["unverified"] or ""), by_id[name]
+    assert by_id["runpy"]["kind"] == "fail", (by_id["runpy"]["gates"], by_id["runpy"]["unverified"])
+    assert code == 1

@@ -30,6 +30,10 @@ _TRACEBACK = frozenset(
     {os.path.join(os.path.dirname(os.__file__), "traceback.py"),
      os.path.realpath(os.path.join(os.path.dirname(os.__file__), "traceback.py"))}
 )  # fmt: skip
+_RUNPY = frozenset(
+    {"<frozen runpy>", os.path.join(os.path.dirname(os.__file__), "runpy.py"),
+     os.path.realpath(os.path.join(os.path.dirname(os.__file__), "runpy.py"))}
+)  # fmt: skip
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
@@ -162,30 +166,40 @@ class Tracer:
         return stat(path)
 
     def _by_tests(self, frame: FrameType | None) -> bool:
-        """Whether the tests' own code asked: the first caller outside the libraries is a test
-        module, a conftest.py, or a helper beside a test module that the change did not edit,
-        with no import under way (importlib's ``_bootstrap``), no traceback being rendered (a
-        logger's ``exception``: linecache reads the source for it) and not for this probe (its
-        tracer's ``realpath``). The code under test reading its own files (a changed JSON its
-        import loads) is what the code does."""
+        """Whether the tests asked, not the code under test nor an import: the first caller
+        outside the libraries (:meth:`_tests_own`), with no import under way (importlib's
+        ``_bootstrap``), no file being run (``runpy``: executed, not looked at) and not for this
+        probe (its tracer's ``realpath``)."""
+        rendering = False
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib._bootstrap>") or name in _HERE:
                 return False  # an import, or the probe's own doing
-            if name in _TRACEBACK:
-                return False  # a traceback rendered (logging, a report), not a look at code
+            if name in _RUNPY:
+                return False  # a file run as a script: what it does, not how it is written
+            rendering = rendering or name in _TRACEBACK
             if not (name.startswith("<") or name.startswith(self.libraries)):
-                return self._tests_own(name)
+                return self._tests_own(name, rendering)
             frame = frame.f_back
         return False
 
-    def _tests_own(self, name: str) -> bool:
+    def _tests_own(self, name: str, rendering: bool) -> bool:
+        """Whether a look asked by the repository's file ``name`` is the tests': a test module
+        or a conftest.py; never the changed code itself (reading its own data, logging an
+        exception: linecache reads the source for the traceback); a helper in a test module's
+        directory or below it; other code the test handed a path, unless it renders a
+        traceback."""
         real = self.reals.get(name)
         if real is None:
             real = self.reals[name] = os.path.realpath(name)
         if real in self.test_files or os.path.basename(real) == "conftest.py":
             return True
-        return real not in self.targets and os.path.dirname(real) in self.test_dirs
+        if real in self.targets:
+            return False
+        folder = os.path.dirname(real)
+        if any(folder == d or folder.startswith(d + os.sep) for d in self.test_dirs):
+            return True
+        return not rendering
 
     def collecting(self, module: str | None) -> None:
         """A test module's import begins (its real path), or ends (None)."""
