@@ -209,22 +209,24 @@ def skipped_on_change(
             out.passed_on_base[test] = reasons.get(test, "")
         elif run is None or run.status == "ERROR":
             out.unknown.append(test)
-    _alone_on_change(runner, change, out)
+    _in_the_base_suite(runner, base_tree, hint, out)
     return out
 
 
-def _alone_on_change(runner: Runner, change: Run, out: Skips) -> None:
-    """The tests that passed alone on the base, run alone on the change too: one that passes
-    there was skipped by the suite's order (a cache an earlier test warmed), not by the change;
-    the two sides are compared in one context."""
-    if not out.passed_on_base:
-        return
-    runs = runner.one(change.tree, "change", sorted(out.passed_on_base))
+def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Skips) -> None:
+    """The tests that passed alone on the base but were skipped in the change's suite, looked
+    for in a live suite run on the base where none is cached: one the base's suite skips too
+    was skipped by the suite's order (a cache an earlier test warmed), as on the change, not by
+    the change; the sides are compared in one context. Run alone on the change instead, a skip
+    the change causes only in the suite (its code leaves a flag set) passed: a false clean."""
+    if not out.passed_on_base or hint is not None:
+        return  # a cached suite run already kept those it skipped out (skipped_on_change)
+    runs = runner.suite(base_tree, "base", live=True)
     out.runs += runs
-    alone = next((r for r in reversed(runs) if r.name == "test_one"), None)
-    if alone is None or alone.status == "ERROR":
+    suite = runs[-1] if runs and runs[-1].name == "test" else None
+    if suite is None or suite.status == "ERROR":
         return
-    for test in [t for t in out.passed_on_base if in_run(alone, t) == "passed"]:
+    for test in [t for t in out.passed_on_base if (suite.tests or {}).get(t) == "skipped"]:
         del out.passed_on_base[test]
 
 

@@ -179,8 +179,8 @@ def test_a_test_the_change_skips_is_a_question_naming_its_reason(tmp_path):
     # What it checks went unchecked: a question, and the review could not verify the change
     # (exit 3: a pre-push hook stops and says why, where exit 0 would pass it by unseen).
     assert (report["outcome"], report["questions"], proc.exit_code) == ("unverified", 1, 3)
-    # Its runs alone checked a skip: no failing test ran alone.
-    assert "2 runs of a test alone (1 on the base, 1 on the change)" in proc.markdown
+    # Its run alone checked a skip: no failing test ran alone.
+    assert "1 run of a test alone (1 on the base)" in proc.markdown
     assert "`tests/test_calc.py::test_add`" in proc.markdown.split("### Uncertainty")[1]
 
 
@@ -211,6 +211,44 @@ def test_a_test_the_suites_order_skips_on_both_sides_is_no_question(tmp_path):
     proc = review(repo, format="json")
     assert proc.json["other_failures"] == [], proc.markdown
     assert proc.exit_code == 0, proc.markdown
+
+
+LEAVES_DISABLED = """import calc
+
+calc.ENABLED = [True]
+
+
+def test_a_disables():
+    calc.disable()
+    assert not calc.ENABLED[0]
+    calc.reset()
+"""
+USES_FLAG = """import pytest
+
+import calc
+
+
+def test_b_adds():
+    if not calc.ENABLED[0]:
+        pytest.skip("disabled")
+    assert calc.add(2, 3) == 5
+"""
+FLAGS = CALC + (
+    "\n\nENABLED = [True]\n\n\ndef disable():\n    ENABLED[0] = False\n\n\n"
+    "def reset():\n    ENABLED[0] = True\n"
+)
+
+
+def test_a_skip_the_change_causes_only_in_the_suite_is_a_question(tmp_path):
+    """The change's reset() no longer resets: in the suite the next test skips, alone it runs.
+    The base's suite runs it: the change made it skip there, a question (exit 3), though it
+    passes alone on both sides."""
+    repo = _project(tmp_path, {"calc.py": FLAGS, "tests/test_a.py": LEAVES_DISABLED,
+                               "tests/test_b.py": USES_FLAG})  # fmt: skip
+    stage(repo, {"calc.py": FLAGS.replace("    ENABLED[0] = True\n", "    pass\n")})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_b.py::test_b_adds", "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
 
 
 # Point 5: a moved test is the same test --------------------------------------------------------
