@@ -401,9 +401,11 @@ def _look_further(
     failed in the suite (alone it lacks what the tests before it set up); or it failed every time
     on the base too, alone, and its file is next (a pre-existing failure unblocks: it must hold
     with the test's file, where the tests before it ran), or here while the base's suite run
-    said it passed there."""
+    said it passed there; or it could not be run here at all, on either side."""
     outcomes = [outcome for outcome, _ in change]
     base = ev.base_alone or []
+    if outcomes and all(o == "unknown" for o in outcomes) and all(b == "unknown" for b in base):
+        return True  # it cannot run here (unittest given a doctest's name): the suite judges
     if any(b != base[0] for b in base):
         return False  # mixed on the base: flaky, wherever it runs
     if outcomes and all(o == "passed" for o in outcomes):
