@@ -350,16 +350,41 @@ def _top_dir(tests: list[str]) -> str | None:
     return None
 
 
-def _pytest_test(python: str, config: _PytestConfig, tests: list[str]) -> str:
+def _pytest_test(python: str, config: _PytestConfig, tests: list[str], files: _Files) -> str:
     """pytest, on the one top directory of the test files where nothing says where tests are;
-    never narrowed where the configuration collects doctests (``--doctest-modules`` in
-    ``addopts``: the package's modules are tests too)."""
+    where the configuration collects doctests (``--doctest-modules`` in ``addopts``), on the
+    packages too (their modules hold tests), never on the whole tree (a script that exits at
+    import would stop pytest's collection)."""
     words = [python, "-m", "pytest", "-q"]
     top = _top_dir(tests)
-    doctests = any(word.startswith("--doctest") for word in config.addopts)
-    if not config.testpaths and top is not None and not doctests:
-        words.append(top)
+    if config.testpaths or top is None:
+        return shlex.join(words)
+    if any(word.startswith("--doctest") for word in config.addopts):
+        words += [p for p in _packages(files) if p != top]
+    words.append(top)
     return shlex.join(words)
+
+
+# Top-level files that are scripts or configuration, never a module of the project's code.
+_NOT_MODULES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py",
+                          "tasks.py", "dodo.py"})  # fmt: skip
+
+
+def _packages(files: _Files) -> list[str]:
+    """The project's code at the top: its packages (a directory holding ``__init__.py``), ``src``
+    where packages are under it, and its modules (``calc.py``; not a test file, nor a script
+    such as ``setup.py``)."""
+    found = set()
+    for name in files.names:
+        parts = PurePosixPath(name).parts
+        if parts[-1] == "__init__.py" and len(parts) == 2:
+            found.add(parts[0])
+        elif parts[-1] == "__init__.py" and len(parts) == 3 and parts[0] == "src":
+            found.add("src")
+        elif len(parts) == 1 and name.endswith(".py") and name not in _NOT_MODULES:
+            if not _TEST_FILE.fullmatch(name):
+                found.add(name)
+    return sorted(found)
 
 
 def _doctests_elsewhere(files: _Files, config: _PytestConfig) -> str | None:
@@ -571,7 +596,7 @@ def scan(root: Path, names: Iterable[str], facts: EnvironmentFacts) -> Proposal:
     python = "python" if setup else facts.python
     test_one = None
     if runner.name == "pytest":
-        test = _pytest_test(python, config, tests)
+        test = _pytest_test(python, config, tests, files)
         if (doctests := _doctests_elsewhere(files, config)) is not None:
             notes.append(doctests)
     else:

@@ -51,6 +51,15 @@ LAYOUTS: dict[str, dict[str, str | bytes]] = {
         "calc.py": CALC,
         "tests/test_calc.py": CASES,
     },
+    # A package, and a script that exits at import (which collecting the whole tree would
+    # import: pytest's internal error on every run): the package and the tests only.
+    "doctests-package": {
+        "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+        "calc/__init__.py": CALC,
+        "tests/test_calc.py": CASES,
+        "scripts/bump.py": "import sys\n\nsys.exit(0)\n",
+        "setup.py": "",
+    },
     "tox-doctests": {
         "tox.ini": "[testenv]\ncommands = pytest --doctest-modules calc tests\n",
         "conftest.py": "",
@@ -124,7 +133,8 @@ def _proposal(repo: Path, facts: EnvironmentFacts | None = None):
         ("tox.ini", "python -m pytest -q", "pytest is configured ([pytest] in tox.ini)"),
         ("setup.cfg", "python -m pytest -q", "([tool:pytest] in setup.cfg)"),
         ("conftest", "python -m pytest -q tests", "conftest.py is pytest's"),
-        ("doctests", "python -m pytest -q", "pytest is configured (pytest.ini)"),
+        ("doctests", "python -m pytest -q calc.py tests", "pytest is configured (pytest.ini)"),
+        ("doctests-package", "python -m pytest -q calc tests", "pytest is configured"),
         ("testpaths", "python -m pytest -q", "([tool.pytest.ini_options] in pyproject.toml)"),
         ("src-pythonpath", "python -m pytest -q tests", "pytest is configured"),
     ],
