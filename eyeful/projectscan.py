@@ -382,8 +382,7 @@ def _packages(files: _Files) -> list[str]:
         elif parts[-1] == "__init__.py" and len(parts) == 3 and parts[0] == "src":
             found.add("src")
         elif len(parts) == 1 and name.endswith(".py") and name not in _NOT_MODULES:
-            if not _TEST_FILE.fullmatch(name):
-                found.add(name)
+            found |= set() if _TEST_FILE.fullmatch(name) else {name}
     return sorted(found)
 
 
