@@ -72,7 +72,9 @@ def _demands_only(base: object, head: object) -> bool:
     return changed <= _DEMANDS
 
 
-def _span(lines: list[str], header: re.Pattern[str], table: re.Pattern[str]) -> tuple[Any, int]:
+def _span(
+    lines: list[str], header: re.Pattern[str], table: re.Pattern[str]
+) -> tuple[int | None, int]:
     """Where the section is in ``lines``: its header's index and the next table's (or None)."""
     for i, line in enumerate(lines):
         if header.fullmatch(line.rstrip("\r\n")):

@@ -26,14 +26,16 @@ _HERE = frozenset({__file__, os.path.realpath(__file__)})
 # inspect's functions that read a function's __code__ for its signature only.
 _SIGNATURE = frozenset({"_signature_from_function", "getfullargspec", "_signature_bound_method"})
 # The standard library's traceback rendering (logging's exception, traceback.format_*).
-_TRACEBACK = frozenset(
-    {os.path.join(os.path.dirname(os.__file__), "traceback.py"),
-     os.path.realpath(os.path.join(os.path.dirname(os.__file__), "traceback.py"))}
-)  # fmt: skip
-_RUNPY = frozenset(
-    {"<frozen runpy>", os.path.join(os.path.dirname(os.__file__), "runpy.py"),
-     os.path.realpath(os.path.join(os.path.dirname(os.__file__), "runpy.py"))}
-)  # fmt: skip
+
+
+def _stdlib(name: str) -> frozenset[str]:
+    """The file names a standard library module's code has: as imported, real, or frozen."""
+    path = os.path.join(os.path.dirname(os.__file__), f"{name}.py")
+    return frozenset({path, os.path.realpath(path), f"<frozen {name}>"})
+
+
+_TRACEBACK = _stdlib("traceback")
+_RUNPY = _stdlib("runpy")
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
