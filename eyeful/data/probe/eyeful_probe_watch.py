@@ -25,7 +25,6 @@ _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
 # inspect's functions that read a function's __code__ for its signature only.
 _SIGNATURE = frozenset({"_signature_from_function", "getfullargspec", "_signature_bound_method"})
-# The standard library's traceback rendering (logging's exception, traceback.format_*).
 
 
 def _stdlib(name: str) -> frozenset[str]:
@@ -34,6 +33,8 @@ def _stdlib(name: str) -> frozenset[str]:
     return frozenset({path, os.path.realpath(path), f"<frozen {name}>"})
 
 
+# The standard library's traceback rendering (logging's exception, traceback.format_*), and
+# runpy, which runs a file as a script.
 _TRACEBACK = _stdlib("traceback")
 _RUNPY = _stdlib("runpy")
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
