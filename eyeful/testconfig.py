@@ -19,7 +19,7 @@ from typing import Any
 
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["CONFIG_FILES", "overlaid"]
+__all__ = ["CONFIG_FILES", "overlaid", "section_differs"]
 
 CONFIG_FILES = {"pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
 """The shared files pytest reads its configuration from, and their INI section's name."""
@@ -53,6 +53,18 @@ def overlaid(name: str, base: str | None, head: str | None) -> str | None:
     if made_read is None or made_read != (head_read[0], base_read[1]):
         return None
     return made
+
+
+def section_differs(name: str, base: str | None, head: str | None) -> bool:
+    """Whether a shared file's pytest section differs between ``base`` and ``head`` (its text on
+    each side; None: absent); a side that cannot be read may differ."""
+    if name not in CONFIG_FILES:
+        return False
+    section = CONFIG_FILES[name]
+    read = _toml if section is None else (lambda text: _ini(text, section))
+    base_read = read(base) if base is not None else (None, None)
+    head_read = read(head) if head is not None else (None, None)
+    return base_read is None or head_read is None or base_read[0] != head_read[0]
 
 
 # The options that only make the tests ask more of the code (or less): where the code is

@@ -26,12 +26,12 @@ from pathlib import PurePosixPath
 import pygit2
 
 from eyeful.snapshot import regular_file, tree_at
-from eyeful.testconfig import CONFIG_FILES, overlaid
+from eyeful.testconfig import CONFIG_FILES, overlaid, section_differs
 from eyeful.testids import id_path
 from eyeful.testonly import tests_only
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["read_text", "side_paths", "side_tree"]
+__all__ = ["collection_changed", "read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 # Directory names that say "tests" and nothing else: `ab_test/` or `test_plus/` may be packages.
@@ -105,6 +105,41 @@ def side_paths(
     rest = [p for p in touched if p not in side]
     side += tests_only(repo, head_tree, tree_at(repo, base), rest, on_side)
     return sorted(side)
+
+
+# What in a Python file (a conftest.py, a plugin) can decide which tests a run collects:
+# pytest's collection hooks and variables, hooks that can change the options (`-k`, `-m`,
+# `--ignore`) or load other plugins, and unittest's `load_tests` protocol.
+_COLLECTS = re.compile(
+    rb"pytest_(?:collect|ignore_collect|pycollect|generate_tests|make_collect_report|deselected"
+    rb"|plugins|configure|load_initial_conftests|cmdline|addhooks|sessionstart)"
+    rb"|collect_ignore|__test__|load_tests"
+)
+_ALWAYS = frozenset({"pytest.ini", ".pytest.ini"})  # pytest's configuration files alone
+
+
+def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:
+    """A file the change added, edited or deleted that can decide which tests a run collects
+    (pytest.ini, a shared file's pytest section, a Python file (a conftest.py too) with a
+    collection hook, `pytest_plugins` or `load_tests` on either side), named in the reason;
+    None when there is none: then the change's tests are the base's and those it added, with
+    the code's own parametrizations."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    for delta in diff.deltas:
+        old, path = delta.old_file.path, delta.new_file.path
+        name = PurePosixPath(path).name
+        if name in _ALWAYS:
+            return f"the change edits {path}"
+        if name in CONFIG_FILES and section_differs(
+            name, read_text(repo, base, old), read_text(repo, head, path)
+        ):
+            return f"the change edits the pytest section of {path}"
+        if not name.endswith(".py"):
+            continue
+        sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
+        if any(_COLLECTS.search(data) for data in sides if data is not None):
+            return f"the change edits {path}, which can decide which tests are collected"
+    return None
 
 
 def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:

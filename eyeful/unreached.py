@@ -27,6 +27,7 @@ from eyeful.regressions import exists_in_tree, in_run, names, newly_skipped
 from eyeful.report import Report
 from eyeful.runs import Run, Runner
 from eyeful.snapshot import EMPTY_TREE, Snapshot
+from eyeful.testside import collection_changed
 
 _ROUNDS = 8
 """Commands run on the change to reach the tests a stopped run did not: each reaches at least
@@ -43,9 +44,20 @@ def reach_every_test(
     report.runs += reached.runs
     if reached.incomplete is not None:
         report.did_not_run(reached.incomplete)
-    change, base = reached.change, snap.base.tree
-    if base == EMPTY_TREE:
-        return change
+    if snap.base.tree != EMPTY_TREE:
+        skips = _skips_on_base(runner, repo, snap, report, reached.change)
+        _ask(report, reached.change, skips)
+    return reached.change
+
+
+def _skips_on_base(
+    runner: Runner, repo: pygit2.Repository, snap: Snapshot, report: Report, change: Run
+) -> Skips:
+    """The base's word on the tests the change skipped or no longer collects. Which of the
+    base's tests the change no longer collects needs a run of the base's suite: the cached one,
+    else one run where the change edits what decides collection, or where it skipped tests under
+    ids the base does not have (new parametrize ids: the base's own ids may be gone)."""
+    base = snap.base.tree
 
     def on_base(test: str) -> bool:
         with runner.lock_repo():
@@ -55,10 +67,29 @@ def reach_every_test(
         with runner.lock_repo():
             return exists_in_tree(repo, snap.head.tree, test)
 
+    def asked(hint: Run | None) -> Skips:
+        gone = disappeared(change, hint, on_head)
+        skips = skipped_on_change(runner, base, change, hint, on_base, gone)
+        report.runs += skips.runs
+        return skips
+
     hint = runner.cached_suite(base, "base")
-    gone = disappeared(change, hint, on_head)
-    skips = skipped_on_change(runner, base, change, hint, on_base, gone)
-    report.runs += skips.runs
+    if hint is None and _comparable(change):
+        with runner.lock_repo():
+            changed = collection_changed(repo, base, snap.head.tree) is not None
+        if changed:
+            hint = _base_suite(runner, base, report)
+    skips = asked(hint)
+    if skips.unknown and hint is None and _comparable(change):
+        hint = _base_suite(runner, base, report)
+        if hint is not None:
+            skips = asked(hint)
+    return skips
+
+
+def _ask(report: Report, change: Run, skips: Skips) -> None:
+    """The tests the change skipped that passed on the base: questions (exit 3); those the base's
+    runs did not name: a line."""
     made_skip = newly_skipped(change, skips.passed_on_base)
     report.other_failures += made_skip
     if made_skip:
@@ -71,7 +102,19 @@ def reach_every_test(
             f"{names(skips.unknown)} skipped on the change: whether they passed on the base "
             "could not be told (no run there named them)", unverified=False,
         )  # fmt: skip
-    return change
+
+
+def _comparable(change: Run) -> bool:
+    """Whether the change's run says which tests it collected, of the whole suite."""
+    return change.collected is not None and not change.selected
+
+
+def _base_suite(runner: Runner, base: str, report: Report) -> Run | None:
+    """The base's suite (its code and its tests), to compare the change's collection with."""
+    runs = runner.suite(base, "base")
+    report.runs += runs
+    suite = runs[-1] if runs and runs[-1].name == "test" else None
+    return None if suite is None or suite.status == "ERROR" else suite
 
 
 @dataclass

@@ -311,6 +311,92 @@ def test_a_test_the_change_no_longer_collects_is_a_question(tmp_path):
     assert "not collected on the change" in proc.markdown
 
 
+def test_a_test_the_change_deselects_is_a_question_without_a_cached_base_run(tmp_path):
+    """No review has run the base's suite: the change's conftest drops the test its code breaks.
+    The change's run alone says nothing of a test it never collected, and the review said clean
+    (exit 0); a change to what pytest collects now has the base's suite run to compare with."""
+    repo = _project(tmp_path, {})
+    stage(repo, {"conftest.py": DROPS_ADD, "calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
+def test_a_test_the_change_deselects_with_addopts_is_a_question(tmp_path):
+    repo = _project(tmp_path, {})
+    stage(repo, {"pytest.ini": PYTEST_INI + 'addopts = -k "not test_add"\n', "calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
+PLUGIN_DROPS = """def pytest_collection_modifyitems(items):
+    items[:] = [item for item in items if item.name != "test_add"]
+"""
+
+
+def test_a_plugin_of_the_project_deselecting_a_test_is_a_question(tmp_path):
+    """A collection hook outside any conftest: the project's own plugin (`-p calcplugin`)."""
+    ini = PYTEST_INI + "addopts = -p calcplugin\n"
+    repo = _project(tmp_path, {"pytest.ini": ini, "calcplugin.py": "X = 1\n"})
+    stage(repo, {"calcplugin.py": PLUGIN_DROPS, "calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
+def test_a_collection_hook_that_keeps_every_test_is_clean(tmp_path):
+    sorts = "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n"
+    repo = _project(tmp_path, {})
+    stage(repo, {"conftest.py": sorts, "calc.py": CALC + "\n\ndef sub(a, b):\n    return a - b\n"})
+    proc = review(repo, format="json")
+    assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
+    # The base's suite ran once to compare with; asked again, nothing runs.
+    sides = sorted(run["side"] for run in proc.json["runs"] if run["name"] == "test")
+    assert sides == ["base", "change"], proc.json["runs"]
+    again = review(repo, format="json").json
+    assert again["outcome"] == "clean" and all(run["cached"] for run in again["runs"])
+
+
+PARAMS = """import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("a, b, total", [(2, 3, 5), (0, 0, 0)])
+def test_add(a, b, total):
+    assert add(a, b) == total
+"""
+
+
+def test_a_test_skipped_under_new_parametrize_ids_is_a_question(tmp_path):
+    """The change breaks add and gives the cases that catch it new ids, skipped: the new ids are
+    not the base's (could not be told, exit 0), and the base's ids, gone, were seen by no run."""
+    only_mul = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    repo = _project(tmp_path, {"tests/test_params.py": PARAMS, "tests/test_calc.py": only_mul})
+    hidden = PARAMS.replace(
+        "[(2, 3, 5), (0, 0, 0)]",
+        '[pytest.param(2, 3, 5, marks=pytest.mark.skip(reason="later")), (0, 0, 0)], '
+        'ids=["two", "zero"]',
+    )
+    stage(repo, {"tests/test_params.py": hidden, "calc.py": BROKEN_ADD.replace("a - b", "a * b")})
+    proc = review(repo, format="json")
+    kinds = _kinds(proc.json)
+    assert ("tests/test_params.py::test_add[2-3-5]", "newly_skipped") in kinds, proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
+def test_a_new_skipped_parametrize_case_is_clean(tmp_path):
+    repo = _project(tmp_path, {"tests/test_params.py": PARAMS})
+    more = PARAMS.replace(
+        "[(2, 3, 5), (0, 0, 0)]",
+        '[(2, 3, 5), (0, 0, 0), pytest.param(1, 1, 2, marks=pytest.mark.skip(reason="later"))]',
+    )
+    stage(repo, {"tests/test_params.py": more})
+    proc = review(repo, format="json")
+    assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
+
+
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
     stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
