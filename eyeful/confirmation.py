@@ -107,7 +107,8 @@ def confirm(
         }
         # The base side runs the base's code with the change's tests (eyeful/testside.py): a
         # test file it took from the change goes by the change's name there.
-        side = side_paths(repo, snap.base.tree, snap.head.tree, change.test_files(), change.rootdir)
+        side = side_paths(repo, snap.base.tree, snap.head.tree, change.test_files(),
+                          change.rootdir, change.doctest_files())  # fmt: skip
         tested = side_tree(repo, snap.base.tree, snap.head.tree, paths=side)
         edited = set(side)
         # Which of the change's lines each failing test runs: traced in its first run alone on

@@ -302,11 +302,12 @@ def own_import_failed(reason: str, root: Path | None) -> failures_.Failure | Non
 
 
 def module_seen(collected: list[str], outcomes: dict[str, Outcome], module: str) -> str | None:
-    """What a run says of a module id (``tests/test_b.py``, no ``::``): ``failed`` when it did
-    not collect, ``passed`` when it collected tests, None when the run has nothing of it."""
+    """What a run says of a module id (``tests/test_b.py``, no ``::``; unittest's dotted
+    ``tests.test_b``; a Go package's import path): ``failed`` when it did not collect (build),
+    ``passed`` when it collected tests, None when the run has nothing of it."""
     if outcomes.get(module) == "error":
         return "failed"
-    prefix = module + "::"
-    if any(t.startswith(prefix) for t in collected):
+    prefixes = (module + "::",) if module.endswith(".py") else (module + "::", module + ".")
+    if any(t.startswith(prefixes) for t in collected):
         return "passed"
     return None

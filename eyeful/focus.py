@@ -39,7 +39,7 @@ from typing import Any, Protocol
 
 from eyeful import results
 from eyeful.confine import Refused
-from eyeful.go_records import check_go_id, go_test_args, run_pattern, split_go_id
+from eyeful.go_records import check_go_id, go_package, go_test_args, run_pattern, split_go_id
 from eyeful.records import Invocation
 from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 
@@ -208,6 +208,8 @@ class Focus:
         """A Go ``test_one`` that is not plain: as written, ``{test}`` the test's pattern (of its
         own name; an id read from text has no package)."""
         assert self.template is not None
+        if go_package(test):  # a package that did not build: its tests
+            return with_ids(self.template, ["^"])
         try:
             name = split_go_id(test)[1]
         except ValueError:
@@ -323,6 +325,26 @@ class Ids(Protocol):
     skips: dict[str, str] | None
     kinds: dict[str, str] | None
     ran: dict[str, Any] | None
+
+
+def as_asked(run: Ids, asked: Sequence[str]) -> None:
+    """A run of ``asked`` with each id as asked: `python -m unittest tests.test_b` names the
+    module it could not import by its last name (``test_b``, unittest's ``_FailedTest``), where
+    discovery, the suite's run, names it ``tests.test_b``."""
+    outcomes = run.tests or {}
+    for test in asked:
+        last = test.rpartition(".")[2]
+        if test in outcomes or last == test or "/" in test or "::" in test:
+            continue
+        if outcomes.get(last) != "error":
+            continue
+        run.collected = None if run.collected is None else [
+            test if t == last else t for t in run.collected
+        ]  # fmt: skip
+        for name in ("tests", "failures", "skips", "kinds", "ran"):
+            found = getattr(run, name)
+            if found is not None and last in found:
+                setattr(run, name, {test if t == last else t: v for t, v in found.items()})
 
 
 class Alone:

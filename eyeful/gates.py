@@ -220,6 +220,7 @@ class GateRunner:
             )
             collected = [] if change_suite is None else change_suite.test_files()
             rootdir = None if change_suite is None else change_suite.rootdir
+            documented = [] if change_suite is None else change_suite.doctest_files()
             # What the probe watches on the change: the changed lines to trace, and every file
             # the change added or edited, for a test that looks at one otherwise than by
             # running it (its text, its size, a function's code object, a child process).
@@ -229,7 +230,7 @@ class GateRunner:
             }
             # The base's code with the change's tests: where `introduced` runs first.
             self.tested = side_tree(runner.repo, snapshot.base.tree, snapshot.head.tree, collected,
-                                    rootdir=rootdir)  # fmt: skip
+                                    rootdir=rootdir, documented=documented)  # fmt: skip
 
     def _repro_extra(self, repro: Repro) -> Extra:
         return Extra(files={repro.path: repro.code}) if repro.code is not None else Extra()

@@ -52,8 +52,24 @@ def run_pattern(name: str) -> str:
     return "/".join(f"^{_go_quote(part)}$" for part in name.split("/"))
 
 
+# An import path: the id of a package that did not build (its collection error), no test name.
+_GO_PACKAGE = re.compile(r"[A-Za-z0-9_~+-][A-Za-z0-9_.~+-]*(?:/[A-Za-z0-9_.~+-]+)*")
+
+
+def go_package(test_id: str) -> bool:
+    """Whether ``test_id`` is a package's own id (one that did not build), not a test's."""
+    try:
+        split_go_id(test_id)
+    except ValueError:
+        return _GO_PACKAGE.fullmatch(test_id) is not None and not test_id.startswith("-")
+    return False
+
+
 def go_test_args(test_id: str, packages: Iterable[str] = ()) -> list[str]:
-    """``[pkg, "-run", "^TestX$/^sub$"]``: the ``go test`` arguments that run just that test."""
+    """``[pkg, "-run", "^TestX$/^sub$"]``: the ``go test`` arguments that run just that test;
+    for a package's own id (it did not build), the package: ``[pkg, "-run", "^"]``."""
+    if go_package(test_id):
+        return [test_id, "-run", "^"]
     package, name = split_go_id(test_id, packages)
     return [package, "-run", run_pattern(name)]
 
@@ -65,7 +81,7 @@ def check_go_id(value: str, what: str = "the test id") -> str:
     bad = next((c for c in value if c in "\0\n\r"), None)
     if bad is not None or not value or value.startswith("-") or len(value) > 1000:
         raise ValueError(f"{what} {value!r} cannot be passed as an argument")
-    if not re.match(_GO_TOP + r"(?:/|$)", value):
+    if not re.match(_GO_TOP + r"(?:/|$)", value) and not go_package(value):
         split_go_id(value)
     return value
 
@@ -131,6 +147,12 @@ def _go_failure(output: str) -> FailureRecord:
         frames=frames,
         text=records.cut_end(output, records.TEXT_CHARS),
     )
+
+
+def build_failed(line: str) -> bool:
+    """Whether ``line`` is go test's own line for a package that did not build (go 1.19-1.23
+    print it without any JSON event)."""
+    return _GO_PKG_FAIL.fullmatch(line.rstrip("\r\n")) is not None
 
 
 def read_go_json(lines: Iterable[str]) -> records.RunRecord:

@@ -11,6 +11,7 @@ added counts whole; a file it deleted counts for nothing (no code of it is left 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 import pygit2
 
@@ -98,14 +99,20 @@ def without_docstrings(
             out[path] = lines
             continue
         docs: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                first = node.body[0] if node.body else None
-                if (
-                    isinstance(first, ast.Expr)
-                    and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)
-                ):
-                    docs.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        for doc in docstrings(tree):
+            docs.update(range(doc.lineno, (doc.end_lineno or doc.lineno) + 1))
         out[path] = frozenset(lines - docs)
     return out
+
+
+def docstrings(tree: ast.Module) -> Iterator[ast.Constant]:
+    """The docstrings of a module, its classes and functions."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                yield first.value

@@ -324,8 +324,10 @@ def _against_base(
     else:
         progress.phase("the change fails: running the tests on the base")
         with runner.lock_repo():
-            tested = side_tree(repo, snap.base.tree, snap.head.tree, change.test_files(),
-                               rootdir=change.rootdir)  # fmt: skip
+            tested = side_tree(
+                repo, snap.base.tree, snap.head.tree, change.test_files(),
+                rootdir=change.rootdir, documented=change.doctest_files(),
+            )  # fmt: skip
         base_runs = runner.suite(tested, "base", live=True)  # it decides: never cached
         report.runs += base_runs
         failures, texts = compare(change, _test_run(base_runs), repo, snap)

@@ -161,6 +161,17 @@ class Run(Model):
             if kinds.get(t) != "DoctestItem" or not id_path(t).endswith(".py")
         })  # fmt: skip
 
+    def doctest_files(self) -> list[str]:
+        """The repository paths of the Python modules the run collected doctests from: their
+        docstrings are tests, their code is the code (eyeful/testside.py)."""
+        prefix = f"{self.rootdir}/" if self.rootdir else ""
+        kinds = self.kinds or {}
+        return sorted({
+            prefix + id_path(t)
+            for t, kind in kinds.items()
+            if kind == "DoctestItem" and id_path(t).endswith(".py")
+        })  # fmt: skip
+
     @property
     def failing(self) -> set[str]:
         return {t for t, o in (self.tests or {}).items() if o in evidence.FAILING}
@@ -500,6 +511,7 @@ class Runner:
         runs = self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)
         for run in runs:  # its ids as the test command's records name them
             self.alone.reframe(run)
+            focus.as_asked(run, tests)
         return runs
 
     def given(self, tests: list[str], tree: str, extra: Extra | None = None) -> list[str]:

@@ -56,8 +56,10 @@ class _KeptOutput:
             return
         self.size += len(line)
         self.lines.append(line)
-        if not self.go and line.startswith("{") and '"Action"' in line:
-            self.go = True
+        if not self.go and (
+            (line.startswith("{") and '"Action"' in line) or go_records.build_failed(line)
+        ):
+            self.go = True  # a package that did not build prints no event before go 1.24
 
     def record(self) -> records.RunRecord | None:
         if self.size > self.LIMIT:

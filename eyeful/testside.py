@@ -18,6 +18,7 @@ run the change's code as the base's and hide its breaks (toolz's ``testpaths = [
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 from collections.abc import Iterable
@@ -25,13 +26,14 @@ from pathlib import PurePosixPath
 
 import pygit2
 
+from eyeful.hunks import docstrings
 from eyeful.snapshot import regular_file, tree_at
 from eyeful.testconfig import CONFIG_FILES, overlaid, section_differs
 from eyeful.testids import id_path
 from eyeful.testonly import tests_only
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["collection_changed", "read_text", "side_paths", "side_tree"]
+__all__ = ["collection_changed", "docstrings_only", "read_text", "side_paths", "side_tree"]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 # Directory names that say "tests" and nothing else: `ab_test/` or `test_plus/` may be packages.
@@ -50,14 +52,16 @@ def side_tree(
     collected: Iterable[str] = (),
     paths: list[str] | None = None,
     rootdir: str | None = "",
+    documented: Iterable[str] = (),
 ) -> str:
     """The base's tree with the change's test side (see the module's docstring); the base's own
     tree when the change's test side is the base's already. ``collected``: the repository paths
     of the test files the change's runs collected, whose directories may be test directories;
     ``rootdir``: pytest's, whose configuration names ``testpaths``; ``paths``: their
-    :func:`side_paths` where the caller has them already."""
+    :func:`side_paths` where the caller has them already; ``documented``: the Python modules
+    the change's runs collected doctests from."""
     if paths is None:
-        paths = side_paths(repo, base, head, collected, rootdir)
+        paths = side_paths(repo, base, head, collected, rootdir, documented)
     if not paths:
         return base
     head_tree = tree_at(repo, head)
@@ -86,8 +90,11 @@ def side_paths(
     head: str,
     collected: Iterable[str] = (),
     rootdir: str | None = "",
+    documented: Iterable[str] = (),
 ) -> list[str]:
-    """The paths the change added, edited or deleted on its test side."""
+    """The paths the change added, edited or deleted on its test side: with the files above, a
+    module of ``documented`` (doctests collected from it) whose change is its docstrings alone
+    (the doctests' side; with its code edited too, the file is the code)."""
     diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
     touched = sorted({p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)})
     if not touched:
@@ -102,6 +109,9 @@ def side_paths(
 
     side = [p for p in touched if on_side(p)]
     side += [p for p in touched if _config(repo, base, head, p) is not None]
+    for path in sorted(set(documented) & set(touched) - set(side)):
+        if docstrings_only(regular_file(repo, base, path), regular_file(repo, head, path)):
+            side.append(path)
     rest = [p for p in touched if p not in side]
     side += tests_only(repo, head_tree, tree_at(repo, base), rest, on_side)
     return sorted(side)
@@ -140,6 +150,24 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
         if any(_COLLECTS.search(data) for data in sides if data is not None):
             return f"the change edits {path}, which can decide which tests are collected"
     return None
+
+
+def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
+    """Whether two versions of a Python module differ in their docstrings alone (a module's, a
+    class's, a function's; comments and layout aside): both parse, and are alike without them."""
+    if base is None or head is None:
+        return False
+    try:
+        return _code(base) == _code(head)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _code(source: bytes) -> str:
+    tree = ast.parse(source)
+    for doc in docstrings(tree):
+        doc.value = ""
+    return ast.dump(tree)
 
 
 def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:

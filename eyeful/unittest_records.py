@@ -14,7 +14,7 @@ _UT_TEST = re.compile(r"(\w+) \(([\w.]+)\)")
 _UT_RESULT = re.compile(
     r"(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|\".*\"))\s*"
 )
-_UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)(.*)")
+_UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): ([\w.]+) \(([\w.]+)\)(.*)")
 _UT_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 _UT_FRAME = re.compile(r'  File "(.+)", line (\d+), in (.+)')
 _UT_CHAINED = (

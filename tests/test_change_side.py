@@ -56,6 +56,55 @@ def test_a_stricter_test_whose_message_holds_a_timestamp_is_pre_existing(tmp_pat
     assert code == 0
 
 
+DOCUMENTED = '''def add(a, b):
+    """The sum.
+
+    >>> add(2, 3)
+    5
+    """
+    return abs(a) + b
+'''
+
+
+def _doctest_repo(tmp_path: Path) -> Path:
+    ini = PYTEST_INI + "addopts = --doctest-modules\n"
+    return _calc_repo(tmp_path, {"pytest.ini": ini, "calc.py": DOCUMENTED})
+
+
+def test_a_doctest_a_docs_only_change_adds_for_an_old_bug_is_pre_existing(tmp_path):
+    """The change only documents: a new example in add's docstring shows the old bug for
+    negatives. The docstring is the doctest's side: on the base's code it fails alike."""
+    repo = _doctest_repo(tmp_path)
+    stage(repo, {"calc.py": DOCUMENTED.replace("    5\n", "    5\n    >>> add(-1, 1)\n    0\n")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"calc.py::calc.add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_docstring_and_a_break_in_one_file_still_blocks(tmp_path):
+    """Code and docstring edited together: the file is the code, the break blocks."""
+    repo = _doctest_repo(tmp_path)
+    broken = DOCUMENTED.replace("    5\n", "    5\n    >>> add(0, 0)\n    0\n")
+    stage(repo, {"calc.py": broken.replace("abs(a) + b", "abs(a) + b + (a == 2)")})
+    code, report = _review(repo)
+    assert _kinds(report).get("calc.py::calc.add") == "regression", report
+    assert code == 1
+
+
+def test_a_doctest_that_a_break_elsewhere_fails_still_blocks(tmp_path):
+    """Docstring-only in calc.py, but the break is in the module it calls."""
+    calls = DOCUMENTED.replace("def add", "from absolute import magnitude\n\n\ndef add")
+    calls = calls.replace("abs(a)", "magnitude(a)")
+    magnitude = "def magnitude(x):\n    return abs(x)\n"
+    ini = PYTEST_INI + "addopts = --doctest-modules\n"
+    repo = _calc_repo(tmp_path, {"pytest.ini": ini, "calc.py": calls, "absolute.py": magnitude})
+    stage(repo, {"calc.py": calls.replace("    5\n", "    5\n    >>> add(1, 1)\n    2\n"),
+                 "absolute.py": "def magnitude(x):\n    return abs(x) + (x == 2)\n"})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report).get("calc.py::calc.add") == "regression", report
+    assert code == 1
+
+
 def _finding(code: str, fails: str, oracle: dict, path: str = "calc.py") -> dict:
     return {
         "id": "f1", "expert": "correctness", "severity": "error", "evidence": "test",

@@ -407,6 +407,33 @@ def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     assert (report["outcome"], proc.exit_code) == ("unverified", 3)
 
 
+UT_CALC = """import unittest
+
+from calc import add
+
+
+class AddTests(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+"""
+UT_OTHER = (
+    "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
+)
+
+
+def test_a_unittest_module_in_a_package_the_change_cannot_import_blocks(tmp_path):
+    """`tests.test_calc (unittest.loader._FailedTest.tests.test_calc) ... ERROR`: the module's
+    dotted name was not read, the run "recorded no failing test" and the review exited 3."""
+    unittest = f"{shlex.quote(PYTHON)} -m unittest"
+    repo = _project(tmp_path, {"tests/__init__.py": "", "tests/test_calc.py": UT_CALC,
+                               "tests/test_other.py": UT_OTHER}, test=unittest)  # fmt: skip
+    stage(repo, {"calc.py": CALC.replace("def add", "def plus")})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests.test_calc", "regression")], proc.markdown
+    assert "cannot import name 'add'" in proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
 UT_DOCTESTS = """import doctest
 import unittest
 

@@ -286,3 +286,34 @@ def test_eyefuls_virtualenv_finds_the_probe_whatever_pythonpath_says(tmp_path):
     tests_from = {r["tests_from"] for r in report["runs"] if r["name"] != "setup"}
     assert tests_from == {"probe"}, report["runs"]
     assert done.exit_code == 1, done
+
+
+GO_CALC = "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
+GO_CALC_TEST = """package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(2, 3) != 5 {
+		t.Fatal("Add(2, 3) != 5")
+	}
+}
+"""
+
+
+@needs_go
+@pytest.mark.parametrize("test_one", [None, "go test -count=1 -run {test} ./..."])
+def test_a_go_package_the_change_no_longer_builds_blocks(tmp_path, go_env, test_one):
+    """`go test ./...` names a package that does not build by its import path: no test name to
+    give `-run`. Run alone, eyeful raised "not a go test id" (exit 4)."""
+    one = {} if test_one is None else {"test_one": test_one}
+    config = eyeful_config("go test -count=1 ./...", **one)
+    files = {"go.mod": "module example.com/m\n\ngo 1.19\n", "calc/calc.go": GO_CALC,
+             "calc/calc_test.go": GO_CALC_TEST, "other/other_test.go": GO_OTHER}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, **files})
+    confirm(repo)
+    stage(repo, {"calc/calc.go": GO_CALC.replace("a + b", 'a + "b"')})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc": "regression"}, done
+    assert "mismatched types" in done.markdown or "cannot convert" in done.markdown, done
+    assert done.exit_code == 1, done
