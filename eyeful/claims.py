@@ -132,10 +132,15 @@ class Evidence:
     """The causes (eyeful.failures ``cause``) of its live failures on the change, where recorded."""
     base_causes: list[str] = field(default_factory=list)
     """The causes of its live failures on the base: pre-existing needs the same failure."""
+    ids_moved: bool = False
+    """A parametrized id of a test file the change left as the base's, whose function the base
+    defines: the base does not name it because the code renamed its parameters (an enum's
+    ``__str__``, a list's values), so the base's silence is no "new test"."""
     old_version_regresses: bool = False
-    """The change edited the test's file; failing on both sides with the change's version, the
-    base's version of the file passed on the base's code and failed on the change's: the
-    change's code fails what the test asked before (a stricter assertion put first masks it)."""
+    """The change edited the test's side (its file, a conftest.py, a helper); failing on both
+    sides with the change's version, the base's version of those files passed on the base's code
+    and failed on the change's: the change's code fails what the test asked before (a stricter
+    assertion put first, or a fixture's value moved with the code, masks it)."""
     causes_differ: bool = False
     """The change edited the test's file, and it failed on both sides (the base side: the
     base's code with the change's tests, eyeful/testside.py) by different causes: the change's
@@ -154,12 +159,16 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
             "failed": "pre_existing", "absent": "new_test",
             "passed": "unconfirmed", "unknown": "undetermined",
         }  # fmt: skip
+        if ev.base_suite == "absent" and ev.ids_moved:
+            return "undetermined", "unknown"
         return kinds[ev.base_suite], ev.base_suite
     if ev.base_alone and all(s == "absent" for s in ev.base_alone) and ev.base_suite != "passed":
-        if ev.change_alone and all(s in ("absent", "unknown") for s in ev.change_alone):
+        if ev.ids_moved or (
+            ev.change_alone and all(s in ("absent", "unknown") for s in ev.change_alone)
+        ):
             # Not found on the change either: the id does not reach the test (a rootdir below
-            # the repository, a command that changes directory), so the base's silence says
-            # nothing of it.
+            # the repository, a command that changes directory); or the code renamed it: the
+            # base's silence says nothing of it.
             return "undetermined", "unknown"
         return "new_test", "absent"
     base = ev.base_alone  # live runs only: a cached run never decides

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import hunks, moved
-from eyeful.extra import Extra
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.onbase import located
@@ -38,13 +37,14 @@ from eyeful.regressions import (
     decide,
     exists_in_tree,
     file_in_tree,
+    ids_moved,
     in_run,
 )
 from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testids import id_path
-from eyeful.testside import read_text, side_paths, side_tree
+from eyeful.testside import side_paths, side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -99,6 +99,8 @@ def confirm(
         unlike = [t for t, b in base_ids.items() if not exists(repo, snap.base.tree, b)]
         # A test moved to a file too unlike for git's renames: the same name and code there.
         base_ids |= moved.ids_on_base(repo, snap.base.tree, snap.head.tree, unlike)
+        for ev in evidence:
+            ev.ids_moved = ids_moved(repo, snap, ev.test)
         missing = {
             ev.test
             for ev in evidence
@@ -189,39 +191,41 @@ def _old_versions(
     edited: set[str],
     jobs: int,
 ) -> list[Run]:
-    """For each test failing on both sides whose file the change edited, the base's version of
-    the file run once on the base's code and once on the change's: passing on the first and
-    failing on the second, the change's code fails what the test asked before (a stricter
-    assertion the old code fails too, put first, would mask it). Not for a test the runner names
-    as no test function (a doctest's file is the code it tests)."""
-    todo = []
+    """For each test failing on both sides whose test side the change edited (its own file, or
+    what its file shares with others: a conftest.py, a helper, data, pytest.ini), the base's
+    version of those files run once on the base's code (the base itself) and once on the
+    change's: passing on the first and failing on the second, the change's code fails what the
+    test asked before (a stricter assertion the old code fails too, put first, or a fixture's
+    value moved with the code, would mask it). Not for a test the runner names as no test
+    function (a doctest's file is the code it tests)."""
+    own_files = set(change.test_files())
+    shared = sorted(p for p in edited if p not in own_files)
+    todo: list[tuple[Evidence, tuple[str, ...]]] = []
     for ev in evidence:
-        path = _in_repo(runner, snap, ev.test)
-        if (
-            path not in edited
-            or (change.kinds or {}).get(ev.test)
-            or decide(ev)[0] != ("pre_existing")
-        ):
+        if (change.kinds or {}).get(ev.test) or decide(ev)[0] != "pre_existing":
             continue
-        with runner.lock_repo():
-            old = read_text(repo, snap.base.tree, path)
-        if old is not None:
-            todo.append((ev, path, old))
+        path = _in_repo(runner, snap, ev.test)
+        reverted = tuple(sorted({*shared, *([path] if path in edited else [])}))
+        if reverted and (path not in edited or file_in_tree(repo, snap.base.tree, ev.test)):
+            todo.append((ev, reverted))
     if not todo:
         return []
+    with runner.lock_repo():  # the change's code with the base's version of those files
+        trees = {
+            paths: side_tree(repo, snap.head.tree, snap.base.tree, paths=list(paths))
+            for paths in {paths for _, paths in todo}
+        }
     runs = [
-        (ev, side, tree, path, old)
-        for ev, path, old in todo
-        for side, tree in (("base", snap.base.tree), ("change", snap.head.tree))
+        (ev, side, tree)
+        for ev, paths in todo
+        for side, tree in (("base", snap.base.tree), ("change", trees[paths]))
     ]
-    batches = parallel_map(
-        lambda r: runner.one(r[2], r[1], r[0].test, Extra(files={r[3]: r[4]})), runs, jobs
-    )
+    batches = parallel_map(lambda r: runner.one(r[2], r[1], r[0].test), runs, jobs)
     said: dict[tuple[str, str], Seen] = {}
-    for (ev, side, _, _, _), batch in zip(runs, batches, strict=True):
+    for (ev, side, _), batch in zip(runs, batches, strict=True):
         tests = [run for run in batch if run.name == "test_one"]
         said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
-    for ev, _, _ in todo:
+    for ev, _ in todo:
         ev.old_version_regresses = (
             said[(ev.test, "base")] == "passed" and said[(ev.test, "change")] == "failed"
         )

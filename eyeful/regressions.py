@@ -137,6 +137,19 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     )
 
 
+def ids_moved(repo: pygit2.Repository, snap: Snapshot, test: str) -> bool:
+    """Whether ``test`` is a parametrized id (``file::name[...]``) in a file the change left as
+    the base's, whose function the base defines (claims.Evidence.ids_moved)."""
+    path, sep, rest = test.partition("::")
+    if not sep or "[" not in rest:
+        return False
+    try:
+        same = tree_at(repo, snap.base.tree)[path].id == tree_at(repo, snap.head.tree)[path].id
+    except KeyError:
+        return False
+    return same and exists_in_tree(repo, snap.base.tree, test)
+
+
 _IN: dict[Context, str] = {"alone": ", alone", "file": ", in its file", "suite": ", in the suite"}
 
 
@@ -380,7 +393,7 @@ def compare(
         seen = in_run(base, test)
         if seen in ("absent", "unknown") and test in base_ids:
             seen = in_run(base, base_ids[test])
-        ev = Evidence(test, base_suite=seen)
+        ev = Evidence(test, base_suite=seen, ids_moved=ids_moved(repo, snap, test))
         evidence.append(ev)
         if test in base_ids:
             continue

@@ -125,12 +125,13 @@ _COLLECTS = re.compile(
     rb"|plugins|configure|load_initial_conftests|cmdline|addhooks|sessionstart)"
     rb"|collect_ignore|__test__|load_tests"
 )
-_ALWAYS = frozenset({"pytest.ini", ".pytest.ini"})  # pytest's configuration files alone
+# pytest's own files: a conftest.py can turn on a hook without naming one (`from x import *`).
+_ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
 
 
 def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:
     """A file the change added, edited or deleted that can decide which tests a run collects
-    (pytest.ini, a shared file's pytest section, a Python file (a conftest.py too) with a
+    (a conftest.py, pytest.ini, a shared file's pytest section, a Python file with a
     collection hook, `pytest_plugins` or `load_tests` on either side), named in the reason;
     None when there is none: then the change's tests are the base's and those it added, with
     the code's own parametrizations."""

@@ -393,7 +393,42 @@ def test_without_test_one_the_base_suite_runs_the_changes_test_side(tmp_path):
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_neg.py::test_magnitude": "pre_existing"}, report
     runs = [(r["side"], r["name"]) for r in report["runs"]]
-    assert runs == [("change", "test"), ("base", "test")], runs
+    # The base's own suite first (a conftest edit can change what is collected: compared with
+    # it), then the base's code with the change's tests.
+    assert runs == [("change", "test"), ("base", "test"), ("base", "test")], runs
+    assert code == 0
+
+
+VERSION = "def version():\n    return 1\n"
+EXPECTED = "import pytest\n\n\n@pytest.fixture\ndef expected():\n    return 1\n"
+VERSION_TEST = (
+    "from ver import version\n\n\ndef test_version(expected):\n    assert version() == expected\n"
+)
+
+
+def test_a_conftest_value_changed_with_a_break_is_a_regression(tmp_path):
+    """The change breaks the code and bumps the fixture the test compares with: on the base's
+    code with the change's conftest the test fails too (1 == 2 against 3 == 2, numbers aside one
+    cause), and the review said pre-existing. The base's conftest on the change's code fails
+    (3 == 1) where it passed on the base's: the change's code fails what the test asked before."""
+    version, conftest = VERSION, EXPECTED
+    repo = _calc_repo(tmp_path, {"ver.py": version, "tests/conftest.py": conftest,
+                                 "tests/test_v.py": VERSION_TEST})  # fmt: skip
+    stage(repo, {"ver.py": version.replace("1", "3"),
+                 "tests/conftest.py": conftest.replace("return 1", "return 2")})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_v.py::test_version": "regression"}, report
+    assert code == 1
+
+
+def test_a_conftest_value_changed_alone_is_still_pre_existing(tmp_path):
+    version, conftest = VERSION, EXPECTED
+    repo = _calc_repo(tmp_path, {"ver.py": version, "tests/conftest.py": conftest,
+                                 "tests/test_v.py": VERSION_TEST})  # fmt: skip
+    stage(repo, {"ver.py": version + "\n\ndef other():\n    return 0\n",
+                 "tests/conftest.py": conftest.replace("return 1", "return 2")})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_v.py::test_version": "pre_existing"}, report
     assert code == 0
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
 from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
@@ -345,6 +347,30 @@ def test_a_plugin_of_the_project_deselecting_a_test_is_a_question(tmp_path):
     assert proc.exit_code == 3, proc.markdown
 
 
+STAR = "from tests.shared import *  # noqa: F403\n"
+SHARED = """import pytest
+
+
+@pytest.fixture
+def two():
+    return 2
+
+
+def pytest_collection_modifyitems(items):
+    items[:] = [item for item in items if item.name != "test_add"]
+"""
+
+
+def test_a_conftest_turning_on_a_hook_it_does_not_name_is_a_question(tmp_path):
+    """The new conftest star-imports a module holding a collection hook: no changed file names a
+    hook, and the test its change breaks went unseen."""
+    repo = _project(tmp_path, {"tests/__init__.py": "", "tests/shared.py": SHARED})
+    stage(repo, {"tests/conftest.py": STAR, "calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_collection_hook_that_keeps_every_test_is_clean(tmp_path):
     sorts = "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n"
     repo = _project(tmp_path, {})
@@ -395,6 +421,61 @@ def test_a_new_skipped_parametrize_case_is_clean(tmp_path):
     stage(repo, {"tests/test_params.py": more})
     proc = review(repo, format="json")
     assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
+
+
+def test_last_failed_in_a_reused_worktree_does_not_narrow_the_run(tmp_path):
+    """`--lf` and the `.pytest_cache` an earlier review's run left in eyeful's worktree: the next
+    review ran only that run's failure and missed the break (clean)."""
+    known = "def test_known_bad():\n    assert False, 'known bug'\n"
+    repo = _project(
+        tmp_path, {"tests/test_known.py": known}, test=f"{shlex.quote(PYTHON)} -m pytest -q --lf"
+    )
+    stage(repo, {"calc.py": CALC + "\n# docs\n"})
+    assert review(repo).exit_code == 0
+    stage(repo, {"calc.py": CALC + "\n# more\n"})
+    git(repo, "commit", "-q", "-m", "docs")
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert ("tests/test_calc.py::test_add", "regression") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
+SPEED = """import enum
+
+
+class Mode(enum.Enum):
+    FAST = 1
+    SAFE = 2
+
+
+def delay(mode):
+    return 0 if mode is Mode.FAST else 10
+"""
+SPEED_TESTS = """import pytest
+
+from speed import Mode, delay
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_delay(mode):
+    assert delay(mode) == (0 if mode is Mode.FAST else 10)
+"""
+
+
+@pytest.mark.parametrize("test_one", [True, False])
+def test_a_test_under_ids_the_code_renamed_is_not_new(tmp_path, test_one):
+    """The change gives Mode a `__str__` (the ids become `fast`, `safe`) and breaks delay: the
+    failing `test_delay[fast]` is not the base's id, and it was "new" (exit 0), though its file
+    is the base's and the base has `test_delay` under other ids."""
+    one = {} if test_one else {"test": f"env {PYTEST}"}
+    repo = _project(tmp_path, {"speed.py": SPEED, "tests/test_speed.py": SPEED_TESTS}, **one)
+    named = "    SAFE = 2\n\n    def __str__(self):\n        return self.name.lower()\n"
+    broken = SPEED.replace("    SAFE = 2\n", named).replace("0 if", "10 if")
+    stage(repo, {"speed.py": broken})
+    proc = review(repo, format="json")
+    kinds = dict(_kinds(proc.json))
+    assert kinds.get("tests/test_speed.py::test_delay[fast]") == "undetermined", proc.markdown
+    assert proc.exit_code == 3, proc.markdown
 
 
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):

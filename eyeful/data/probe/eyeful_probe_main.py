@@ -162,6 +162,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if not directory or _active:
             return  # not asked, or a pytest run inside the recorded one (pytest.main in a test)
         directory = os.path.abspath(directory)
+        if workerinput is None and hasattr(config.option, "cacheclear"):
+            # pytest's cache in eyeful's reused worktree is what runs of other trees left:
+            # `--lf`, `--sw`, `--nf` would pick tests by it. Every run starts from none (this
+            # runs before the cache provider's pytest_configure reads it).
+            config.option.cacheclear = True
         record = _inherited(env.get(_FD_VAR)) if workerinput is None else None
         if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
             if workerinput is None:
