@@ -87,3 +87,26 @@ def wrong_code(wrong: list[Path], user_root: Path) -> str:
         'PYTHONPATH pointing there. Set isolate = "venv" with a setup command (for example '
         'setup = "pip install -e .") so each checkout installs its own code'
     )
+
+
+def config_from_user_tree(
+    rootdir: str | None, inifile: str | None, worktree: Path, user_root: Path
+) -> str | None:
+    """Why a pytest run is no result when it took its configuration from the user's working
+    tree: pytest looks for one upward from where it runs, and eyeful's worktrees lie under the
+    repository's ``.git``, so a checkout without one of its own finds the working tree's (an
+    untracked pytest.ini, the change's pyproject.toml) and runs with it. None when it did not.
+    A configuration above the repository is found by the user's own runs too: it is kept."""
+    found = inifile or rootdir
+    if not found:
+        return None
+    place = Path(os.path.realpath(found))
+    root, checkout = Path(os.path.realpath(user_root)), Path(os.path.realpath(worktree))
+    if place == checkout or checkout in place.parents or not place.is_relative_to(root):
+        return None
+    return (
+        f"pytest read its configuration from your working tree ({found}), outside the checkout "
+        "eyeful made: the reviewed tree has none of its own where pytest looks, so pytest went "
+        "up to your tree's. Commit (or stage) the pytest configuration the tests need, so each "
+        "side runs with its own"
+    )

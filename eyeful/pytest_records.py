@@ -248,12 +248,14 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     sandboxed: list[str] = []
     reach = _Reached()
     rootdir: str | None = None
+    inifile: str | None = None
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
             kind = line.get("t")
             if kind == "start":
                 rootdir = rootdir or records.as_str(line.get("rootdir"))
+                inifile = inifile or records.as_str(line.get("inifile"))
             elif kind == "collected":
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):
@@ -414,6 +416,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         reached=reach.by_test(),
         reached_from=reach.place,
         rootdir=rootdir,
+        inifile=inifile,
         invocation=_invocation(leaders),
         notes=notes.done(),
     )

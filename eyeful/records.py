@@ -246,6 +246,8 @@ class RunRecord(_Model):
     """Where pytest ran when it recorded that map."""
     rootdir: str | None = None
     """pytest: its rootdir (absolute), where its test ids start."""
+    inifile: str | None = None
+    """pytest: the configuration file it read (absolute), if any."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

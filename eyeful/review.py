@@ -30,7 +30,7 @@ from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
 from eyeful.runs import Progress, Run, Runner, Silent, setup_key
 from eyeful.shell import parallel_map
-from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, history, open_repository
+from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
 from eyeful.testside import side_tree
 from eyeful.treelinks import resolve_in_tree
@@ -109,9 +109,7 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
         )
     repo = open_repository(request.paths)
     state = request.paths.state_dir
-    pool = WorktreePool(
-        request.paths, repo, max(2, request.jobs), history(repo, snap), fallback=snap.base.commit
-    )
+    pool = WorktreePool(request.paths, repo, max(2, request.jobs), base=snap.base.commit)
     fresh: Runner | None = None
     try:
         if request.effective_level == "read_only":

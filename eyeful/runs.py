@@ -608,8 +608,15 @@ class Runner:
             )
             wrong = attempt.imported_from(self.pool.paths.root)
         run = self._record(side, name, command, tree, attempt.result)
+        leaked = None
+        if attempt.record is not None and attempt.record.runner == "pytest":
+            leaked = imports.config_from_user_tree(
+                attempt.record.rootdir, attempt.record.inifile, worktree.path, self.pool.paths.root
+            )
         if wrong:
             run.status, run.reason = "ERROR", imports.wrong_code(wrong, self.pool.paths.root)
+        elif leaked is not None:
+            run.status, run.reason = "ERROR", leaked
         else:
             context = testrun.Context(
                 command, side, name, self.config, worktree.path, report, jail is not None

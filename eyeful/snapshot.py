@@ -154,19 +154,6 @@ def _side_for_rev(repo: pygit2.Repository, rev: str, shallow: frozenset[str] | N
     return Side(tree=str(commit.tree_id), commit=str(commit.id), label=rev)
 
 
-def history(repo: pygit2.Repository, snap: Snapshot) -> dict[str, str]:
-    """For each side's tree, the commit its worktree checkout has as history: the side's own
-    commit, or HEAD for the staged change (eyeful/worktrees.py: tags and `git describe` work)."""
-    out: dict[str, str] = {}
-    head = snap.head.commit
-    if head is None and not repo.head_is_unborn:
-        head = str(repo.head.target)
-    for tree, commit in ((snap.base.tree, snap.base.commit), (snap.head.tree, head)):
-        if commit is not None:
-            out.setdefault(tree, commit)
-    return out
-
-
 def _empty_side(repo: pygit2.Repository) -> Side:
     tree = str(repo.TreeBuilder().write())
     return Side(tree=tree, commit=None, label="empty tree")

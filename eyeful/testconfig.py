@@ -21,8 +21,14 @@ from eyeful.tomlcompat import tomllib
 
 __all__ = ["CONFIG_FILES", "overlaid", "section_differs"]
 
-CONFIG_FILES = {"pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
-"""The shared files pytest reads its configuration from, and their INI section's name."""
+CONFIG_FILES = {
+    "pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest",
+    "pytest.ini": "pytest", ".pytest.ini": "pytest",
+}  # fmt: skip
+"""The files pytest reads its configuration from, and their INI section's name. pytest.ini is
+pytest's alone, but its options are the same: ``pythonpath`` or ``addopts`` in it are the code's
+layout too. A file added or deleted is not moved either: which file pytest finds decides which
+configuration it reads at all."""
 
 _TOML_HEADER = re.compile(r"\s*\[\s*tool\s*\.\s*pytest\s*\.\s*ini_options\s*\]\s*(#.*)?")
 _TOML_TABLE = re.compile(r"\s*\[\[?[^\]\n]+\]\]?\s*(#.*)?")

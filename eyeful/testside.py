@@ -3,7 +3,8 @@
 A test that fails on the change and passes on the base shows a problem of the change's *code*
 only when both runs ran the same tests. So the base side is the base's tree with every file of
 the change's test side taken from the change (added, edited or deleted as the change has it):
-``conftest.py``, ``pytest.ini`` and Go's ``*_test.go`` files, Python test modules
+``conftest.py`` and Go's ``*_test.go`` files, a configuration file's pytest options that state
+the tests' demands (eyeful/testconfig.py), Python test modules
 (``test_*.py``, ``*_test.py``, ``tests.py``) the change's runs collected tests from, and every
 file under a test directory: one
 named as tests (``tests/``, ``test/``, ``unit_tests/``, ``testing/`` unless a ``tests/`` is below
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import fnmatch
 import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
@@ -41,7 +43,8 @@ _NAMED_DIR = re.compile(
     r"tests?|__tests__|testdata|(?:unit|integration|functional|e2e|system|"
     r"acceptance|regression|perf|smoke)[_-]tests?|tests?[_-]data"
 )
-_TESTS_OWN = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})  # pytest's alone
+_DELETED_TESTS = re.compile(r"test_.*\.py")  # named as pytest's default names test modules
+_TESTS_OWN = frozenset({"conftest.py"})  # pytest's alone (pytest.ini: eyeful/testconfig.py)
 _MAX_WALKED = 20_000  # entries of a testpaths directory read to tell tests from code
 
 
@@ -100,12 +103,16 @@ def side_paths(
     if not touched:
         return []
     head_tree = tree_at(repo, head)
-    files = list(collected)
-    modules = _test_modules(files)
-    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(modules or ())
+    modules, dotted = _test_modules(list(collected))
+    dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(modules | dotted)
+    deleted = {d.old_file.path for d in diff.deltas if d.status_char() == "D"}
+
+    named = _python_files(repo, head_tree, rootdir or "")
 
     def on_side(path: str) -> bool:
-        return _on_test_side(path, dirs, modules)
+        if path in deleted and _DELETED_TESTS.fullmatch(PurePosixPath(path).name):
+            return True  # a test module the change deleted (or renamed away): gone on both
+        return _on_test_side(path, dirs, modules, dotted, named)
 
     side = [p for p in touched if on_side(p)]
     side += [p for p in touched if _config(repo, base, head, p) is not None]
@@ -171,34 +178,51 @@ def _code(source: bytes) -> str:
     return ast.dump(tree)
 
 
-def _on_test_side(path: str, dirs: set[str], modules: set[str] | None) -> bool:
-    """A conftest.py, pytest.ini or Go test file anywhere, and what a ``testdata`` directory
-    holds (the go tool's rule); any file under a test directory; a Python file named as a test
-    module that the change's runs collected tests from (``modules``; by its name alone where
-    they collected none): pytest also collects ``stats/t_test.py``, a module of code that holds
-    no test."""
+def _on_test_side(
+    path: str, dirs: set[str], modules: set[str], dotted: set[str], named: list[str]
+) -> bool:
+    """A conftest.py or Go test file anywhere, and what a ``testdata`` directory holds (the go
+    tool's rule); any file under a test directory; a file the change's runs collected tests from
+    (``modules``: pytest's ids name it) named as a test module, by default or by the project's
+    ``python_files`` (``named``: `check_*.py`), or not a Python file (a doctest's text); a Python
+    file named as a test module that a dotted id (unittest's, from its start directory) may
+    name (``dotted``), or, where the runs collected nothing, by its name alone. pytest also
+    collects ``stats/t_test.py``, a module of code that holds no test, and a module of code
+    named on its command line for the tests written in it; a dotted id's candidates include its
+    package's ``calc.py``."""
     pure = PurePosixPath(path)
     name = pure.name
     if name in _TESTS_OWN or name.endswith("_test.go") or "testdata" in pure.parts[:-1]:
         return True
     if any(path.startswith(d + "/") for d in dirs):
         return True
-    if modules and path in modules and not name.endswith(".py"):
-        return True  # a file of tests itself, collected (test_usage.txt by --doctest-glob)
-    return bool(_TEST_MODULE.fullmatch(name)) and (not modules or path in modules)
+    if path in modules and (
+        not name.endswith(".py") or any(fnmatch.fnmatchcase(name, p) for p in named)
+    ):
+        return True
+    if not _TEST_MODULE.fullmatch(name):
+        return False
+    if path in modules:
+        return True
+    if not modules and not dotted:
+        return True
+    return any(path == c or path.endswith("/" + c) for c in dotted)
 
 
-def _test_modules(collected: list[str]) -> set[str] | None:
-    """The files the collected ids name: a path id's file, and for a dotted id (unittest's
-    ``pkg.test_mod.TestCase.test_x``) each module path it may be. None: none collected."""
-    out: set[str] = set()
+def _test_modules(collected: list[str]) -> tuple[set[str], set[str]]:
+    """The files the collected ids name: a path id's file (pytest's); and for a dotted id
+    (unittest's ``pkg.test_mod.TestCase.test_x``, from its start directory) each module path it
+    may be."""
+    paths: set[str] = set()
+    dotted: set[str] = set()
     for test in collected:
         path = id_path(test)
-        out.add(path)
-        if "/" not in path and not path.endswith(".py"):
+        if "/" not in path and not path.endswith(".py") and "::" not in test:
             parts = path.split(".")
-            out |= {"/".join(parts[:n]) + ".py" for n in range(1, len(parts) + 1)}
-    return out or None
+            dotted |= {"/".join(parts[:n]) + ".py" for n in range(1, len(parts) + 1)}
+        else:
+            paths.add(path)
+    return paths, dotted
 
 
 def _config(repo: pygit2.Repository, base: str, head: str, path: str) -> str | None:
@@ -234,6 +258,24 @@ def _text(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> str | None:
 def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> set[str]:
     """pytest's ``testpaths`` on the change, in the configuration of its ``rootdir`` (a
     repository path), as plain directories of the repository (never the root)."""
+    at = f"{rootdir}/" if rootdir else ""
+    out = set()
+    for path in _option(repo, tree, rootdir, "testpaths"):
+        clean = str(PurePosixPath(path.strip().strip("/")))
+        if clean not in ("", ".") and ".." not in PurePosixPath(clean).parts and "*" not in clean:
+            out |= _tests_under(repo, tree, at + clean)
+    return out
+
+
+def _python_files(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> list[str]:
+    """pytest's ``python_files`` on the change, but for a pattern any module matches (``*.py``:
+    it names no module as the tests')."""
+    return [p for p in _option(repo, tree, rootdir, "python_files") if p.strip("*.") != "py"]
+
+
+def _option(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str, key: str) -> list[str]:
+    """A pytest option of the configuration at ``rootdir`` that lists words (pytest.ini,
+    tox.ini, setup.cfg, pyproject.toml)."""
     found: list[str] = []
     at = f"{rootdir}/" if rootdir else ""
     for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"),
@@ -246,23 +288,22 @@ def _testpaths(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> set[
             parser.read_string(text)
         except configparser.Error:
             continue
-        if parser.has_option(section, "testpaths"):
-            found += parser.get(section, "testpaths").split()
+        if parser.has_option(section, key):
+            found += parser.get(section, key).split()
     pyproject = _text(repo, tree, at + "pyproject.toml")
     if pyproject is not None:
         try:
             data = tomllib.loads(pyproject)
         except (tomllib.TOMLDecodeError, ValueError):
             data = {}
-        options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
-        listed = options.get("testpaths", []) if isinstance(options, dict) else []
+        tool = data.get("tool", {})
+        pytest = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+        options = pytest.get("ini_options", {}) if isinstance(pytest, dict) else {}
+        listed = options.get(key, []) if isinstance(options, dict) else []
+        if isinstance(listed, str):
+            listed = listed.split()
         found += [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-    out = set()
-    for path in found:
-        clean = str(PurePosixPath(path.strip().strip("/")))
-        if clean not in ("", ".") and ".." not in PurePosixPath(clean).parts and "*" not in clean:
-            out |= _tests_under(repo, tree, at + clean)
-    return out
+    return found
 
 
 def _tests_under(repo: pygit2.Repository, tree: pygit2.Tree, directory: str) -> set[str]:

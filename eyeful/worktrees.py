@@ -32,16 +32,16 @@ _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 315_619_200, 0)
 
 def snapshot_commit(repo: pygit2.Repository, tree: str, parent: str | None = None) -> str:
     """A commit for ``tree`` that no ref points at; the same tree (and parent) always gives the
-    same commit. With ``parent``, the commit it is when that commit holds ``tree`` (the base),
-    else a commit on top of it (the staged change on HEAD): `git describe` and the tags see the
-    history there as in the user's clone (setuptools-scm, hatch-vcs, versioneer)."""
+    same commit. With ``parent`` (the base), a commit on top of it, whatever the tree: every side
+    is one commit after the base, the base's own tree too, so `git describe`, the tags and the
+    commit count see the history there as in the user's clone (setuptools-scm, hatch-vcs,
+    versioneer), and alike on both sides (the base itself would describe as the tag, the change
+    as one commit after it)."""
     parents: list[pygit2.Oid] = []
     author = committer = _SIGNATURE
     if parent is not None:
         found = repo.get(parent)
         if isinstance(found, pygit2.Commit):
-            if str(found.tree_id) == tree:
-                return str(found.id)
             parents = [found.id]
             # Its parent's author, committer and dates: what a test reads of the last commit
             # (`git log -1`: a build's timestamp, a CalVer year) is alike on both sides.
@@ -304,22 +304,19 @@ class WorktreePool:
     """Hands out worktrees; creates one when every existing one is busy, up to ``size``."""
 
     def __init__(
-        self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8,
-        history: dict[str, str] | None = None, fallback: str | None = None,
-    ) -> None:  # fmt: skip
+        self, paths: RepoPaths, repo: pygit2.Repository, size: int = 8, base: str | None = None
+    ) -> None:
         self.paths = paths
         self.repo = repo
         self.size = max(1, size)
-        self.history = dict(history or {})
-        """tree → the commit a checkout of it has as its history (the reviewed sides'); any
-        other tree (the base with the change's tests, a fix) has ``fallback``'s."""
-        self.fallback = fallback
+        self.base = base
+        """The commit every checkout is a commit on (:func:`snapshot_commit`); None: none."""
         self.root = paths.state_dir / WORKTREES_DIR
         self.locks = paths.state_dir / "locks"
 
     def parent_of(self, tree: str) -> str | None:
-        """The commit a checkout of ``tree`` has as its history."""
-        return self.history.get(tree, self.fallback)
+        """The commit a checkout of ``tree`` has as its history: the base's, whatever the tree."""
+        return self.base
 
     def _worktree(self, index: int) -> Worktree:
         name = f"{WORKTREE_PREFIX}{index}"

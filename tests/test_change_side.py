@@ -3,6 +3,7 @@ reproduction blocks only on the changed code's behaviour. Each shape here blocke
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pygit2
@@ -11,7 +12,17 @@ import pytest
 from eyeful.testside import side_paths
 from eyeful.written import written_texts
 from tests.core import review
-from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, git, make_repo, stage, write
+from tests.gitrepo import (
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful_config,
+    git,
+    make_repo,
+    stage,
+    write,
+)
 
 CALC = "def add(a, b):\n    return abs(a) + b\n"  # a bug for negatives, on both sides
 ADD_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -838,6 +849,94 @@ def test_a_stricter_pytest_section_of_a_shared_file_is_the_tests(tmp_path, name,
     stage(repo, {name: stricter((repo / name).read_text())})
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_configuration_moved_from_pytest_ini_to_pyproject_stays_the_bases(tmp_path):
+    """The change moves the pytest configuration from pytest.ini into pyproject.toml: laid on
+    the base, the deletion of pytest.ini left it no configuration at all (the section's
+    `addopts` is the code's layout and stays the base's), and pytest took the working tree's."""
+    warns = (
+        "import warnings\n\n\ndef add(a, b):\n"
+        "    warnings.warn('add is deprecated', DeprecationWarning)\n    return a + b\n"
+    )
+    ini = PYTEST_INI + "addopts = -W error::DeprecationWarning\n"
+    repo = _calc_repo(tmp_path, {"calc.py": warns, "pytest.ini": ini})
+    section = "\n[tool.pytest.ini_options]\npythonpath = ['.']\n"
+    section += "addopts = '-W error::DeprecationWarning'\n"
+    (repo / "pytest.ini").unlink()
+    stage(repo, {"pyproject.toml": (repo / "pyproject.toml").read_text() + section})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+OLD_BUG = "def add(a, b):\n    return a + b if a >= 0 else a - b\n"  # wrong for a < 0
+STRICTER = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+
+
+def test_a_test_module_named_by_python_files_is_the_tests(tmp_path):
+    """`python_files = check_*.py`: the module the change made stricter was collected, but its
+    name is not pytest's default, and the base ran its old version: a block."""
+    ini = PYTEST_INI + "python_files = check_*.py\n"
+    repo = _calc_repo(tmp_path, {"pytest.ini": ini, "calc.py": OLD_BUG,
+                                 "checks/check_calc.py": STRICTER})  # fmt: skip
+    stage(repo, {"checks/check_calc.py": STRICTER + "    assert add(-1, 2) == 1\n"})
+    code, report = _review(repo)
+    assert _kinds(report) == {"checks/check_calc.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_module_of_code_with_tests_written_in_it_stays_the_code(tmp_path):
+    """`pytest calc.py tests` collects the tests written in calc.py: collected, it is still the
+    code, and a break of it blocks."""
+    inline = OLD_BUG + "\n\ndef test_inline():\n    assert add(1, 2) == 3\n"
+    config = eyeful_config(f"{PYTEST} calc.py tests")
+    repo = _calc_repo(tmp_path, {"pyproject.toml": config, "calc.py": inline})
+    stage(repo, {"calc.py": inline.replace("a + b if", "a - b if")})
+    code, report = _review(repo)
+    assert _kinds(report).get("calc.py::test_inline") == "regression", report
+    assert code == 1
+
+
+POLLUTES = "import registry\n\n\ndef test_override():\n    registry.HANDLERS['double'] = 3\n"
+RESETS = "import registry\n\n\ndef test_reset():\n    registry.HANDLERS['double'] = 2\n"
+USES = "import registry\n\n\ndef test_double():\n    assert registry.HANDLERS['double'] == 2\n"
+
+
+@pytest.mark.parametrize("how", ["delete", "rename"])
+def test_a_test_module_the_change_deleted_is_gone_on_the_base_too(tmp_path, how):
+    """The change deletes (or renames) a top-level test module whose test restored what an
+    earlier one changed: the base kept it, ran another suite, and the order-dependent failure
+    blocked."""
+    repo = _calc_repo(tmp_path, {"registry.py": "HANDLERS = {'double': 2}\n",
+                                 "test_0_override.py": POLLUTES, "test_1_reset.py": RESETS,
+                                 "test_2_use.py": USES})  # fmt: skip
+    git(repo, "rm", "-q", "test_1_reset.py")
+    stage(repo, {"test_9_reset.py": RESETS} if how == "rename" else {})
+    code, report = _review(repo)
+    assert report["regressions"] == [], report
+    assert code != 1
+
+
+UT_STRICTER = (
+    "import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n"
+)
+
+
+def test_a_unittest_module_found_from_a_start_directory_is_the_tests(tmp_path):
+    """`discover -s tests`: the ids (`test_calc.TestAdd.test_add`) start at `tests/`, and the
+    edited `tests/test_calc.py` was not taken for the test module they name."""
+    unittest = f"{shlex.quote(PYTHON)} -m unittest"
+    config = eyeful_config(f"{unittest} discover -s tests",
+                           test_one=f"env PYTHONPATH=tests {unittest} {{test}}")  # fmt: skip
+    repo = _calc_repo(tmp_path, {"pyproject.toml": config, "calc.py": OLD_BUG,
+                                 "tests/test_calc.py": UT_STRICTER})  # fmt: skip
+    stricter = UT_STRICTER + "        self.assertEqual(add(-1, 2), 1)\n"
+    stage(repo, {"tests/test_calc.py": stricter})
+    code, report = _review(repo)
+    assert _kinds(report) == {"test_calc.TestAdd.test_add": "pre_existing"}, report
     assert code == 0
 
 

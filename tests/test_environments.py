@@ -493,3 +493,17 @@ def _stat(path: str) -> os.stat_result | None:
         return os.stat(path.rstrip(os.sep))
     except OSError:
         return None
+
+
+def test_pytest_configuration_read_from_your_tree_is_no_result(tmp_path):
+    """Neither side has a pytest configuration; the working tree has one, untracked. pytest,
+    looking upward from eyeful's worktree (under `.git`), found it and ran both sides with it:
+    ids like `.git/eyeful/worktrees/wt-0/tests/...`, and whatever it says (`-k`) decided."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": CALC,
+                                         "tests/test_calc.py": CALC_TESTS})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    write(repo, {"pytest.ini": '[pytest]\naddopts = -k "not test_add"\n'})
+    done = review(repo, format="json")
+    assert done.exit_code == 3, done.markdown
+    assert "pytest.ini" in done.markdown and "outside the checkout" in done.markdown, done.markdown

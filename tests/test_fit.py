@@ -1,9 +1,9 @@
 """Fits real projects on the first run (issue 35).
 
-Versions from git: eyeful's worktrees check out the reviewed commit itself (the base), or a commit
-whose parent is HEAD (the staged change), so `git describe` and the tags work there as in the
-user's clone: a setuptools-scm project installs with its real version, not `0.1.dev1`. A changed
-setup command gets a virtualenv made anew. Real repositories, a real pip install.
+Versions from git: eyeful's worktrees check out a commit whose parent is the base, for each side
+(the base's own tree too), so `git describe` and the tags work there as in the user's clone, and
+alike on both sides: a setuptools-scm project installs with its real version, not `0.1.dev1`. A
+changed setup command gets a virtualenv made anew. Real repositories, a real pip install.
 """
 
 from __future__ import annotations
@@ -385,9 +385,9 @@ def test_the_tag_describes_the_tree():
 
 
 def test_what_tests_read_of_the_last_commit_is_alike_on_both_sides(tmp_path: Path) -> None:
-    """The staged change's checkout is a commit on HEAD with HEAD's author, committer and dates,
-    and the base with the change's tests is one on the base: a test that reads the last commit
-    (a build's timestamp, its author, `git describe`) sees the same on both sides. Dated 1970 by
+    """Every checkout is a commit on the base with its author, committer and dates: a test that
+    reads the last commit (a build's timestamp, its author, `git describe`) sees the same on both
+    sides. Dated 1970 by
     eyeful (a zip cannot hold that) and without the tags, a docstring blocked, and a break of
     the code on the base's side with the change's tests failed there by another cause."""
     repo = make_repo(
@@ -411,3 +411,28 @@ def test_what_tests_read_of_the_last_commit_is_alike_on_both_sides(tmp_path: Pat
         "tests/test_last.py::test_a_build_stamped_with_the_last_commits_time": "regression"
     }
     assert done.exit_code == 1
+
+
+EXACT_TAG = """import subprocess
+from pathlib import Path
+
+
+def test_released_from_a_tag():
+    described = subprocess.run(["git", "describe", "--tags"], cwd=Path(__file__).parent,
+                               capture_output=True, text=True).stdout.strip()
+    assert "-" not in described, f"not a release: {described}"
+"""
+
+
+def test_a_test_of_the_exact_tag_is_alike_on_both_sides(tmp_path: Path) -> None:
+    """HEAD is tagged and the change edits only the README: the base ran at HEAD itself
+    (`v1.2.3`), the change on a commit on top (`v1.2.3-1-g…`), and the test blocked. Both sides
+    are now a commit on the base."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "README.md": "x\n",
+                                         "tests/test_tag.py": EXACT_TAG})  # fmt: skip
+    git(repo, "tag", "v1.2.3")
+    confirm(repo)
+    stage(repo, {"README.md": "more\n"})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done.markdown
+    assert done.json["regressions"] == []

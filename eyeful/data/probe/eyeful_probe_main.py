@@ -202,6 +202,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
 
 
+def _inifile(config: pytest.Config) -> str | None:
+    """The configuration file pytest read (absolute), or None."""
+    found = getattr(config, "inipath", None) or getattr(config, "inifile", None)
+    return os.path.abspath(str(found)) if found else None
+
+
 class _Phases:
     """A test's setup, call and teardown, traced (registered only with a tracer: a suite run
     pays nothing for it). Outermost: other plugins' wrappers of a phase, a conftest's too, run
@@ -595,6 +601,7 @@ class _Probe:
                     "pytest": getattr(sys.modules.get("pytest"), "__version__", None),
                     "python": sys.version.split()[0],
                     "rootdir": os.path.abspath(str(rootdir)),
+                    "inifile": _inifile(self.config),
                     "args": [str(arg) for arg in self.config.invocation_params.args],
                     "paths": None if workerinput else _path_words(self.config),
                     "time": time.time(),
