@@ -332,7 +332,8 @@ def newly_skipped(change: Run, passed_on_base: dict[str, str]) -> list[TestFailu
     reason (eyeful/claims.py: ``skip_kind``)."""
     return [
         TestFailure(
-            test=test, kind="newly_skipped", blocking=False, on_change="skipped",
+            test=test, kind="newly_skipped", blocking=False,
+            on_change="xfailed" if (change.tests or {}).get(test) == "xfailed" else "skipped",
             on_base="passed", excerpt=reason or "(the skip gave no reason)",
             message=reason[:200],
         )

@@ -203,6 +203,10 @@ class Skips:
 
 
 _NOT_COLLECTED = "not collected on the change (its definition is still there)"
+_XFAILED = "an expected failure (xfail) on the change: whether it fails there says nothing"
+_NOT_RUN = ("skipped", "xfailed")
+"""What a test that ran to no verdict ended as: skipped, or failing as expected (an `xfail`
+whose condition the change may have turned on)."""
 
 
 def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -> dict[str, str]:
@@ -227,10 +231,12 @@ def skipped_on_change(
     live, by id; one the base does not have (``on_base``), or its cached suite run (``hint``)
     skipped too, is not run (it is new, or its skip held)."""
     gone = gone or {}
-    reasons = {**dict(change.skips or {}), **gone}
-    skipped = sorted(t for t, o in (change.tests or {}).items() if o == "skipped" and on_base(t))
+    outcomes = change.tests or {}
+    xfailed = {t: _XFAILED for t, o in outcomes.items() if o == "xfailed"}
+    reasons = {**xfailed, **dict(change.skips or {}), **gone}
+    skipped = sorted(t for t, o in outcomes.items() if o in _NOT_RUN and on_base(t))
     if hint is not None and hint.tests is not None and hint.collected is not None:
-        skipped = [t for t in skipped if (hint.tests or {}).get(t) not in ("skipped", None)]
+        skipped = [t for t in skipped if (hint.tests or {}).get(t) not in (*_NOT_RUN, None)]
     skipped += sorted(gone)
     out = Skips()
     if not skipped:
@@ -269,7 +275,7 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
     suite = runs[-1] if runs and runs[-1].name == "test" else None
     if suite is None or suite.status == "ERROR":
         return
-    for test in [t for t in out.passed_on_base if (suite.tests or {}).get(t) == "skipped"]:
+    for test in [t for t in out.passed_on_base if (suite.tests or {}).get(t) in _NOT_RUN]:
         del out.passed_on_base[test]
 
 

@@ -478,6 +478,48 @@ def test_a_test_under_ids_the_code_renamed_is_not_new(tmp_path, test_one):
     assert proc.exit_code == 3, proc.markdown
 
 
+LEGACY = "LEGACY = False\n\n\ndef add(a, b):\n    return a + b\n"
+LEGACY_TESTS = """import pytest
+
+import legacy
+
+
+@pytest.mark.xfail(legacy.LEGACY, reason="legacy mode adds differently")
+def test_add():
+    assert legacy.add(1, 2) == 3
+
+
+def test_imperative():
+    if legacy.LEGACY:
+        pytest.xfail("legacy")
+    assert legacy.add(2, 2) == 4
+"""
+
+
+def test_a_test_the_change_made_an_expected_failure_is_a_question(tmp_path):
+    """The change turns on the condition of an `xfail` and breaks add: both tests that passed on
+    the base were expected failures on the change, and the review said clean."""
+    repo = _project(tmp_path, {"legacy.py": LEGACY, "tests/test_legacy.py": LEGACY_TESTS})
+    stage(repo, {"legacy.py": LEGACY.replace("False", "True").replace("a + b", "a - b")})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [
+        ("tests/test_legacy.py::test_add", "newly_skipped"),
+        ("tests/test_legacy.py::test_imperative", "newly_skipped"),
+    ], proc.markdown
+    assert "expected failure" in proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
+def test_an_expected_failure_on_both_sides_is_clean(tmp_path):
+    known = (
+        "import pytest\n\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert 0\n"
+    )
+    repo = _project(tmp_path, {"tests/test_known.py": known})
+    stage(repo, {"calc.py": CALC + "\n\ndef sub(a, b):\n    return a - b\n"})
+    proc = review(repo, format="json")
+    assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
+
+
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
     stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
