@@ -5,9 +5,11 @@ Only tests importing a module does not make it a test's: most of a library's pub
 imported by its tests alone, and a single-module project's code by nothing else. So a module counts
 only when its path names it as the tests' (a directory or file called ``testing``, ``test_utils``,
 ``tests_support``, ``fixtures``, ...: ``_TESTISH``) and it does not sit among the project's own
-modules (``pkg/testing.py`` beside ``pkg/core.py`` is the package's public helper, as
+modules unless its name starts with ``test_`` or ``tests_`` (``pkg/testing.py`` beside
+``pkg/core.py`` is the package's public helper, as
 ``click.testing`` is; so is a subpackage ``pkg/testing/``, as ``numpy.testing``), a test-side file
-imports it (directly or through other such modules), and no other Python file of the repository
+imports it (directly or through other such modules, or names it in ``pytest_plugins``), and no
+other Python file of the repository
 imports it, on the change or on the base: an import the project's code makes (a package's ``from
 .cases import *``) keeps it the project's code. Imports are read statically (``ast``), resolved
 against the repository's root, ``src/`` and every directory above the importing file (liberally: a
@@ -33,6 +35,7 @@ _TESTISH = re.compile(
     r"|(tests?|testing)_?(utils?|helpers?|support|lib|data|cases|tools|fixtures)|fixtures)",
     re.IGNORECASE,
 )
+_TESTS_PREFIX = re.compile(r"tests?_", re.IGNORECASE)
 _MAX_SCANNED = 20_000  # Python files per tree: past that, nothing is taken as tests-only
 
 
@@ -81,6 +84,8 @@ def _beside_code(path: str, files: dict[str, pygit2.Oid], on_side: Callable[[str
     """Whether a module sits among the project's own modules and no test's (``pkg/testing.py``
     beside ``pkg/core.py``, as ``click.testing`` is): the package's public helper, its code. A
     folder that holds test modules too (``pkg/test_core.py``) keeps its helpers the tests'."""
+    if _TESTS_PREFIX.match(PurePosixPath(path).name):
+        return False  # `tests_support.py`, `test_utils.py`: no public module is named so
     folder = PurePosixPath(path).parent
     beside = [
         other
@@ -161,6 +166,9 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             modules = [tuple(a.name.split(".")) for a in node.names]
             bases = roots
+        elif (plugins := _pytest_plugins(node)) is not None:
+            modules = [tuple(name.split(".")) for name in plugins]  # pytest imports them
+            bases = roots
         elif isinstance(node, ast.ImportFrom):
             parts = tuple(node.module.split(".")) if node.module else ()
             modules = [parts] + [(*parts, a.name) for a in node.names if a.name != "*"]
@@ -179,6 +187,18 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
             for base in bases:
                 found |= _files_of(base, module, targets, relative)
     return found
+
+
+def _pytest_plugins(node: ast.AST) -> list[str] | None:
+    """The modules a ``pytest_plugins = [...]`` assignment names (a conftest's), or None."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+        return None
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+        return None
+    value = node.value
+    items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+    return [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
 
 
 def _files_of(base: str, module: tuple[str, ...], targets: set[str], relative: bool) -> set[str]:

@@ -899,6 +899,41 @@ def test_a_module_of_code_with_tests_written_in_it_stays_the_code(tmp_path):
     assert code == 1
 
 
+CASES_TEST = (
+    "from calc import add\nfrom tests_support import CASES\n\n\ndef test_add():\n"
+    "    for a, b, total in CASES:\n        assert add(a, b) == total\n"
+)
+FIXTURE_TEST = (
+    "from calc import add\n\n\ndef test_add(cases):\n"
+    "    for a, b, total in cases:\n        assert add(a, b) == total\n"
+)
+PLUGIN = "import pytest\n\n\n@pytest.fixture\ndef cases():\n    return [(1, 2, 3)]\n"
+
+
+def test_a_tests_support_module_beside_the_code_is_the_tests(tmp_path):
+    """`tests_support.py` at the root beside `calc.py`, imported by tests alone: its name says
+    it is the tests', whatever sits beside it (only an ambiguous `testing.py` may be public)."""
+    repo = _calc_repo(tmp_path, {"calc.py": OLD_BUG, "tests_support.py": "CASES = [(1, 2, 3)]\n",
+                                 "tests/test_add.py": CASES_TEST})  # fmt: skip
+    stage(repo, {"tests_support.py": "CASES = [(1, 2, 3), (-1, 2, 1)]\n"})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_fixture_plugin_named_in_pytest_plugins_is_the_tests(tmp_path):
+    """`pytest_plugins = ["testing.fixtures"]` in a conftest loads the fixture the change made
+    stricter: a plugin named as a string is no import statement, and the base ran the old one."""
+    repo = _calc_repo(tmp_path, {"calc.py": OLD_BUG, "testing/__init__.py": "",
+                                 "testing/fixtures.py": PLUGIN,
+                                 "conftest.py": 'pytest_plugins = ["testing.fixtures"]\n',
+                                 "tests/test_add.py": FIXTURE_TEST})  # fmt: skip
+    stage(repo, {"testing/fixtures.py": PLUGIN.replace("(1, 2, 3)]", "(1, 2, 3), (-1, 2, 1)]")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
 POLLUTES = "import registry\n\n\ndef test_override():\n    registry.HANDLERS['double'] = 3\n"
 RESETS = "import registry\n\n\ndef test_reset():\n    registry.HANDLERS['double'] = 2\n"
 USES = "import registry\n\n\ndef test_double():\n    assert registry.HANDLERS['double'] == 2\n"
