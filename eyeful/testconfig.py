@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import configparser
 import re
+import shlex
+from collections import Counter
 from typing import Any
 
 from eyeful.tomlcompat import tomllib
@@ -83,11 +85,54 @@ _DEMANDS = frozenset({
 
 
 def _demands_only(base: object, head: object) -> bool:
-    """Whether the two sections differ only in options of ``_DEMANDS``."""
+    """Whether the two sections differ only in options of ``_DEMANDS``, or in ``addopts`` words
+    that state demands too (``-W error::DeprecationWarning``, ``--strict-markers``)."""
     old = base if isinstance(base, dict) else {}
     new = head if isinstance(head, dict) else {}
     changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+    if "addopts" in changed and _demand_words(old.get("addopts"), new.get("addopts")):
+        changed.discard("addopts")
     return changed <= _DEMANDS
+
+
+# addopts' words that only state demands or how much is shown: a warning made an error, strict
+# markers or configuration, report and traceback options. `-k`, `-m`, `-p`, paths: never.
+_DEMAND_FLAGS = frozenset({"--strict-markers", "--strict-config", "--strict", "-q", "-v",
+                           "--quiet", "--verbose", "-l", "--showlocals", "--color=yes",
+                           "--color=no", "--color=auto"})  # fmt: skip
+_DEMAND_PREFIXES = ("-W", "--pythonwarnings=", "-r", "--tb=", "--durations=", "-vv", "-qq")
+
+
+def _demand_words(base: object, head: object) -> bool:
+    """Whether two ``addopts`` values differ only by words of demand (each side's words as a
+    multiset; ``-W VALUE`` one word)."""
+    old, new = _words(base), _words(head)
+    if old is None or new is None:
+        return False
+    extra = (Counter(old) - Counter(new)) + (Counter(new) - Counter(old))
+    return all(w in _DEMAND_FLAGS or w.startswith(_DEMAND_PREFIXES) for w in extra)
+
+
+def _words(value: object) -> list[str] | None:
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        text = " ".join(shlex.quote(v) for v in value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        return None
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return None
+    out: list[str] = []
+    for word in words:  # `-W VALUE` and `--pythonwarnings VALUE` as one word
+        if out and out[-1] in ("-W", "--pythonwarnings"):
+            out[-1] = f"{out[-1]}={word}" if out[-1].startswith("--") else f"-W{word}"
+        else:
+            out.append(word)
+    return out
 
 
 def _span(

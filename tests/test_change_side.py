@@ -975,6 +975,41 @@ def test_a_unittest_module_found_from_a_start_directory_is_the_tests(tmp_path):
     assert code == 0
 
 
+@pytest.mark.parametrize("name", ["pyproject.toml", "pytest.ini"])
+def test_warnings_made_errors_in_addopts_are_the_tests(tmp_path, name):
+    """`-W error::DeprecationWarning` added to `addopts`: the tests' demand, as `filterwarnings`
+    is; `addopts` stayed the base's, and the old code's warning blocked a config-only change."""
+    warns = (
+        "import warnings\n\n\ndef add(a, b):\n"
+        "    warnings.warn('add is deprecated', DeprecationWarning)\n    return a + b\n"
+    )
+    if name == "pytest.ini":
+        files = {"pytest.ini": PYTEST_INI + "addopts = -ra\n"}
+    else:
+        section = "\n[tool.pytest.ini_options]\npythonpath = ['.']\naddopts = '-ra'\n"
+        files = {"pyproject.toml": eyeful_config() + section}
+    repo = _calc_repo(tmp_path, {"calc.py": warns, **files})
+    if name == "pyproject.toml":
+        (repo / "pytest.ini").unlink()
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "config")
+    text = (repo / name).read_text()
+    stage(repo, {name: text.replace("-ra", "-ra -W error::DeprecationWarning")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
+
+
+def test_addopts_moves_only_for_words_of_demand():
+    from eyeful.testconfig import overlaid
+
+    ini = "[pytest]\naddopts = -ra\n"
+    made = overlaid("pytest.ini", ini, ini.replace("-ra", "-ra -W error --strict-markers"))
+    assert made == "[pytest]\naddopts = -ra -W error --strict-markers\n"
+    for other in ("-ra -k add", "-ra -p no:cacheprovider", "-ra tests", "-ra --import-mode=append"):
+        assert overlaid("pytest.ini", ini, ini.replace("-ra", other)) is None, other
+
+
 def test_a_shared_files_pytest_section_moves_alone_or_not_at_all():
     from eyeful.testconfig import overlaid
     from eyeful.tomlcompat import tomllib
