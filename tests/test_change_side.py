@@ -100,6 +100,9 @@ def test_a_docstring_and_a_break_in_one_file_still_blocks(tmp_path):
     code, report = _review(repo)
     assert _kinds(report).get("calc.py::calc.add") == "regression", report
     assert code == 1
+    # The doctest's failure in its own words, not `<DocTest calc.add from ...>`.
+    excerpt = next(f["excerpt"] for f in report["regressions"] if f["test"] == "calc.py::calc.add")
+    assert "Failed example: add(2, 3)\nExpected: 5\nGot: 6" in excerpt, excerpt
 
 
 def test_a_doctest_that_a_break_elsewhere_fails_still_blocks(tmp_path):

@@ -347,7 +347,7 @@ def _chain(exc: BaseException | None) -> list[dict[str, str]]:
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen and len(links) < MAX_CHAIN:
         seen.add(id(exc))
-        links.append({"type": _type_name(exc), "message": _str(exc)})
+        links.append(_doctest_link(exc) or {"type": _type_name(exc), "message": _str(exc)})
         if exc.__cause__ is not None:
             exc = exc.__cause__
         elif exc.__context__ is not None and not exc.__suppress_context__:
@@ -355,6 +355,25 @@ def _chain(exc: BaseException | None) -> list[dict[str, str]]:
         else:
             exc = None
     return links
+
+
+def _doctest_link(exc: BaseException) -> dict[str, str] | None:
+    """A doctest's failure in its own words: the example, what it expected and what it got (the
+    exception's own text names only the DocTest); an example that raised, by its exception."""
+    example = getattr(exc, "example", None)
+    source = getattr(example, "source", None)
+    if not isinstance(source, str) or not hasattr(exc, "test"):
+        return None
+    got, info = getattr(exc, "got", None), getattr(exc, "exc_info", None)
+    if isinstance(got, str):  # doctest.DocTestFailure
+        want = str(getattr(example, "want", ""))
+        message = f"Failed example: {source.strip()}\nExpected: {want.strip()}\nGot: {got.strip()}"
+        return {"type": _type_name(exc), "message": _cut(message, CRASH_CHARS)}
+    if isinstance(info, tuple) and len(info) == 3 and isinstance(info[1], BaseException):
+        raised = info[1]  # doctest.UnexpectedException
+        message = f"{_str(raised)} (raised by the doctest example: {source.strip()})"
+        return {"type": _type_name(raised), "message": _cut(message, CRASH_CHARS)}
+    return None
 
 
 def _internal_dirs() -> tuple[str, ...]:
