@@ -249,6 +249,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     reach = _Reached()
     rootdir: str | None = None
     inifile: str | None = None
+    narrowed: str | None = None
     for process in [*leaders, *workers]:
         label = f"{process.role} {process.worker or process.pid}"
         for line in process.lines:
@@ -256,6 +257,17 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             if kind == "start":
                 rootdir = rootdir or records.as_str(line.get("rootdir"))
                 inifile = inifile or records.as_str(line.get("inifile"))
+            elif kind == "narrowed" and narrowed is None:
+                deselected = records.as_int(line.get("deselected")) or 0
+                uncollected = records.as_int(line.get("uncollected")) or 0
+                narrowed = (
+                    ", ".join(
+                        [f"{deselected} deselected"] * bool(deselected)
+                        + [f"{uncollected} not collected (PytestCollectionWarning)"]
+                        * bool(uncollected)
+                    )
+                    or None
+                )
             elif kind == "collected":
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):
@@ -417,6 +429,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         reached_from=reach.place,
         rootdir=rootdir,
         inifile=inifile,
+        narrowed=narrowed,
         invocation=_invocation(leaders),
         notes=notes.done(),
     )

@@ -248,6 +248,9 @@ class RunRecord(_Model):
     """pytest: its rootdir (absolute), where its test ids start."""
     inifile: str | None = None
     """pytest: the configuration file it read (absolute), if any."""
+    narrowed: str | None = None
+    """pytest: what took tests out of the run it collected, in a few words (a hook or `-k`/`-m`
+    deselected them; pytest would not collect a test class), or None."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

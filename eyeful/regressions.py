@@ -125,10 +125,12 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
         if not rest:
             return True
         # The parameters (after the first `[`) may hold anything, `::` included.
-        name = rest.split("[", 1)[0].split("::")[-1]
-        return (
-            re.search(rf"\bdef {re.escape(name)}\b", blob.data.decode(errors="replace")) is not None
-        )
+        parts = rest.split("[", 1)[0].split("::")
+        text = blob.data.decode(errors="replace")
+        if re.search(rf"\bdef {re.escape(parts[-1])}\b", text) is not None:
+            return True
+        # A test its class inherits (a mixin of checks in another module): the class is here.
+        return len(parts) > 1 and re.search(rf"\bclass {re.escape(parts[-2])}\b", text) is not None
     top = test.split("/")[0]
     needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
     return any(

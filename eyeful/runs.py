@@ -140,12 +140,15 @@ class Run(Model):
     rootdir: str | None = Field(default=None, exclude=True)
     """pytest's rootdir as a repository path ("": the root), where the record's ids start; kept
     in the cache, not in the report."""
+    narrowed: str | None = Field(default=None, exclude=True)
+    """What took collected tests out of the run (records.RunRecord.narrowed)."""
 
     def cache_entry(self) -> dict[str, Any]:
         """The cache's entry of this run."""
         entry = self.model_dump(exclude={"side", "cached"})
         entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
         entry["rootdir"] = self.rootdir
+        entry["narrowed"] = self.narrowed
         return entry
 
     def test_files(self) -> list[str]:
@@ -640,6 +643,7 @@ class Runner:
             run.skips = said.skips or None
             run.reached, run.reached_from = said.reached, said.reached_from
             run.rootdir = focus.rootdir_in(worktree.path, said.rootdir)
+            run.narrowed = said.narrowed
             run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)

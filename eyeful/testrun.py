@@ -258,6 +258,7 @@ class Said:
     reached: records.Reached | None = None
     reached_from: records.MapPlace | None = None
     rootdir: str | None = None
+    narrowed: str | None = None
     stopped: str | None = None
     none_ran: bool = False
     failures: dict[str, failures_.Failure] = field(default_factory=dict)
@@ -329,6 +330,7 @@ def _from_record(
     said.looked = reading.looked
     said.reached, said.reached_from = record.reached, record.reached_from
     said.rootdir = record.rootdir
+    said.narrowed = record.narrowed
 
 
 def _from_text(said: Said, attempt: Attempt, context: Context) -> None:

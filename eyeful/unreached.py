@@ -55,8 +55,10 @@ def _skips_on_base(
 ) -> Skips:
     """The base's word on the tests the change skipped or no longer collects. Which of the
     base's tests the change no longer collects needs a run of the base's suite: the cached one,
-    else one run where the change edits what decides collection, or where it skipped tests under
-    ids the base does not have (new parametrize ids: the base's own ids may be gone)."""
+    else one run where the change edits what decides collection, where the change's run took
+    collected tests out (a hook or `-k`/`-m` deselected them, pytest would not collect a class:
+    the code decides that too), or where it skipped tests under ids the base does not have (new
+    parametrize ids: the base's own ids may be gone)."""
     base = snap.base.tree
 
     def on_base(test: str) -> bool:
@@ -77,7 +79,7 @@ def _skips_on_base(
     if hint is None and _comparable(change):
         with runner.lock_repo():
             changed = collection_changed(repo, base, snap.head.tree) is not None
-        if changed:
+        if changed or change.narrowed:
             hint = _base_suite(runner, base, report)
     skips = asked(hint)
     if skips.unknown and hint is None and _comparable(change):

@@ -520,6 +520,80 @@ def test_an_expected_failure_on_both_sides_is_clean(tmp_path):
     assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
 
 
+BACKENDS = """def available_backends():
+    return ["fast", "slow"]
+
+
+def run(backend, x):
+    return x * 2
+"""
+BACKENDS_CONFTEST = """import tools
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "backend(name): needs that backend")
+
+
+def pytest_collection_modifyitems(config, items):
+    have = set(tools.available_backends())
+    drop = [i for i in items if (m := i.get_closest_marker("backend")) and m.args[0] not in have]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [i for i in items if i not in drop]
+"""
+BACKENDS_TESTS = """import pytest
+
+import tools
+
+
+@pytest.mark.backend("fast")
+def test_fast():
+    assert tools.run("fast", 2) == 4
+"""
+SHAPES = """class ShapeChecks:
+    def test_area_positive(self):
+        assert self.make().area() > 0
+
+
+class Square:
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return self.side * self.side
+"""
+SHAPES_TESTS = """from shapes import ShapeChecks, Square
+
+
+class TestSquare(ShapeChecks):
+    def make(self):
+        return Square(2)
+"""
+
+
+@pytest.mark.parametrize("how", ["deselected", "uncollected"])
+def test_a_test_the_changes_code_takes_out_of_the_run_is_a_question(tmp_path, how):
+    """Only code changed, and the tests it breaks left the run: an unchanged conftest hook
+    deselects a backend the code no longer lists; a mixin the test class inherits gained an
+    `__init__` (pytest will not collect the class). No base suite ran to compare with: clean."""
+    if how == "deselected":
+        files = {"tools/__init__.py": BACKENDS, "tests/conftest.py": BACKENDS_CONFTEST,
+                 "tests/test_run.py": BACKENDS_TESTS}  # fmt: skip
+        change = {"tools/__init__.py": BACKENDS.replace('"fast", ', "").replace("* 2", "* 3")}
+        test = "tests/test_run.py::test_fast"
+    else:
+        files = {"shapes.py": SHAPES, "tests/test_shapes.py": SHAPES_TESTS}
+        init = "class ShapeChecks:\n    def __init__(self, tolerance=0):\n        pass\n\n"
+        broken = SHAPES.replace("class ShapeChecks:\n", init).replace("return self", "return -self")
+        change = {"shapes.py": broken}
+        test = "tests/test_shapes.py::TestSquare::test_area_positive"
+    repo = _project(tmp_path, files)
+    stage(repo, change)
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [(test, "newly_skipped")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
     stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})

@@ -549,6 +549,8 @@ class _Probe:
         self.controller = False
         self.counts: dict[str, int] = {}
         self.passed = 0  # calls that passed on the fast path, added to counts at the finish
+        self.deselected = 0  # tests a hook or -k/-m took out of the run
+        self.uncollected = 0  # classes or functions pytest would not collect (its warning)
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -628,6 +630,14 @@ class _Probe:
             )
         except Exception as error:
             self._internal_error("pytest_sessionstart", error)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    def pytest_warning_recorded(self, warning_message: Any, when: str) -> None:  # noqa: ANN401
+        category = getattr(warning_message, "category", None)
+        if when == "collect" and getattr(category, "__name__", "") == "PytestCollectionWarning":
+            self.uncollected += 1
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         try:
@@ -860,6 +870,9 @@ class _Probe:
                 self._write_held(None)
             files = _outside_python()
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
+            if self.deselected or self.uncollected:  # (collection's warnings come after it)
+                self._line({"t": "narrowed", "deselected": self.deselected,
+                            "uncollected": self.uncollected})  # fmt: skip
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
