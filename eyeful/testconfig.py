@@ -96,11 +96,13 @@ def _demands_only(base: object, head: object) -> bool:
 
 
 # addopts' words that only state demands or how much is shown: a warning made an error, strict
-# markers or configuration, report and traceback options. `-k`, `-m`, `-p`, paths: never.
-_DEMAND_FLAGS = frozenset({"--strict-markers", "--strict-config", "--strict", "-q", "-v",
-                           "--quiet", "--verbose", "-l", "--showlocals", "--color=yes",
-                           "--color=no", "--color=auto"})  # fmt: skip
-_DEMAND_PREFIXES = ("-W", "--pythonwarnings=", "-r", "--tb=", "--durations=", "-vv", "-qq")
+# markers or configuration, report and traceback options. `-k`, `-m`, `-p`, `-o`, paths: never.
+# Whole words only: short options bundle (`-vvopythonpath=src` is `-v -v -o pythonpath=src`).
+_DEMAND_WORD = re.compile(
+    r"--strict-markers|--strict-config|--strict|--quiet|--verbose|--showlocals|-l"
+    r"|-[vq]+|--color=(?:yes|no|auto)|-r[fEsxXpPaAwN]+|--tb=(?:auto|long|short|line|native|no)"
+    r"|--durations=\d+|(?:-W|--pythonwarnings=)[\w.:| -]*"
+)
 
 
 def _demand_words(base: object, head: object) -> bool:
@@ -110,7 +112,7 @@ def _demand_words(base: object, head: object) -> bool:
     if old is None or new is None:
         return False
     extra = (Counter(old) - Counter(new)) + (Counter(new) - Counter(old))
-    return all(w in _DEMAND_FLAGS or w.startswith(_DEMAND_PREFIXES) for w in extra)
+    return all(_DEMAND_WORD.fullmatch(w) for w in extra)
 
 
 def _words(value: object) -> list[str] | None:

@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 import pygit2
 
 from eyeful.hunks import docstrings
-from eyeful.snapshot import regular_file, tree_at
+from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import CONFIG_FILES, overlaid, section_differs
 from eyeful.testids import id_path
 from eyeful.testonly import tests_only
@@ -117,7 +117,9 @@ def side_paths(
     side = [p for p in touched if on_side(p)]
     side += [p for p in touched if _config(repo, base, head, p) is not None]
     for path in sorted(set(documented) & set(touched) - set(side)):
-        if docstrings_only(regular_file(repo, base, path), regular_file(repo, head, path)):
+        if docstrings_only(
+            regular_file(repo, base, path), regular_file(repo, head, path)
+        ) and not _docstrings_read(repo, head_tree, path):
             side.append(path)
     rest = [p for p in touched if p not in side]
     side += tests_only(repo, head_tree, tree_at(repo, base), rest, on_side)
@@ -169,6 +171,26 @@ def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
         return _code(base) == _code(head)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+
+
+_READS_DOCS = re.compile(rb"__doc__|getdoc|docopt|pydoc|\bhelp\(")
+_MAX_READ = 20_000  # Python files looked through for a read of docstrings
+
+
+def _docstrings_read(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bool:
+    """Whether code may read ``path``'s docstrings as data (``__doc__``, ``inspect.getdoc``,
+    docopt's usage, ``help()``): the module itself, or a Python file that names it, does. Then
+    its docstrings are the code's too."""
+    stem = PurePosixPath(path).stem.encode()
+    for seen, (name, entry) in enumerate(blobs(repo, tree)):
+        if seen > _MAX_READ:
+            return True
+        if not name.endswith(".py") or entry.filemode not in REGULAR_FILE_MODES:
+            continue
+        data = blob_at(repo, entry.id).data
+        if (name == path or stem in data) and _READS_DOCS.search(data):
+            return True
+    return False
 
 
 def _code(source: bytes) -> str:

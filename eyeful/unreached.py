@@ -206,9 +206,12 @@ class Skips:
 
 _NOT_COLLECTED = "not collected on the change (its definition is still there)"
 _XFAILED = "an expected failure (xfail) on the change: whether it fails there says nothing"
-_NOT_RUN = ("skipped", "xfailed")
-"""What a test that ran to no verdict ended as: skipped, or failing as expected (an `xfail`
+_HELD = ("skipped", "xfailed")
+"""What a test the change's run held back ended as: skipped, or failing as expected (an `xfail`
 whose condition the change may have turned on)."""
+_NOT_RUN = ("skipped", "xfailed", "xpassed")
+"""What a base's test that ran to no verdict ended as: skipped, or marked as a known failure
+(an XPASS is marked too)."""
 
 
 def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -> dict[str, str]:
@@ -218,7 +221,33 @@ def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -
         return {}
     collected = set(change.collected) | set(change.tests or {})
     passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
-    return {t: _NOT_COLLECTED for t in passed if t not in collected and on_head(t)}
+    missing = [t for t in passed if t not in collected]
+    # A function the change runs under other ids (parametrized, its ids renamed) has not gone:
+    # unless it ran fewer of them than the base passed and skips the rest (ids renamed to hide).
+    ran: dict[str, int] = {}
+    held: set[str] = set()
+    for test, outcome in (change.tests or {}).items():
+        if outcome in _HELD:
+            held.add(_function(test))
+        else:
+            ran[_function(test)] = ran.get(_function(test), 0) + 1
+    before: dict[str, int] = {}
+    for test in passed:
+        before[_function(test)] = before.get(_function(test), 0) + 1
+    return {
+        t: _NOT_COLLECTED
+        for t in missing
+        if on_head(t)
+        and (
+            _function(t) not in ran
+            or (_function(t) in held and ran[_function(t)] < before[_function(t)])
+        )
+    }
+
+
+def _function(test: str) -> str:
+    """A test id without its parameters: the function it runs."""
+    return test.split("[", 1)[0]
 
 
 def skipped_on_change(
@@ -236,7 +265,7 @@ def skipped_on_change(
     outcomes = change.tests or {}
     xfailed = {t: _XFAILED for t, o in outcomes.items() if o == "xfailed"}
     reasons = {**xfailed, **dict(change.skips or {}), **gone}
-    skipped = sorted(t for t, o in outcomes.items() if o in _NOT_RUN and on_base(t))
+    skipped = sorted(t for t, o in outcomes.items() if o in _HELD and on_base(t))
     if hint is not None and hint.tests is not None and hint.collected is not None:
         skipped = [t for t in skipped if (hint.tests or {}).get(t) not in (*_NOT_RUN, None)]
     skipped += sorted(gone)
@@ -256,6 +285,8 @@ def skipped_on_change(
             runner.cache.put("skips", _key(runner, base_tree, skipped), run.model_dump(mode="json"))
     for test in skipped:
         there = in_run(run, test) if run is not None else "unknown"
+        if test in xfailed and run is not None and (run.tests or {}).get(test) != "passed":
+            continue  # an XPASS there: marked as a known failure on the base too
         if claims.skip_kind(there):
             out.passed_on_base[test] = reasons.get(test, "")
         elif run is None or run.status == "ERROR":

@@ -92,6 +92,22 @@ def test_a_doctest_a_docs_only_change_adds_for_an_old_bug_is_pre_existing(tmp_pa
     assert code == 0
 
 
+def test_a_docstring_the_code_reads_is_the_code(tmp_path):
+    """The code returns its own docstring's first word: a docstring-only change is a change of
+    what it does, and the test it breaks blocks."""
+    greet = 'def greeting():\n    """Hello\n\n    >>> 1 + 1\n    2\n    """\n'
+    greet += "    return greeting.__doc__.split()[0]\n"
+    test = (
+        "from greet import greeting\n\n\ndef test_greeting():\n    assert greeting() == 'Hello'\n"
+    )
+    ini = PYTEST_INI + "addopts = --doctest-modules\n"
+    repo = _calc_repo(tmp_path, {"pytest.ini": ini, "greet.py": greet, "tests/test_greet.py": test})
+    stage(repo, {"greet.py": greet.replace('"""Hello', '"""Goodbye')})
+    code, report = _review(repo)
+    assert _kinds(report).get("tests/test_greet.py::test_greeting") == "regression", report
+    assert code == 1
+
+
 def test_a_docstring_and_a_break_in_one_file_still_blocks(tmp_path):
     """Code and docstring edited together: the file is the code, the break blocks."""
     repo = _doctest_repo(tmp_path)
@@ -1009,7 +1025,9 @@ def test_addopts_moves_only_for_words_of_demand():
     ini = "[pytest]\naddopts = -ra\n"
     made = overlaid("pytest.ini", ini, ini.replace("-ra", "-ra -W error --strict-markers"))
     assert made == "[pytest]\naddopts = -ra -W error --strict-markers\n"
-    for other in ("-ra -k add", "-ra -p no:cacheprovider", "-ra tests", "-ra --import-mode=append"):
+    others = ("-ra -k add", "-ra -p no:cacheprovider", "-ra tests", "-ra --import-mode=append",
+              "-ra -vvopythonpath=src", "-ra -rap no:x", "-ra -vvx", "-ra -Werror -x")  # fmt: skip
+    for other in others:
         assert overlaid("pytest.ini", ini, ini.replace("-ra", other)) is None, other
 
 

@@ -412,6 +412,23 @@ def test_a_test_skipped_under_new_parametrize_ids_is_a_question(tmp_path):
     assert proc.exit_code == 3, proc.markdown
 
 
+def test_a_test_parametrized_anew_is_clean(tmp_path):
+    """The change parametrizes an existing test (its id becomes `test_add[...]`) and edits the
+    conftest (the base's suite runs to compare with): the base's `test_add` was "not collected
+    on the change", a question (exit 3), though the change ran it under its new ids."""
+    parametrized = (
+        "import pytest\n\nfrom calc import add, mul\n\n\n"
+        "@pytest.mark.parametrize('a', [2, 4])\ndef test_add(a):\n"
+        "    assert add(a, 3) == a + 3\n\n\n"
+        "def test_mul():\n    assert mul(2, 3) == 6\n"
+    )
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n"
+    repo = _project(tmp_path, {})
+    stage(repo, {"tests/test_calc.py": parametrized, "conftest.py": fixture})
+    proc = review(repo, format="json")
+    assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
+
+
 def test_a_new_skipped_parametrize_case_is_clean(tmp_path):
     repo = _project(tmp_path, {"tests/test_params.py": PARAMS})
     more = PARAMS.replace(
@@ -508,6 +525,22 @@ def test_a_test_the_change_made_an_expected_failure_is_a_question(tmp_path):
     ], proc.markdown
     assert "expected failure" in proc.markdown
     assert proc.exit_code == 3, proc.markdown
+
+
+def test_a_flaky_expected_failure_that_passed_on_the_base_is_clean(tmp_path):
+    """An `xfail` for a flaky test that failed on the change's run and passed (XPASS) on the
+    base's: marked on both sides, it says nothing of the change, and was a question (exit 3)."""
+    count = tmp_path / "count"
+    flaky = (
+        f"import pytest\nfrom pathlib import Path\n\nCOUNT = Path({str(count)!r})\n\n\n"
+        "@pytest.mark.xfail(reason='flaky')\ndef test_flaky():\n"
+        "    seen = int(COUNT.read_text()) if COUNT.exists() else 0\n"
+        "    COUNT.write_text(str(seen + 1))\n    assert seen > 0\n"
+    )
+    repo = _project(tmp_path, {"tests/test_flaky.py": flaky})
+    stage(repo, {"calc.py": CALC + "\n# a comment\n"})
+    proc = review(repo, format="json")
+    assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
 
 
 def test_an_expected_failure_on_both_sides_is_clean(tmp_path):
