@@ -28,7 +28,7 @@ import pygit2
 
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs
 
-__all__ = ["tests_only"]
+__all__ = ["imported", "tests_only"]
 
 _TESTISH = re.compile(
     r"_*(tests?|testing|testlib|testutils?"
@@ -52,6 +52,9 @@ def tests_only(
     trees = [_python_files(repo, head), _python_files(repo, base)]
     if any(files is None for files in trees):
         return []
+    if not any(not on_side(p) and not _testish(p) for p in trees[0] or {}):
+        return []  # no code but what is named as tests: that is the project (testfixtures)
+    named = _project_names(repo, head)
     helpers = {
         p
         for files in trees
@@ -60,6 +63,7 @@ def tests_only(
         and _testish(p)
         and not _beside_code(p, files or {}, on_side)
         and not _in_public_package(p, files or {})
+        and not _the_project(p, named)
     }
     importers = [_importers(repo, files or {}, helpers) for files in trees]
     kept = set(helpers)
@@ -78,6 +82,23 @@ def tests_only(
     while more := {h for h in kept - reached if importers[0].get(h, set()) & reached}:
         reached |= more
     return [p for p in candidates if p in reached]
+
+
+def imported(
+    repo: pygit2.Repository, head: pygit2.Tree, base: pygit2.Tree, paths: list[str]
+) -> set[str]:
+    """Those of ``paths`` (Python files) that another Python file imports, on the change or on
+    the base (all of them where a tree has too many files to read)."""
+    targets = {p for p in paths if p.endswith(".py")}
+    if not targets:
+        return set()
+    out: set[str] = set()
+    for tree in (head, base):
+        files = _python_files(repo, tree)
+        if files is None:
+            return targets
+        out |= {t for t, importers in _importers(repo, files, targets).items() if importers}
+    return out
 
 
 def _beside_code(path: str, files: dict[str, pygit2.Oid], on_side: Callable[[str], bool]) -> bool:
@@ -108,6 +129,32 @@ def _in_public_package(path: str, files: dict[str, pygit2.Oid]) -> bool:
         if i and _TESTISH.fullmatch(part) and "/".join(parts[:i]) + "/__init__.py" in files:
             return True
     return False
+
+
+_SETUP_NAME = re.compile(rb"""\bname\s*=\s*["']([\w.-]+)["']""")
+
+
+def _project_names(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
+    """The distribution's name (pyproject.toml, setup.cfg, setup.py), as an import name."""
+    out: set[str] = set()
+    for name in ("pyproject.toml", "setup.cfg", "setup.py"):
+        try:
+            entry = tree[name]
+        except KeyError:
+            continue
+        if entry.type_str == "blob":
+            found = _SETUP_NAME.search(blob_at(repo, entry.id).data)
+            if found:
+                out.add(found[1].decode().lower().replace("-", "_").replace(".", "_"))
+    return out
+
+
+def _the_project(path: str, names: set[str]) -> bool:
+    """Whether ``path`` is in the project's own package (``testfixtures/`` of the distribution
+    testfixtures, at the root or under ``src/``)."""
+    parts = PurePosixPath(path).parts
+    top = parts[1] if parts[0] == "src" and len(parts) > 1 else parts[0]
+    return top.removesuffix(".py").lower() in names
 
 
 def _testish(path: str) -> bool:

@@ -32,7 +32,7 @@ from eyeful.hunks import docstrings
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import CONFIG_FILES, overlaid, section_differs
 from eyeful.testids import id_path
-from eyeful.testonly import tests_only
+from eyeful.testonly import imported, tests_only
 from eyeful.tomlcompat import tomllib
 
 __all__ = ["collection_changed", "docstrings_only", "read_text", "side_paths", "side_tree"]
@@ -115,6 +115,17 @@ def side_paths(
         return _on_test_side(path, dirs, modules, dotted, named)
 
     side = [p for p in touched if on_side(p)]
+    # A Python file on the side by its name alone (not in a test directory): one another file
+    # imports is code, or code and tests in one (`stats/ab_test.py` with a test written in it,
+    # `geo/testdata/__init__.py`, a deleted `pkg/test_signal.py` the package imported).
+    by_name = [
+        p for p in side
+        if p.endswith(".py") and PurePosixPath(p).name not in _TESTS_OWN
+        and not any(p.startswith(d + "/") for d in dirs)
+    ]  # fmt: skip
+    if by_name:
+        code = imported(repo, head_tree, tree_at(repo, base), by_name)
+        side = [p for p in side if p not in code]
     side += [p for p in touched if _config(repo, base, head, p) is not None]
     for path in sorted(set(documented) & set(touched) - set(side)):
         if docstrings_only(

@@ -953,6 +953,96 @@ def test_a_fixture_plugin_named_in_pytest_plugins_is_the_tests(tmp_path):
     assert code == 0
 
 
+CODE_NAMED_AS_TESTS = {
+    "a module of code with a test written in it": (
+        {
+            "stats/__init__.py": "",
+            "stats/ab_test.py": (
+                "def lift(a, b):\n    return (a - b) / b\n\n\n"
+                "def test_lift_sign():\n    assert lift(2, 1) > 0\n"
+            ),
+            "tests/test_stats.py": (
+                "from stats.ab_test import lift\n\n\n"
+                "def test_lift():\n    assert lift(3, 2) == 0.5\n"
+            ),
+        },
+        {
+            "stats/ab_test.py": (
+                "def lift(a, b):\n    return (a - b) / a\n\n\n"
+                "def test_lift_sign():\n    assert lift(2, 1) > 0\n"
+            )
+        },
+        "tests/test_stats.py::test_lift",
+    ),
+    "code under a testdata directory": (
+        {
+            "geo/__init__.py": "",
+            "geo/testdata/__init__.py": "def points():\n    return [0, 1]\n",
+            "geo/api.py": (
+                "from geo.testdata import points\n\n\ndef demo():\n    return len(points())\n"
+            ),
+            "tests/test_geo.py": (
+                "from geo.api import demo\n\n\ndef test_demo():\n    assert demo() == 2\n"
+            ),
+        },
+        {"geo/testdata/__init__.py": "def points():\n    return [0]\n"},
+        "tests/test_geo.py::test_demo",
+    ),
+    "a deleted module of code named test_": (
+        {
+            "pkg/__init__.py": "",
+            "pkg/test_signal.py": "def snr(a, b):\n    return a / b\n",
+            "pkg/api.py": (
+                "from pkg.test_signal import snr\n\n\ndef ratio(a, b):\n    return snr(a, b)\n"
+            ),
+            "tests/test_api.py": (
+                "from pkg.api import ratio\n\n\ndef test_ratio():\n    assert ratio(4, 2) == 2\n"
+            ),
+        },
+        {"pkg/test_signal.py": None},
+        "tests/test_api.py",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CODE_NAMED_AS_TESTS))
+def test_code_named_as_tests_that_other_code_imports_stays_the_code(tmp_path, case):
+    """A Python file on the test side by its name alone (not in a test directory) that another
+    file imports is code: laid over the base, the change's break ran there too (clean)."""
+    files, change, test = CODE_NAMED_AS_TESTS[case]
+    repo = _calc_repo(tmp_path, files)
+    for path, text in change.items():
+        if text is None:
+            git(repo, "rm", "-q", path)
+    stage(repo, {p: t for p, t in change.items() if t is not None})
+    code, report = _review(repo)
+    assert _kinds(report).get(test) == "regression", report
+    assert code == 1
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
+    """The project is a library called `testfixtures` (or `testtools`): its package's name says
+    tests, and only tests import it; taken for a test helper, its break was pre-existing."""
+    files = {"testfixtures/__init__.py": "from testfixtures.compare import compare\n",
+             "testfixtures/compare.py": "def compare(a, b):\n    return a == b\n",
+             "tests/test_compare.py": (
+                 "from testfixtures import compare\n\n\ndef test_equal():\n"
+                 "    assert compare(1, 1)\n")}  # fmt: skip
+    if named:  # beside other code: the distribution's name says which package is the project
+        files["calc.py"] = CALC
+        files["pyproject.toml"] = "[project]\nname = 'testfixtures'\nversion = '1'\n\n"
+        files["pyproject.toml"] += eyeful_config()
+    repo = _calc_repo(tmp_path, files)
+    if not named:
+        git(repo, "rm", "-q", "calc.py", "tests/test_add.py")
+        git(repo, "commit", "-q", "-m", "only the library")
+    stage(repo, {"testfixtures/compare.py": "def compare(a, b):\n    return a != b\n"})
+    code, report = _review(repo)
+    assert _kinds(report).get("tests/test_compare.py::test_equal") == "regression", report
+    assert code == 1
+
+
 POLLUTES = "import registry\n\n\ndef test_override():\n    registry.HANDLERS['double'] = 3\n"
 RESETS = "import registry\n\n\ndef test_reset():\n    registry.HANDLERS['double'] = 2\n"
 USES = "import registry\n\n\ndef test_double():\n    assert registry.HANDLERS['double'] == 2\n"
