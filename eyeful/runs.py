@@ -8,6 +8,7 @@ its input files (manifests, lock files) changed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 import threading
@@ -183,6 +184,35 @@ class Run(Model):
     def names_known(self) -> bool:
         """Whether the run said which tests failed (a failed run naming none did not)."""
         return self.tests is not None
+
+
+def _ids_in_your_tree(run: Run, worktree: Path, root: Path) -> None:
+    """A run's ids with the worktree's path in them (parameters made of absolute paths) as your
+    tree's: the same test in every worktree, and its rerun line one you can paste."""
+    here, yours = str(worktree), str(root)
+    if not any(here in t for t in run.collected or run.tests or ()):
+        return
+
+    def mapped(test: str) -> str:
+        return test.replace(here, yours)
+
+    run.collected = None if run.collected is None else [mapped(t) for t in run.collected]
+    for name in ("tests", "failures", "skips", "kinds", "ran"):
+        found = getattr(run, name)
+        if found is not None:
+            setattr(run, name, {mapped(t): value for t, value in found.items()})
+
+
+def _in_worktree(
+    command: str | IdCommand, pool: WorktreePool, worktree: Path
+) -> str | IdCommand:
+    """A command's ids read from a run (in your tree's terms: :func:`_ids_in_your_tree`) as the
+    worktree it runs in names them (an id naming one of eyeful's worktrees is left as it is)."""
+    yours, ours = str(pool.paths.root), str(pool.root)
+    if not isinstance(command, IdCommand) or not any(yours in a for a in command.args):
+        return command
+    args = tuple(a if ours in a else a.replace(yours, str(worktree)) for a in command.args)
+    return dataclasses.replace(command, args=args)
 
 
 def _cached_run(side: str) -> Callable[[dict[str, Any]], Run]:
@@ -560,6 +590,7 @@ class Runner:
                 if setup_run.status != "PASSED":
                     return out
             self.put(worktree, extra)
+            commands = [_in_worktree(c, self.pool, worktree.path) for c in commands]
             for command in commands:
                 for test_id in command.args if isinstance(command, IdCommand) else ():
                     inside(worktree.path, id_path(test_id))
@@ -644,6 +675,7 @@ class Runner:
             run.reached, run.reached_from = said.reached, said.reached_from
             run.rootdir = focus.rootdir_in(worktree.path, said.rootdir)
             run.narrowed = said.narrowed
+            _ids_in_your_tree(run, worktree.path, self.pool.paths.root)
             run.invocation = attempt.record.invocation if attempt.record is not None else None
         run.sandboxed = jail is not None
         self.progress.finished(run)

@@ -6,6 +6,8 @@ each failed on the code before the claims module (read as pre-existing, clean, o
 from __future__ import annotations
 
 import shlex
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -625,6 +627,46 @@ def test_a_test_the_changes_code_takes_out_of_the_run_is_a_question(tmp_path, ho
     proc = review(repo, format="json")
     assert _kinds(proc.json) == [(test, "newly_skipped")], proc.markdown
     assert proc.exit_code == 3, proc.markdown
+
+
+DATA_TESTS = """import glob
+import os
+
+import pytest
+
+from calc import add
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(HERE, "data", "*.txt"))))
+def test_file(path):
+    a, b, total = map(int, open(path).read().split())
+    assert add(a, b) == total
+"""
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_ids_holding_the_checkouts_path_are_confirmed_in_any_worktree(broken):
+    """Parameters from absolute paths: the ids hold the worktree's path, and a pair run in
+    another worktree found no such test (undetermined, exit 3) for a failure known on the base
+    and for a regression alike. Ids are read with your tree's path in its place. (Not under
+    pytest's own temporary directory: pytest gives a parameter holding that path no id.)"""
+    files = {"tests/test_data.py": DATA_TESTS, "tests/data/a.txt": "1 2 3\n",
+             "tests/data/b.txt": "2 2 5\n" if not broken else "2 2 4\n"}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="eyeful-ids-") as where:
+        _review_data(Path(where), files, broken)
+
+
+def _review_data(tmp_path: Path, files: dict[str, str], broken: bool) -> None:
+    repo = _project(tmp_path, files, extra="reruns = 3")
+    stage(repo, {"calc.py": BROKEN_ADD.replace("a - b", "a + b + (a == 2)") if broken
+                 else CALC + "\n# a comment\n"})  # fmt: skip
+    proc = review(repo, format="json", jobs=2)
+    test = f"tests/test_data.py::test_file[{repo}/tests/data/b.txt]"
+    kind = "regression" if broken else "pre_existing"
+    assert (test, kind) in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == (1 if broken else 0), proc.markdown
 
 
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
