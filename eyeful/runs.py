@@ -203,9 +203,7 @@ def _ids_in_your_tree(run: Run, worktree: Path, root: Path) -> None:
             setattr(run, name, {mapped(t): value for t, value in found.items()})
 
 
-def _in_worktree(
-    command: str | IdCommand, pool: WorktreePool, worktree: Path
-) -> str | IdCommand:
+def _in_worktree(command: str | IdCommand, pool: WorktreePool, worktree: Path) -> str | IdCommand:
     """A command's ids read from a run (in your tree's terms: :func:`_ids_in_your_tree`) as the
     worktree it runs in names them (an id naming one of eyeful's worktrees is left as it is)."""
     yours, ours = str(pool.paths.root), str(pool.root)
