@@ -335,7 +335,7 @@ def newly_skipped(change: Run, passed_on_base: dict[str, str]) -> list[TestFailu
     return [
         TestFailure(
             test=test, kind="newly_skipped", blocking=False,
-            on_change="xfailed" if (change.tests or {}).get(test) == "xfailed" else "skipped",
+            on_change=(change.tests or {}).get(test, "not collected"),
             on_base="passed", excerpt=reason or "(the skip gave no reason)",
             message=reason[:200],
         )

@@ -201,7 +201,10 @@ _OUTCOME_WORDS = {
     "unverified": "could not verify",
     "nothing_to_review": "nothing to review",
 }
-_COUNT_WORDS = (("passed", "passed"), ("failed", "failed"), ("skipped", "skipped"))
+_COUNT_WORDS = (
+    ("passed", "passed"), ("failed", "failed"), ("skipped", "skipped"),
+    ("xfailed", "xfailed"), ("xpassed", "xpassed"),
+)  # fmt: skip
 
 
 def _counts(run: Run) -> str:
@@ -404,6 +407,13 @@ _FLAKY_ON_BASE = (
 )
 
 
+_HELD_BACK = {
+    "skipped": "passed on the base and is skipped on the change",
+    "xfailed": "passed on the base and is an expected failure on the change",
+    "not collected": "passed on the base and is not collected on the change",
+}
+
+
 def _question_item(failure: TestFailure) -> list[str]:
     name = "the test suite" if failure.test == SUITE else _code(failure.test)
     said = _QUESTION_TEXT[failure.kind]
@@ -411,7 +421,8 @@ def _question_item(failure: TestFailure) -> list[str]:
         said = _FLAKY_ON_BASE if failure.on_base == "mixed" else _FLAKY_ON_CHANGE
     out = [f"- **question:** {name} {said}"]
     if failure.kind == "newly_skipped":
-        out[0] += f" ({_text(failure.message or 'no reason given')})"
+        said = _HELD_BACK.get(failure.on_change, said)
+        out[0] = f"- **question:** {name} {said} ({_text(failure.message or 'no reason given')})"
     if failure.confirmation:
         out.append(f"  Ran: {_text(failure.confirmation)}.")
     return out + _rerun_line(failure.rerun)

@@ -204,8 +204,8 @@ class Skips:
     """Skipped on the change; the base's runs did not say what they are there."""
 
 
-_NOT_COLLECTED = "not collected on the change (its definition is still there)"
-_XFAILED = "an expected failure (xfail) on the change: whether it fails there says nothing"
+_NOT_COLLECTED = "its definition is still there"
+_XFAILED = "an xfail: whether it fails there says nothing of the change"
 _HELD = ("skipped", "xfailed")
 """What a test the change's run held back ended as: skipped, or failing as expected (an `xfail`
 whose condition the change may have turned on)."""
