@@ -115,8 +115,8 @@ def _beside_code(path: str, files: dict[str, pygit2.Oid], on_side: Callable[[str
         and PurePosixPath(other).parent == folder
         and PurePosixPath(other).name != "__init__.py"
     ]
-    if any(on_side(other) for other in beside):
-        return False
+    if any(on_side(other) for other in beside if PurePosixPath(other).name != "conftest.py"):
+        return False  # a folder of test modules (a conftest.py alone is in most roots)
     return any(not _testish(other) for other in beside)
 
 

@@ -1043,6 +1043,20 @@ def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
     assert code == 1
 
 
+def test_a_public_testing_module_beside_a_root_conftest_stays_the_code(tmp_path):
+    """`testing.py` beside `calc.py` is the project's public helper (as `click.testing` is); a
+    root `conftest.py` beside them made the folder look like one of tests, and its break hid."""
+    testing = "from calc import add\n\n\ndef total(*values):\n    return sum(values)\n"
+    test = "from testing import total\n\n\ndef test_total():\n    assert total(1, 2) == 3\n"
+    conftest = "import pytest\n\n\n@pytest.fixture\ndef one():\n    return 1\n"
+    repo = _calc_repo(tmp_path, {"testing.py": testing, "conftest.py": conftest,
+                                 "tests/test_total.py": test})  # fmt: skip
+    stage(repo, {"testing.py": testing.replace("sum(values)", "sum(values) + 1")})
+    code, report = _review(repo)
+    assert _kinds(report).get("tests/test_total.py::test_total") == "regression", report
+    assert code == 1
+
+
 POLLUTES = "import registry\n\n\ndef test_override():\n    registry.HANDLERS['double'] = 3\n"
 RESETS = "import registry\n\n\ndef test_reset():\n    registry.HANDLERS['double'] = 2\n"
 USES = "import registry\n\n\ndef test_double():\n    assert registry.HANDLERS['double'] == 2\n"
