@@ -14,6 +14,7 @@ gathers the evidence.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 import pygit2
@@ -174,6 +175,10 @@ def in_run(run: Run | None, test: str) -> Seen:
         return "passed"
     if outcome == "skipped":
         return "unknown"
+    if outcome is None and "::" in test and "[" not in test:
+        instances = _instances(run.tests, test)
+        if instances:
+            return instances
     if run.collected is not None:
         return _in_record(run, run.collected, test)
     if run.stopped:
@@ -181,6 +186,21 @@ def in_run(run: Run | None, test: str) -> Seen:
     if run.none_ran or run.tests_from == "junit" or "passed" in run.tests.values():
         return "absent"
     return "unknown"
+
+
+def _instances(outcomes: Mapping[str, str], test: str) -> Seen | None:
+    """A test function's id where the run gave it parameters (`test_x[one]`, `test_x[two]`):
+    failed where one failed, passed where all passed, else nothing said. A change that takes a
+    fixture's parameters away makes `test_x` error where the base ran its instances."""
+    prefix = test + "["
+    found = [o for t, o in outcomes.items() if t.startswith(prefix)]
+    if not found:
+        return None
+    if any(o in ("failed", "error") for o in found):
+        return "failed"
+    if all(o == "passed" for o in found):
+        return "passed"
+    return None
 
 
 def _in_record(run: Run, collected: list[str], test: str) -> Seen:

@@ -669,6 +669,26 @@ def _review_data(tmp_path: Path, files: dict[str, str], broken: bool) -> None:
     assert proc.exit_code == (1 if broken else 0), proc.markdown
 
 
+PLUGIN_FIXTURE = (
+    "import pytest\n\n\n@pytest.fixture(params=[1, 2], ids=['one', 'two'])\n"
+    "def num(request):\n    return request.param\n"
+)
+USES_NUM = "from calc import add\n\n\ndef test_double(num):\n    assert add(num, num) == 2 * num\n"
+
+
+def test_a_test_whose_parameters_the_change_took_away_is_a_regression(tmp_path):
+    """The project's plugin module renames the parametrized fixture a test uses: the test errors
+    as `test_double` on the change, where the base ran `test_double[one]` and `[two]`: it was
+    "new" (exit 0). A function's id on a run that gave it parameters is all of them."""
+    conftest = 'pytest_plugins = ["calc_plugin"]\n'
+    repo = _project(tmp_path, {"calc_plugin.py": PLUGIN_FIXTURE, "tests/test_num.py": USES_NUM,
+                               "tests/conftest.py": conftest})  # fmt: skip
+    stage(repo, {"calc_plugin.py": PLUGIN_FIXTURE.replace("def num", "def number")})
+    proc = review(repo, format="json")
+    assert ("tests/test_num.py::test_double", "regression") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
     stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
