@@ -433,6 +433,20 @@ def compare(
     return classify(change, evidence), notes
 
 
+def conftest_regression(change: Run, changes: int, bases: int) -> TestFailure:
+    """The suite as one test where the change's code broke loading a conftest.py (pytest
+    stopped before any test on every run on the change; the base's code with the change's tests
+    passed every run): a regression."""
+    return TestFailure(
+        test=SUITE, kind="regression", blocking=True, on_change="error", on_base="passed",
+        excerpt=excerpt(change.tail, SUITE), message=(change.reason or "")[:200],
+        confirmation=(
+            f"on the change (live runs): a conftest.py failed to load {changes}/{changes}; "
+            f"on the base (live runs): passed {bases}/{bases}"
+        ),
+    )  # fmt: skip
+
+
 def all_new(change: Run) -> list[TestFailure]:
     """The change's failures when the base has no files at all: new tests, none blocking."""
     if change.status != "FAILED":

@@ -25,7 +25,15 @@ from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_ord
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
-from eyeful.regressions import SUITE, TestFailure, all_new, classify, compare, suite_failure
+from eyeful.regressions import (
+    SUITE,
+    TestFailure,
+    all_new,
+    classify,
+    compare,
+    conftest_regression,
+    suite_failure,
+)
 from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
 from eyeful.runs import Progress, Run, Runner, Silent, setup_key
@@ -34,6 +42,7 @@ from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
 from eyeful.testside import side_tree
 from eyeful.treelinks import resolve_in_tree
+from eyeful.unrunnable import CONFTEST_FAILED
 from eyeful.worktrees import WorktreePool
 
 if TYPE_CHECKING:  # the agents' modules are imported only when an agent is configured
@@ -237,6 +246,10 @@ def _regressions(
         report.note(f"{why}, so no test ran (see its output in the runs)", unverified=True)
         return runner, None, why
     if change.status == "ERROR":
+        broken = _conftest_broken(request, repo, report, runner, change)
+        if broken is not None:
+            report.regressions = [broken]
+            return runner, change, None
         why = change.reason or "the test command could not run"
         report.did_not_run(Incomplete(side="change", tests=0, why=why, reached_no_test=True))
         return runner, change, None
@@ -266,6 +279,37 @@ def _regressions(
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures += [f for f in failures if not f.blocking]
     return runner, change, None
+
+
+def _conftest_broken(
+    request: ReviewRequest,
+    repo: pygit2.Repository,
+    report: Report,
+    runner: Runner,
+    change: Run,
+) -> TestFailure | None:
+    """A change run that stopped because a conftest.py raised while pytest loaded it: where the
+    base's code with the change's tests loads it and passes, every time, the change's code is
+    what broke it (a name the conftest imports): the suite as one test, a regression, confirmed
+    by `reruns` live runs on each side. Anything else is left as could not run (exit 3)."""
+    snap = request.snapshot
+    if not (change.reason or "").startswith(CONFTEST_FAILED) or snap.base.tree == EMPTY_TREE:
+        return None
+    with runner.lock_repo():
+        tested = side_tree(repo, snap.base.tree, snap.head.tree)
+    reruns = request.config.reruns
+    sides = [*[(snap.head.tree, "change")] * (reruns - 1), *[(tested, "base")] * reruns]
+    fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
+    for batch in fresh:
+        report.runs += batch
+    runs = [r for batch in fresh if (r := _test_run(batch)) is not None]
+    on_change = [change, *[r for r in runs if r.side == "change"]]
+    on_base = [r for r in runs if r.side == "base"]
+    if len(on_base) < reruns or any(r.status != "PASSED" for r in on_base):
+        return None
+    if any(not (r.reason or "").startswith(CONFTEST_FAILED) for r in on_change):
+        return None
+    return conftest_regression(change, len(on_change), len(on_base))
 
 
 def _change_suite(

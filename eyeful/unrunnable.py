@@ -34,6 +34,12 @@ _PYTEST_CODES = {
 }
 
 
+CONFTEST_FAILED = "pytest could not load a conftest.py (exit 4)"
+"""The reason of a run whose conftest.py raised while pytest loaded it (eyeful/review.py: the
+change's code may be what it imports)."""
+_CONFTEST_FAILED = "while loading conftest"  # pytest's own words: "ImportError while loading ..."
+
+
 @dataclass(frozen=True)
 class Attempt:
     """What is known of one finished test run."""
@@ -139,6 +145,8 @@ def why_not_run(attempt: Attempt) -> str | None:
         return None
     code = attempt.exit_code
     pytest = code in _PYTEST_CODES and results.is_pytest_command(attempt.command)
+    if pytest and code == 4 and _CONFTEST_FAILED in attempt.tail:
+        return f"{CONFTEST_FAILED}: {_last_line(attempt.tail)}".rstrip(": ")
     if pytest and code in (3, 4):
         # Whatever was read then (pytest reports an internal error as a test "pytest::internal")
         # is no test's result.

@@ -689,6 +689,31 @@ def test_a_test_whose_parameters_the_change_took_away_is_a_regression(tmp_path):
     assert proc.exit_code == 1, proc.markdown
 
 
+ADDER = "import pytest\n\nfrom calc import add\n\n\n@pytest.fixture\ndef adder():\n    return add\n"
+
+
+def test_a_change_that_breaks_what_a_conftest_imports_blocks(tmp_path):
+    """The change renames what the conftest imports: pytest stops before any test (exit 4) on
+    the change, and the review said only that the tests could not run (exit 3). On the base's
+    code the conftest loads and the suite passes: the change broke the suite."""
+    repo = _project(tmp_path, {"tests/conftest.py": ADDER}, extra="reruns = 2")
+    stage(repo, {"calc.py": CALC.replace("def add", "def plus")})
+    proc = review(repo, format="json")
+    assert [(f["test"], f["kind"]) for f in proc.json["regressions"]] == [
+        ("the test suite", "regression")
+    ], proc.markdown
+    assert "cannot import name 'add'" in proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
+def test_a_conftest_that_fails_to_load_on_both_sides_cannot_verify(tmp_path):
+    broken = ADDER.replace("from calc import add", "from calc import missing as add")
+    repo = _project(tmp_path, {"tests/conftest.py": broken})
+    stage(repo, {"calc.py": CALC + "\n# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.json["regressions"] == [] and proc.exit_code == 3, proc.markdown
+
+
 def test_a_test_failing_on_both_sides_by_another_cause_is_a_question(tmp_path):
     repo = _project(tmp_path, {"calc.py": BROKEN_ADD})
     stage(repo, {"calc.py": BROKEN_ADD.replace("return a - b", "return a + None")})
