@@ -190,16 +190,15 @@ def in_run(run: Run | None, test: str) -> Seen:
 
 def _instances(outcomes: Mapping[str, str], test: str) -> Seen | None:
     """A test function's id where the run gave it parameters (`test_x[one]`, `test_x[two]`):
-    failed where one failed, passed where all passed, else nothing said. A change that takes a
-    fixture's parameters away makes `test_x` error where the base ran its instances."""
+    passed where one passed (the function ran and passed there), failed where every one failed,
+    else nothing said. A change that takes a fixture's parameters away makes `test_x` error
+    where the base ran its instances."""
     prefix = test + "["
     found = [o for t, o in outcomes.items() if t.startswith(prefix)]
-    if not found:
-        return None
-    if any(o in ("failed", "error") for o in found):
-        return "failed"
-    if all(o == "passed" for o in found):
+    if any(o in ("passed", "xpassed") for o in found):
         return "passed"
+    if found and all(o in ("failed", "error") for o in found):
+        return "failed"
     return None
 
 

@@ -85,10 +85,14 @@ def tests_only(
 
 
 def imported(
-    repo: pygit2.Repository, head: pygit2.Tree, base: pygit2.Tree, paths: list[str]
+    repo: pygit2.Repository,
+    head: pygit2.Tree,
+    base: pygit2.Tree,
+    paths: list[str],
+    counts: Callable[[str], bool] = lambda importer: True,
 ) -> set[str]:
-    """Those of ``paths`` (Python files) that another Python file imports, on the change or on
-    the base (all of them where a tree has too many files to read)."""
+    """Those of ``paths`` (Python files) that another Python file (one ``counts``) imports, on
+    the change or on the base (all of them where a tree has too many files to read)."""
     targets = {p for p in paths if p.endswith(".py")}
     if not targets:
         return set()
@@ -97,7 +101,8 @@ def imported(
         files = _python_files(repo, tree)
         if files is None:
             return targets
-        out |= {t for t, importers in _importers(repo, files, targets).items() if importers}
+        found = _importers(repo, files, targets)
+        out |= {t for t, importers in found.items() if any(map(counts, importers))}
     return out
 
 
@@ -131,7 +136,11 @@ def _in_public_package(path: str, files: dict[str, pygit2.Oid]) -> bool:
     return False
 
 
-_SETUP_NAME = re.compile(rb"""\bname\s*=\s*["']([\w.-]+)["']""")
+_SETUP_NAME = re.compile(
+    rb"""^\s*name\s*=\s*["']?([\w.-]+)["']?\s*(?:#.*)?$"""  # setup.cfg, pyproject.toml
+    rb"""|\bname\s*=\s*["']([\w.-]+)["']""",  # setup.py's setup(name="...")
+    re.MULTILINE,
+)
 
 
 def _project_names(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
@@ -143,9 +152,10 @@ def _project_names(repo: pygit2.Repository, tree: pygit2.Tree) -> set[str]:
         except KeyError:
             continue
         if entry.type_str == "blob":
-            found = _SETUP_NAME.search(blob_at(repo, entry.id).data)
-            if found:
-                out.add(found[1].decode().lower().replace("-", "_").replace(".", "_"))
+            for found in _SETUP_NAME.finditer(blob_at(repo, entry.id).data):
+                name = (found[1] or found[2]).decode().lower()
+                # `testing.postgresql` is imported as `testing`: every form the name may take
+                out |= {name.replace("-", "_").replace(".", "_"), re.split(r"[.-]", name)[0]}
     return out
 
 

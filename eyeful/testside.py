@@ -124,7 +124,13 @@ def side_paths(
         and not any(p.startswith(d + "/") for d in dirs)
     ]  # fmt: skip
     if by_name:
-        code = imported(repo, head_tree, tree_at(repo, base), by_name)
+        # Another test module by its name alone importing it (`from pkg.test_a import CASES`)
+        # keeps it the tests'; code, or a test in a test directory, importing it does not.
+        def counts(importer: str) -> bool:
+            in_dirs = any(importer.startswith(d + "/") for d in dirs)
+            return in_dirs or not _TEST_MODULE.fullmatch(PurePosixPath(importer).name)
+
+        code = imported(repo, head_tree, tree_at(repo, base), by_name, counts)
         side = [p for p in side if p not in code]
     side += [p for p in touched if _config(repo, base, head, p) is not None]
     for path in sorted(set(documented) & set(touched) - set(side)):

@@ -223,25 +223,19 @@ def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -
     passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
     missing = [t for t in passed if t not in collected]
     # A function the change runs under other ids (parametrized, its ids renamed) has not gone:
-    # unless it ran fewer of them than the base passed and skips the rest (ids renamed to hide).
-    ran: dict[str, int] = {}
+    # unless it holds back (skips, xfails) ids the base did not have (ids renamed to hide).
+    ran: set[str] = set()
     held: set[str] = set()
+    known = hint.tests or {}
     for test, outcome in (change.tests or {}).items():
-        if outcome in _HELD:
+        if outcome not in _HELD:
+            ran.add(_function(test))
+        elif test not in known:
             held.add(_function(test))
-        else:
-            ran[_function(test)] = ran.get(_function(test), 0) + 1
-    before: dict[str, int] = {}
-    for test in passed:
-        before[_function(test)] = before.get(_function(test), 0) + 1
     return {
         t: _NOT_COLLECTED
         for t in missing
-        if on_head(t)
-        and (
-            _function(t) not in ran
-            or (_function(t) in held and ran[_function(t)] < before[_function(t)])
-        )
+        if on_head(t) and (_function(t) not in ran or _function(t) in held)
     }
 
 

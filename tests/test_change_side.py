@@ -1020,7 +1020,7 @@ def test_code_named_as_tests_that_other_code_imports_stays_the_code(tmp_path, ca
     assert code == 1
 
 
-@pytest.mark.parametrize("named", [False, True])
+@pytest.mark.parametrize("named", [False, "pyproject", "setup.cfg"])
 def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
     """The project is a library called `testfixtures` (or `testtools`): its package's name says
     tests, and only tests import it; taken for a test helper, its break was pre-existing."""
@@ -1029,10 +1029,11 @@ def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
              "tests/test_compare.py": (
                  "from testfixtures import compare\n\n\ndef test_equal():\n"
                  "    assert compare(1, 1)\n")}  # fmt: skip
-    if named:  # beside other code: the distribution's name says which package is the project
-        files["calc.py"] = CALC
+    if named == "pyproject":  # beside other code: the distribution's name says which is it
         files["pyproject.toml"] = "[project]\nname = 'testfixtures'\nversion = '1'\n\n"
         files["pyproject.toml"] += eyeful_config()
+    elif named == "setup.cfg":  # its name unquoted
+        files["setup.cfg"] = "[metadata]\nname = testfixtures\n"
     repo = _calc_repo(tmp_path, files)
     if not named:
         git(repo, "rm", "-q", "calc.py", "tests/test_add.py")
@@ -1055,6 +1056,26 @@ def test_a_public_testing_module_beside_a_root_conftest_stays_the_code(tmp_path)
     code, report = _review(repo)
     assert _kinds(report).get("tests/test_total.py::test_total") == "regression", report
     assert code == 1
+
+
+def test_a_test_module_another_test_module_imports_is_still_the_tests(tmp_path):
+    """`pkg/test_b.py` imports CASES from `pkg/test_a.py`: a test module imported by another
+    test module is not code, and the change that made test_a stricter is no regression."""
+    test_a = (
+        "from pkg.calc import add\n\nCASES = [(1, 2, 3)]\n\n\n"
+        "def test_add():\n    assert add(-1, 2) == 1\n"
+    )
+    test_b = (
+        "from pkg.calc import add\nfrom pkg.test_a import CASES\n\n\n"
+        "def test_cases():\n    for a, b, total in CASES:\n        assert add(a, b) == total\n"
+    )
+    repo = _calc_repo(tmp_path, {"pkg/__init__.py": "", "pkg/calc.py": OLD_BUG,
+                                 "pkg/test_a.py": test_a.replace("add(-1, 2) == 1", "True"),
+                                 "pkg/test_b.py": test_b})  # fmt: skip
+    stage(repo, {"pkg/test_a.py": test_a})
+    code, report = _review(repo)
+    assert _kinds(report) == {"pkg/test_a.py::test_add": "pre_existing"}, report
+    assert code == 0
 
 
 POLLUTES = "import registry\n\n\ndef test_override():\n    registry.HANDLERS['double'] = 3\n"

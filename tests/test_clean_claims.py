@@ -431,6 +431,24 @@ def test_a_test_parametrized_anew_is_clean(tmp_path):
     assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
 
 
+def test_a_case_renamed_and_skipped_beside_a_new_one_is_a_question(tmp_path):
+    """The code renames the case `a` to `a2` and makes it skip, and adds a case `c` that passes:
+    as many ran as the base passed, and the base's `test_x[a]` was not asked about (clean)."""
+    cases = "CASES = {'a': 1}\n\n\ndef supported(v):\n    return True\n"
+    tests = (
+        "import pytest\n\nimport cases\n\n\n"
+        "@pytest.mark.parametrize('v', list(cases.CASES.values()), ids=list(cases.CASES))\n"
+        "def test_x(v):\n    if not cases.supported(v):\n        pytest.skip('unsupported')\n"
+        "    assert v > 0\n"
+    )
+    repo = _project(tmp_path, {"cases.py": cases, "tests/test_x.py": tests})
+    renamed = "CASES = {'a2': 1, 'c': 2}\n\n\ndef supported(v):\n    return v != 1\n"
+    stage(repo, {"cases.py": renamed})
+    proc = review(repo, format="json")
+    assert ("tests/test_x.py::test_x[a]", "newly_skipped") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_new_skipped_parametrize_case_is_clean(tmp_path):
     repo = _project(tmp_path, {"tests/test_params.py": PARAMS})
     more = PARAMS.replace(
@@ -676,12 +694,21 @@ PLUGIN_FIXTURE = (
 USES_NUM = "from calc import add\n\n\ndef test_double(num):\n    assert add(num, num) == 2 * num\n"
 
 
-def test_a_test_whose_parameters_the_change_took_away_is_a_regression(tmp_path):
+@pytest.mark.parametrize("two", ["passes", "fails", "skips"])
+def test_a_test_whose_parameters_the_change_took_away_is_a_regression(tmp_path, two):
     """The project's plugin module renames the parametrized fixture a test uses: the test errors
     as `test_double` on the change, where the base ran `test_double[one]` and `[two]`: it was
-    "new" (exit 0). A function's id on a run that gave it parameters is all of them."""
+    "new" (exit 0). A function's id on a run that gave it parameters is all of them: one that
+    passed there is the function passing, whatever the others did."""
     conftest = 'pytest_plugins = ["calc_plugin"]\n'
-    repo = _project(tmp_path, {"calc_plugin.py": PLUGIN_FIXTURE, "tests/test_num.py": USES_NUM,
+    uses = USES_NUM
+    if two == "fails":
+        uses = USES_NUM.replace("== 2 * num", "== 2 * num and num != 2")
+    elif two == "skips":
+        uses = "import pytest\n\n" + USES_NUM.replace(
+            "    assert", "    if num == 2:\n        pytest.skip('two')\n    assert"
+        )
+    repo = _project(tmp_path, {"calc_plugin.py": PLUGIN_FIXTURE, "tests/test_num.py": uses,
                                "tests/conftest.py": conftest})  # fmt: skip
     stage(repo, {"calc_plugin.py": PLUGIN_FIXTURE.replace("def num", "def number")})
     proc = review(repo, format="json")
