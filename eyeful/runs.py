@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import shutil
 import tempfile
 import threading
@@ -205,11 +206,21 @@ def _ids_in_your_tree(run: Run, worktree: Path, root: Path) -> None:
 
 def _in_worktree(command: str | IdCommand, pool: WorktreePool, worktree: Path) -> str | IdCommand:
     """A command's ids read from a run (in your tree's terms: :func:`_ids_in_your_tree`) as the
-    worktree it runs in names them (an id naming one of eyeful's worktrees is left as it is)."""
+    worktree it runs in names them: your tree's path where a path of the checkout follows it (a
+    route `/app/users` that only starts like your tree's path is left as it is, and so is an id
+    naming one of eyeful's worktrees)."""
     yours, ours = str(pool.paths.root), str(pool.root)
     if not isinstance(command, IdCommand) or not any(yours in a for a in command.args):
         return command
-    args = tuple(a if ours in a else a.replace(yours, str(worktree)) for a in command.args)
+    at = re.compile(re.escape(yours) + r"(?=/|$|[\]\-,])(/[^\[\],\s]*)?")
+
+    def local(found: re.Match[str]) -> str:
+        rest = found[1] or ""
+        if rest and not (worktree / rest.lstrip("/")).exists():
+            return found[0]
+        return str(worktree) + rest
+
+    args = tuple(a if ours in a else at.sub(local, a) for a in command.args)
     return dataclasses.replace(command, args=args)
 
 

@@ -676,6 +676,25 @@ def test_ids_holding_the_checkouts_path_are_confirmed_in_any_worktree(broken):
         _review_data(Path(where), files, broken)
 
 
+def test_ids_that_only_start_like_your_trees_path_are_left_as_they_are():
+    """Routes that start with the repository's path (an app served from where it lives): ids
+    holding them were rewritten to the worktree's path, found no test, and a regression ended
+    undetermined (exit 3)."""
+    with tempfile.TemporaryDirectory(prefix="eyeful-ids-") as where:
+        root = Path(where) / "repo"
+        routes = (
+            "import pytest\n\nfrom calc import add\n\n\n"
+            f"@pytest.mark.parametrize('route', {[str(root / 'users'), str(root / 'items')]!r})\n"
+            "def test_route(route):\n    assert add(len(route), 1) == len(route) + 1\n"
+        )
+        repo = _project(Path(where), {"tests/test_routes.py": routes})
+        stage(repo, {"calc.py": BROKEN_ADD})
+        proc = review(repo, format="json")
+        test = f"tests/test_routes.py::test_route[{root}/users]"
+        assert (test, "regression") in _kinds(proc.json), proc.markdown
+        assert proc.exit_code == 1, proc.markdown
+
+
 def _review_data(tmp_path: Path, files: dict[str, str], broken: bool) -> None:
     repo = _project(tmp_path, files, extra="reruns = 3")
     stage(repo, {"calc.py": BROKEN_ADD.replace("a - b", "a + b + (a == 2)") if broken
