@@ -36,7 +36,7 @@ from eyeful.regressions import (
 )
 from eyeful.regressions import notes as regression_notes
 from eyeful.report import Report, SideInfo, add_reruns
-from eyeful.runs import Progress, Run, Runner, Silent, setup_key
+from eyeful.runs import Progress, Run, Runner, Silent, setup_key, suite_run
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
@@ -92,10 +92,6 @@ def read_in_tree(repo: pygit2.Repository, tree: str, path: str) -> str | None:
     if entry is None or entry.type_str != "blob":
         return None
     return blob_at(repo, entry.id).data.decode("utf-8", errors="replace")
-
-
-def _test_run(runs: list[Run]) -> Run | None:
-    return runs[-1] if runs and runs[-1].name == "test" else None
 
 
 _READ_FROM_TEXT = (
@@ -240,7 +236,7 @@ def _regressions(
     progress.phase("running the tests on the change")
     change_runs = _change_suite(request, repo, report, runner)
     report.runs += change_runs
-    change = _test_run(change_runs)
+    change = suite_run(change_runs)
     if change is None:
         why = "setup failed on the change"
         report.note(f"{why}, so no test ran (see its output in the runs)", unverified=True)
@@ -302,7 +298,7 @@ def _conftest_broken(
     fresh = parallel_map(lambda s: runner.suite(s[0], s[1], live=True), sides, request.jobs)
     for batch in fresh:
         report.runs += batch
-    runs = [r for batch in fresh if (r := _test_run(batch)) is not None]
+    runs = [r for batch in fresh if (r := suite_run(batch)) is not None]
     on_change = [change, *[r for r in runs if r.side == "change"]]
     on_base = [r for r in runs if r.side == "base"]
     if len(on_base) < reruns or any(r.status != "PASSED" for r in on_base):
@@ -372,11 +368,11 @@ def _against_base(
             )  # fmt: skip
         base_runs = runner.suite(tested, "base", live=True)  # it decides: never cached
         report.runs += base_runs
-        failures, texts = compare(change, _test_run(base_runs), repo, snap)
+        failures, texts = compare(change, suite_run(base_runs), repo, snap)
         notes = [(t, any(f.kind == "undetermined" for f in failures)) for t in texts]
         if [f.test for f in failures if f.kind == "unconfirmed"] == [SUITE]:
             progress.phase("the suite fails on the change and passes on the base: running again")
-            base = _test_run(base_runs)
+            base = suite_run(base_runs)
             failures = _confirm_suite(runner, snap, tested, change, base, report, request)
     why = runner.alone.why_none() if runner.alone.how() is None else None
     return failures, notes + regression_notes(failures, why)
@@ -402,7 +398,7 @@ def _confirm_suite(
     for batch in fresh:
         report.runs += batch
     runs = [r for r in [change, base] if r is not None and not r.cached]
-    runs += [r for batch in fresh if (r := _test_run(batch)) is not None]
+    runs += [r for batch in fresh if (r := suite_run(batch)) is not None]
     return [suite_failure(change, [r for r in runs if r.side == "change"],
                           [r for r in runs if r.side == "base"])]  # fmt: skip
 

@@ -224,6 +224,12 @@ def _in_worktree(command: str | IdCommand, pool: WorktreePool, worktree: Path) -
     return dataclasses.replace(command, args=args)
 
 
+def suite_run(runs: list[Run]) -> Run | None:
+    """The test command's run among what :meth:`Runner.suite` returned (it comes last; setup
+    alone where setup failed)."""
+    return runs[-1] if runs and runs[-1].name == "test" else None
+
+
 def _cached_run(side: str) -> Callable[[dict[str, Any]], Run]:
     """Reads a cached run record as a run on ``side``."""
     return lambda entry: Run.model_validate({**entry, "side": side, "cached": True})

@@ -25,7 +25,7 @@ from eyeful.evidence import FAILING
 from eyeful.focus import passable
 from eyeful.regressions import exists_in_tree, in_run, names, newly_skipped
 from eyeful.report import Report
-from eyeful.runs import Run, Runner
+from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
 from eyeful.testside import collection_changed
 
@@ -115,7 +115,7 @@ def _base_suite(runner: Runner, base: str, report: Report) -> Run | None:
     """The base's suite (its code and its tests), to compare the change's collection with."""
     runs = runner.suite(base, "base")
     report.runs += runs
-    suite = runs[-1] if runs and runs[-1].name == "test" else None
+    suite = suite_run(runs)
     return None if suite is None or suite.status == "ERROR" else suite
 
 
@@ -299,7 +299,7 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
         return  # a cached suite run already kept those it skipped out (skipped_on_change)
     runs = runner.suite(base_tree, "base", live=True)
     out.runs += runs
-    suite = runs[-1] if runs and runs[-1].name == "test" else None
+    suite = suite_run(runs)
     if suite is None or suite.status == "ERROR":
         return
     for test in [t for t in out.passed_on_base if (suite.tests or {}).get(t) in _NOT_RUN]:
