@@ -3,11 +3,12 @@
 A module's import runs its top-level code: module-level statements, class bodies, a function's
 decorators, default values, annotations and docstring, and the body of every function that code
 calls. The map's full run says which functions ran outside any test, at an import (by their
-first lines, on the map's tree). A change whose lines (on either side: what it took out, what it
-wrote) all lie in the bodies of other functions (but their ``yield`` lines: a generator
-function is another kind of function at import), or hold no code (blank lines, comments between
-statements), leaves the import as it was: a test whose imports only pass through a package that
-imports the file (eyeful/affected.py) sees none of it. Anything else, and a file that does not
+first lines, on the map's tree; :data:`ANY_FUNCTION` where it could not see which). A change
+whose lines (on either side: what it took out, what it wrote) all lie in the bodies of other
+functions (but their ``yield`` lines: a generator function is another kind of function at
+import), or hold no code (blank lines, comments between statements), leaves the import as it
+was: a test whose imports only pass through a package that imports the file
+(eyeful/affected.py) sees none of it. Anything else, and a file that does not
 parse or whose coding declaration changed, may change every import of it.
 """
 
@@ -22,7 +23,11 @@ import pygit2
 
 from eyeful.snapshot import regular_file, tree_at
 
-__all__ = ["at_import"]
+__all__ = ["ANY_FUNCTION", "at_import"]
+
+ANY_FUNCTION = -1
+"""Among a file's first lines: its code ran at an import unwatched (run by ``exec``, compiled
+by pytest), so any of its functions may have."""
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -58,7 +63,10 @@ def at_import(
             ran = {name for module in (old_module, new_module) for name, _ in _functions(module)}
         else:
             first = set(called.get(path, ()))
-            ran = {name for name, node in _functions(old_module) if _first_line(node) in first}
+            every = ANY_FUNCTION in first
+            ran = {
+                name for name, node in _functions(old_module) if every or _first_line(node) in first
+            }
         if _runs(old_module, ran) & removed or _runs(new_module, ran) & written:
             found.add(path)
     return found

@@ -504,7 +504,10 @@ class Runner:
             assert how is not None, "callers check that tests can run on their own"
             commands = list(how.commands(only))
             key = cache_key(suite=key, only=only)
-        reach = self.maps and only is None and extra is None and is_pytest_command(command)
+        # the map is recorded by a suite's first run on a tree, never by a confirmation's
+        reach = (
+            self.maps and not live and only is None and extra is None and is_pytest_command(command)
+        )
         hit = None if live else self.cache.get("runs", key, _cached_run(side))
         if hit is not None and reach and not self._mapped(tree, command):
             hit = None  # cached by a review that recorded no map: this one runs it for the map

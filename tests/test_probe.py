@@ -254,6 +254,7 @@ def test_the_probe_ships_in_the_package_alone():
         "eyeful_probe_cov.py",
         "eyeful_probe_deps.py",
         "eyeful_probe_main.py",
+        "eyeful_probe_marks.py",
         "eyeful_probe_watch.py",
     ]
     # stdlib and pytest only (and its own watchers): it runs in the project's own environment
@@ -261,7 +262,8 @@ def test_the_probe_ships_in_the_package_alone():
                           ("eyeful_probe_main.py", {"pytest", "eyeful_probe_cov",
                                                     "eyeful_probe_deps", "eyeful_probe_watch"}),
                           ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_deps",
-                                                   "eyeful_probe_watch"}),
+                                                   "eyeful_probe_watch", "eyeful_probe_marks"}),
+                          ("eyeful_probe_marks.py", {"eyeful_probe_deps", "eyeful_probe_watch"}),
                           ("eyeful_probe_watch.py", {"eyeful_probe_deps"}),
                           ("eyeful_probe_deps.py", set())):  # fmt: skip
         text = (probe / name).read_text("utf-8")

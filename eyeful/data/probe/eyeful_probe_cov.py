@@ -2,9 +2,10 @@
 from, and where pytest ran. PYTEST_DONT_REWRITE
 
 eyeful's own watch (:class:`eyeful_probe_watch.Reach`) uses ``sys.monitoring`` with a tool id of
-its own on Python 3.12+, beside any coverage tool. Before 3.12 it is a ``sys.settrace`` tracer, and
-coverage.py (pytest-cov's ``--cov``, ``coverage run -m pytest``) puts its own tracer in that place:
-then the map is taken from coverage.py itself (:class:`CoverageReach`). Each test, and each test
+its own on Python 3.12+, beside any coverage tool. Before 3.12 it is marks compiled into the
+repository's code (eyeful_probe_marks.py), unless coverage.py (pytest-cov's ``--cov``, ``coverage
+run -m pytest``) measures as the run starts: then the map is taken from coverage.py itself
+(:class:`CoverageReach`). Each test, and each test
 module's collection, gets a dynamic context of coverage's (``Coverage.switch_context``), and at
 the end of the test loop, before pytest-cov stops, saves and combines its data, coverage's data
 says which files ran in each context (``CoverageData.contexts_by_lineno``). What coverage does not
@@ -18,10 +19,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Generator, Iterable
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 from eyeful_probe_deps import Sight  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_marks import MarkedReach  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside it
 
 TEST = "eyeful-test:"
@@ -30,19 +32,17 @@ MODULE = "eyeful-module:"
 _COV_PHASES = ("|setup", "|run", "|teardown")
 
 
-class _Holder(Protocol):
-    reach: Reach | None
-
-
-def watch(config: pytest.Config, root: str, holder: _Holder) -> Reach:
-    """The map's watch for this process: coverage.py's data where coverage measures it and
-    eyeful's tracer cannot run beside it, else eyeful's own. A coverage that starts later (a
-    plugin's or a conftest's, at the session's start) takes over then."""
+def watch(config: pytest.Config, root: str) -> Reach:
+    """The map's watch for this process: before Python 3.12, coverage.py's data where coverage
+    measures as the run starts (its tracer is in place), else marks in the repository's code
+    (eyeful_probe_marks.py: a coverage that starts later measures beside them); from 3.12,
+    eyeful's own ``sys.monitoring`` tool."""
     if getattr(sys, "monitoring", None) is None:
         cov = _measuring()
         if cov is not None:
             return CoverageReach.start(root, cov, config, set())
-        config.pluginmanager.register(_Later(root, holder), "eyeful_probe_cov_later")
+        marks: Reach = MarkedReach.start(root)
+        return marks
     reach: Reach = Reach.start(root)
     return reach
 
@@ -58,31 +58,6 @@ def _measuring() -> Any | None:  # noqa: ANN401  (coverage.Coverage, not importe
     if cov is None or not hasattr(cov, "switch_context") or not hasattr(cov, "get_data"):
         return None  # not measuring, or a coverage.py older than 5.0 (no contexts)
     return cov
-
-
-class _Later:
-    """A coverage that started after eyeful's tracer, at the session's start, took the tracer's
-    place: its data gives the map from then on, with the files eyeful's tracer saw before it
-    (conftest files, plugins: the session's)."""
-
-    def __init__(self, root: str, holder: _Holder) -> None:
-        self.root = root
-        self.holder = holder
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        try:
-            before = self.holder.reach
-            cov = _measuring()
-            if cov is None or before is None or before.why is not None:
-                return
-            # Coverage's start put its tracer in place of eyeful's (sys.settrace and
-            # threading.settrace): nothing of eyeful's is left to remove.
-            self.holder.reach = CoverageReach.start(
-                self.root, cov, session.config, before.session, before.sight
-            )
-        except Exception:  # never stop the run; the map then says what it could not watch
-            return
 
 
 class CoverageReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (beside it)

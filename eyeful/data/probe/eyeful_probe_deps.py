@@ -185,6 +185,7 @@ class Sight:
     def fixture_begin(self, fixturedef: object) -> set[str]:
         """A fixture's setup starts: what runs now is its own (and the test's)."""
         reach = self.reach
+        reach.flush()  # what ran before the setup: not the fixture's
         saved: set[str] = reach.current
         reach.current = set()
         func = getattr(fixturedef, "func", None)
@@ -202,6 +203,7 @@ class Sight:
 
     def fixture_end(self, fixturedef: object, saved: set[str]) -> None:
         reach = self.reach
+        reach.flush()
         files: set[str] = reach.current
         kept = self.fixtures.setdefault(id(fixturedef), (fixturedef, set()))[1]
         kept |= files

@@ -190,7 +190,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
             Imports.cache_file = env.get(_IMPORTS_VAR)
-            probe.reach = watch(config, env[_MAP_VAR], probe)
+            probe.reach = watch(config, env[_MAP_VAR])
             if getattr(probe.reach, "sight", None) is not None:
                 config.pluginmanager.register(_Fixtures(probe.reach), "eyeful_probe_fixtures")
         if confined:
@@ -268,6 +268,21 @@ def _fixtures_of(item: pytest.Item) -> list[object]:
     """The fixture definitions a test uses (each name's, overridden ones included)."""
     defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", None) or {}
     return [d for name in getattr(item, "fixturenames", ()) for d in defs.get(name, ())]
+
+
+def _own_file(item: pytest.Item) -> str | None:
+    """The file of a test's function (a decorator's wrapper undone), else of the test item."""
+    function = getattr(item, "function", None)
+    for _ in range(5):
+        wrapped = getattr(function, "__wrapped__", None)
+        if wrapped is None:
+            break
+        function = wrapped
+    name = getattr(getattr(function, "__code__", None), "co_filename", None)
+    if isinstance(name, str):
+        return name
+    path = getattr(item, "path", None)
+    return str(path) if path is not None else None
 
 
 def _plugin_files(config: pytest.Config) -> list[str]:
@@ -716,7 +731,7 @@ class _Probe:
             tracer.active = True
         if reach is not None:
             try:
-                reach.begin_test()
+                reach.begin_test(_own_file(item))
             except Exception as error:
                 self._internal_error("pytest_runtest_protocol", error)
         try:

@@ -551,10 +551,13 @@ class Reach:
         files, self.current = self.current, self.session
         return self.relative(files)
 
-    def begin_test(self) -> None:
-        """A test starts: its own files from now, the tracer put back if an earlier test removed
-        it (its absence is that test's, seen when it ended)."""
+    def begin_test(self, own: str | None = None) -> None:
+        """A test starts: its own files from now (``own``: its function's, which a watch that
+        sees only the repository's modules may not see run), the tracer put back if an earlier
+        test removed it (its absence is that test's, seen when it ended)."""
         self.begin()
+        if own:
+            self.current.add(own)
         self.testing = self.tested = True
         if self.sight is not None:
             self.sight.begin_test()
@@ -651,13 +654,7 @@ class Reach:
         (``imports``, ``parents``: eyeful_probe_deps.Sight)."""
         if self.why is not None:
             return {"t": "reached", "id": None, "files": None, "why": self.why}
-        if self.tool is not None:
-            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
-            monitoring.set_events(self.tool, 0)
-            monitoring.free_tool_id(self.tool)
-        else:
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+        self.stop_watching()
         line: dict[str, Any] = {"t": "reached", "id": None, "files": self.relative(self.session)}
         by_file: dict[str, set[int]] = {}
         for path, first in self.at_import:
@@ -667,6 +664,20 @@ class Reach:
             if (rel := self.relative({path}))
         }  # fmt: skip
         return self.with_graph(line)
+
+    def stop_watching(self) -> None:
+        """The watch taken away (the session has ended)."""
+        if self.tool is not None:
+            monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
+            monitoring.set_events(self.tool, 0)
+            monitoring.free_tool_id(self.tool)
+        else:
+            sys.settrace(None)
+            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
+
+    def flush(self) -> None:
+        """What ran so far counted to what runs now (:attr:`current`): a tracer counts it as it
+        runs; a watch that collects first (eyeful_probe_marks.MarkedReach) gives it here."""
 
     def with_graph(self, line: dict[str, Any]) -> dict[str, Any]:
         """The session's line with the import graph (``imports``, ``parents``), where
