@@ -39,10 +39,10 @@ class Sight:
     """What the map adds to the code a test ran (eyeful_probe_watch.Reach): the repository
     files opened (any type), compiled or executed (``exec``) while it ran, and the modules
     loaded by name (``importlib.import_module``, a module imported before included); the files
-    reached while each fixture was set up, for every test that uses it; a child process, or the
-    tracer removed or replaced, marks the test (:data:`EVERYTHING`). A file opened, compiled or
-    run while a repository module was imported becomes an edge of the import graph: what that
-    module's import loads."""
+    reached while each fixture was set up, for every test that uses it; a child process (and,
+    from 3.12, the monitoring tool taken away: eyeful_probe_watch.Reach) marks the test
+    (:data:`EVERYTHING`). A file opened, compiled or run while a repository module was imported
+    becomes an edge of the import graph: what that module's import loads."""
 
     def __init__(self, reach: Any) -> None:  # noqa: ANN401  (eyeful_probe_watch.Reach)
         self.reach = reach
@@ -90,25 +90,8 @@ class Sight:
                 return
             elif event in _CHILD:
                 self.reach.current.add(EVERYTHING + "it started a child process")
-            elif event == "sys.settrace" and self._not_ours():  # the event has no arguments
-                self.reach.current.add(EVERYTHING + "the tracer was removed or replaced")
         except Exception:  # an audit hook must never break the code it watches
             return
-
-    def _not_ours(self) -> bool:
-        """Whether a ``sys.settrace`` call may set another tracer than the map's (set before
-        3.12 only; even one put back by the end of the test left code untraced meanwhile):
-        neither the map's own, nor a new thread's start putting the map's on (threading's
-        ``settrace`` hook)."""
-        call = self.reach.call
-        if call is None or self.reach.own:
-            return False
-        caller = sys._getframe(2)  # this, _audit, the code that called sys.settrace
-        return not (
-            caller.f_globals.get("__name__") == "threading"
-            and caller.f_code.co_name == "_bootstrap_inner"
-            and getattr(sys.modules.get("threading"), "_trace_hook", None) is self.reach.threads
-        )
 
     def begin_test(self) -> None:
         """multiprocessing's spawn starts a child with no audit event, and a forkserver's child

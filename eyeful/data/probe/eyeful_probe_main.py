@@ -51,8 +51,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
 - ``reached``: with EYEFUL_PROBE_MAP naming the repository's root: the files under it whose
   code ran, or that were opened, compiled, executed or imported by name (relative, ``/``), by
   test (``id``; with those its fixtures reached, whichever test set them up; ``all``: why its
-  run cannot be traced, a child process or the tracer removed or replaced), by test module
-  while it was collected (``module``), and at the finish the rest of the session's (``id``
+  run cannot be traced, a child process, or from 3.12 the monitoring tool taken away), by test
+  module while it was collected (``module``), and at the finish the rest of the session's (``id``
   null; ``files`` null with ``why`` when it could not watch; ``rootdir`` and ``started``, where
   pytest's ids and its arguments' paths start, relative to the root; ``imports``, the import
   graph of the repository's files ({file: [file, ...]}: eyeful_probe_deps.py), and

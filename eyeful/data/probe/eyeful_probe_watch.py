@@ -439,7 +439,8 @@ class Walls:
 class Reach:
     """Which files under a root had code of theirs run, by test: only function starts are
     watched (``sys.monitoring`` PY_START, disabled for a code object once seen until the next
-    test, on 3.12+; ``sys.settrace`` call events with no line tracing before), so it is cheap.
+    test, on 3.12+; before, marks compiled into the code: eyeful_probe_marks.MarkedReach), so it
+    is cheap.
     What runs while a test module is collected belongs to that module's tests; what runs outside
     any test or module (conftest files, plugins) to every test. The tracer is put back for each
     test where an earlier one removed it; a test that removed or replaced it is marked (``all``).
@@ -457,64 +458,21 @@ class Reach:
         self.current: set[str] = self.session
         self.tool: int | None = None
         self.why: str | None = None
-        self.call: _TraceFn | None = None  # the trace function (before 3.12), in tests
-        self.importing: _TraceFn | None = None  # the one outside tests
-        self.threads: _TraceFn | None = None  # new threads': either, as a test has begun
         self.started: Callable[..., object] | None = None  # the PY_START callback (3.12+)
         self.testing = False  # a test runs (its setup, call, teardown)
         self.tested = False  # a test has begun
-        self.own = False  # this class sets the tracer itself
         self.sight: Sight | None = None  # what tests could see besides the code they ran
         self.known: dict[str, str | None] = {}  # file names as :meth:`relative` gives them
 
     @classmethod
     def start(cls, root: str) -> Reach:
+        """Python 3.12+ (before, eyeful_probe_marks.MarkedReach or coverage's data)."""
         reach = cls(root)
         if getattr(sys, "monitoring", None) is not None:
             reach._monitor()
-            return reach
-        if sys.gettrace() is not None:
-            reach.why = "another tracer (a debugger, coverage) was on"
-            return reach
-
-        def call(frame: FrameType, event: str, arg: object) -> None:
-            # The module's file, not ``f_code.co_filename``: reading ``f_code`` is an audit
-            # event from 3.11, and the map's audit hook (Sight) would be called for every call.
-            # Code compiled from another file is seen by its ``compile``/``exec`` events.
-            reach.current.add(frame.f_globals.get("__file__") or "<>")
-
-        def importing(frame: FrameType, event: str, arg: object) -> None:
-            # Before the first test (plugins' and conftest files' imports, every test module's
-            # collection), in this thread: also the function's first line (f_lineno at its call
-            # event; not f_code, an audit event). Apart, so that the rest pays nothing for it.
-            name = frame.f_globals.get("__file__") or "<>"
-            reach.current.add(name)
-            first((name, frame.f_lineno))
-
-        def threads(frame: FrameType, event: str, arg: object) -> None:
-            # A thread started at an import (and joined there) runs part of that import.
-            name = frame.f_globals.get("__file__") or "<>"
-            reach.current.add(name)
-            if not reach.tested:
-                first((name, frame.f_lineno))
-
-        first = reach.at_import.add
-        reach.call, reach.importing, reach.threads = call, importing, threads
-        reach._set_trace(importing, None)
-        reach.sight = Sight.start(reach)
+        else:
+            reach.why = "no sys.monitoring (Python before 3.12)"
         return reach
-
-    def _set_trace(self, to: _TraceFn, instead: _TraceFn | None) -> None:
-        """This thread's trace function ``to`` where it is ``instead`` or gone (an earlier test
-        removed it); new threads' the map's own where theirs is gone."""
-        self.own = True
-        try:
-            if sys.gettrace() in (None, instead):
-                sys.settrace(to)
-            if getattr(threading, "gettrace", lambda: None)() is None:
-                threading.settrace(self.threads)
-        finally:
-            self.own = False
 
     def _monitor(self) -> None:
         """Python 3.12+: PY_START, disabled for each code object once seen (until begin)."""
@@ -561,9 +519,7 @@ class Reach:
         self.testing = self.tested = True
         if self.sight is not None:
             self.sight.begin_test()
-        if self.call is not None:
-            self._set_trace(self.call, self.importing)
-        elif self.tool is not None and self.started is not None:
+        if self.tool is not None and self.started is not None:
             monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
             if monitoring.get_tool(self.tool) is None:
                 with contextlib.suppress(ValueError):
@@ -594,12 +550,7 @@ class Reach:
 
     def _untraced(self) -> str | None:
         """Why the tracer did not see all the test ran: removed or replaced."""
-        if self.call is not None:
-            gettrace: Any = getattr(threading, "gettrace", None)  # 3.10+
-            thread = gettrace() if gettrace is not None else self.threads
-            if sys.gettrace() is not self.call or thread is not self.threads:
-                return "the tracer was removed or replaced"
-        elif self.tool is not None:
+        if self.tool is not None:
             monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
             if monitoring.get_tool(self.tool) != "eyeful" or not (
                 monitoring.get_events(self.tool) & monitoring.events.PY_START
@@ -671,9 +622,6 @@ class Reach:
             monitoring: Any = getattr(sys, "monitoring")  # noqa: B009
             monitoring.set_events(self.tool, 0)
             monitoring.free_tool_id(self.tool)
-        else:
-            sys.settrace(None)
-            threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
 
     def flush(self) -> None:
         """What ran so far counted to what runs now (:attr:`current`): a tracer counts it as it
