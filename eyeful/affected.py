@@ -34,7 +34,7 @@ from pydantic import Field
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config, setup_input
-from eyeful.importtime import at_import
+from eyeful.importtime import ANY_FUNCTION, at_import
 from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace, Reached
 from eyeful.results import is_pytest_command
@@ -308,13 +308,17 @@ def _seeing(known: Map, changed: list[str], at_import: set[str]) -> tuple[set[st
 
 def _called(known: Map) -> dict[str, list[int]] | None:
     """The first lines of the functions run at an import, by file, each file's also under
-    every file it reads (the map records what a file runs by ``exec`` as the runner's)."""
+    every file it reads (a tracer that named a function's file by its module's globals recorded
+    what a file runs by ``exec`` as the runner's); a file whose code ran unwatched
+    (:data:`ANY_FUNCTION`: pytest's rewritten test modules among them) says nothing of the
+    files it imports, which their own entries say."""
     if known.at_import is None:
         return None
     called = {path: list(lines) for path, lines in known.at_import.items()}
     for reader, found in known.imports.items():
+        lines = [n for n in known.at_import.get(reader, ()) if n != ANY_FUNCTION]
         for path in found:
-            called.setdefault(path, []).extend(known.at_import.get(reader, ()))
+            called.setdefault(path, []).extend(lines)
     return called
 
 
