@@ -1,5 +1,6 @@
-"""The map's marks (before Python 3.12: eyeful/data/probe/eyeful_probe_marks.py): the repository's
-modules compiled with a mark at each function's start instead of a tracer. What they promise:
+"""The map's marks (eyeful/data/probe/eyeful_probe_marks.py, where no coverage tool measures):
+the repository's modules compiled with a mark at each function's start instead of a tracer.
+What they promise:
 the tests see the code as written (docstrings, annotations, line numbers, names, source), nothing
 marked is written to ``__pycache__``, and what ran is known per test, at a function's level, with
 no tracer a test could take away."""
@@ -11,13 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from eyeful.pytest_records import MAP_VAR, plugin_env, read_pytest
-
-pytestmark = pytest.mark.skipif(
-    sys.version_info >= (3, 12), reason="from 3.12 the map is sys.monitoring's, not marks"
-)
 
 CODE = '''# -*- coding: latin-1 -*-
 """The module's docstring: caf\xe9."""
@@ -116,6 +111,12 @@ def test_behaviour_stays():
     assert decorated(4) == 8
     assert Shape().area() == 9
     assert SQUARE(5) == 25
+
+
+def test_code_rebuilt_without_builtins_runs():
+    import types
+
+    assert types.FunctionType(code.documented.__code__, {"__builtins__": {}})(0) == 1
 
 
 def test_the_tracer_taken_away():
@@ -217,7 +218,7 @@ def test_a_module_that_does_not_compile_fails_as_it_would_unmarked(tmp_path: Pat
         assert done.returncode == 1, done.stdout + done.stderr
         assert "SyntaxError" in done.stdout and "pkg/other.py" in done.stdout, done.stdout
         outcomes.append(done.stdout.splitlines()[-1].split(" in ")[0])
-    assert outcomes == ["6 passed, 1 error"] * 2
+    assert outcomes == ["7 passed, 1 error"] * 2
 
 
 def test_a_test_that_reads_bytecode_is_never_a_failure_on_both_sides(tmp_path: Path) -> None:
@@ -282,3 +283,35 @@ def test_marked_code_is_kept_and_a_damaged_keep_changes_no_map(tmp_path: Path) -
     assert maps[1:] == maps[:-1]
     assert written[1] == written[0]  # all of it found kept: nothing new to write
     assert "pkg/code.py" in maps[0][0]["tests/test_code.py::test_behaviour_stays"]
+
+
+def test_code_kept_under_one_optimisation_level_is_not_given_to_another(tmp_path: Path) -> None:
+    """The marked code kept by a run under `-O` (PYTHONOPTIMIZE) has no asserts: a later run
+    without it compiles its own (it was given the kept code, and a broken assert passed)."""
+    from eyeful.pytest_records import IMPORTS_VAR
+
+    root = _project(tmp_path / "repo")
+    (root / "pkg" / "checked.py").write_text(
+        "def checked(x):\n    assert x > 0, 'negative'\n    return x\n", encoding="utf-8"
+    )
+    (root / "tests" / "test_checked.py").write_text(
+        "import pytest\n\nfrom pkg.checked import checked\n\n\ndef test_checked():\n"
+        "    with pytest.raises(AssertionError):\n        checked(-1)\n",
+        encoding="utf-8",
+    )
+    imports = tmp_path / "cache" / "imports.json"
+    imports.parent.mkdir()
+    outcomes = []
+    for optimize in ("1", ""):
+        records = tmp_path / f"records-{optimize}"
+        records.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "EYEFUL_"))}
+        env = {**env, **plugin_env(records, env), MAP_VAR: str(root), IMPORTS_VAR: str(imports)}
+        env["PYTHONOPTIMIZE"] = optimize
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "tests/test_checked.py"],
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        outcomes.append(done.returncode)
+    assert outcomes == [1, 0], outcomes

@@ -1,10 +1,10 @@
 """Where the probe's map of what each test ran (eyeful_probe_main.py's ``reached`` lines) comes
 from, and where pytest ran. PYTEST_DONT_REWRITE
 
-eyeful's own watch (:class:`eyeful_probe_watch.Reach`) uses ``sys.monitoring`` with a tool id of
-its own on Python 3.12+, beside any coverage tool. Before 3.12 it is marks compiled into the
-repository's code (eyeful_probe_marks.py), unless coverage.py (pytest-cov's ``--cov``, ``coverage
-run -m pytest``) measures as the run starts: then the map is taken from coverage.py itself
+eyeful's own watch is marks compiled into the repository's code (eyeful_probe_marks.py). Where
+coverage.py (pytest-cov's ``--cov``, ``coverage run -m pytest``) measures as the run starts, it is
+``sys.monitoring`` with a tool id of its own on Python 3.12+, beside coverage
+(:class:`eyeful_probe_watch.Reach`), and before 3.12 the map is taken from coverage.py itself
 (:class:`CoverageReach`). Each test, and each test
 module's collection, gets a dynamic context of coverage's (``Coverage.switch_context``), and at
 the end of the test loop, before pytest-cov stops, saves and combines its data, coverage's data
@@ -22,7 +22,7 @@ from collections.abc import Generator, Iterable
 from typing import Any
 
 import pytest
-from eyeful_probe_deps import Sight  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import Early, Sight  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_marks import MarkedReach  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside it
 
@@ -33,17 +33,19 @@ _COV_PHASES = ("|setup", "|run", "|teardown")
 
 
 def watch(config: pytest.Config, root: str) -> Reach:
-    """The map's watch for this process: before Python 3.12, coverage.py's data where coverage
-    measures as the run starts (its tracer is in place), else marks in the repository's code
-    (eyeful_probe_marks.py: a coverage that starts later measures beside them); from 3.12,
-    eyeful's own ``sys.monitoring`` tool."""
-    if getattr(sys, "monitoring", None) is None:
-        cov = _measuring()
-        if cov is not None:
-            return CoverageReach.start(root, cov, config, set())
-        marks: Reach = MarkedReach.start(root)
-        return marks
-    reach: Reach = Reach.start(root)
+    """The map's watch for this process: marks in the repository's code (eyeful_probe_marks.py;
+    a coverage that starts later measures beside them), unless coverage.py measures as the run
+    starts: then before Python 3.12 coverage's own data (its tracer is in place), from 3.12
+    eyeful's own ``sys.monitoring`` tool beside it."""
+    early = Early.take()  # what the initial conftest files opened or ran: every test's
+    cov = _measuring()
+    if cov is None:
+        reach: Reach = MarkedReach.start(root)
+    elif getattr(sys, "monitoring", None) is None:
+        return CoverageReach.start(root, cov, config, early)
+    else:
+        reach = Reach.start(root)
+    reach.session |= early
     return reach
 
 

@@ -21,7 +21,7 @@ import os
 import stat
 import sys
 from types import FrameType
-from typing import Any
+from typing import Any, ClassVar
 
 _LOADERS = frozenset({"import_module", "__import__"})
 
@@ -33,6 +33,49 @@ _CHILD = frozenset(
      "os.forkpty"}
 )  # fmt: skip
 _MAX_FRAMES = 300
+
+
+class Early:
+    """The repository files opened, compiled or run (``exec``, ``runpy``) before the map's watch
+    starts (at ``pytest_configure``, after the initial ``conftest.py`` files ran: settings a
+    conftest runs with ``runpy.run_path``, say): what ran then counts for every test. An audit
+    hook from the probe's import on, silent once :meth:`take` is called (one cannot be
+    removed)."""
+
+    files: ClassVar[set[str]] = set()
+    roots: ClassVar[tuple[str, ...]] = ()
+    on: ClassVar[bool] = False
+
+    @classmethod
+    def start(cls, root: str) -> None:
+        cls.roots = tuple({os.path.join(os.path.abspath(root), ""),
+                           os.path.join(os.path.realpath(root), "")})  # fmt: skip
+        cls.on = True
+        sys.addaudithook(cls._audit)
+
+    @classmethod
+    def _audit(cls, event: str, args: tuple[Any, ...]) -> None:
+        if not cls.on or event not in ("open", "exec", "compile"):
+            return
+        try:
+            if event == "exec":
+                path = getattr(args[0], "co_filename", None) if args else None
+            else:
+                path = args[1] if event == "compile" and len(args) > 1 else args[0]
+            if isinstance(path, (bytes, os.PathLike)):
+                path = os.fsdecode(path)
+            if not isinstance(path, str) or not path or path[0] == "<":
+                return
+            full = os.path.abspath(path)
+            if full.startswith(cls.roots) and full.endswith(".py") and os.path.isfile(full):
+                cls.files.add(full)
+        except Exception:  # an audit hook must never break the code it watches
+            return
+
+    @classmethod
+    def take(cls) -> set[str]:
+        cls.on = False
+        return set(cls.files)
 
 
 class Sight:

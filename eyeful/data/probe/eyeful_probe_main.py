@@ -99,7 +99,7 @@ from typing import Any
 
 import pytest
 from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
-from eyeful_probe_deps import Imports  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import Early, Imports  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import (  # type: ignore[import-not-found]  # beside it
     Reach,
     Tracer,
@@ -131,6 +131,8 @@ def _take_environment() -> dict[str, str]:
 
 
 _ENV = _take_environment()
+if _ENV.get(_MAP_VAR) and not _ENV.get(_TRACE_VAR):
+    Early.start(_ENV[_MAP_VAR])  # before the initial conftest files run
 _active: list[object] = []  # the recorder of this process, once registered
 
 MESSAGE_CHARS = 2000  # of each exception's str()

@@ -1,12 +1,14 @@
-# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH120
+# ruff: noqa: PTH100, PTH105, PTH108, PTH118, PTH119, PTH120
 # (os.path, not pathlib: this runs in any project's Python)
-"""The map's watch before Python 3.12 (no ``sys.monitoring``) without a tracer: each repository
-module the import system loads from source is compiled with a mark at the start of every function
-and of the module's body (``__eyeful_marks__[n] = None``: a dictionary store, no call), so
-that the functions that ran are the marks set since the test began. A tracer (``sys.settrace``)
-slows every line of every file, pytest's own included, by a third or more on Python 3.11; a mark
-costs a store in the repository's own functions only, and no test can take it away. Nothing is
-written: the marked code is never kept in ``__pycache__``. Standard library only.
+"""The map's watch without a tracer (but where a coverage tool measures: eyeful_probe_cov.py):
+each repository module the import system loads from source is compiled with a mark at the start
+of every function and of the module's body (``__eyeful_marks__["12:/abs/mod.py"] = None``: a
+dictionary store, no call), so that the functions that ran are the marks set since the test
+began. A tracer (``sys.settrace``) slows every line of every file, pytest's own included, by a
+third or more on Python 3.11, and ``sys.monitoring``'s events, restarted for each test, cost
+3.12 1.1-1.3x; a mark costs a store in the repository's own functions only, and no test can
+take it away. Nothing is written to ``__pycache__``; the marked code is kept in eyeful's cache.
+Standard library only.
 PYTEST_DONT_REWRITE
 """
 
@@ -34,15 +36,14 @@ from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside
 
 ANY_FUNCTION = -1  # eyeful/importtime.py's
 _MAX_KEPT = 256 << 20
-_KEY_PREFIX = b"marks 1:" + importlib.util.MAGIC_NUMBER
+_KEY_PREFIX = b"marks 2:" + importlib.util.MAGIC_NUMBER
 NAME = "__eyeful_marks__"
 """The marks' dictionary, a builtin: found from every module without a name in its namespace."""
 
 
 class _Marker(ast.NodeTransformer):
     """Puts a mark first in the module's body and in every function's (after a docstring, and
-    after ``from __future__`` imports in the module). Not in a lambda's expression, where no
-    ``try`` can guard it: a lambda counts by the import graph of the files that ran."""
+    after ``from __future__`` imports in the module), and in every lambda's expression."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -72,14 +73,11 @@ class _Marker(ast.NodeTransformer):
             value=ast.Constant(value=None),
         )
         # Code run where builtins lack the name (a function rebuilt by value in a child
-        # process, cloudpickle's) runs as written: a try costs nothing where nothing is raised.
+        # process, cloudpickle's; builtins replaced) runs as written: a try costs nothing where
+        # nothing is raised, and a bare except looks up no name.
         guarded = ast.Try(
             body=[store],
-            handlers=[
-                ast.ExceptHandler(
-                    type=ast.Name(id="NameError", ctx=ast.Load()), name=None, body=[ast.Pass()]
-                )
-            ],
+            handlers=[ast.ExceptHandler(type=None, name=None, body=[ast.Pass()])],
             orelse=[],
             finalbody=[],
         )
@@ -98,6 +96,34 @@ class _Marker(ast.NodeTransformer):
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        """``lambda x: (__eyeful_marks__.__setitem__("3:/abs/mod.py", None), x)[1]``: no
+        ``try`` fits in an expression, so where builtins lack the name the lambda raises
+        NameError, in the run that records the map only (its confirmations run unmarked)."""
+        self.generic_visit(node)
+        body = node.body
+        mark = ast.Call(
+            func=ast.Attribute(
+                value=ast.Name(id=NAME, ctx=ast.Load()), attr="__setitem__", ctx=ast.Load()
+            ),
+            args=[ast.Constant(value=f"{node.lineno}:{self.path}"), ast.Constant(value=None)],
+            keywords=[],
+        )
+        pair = ast.Subscript(
+            value=ast.Tuple(elts=[mark, body], ctx=ast.Load()),
+            slice=ast.Constant(value=1),
+            ctx=ast.Load(),
+        )
+        for new in ast.walk(pair):
+            if new is not body and not _inside(new, body):
+                ast.copy_location(new, body)
+        node.body = pair
+        return node
+
+
+def _inside(node: ast.AST, body: ast.AST) -> bool:
+    return any(node is child for child in ast.walk(body))
 
 
 def marked(source: bytes, path: str) -> CodeType:
@@ -125,6 +151,7 @@ class MarkedReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (bes
         self.kept = _Kept(Imports.cache_file)
         self.marked: set[str] = set()  # the files compiled with marks
         self.early: set[str] = set()  # the files reached before the first test
+        self.test_modules: set[str] = set()  # the files of the collected test modules
 
     @classmethod
     def start(cls, root: str) -> MarkedReach:
@@ -174,8 +201,14 @@ class MarkedReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (bes
         marks = self.marks
         if not marks:
             return
-        hit = [mark.partition(":") for mark in marks]
-        marks.clear()
+        # list() takes the keys in one step (a loop over the dictionary while another thread
+        # adds to it would raise); each is taken out alone, so that one added meanwhile stays
+        # for the next flush.
+        keys = list(marks)
+        pop = marks.pop
+        for key in keys:
+            pop(key, None)
+        hit = [key.partition(":") for key in keys]
         current = self.current
         for _, _, path in hit:
             current.add(path)
@@ -198,13 +231,36 @@ class MarkedReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (bes
 
     def collected(self, node_id: str, module: object) -> dict[str, Any]:
         self.flush()
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str):
+            self.test_modules.add(name)
         return super().collected(node_id, module)  # type: ignore[no-any-return]
+
+    def _unmarked_modules(self) -> set[str]:
+        """The repository's modules loaded without marks that are neither a collected test
+        module nor a ``conftest.py`` (whose tests' entries hold them): pytest's rewritten
+        helpers (``register_assert_rewrite``, ``pytest_plugins`` modules), those loaded by
+        another loader. What runs in them cannot be seen: they count for every test."""
+        found = set()
+        for module in list(sys.modules.values()):
+            name = getattr(module, "__file__", None)
+            if (
+                isinstance(name, str)
+                and name.endswith(".py")
+                and name not in self.marked
+                and name not in self.test_modules
+                and os.path.basename(name) != "conftest.py"
+                and self._mine(name)
+            ):
+                found.add(name)
+        return found
 
     def stop_watching(self) -> None:
         """The marks taken away; the files whose code ran before the first test without marks
         (run by ``exec``, compiled by pytest, imported before the marks): any of their functions
         may have run at an import (eyeful/importtime.py's ``ANY_FUNCTION``)."""
         self.flush()
+        self.session |= self._unmarked_modules()
         for name in (self.early | self.session) - self.marked:
             if not name.startswith(EVERYTHING):
                 self.at_import.add((name, ANY_FUNCTION))
@@ -231,7 +287,12 @@ class _Kept:
         self.fresh = False
 
     def code(self, source: bytes, path: str) -> CodeType:
-        digest = hashlib.sha256(_KEY_PREFIX + os.fsencode(path) + b"\0" + source).hexdigest()
+        # the optimisation level (-O, PYTHONOPTIMIZE) decides what compile keeps: asserts,
+        # docstrings
+        level = b"%d\0" % sys.flags.optimize
+        digest = hashlib.sha256(
+            _KEY_PREFIX + level + os.fsencode(path) + b"\0" + source
+        ).hexdigest()
         if self.known is None:
             self.known = self._read()
         data = self.known.get(digest)
