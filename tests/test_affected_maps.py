@@ -374,7 +374,7 @@ def test_the_parsed_sources_are_kept_and_a_damaged_cache_changes_no_map(tmp_path
     kept = json.loads(_imports_cache(cold).read_text())
     source = (cold / "tests" / "test_b.py").read_bytes()
     major, minor = sys.version_info[:2]
-    key = f"1:{major}.{minor}:" + hashlib.sha256(source).hexdigest()
+    key = f"2:{major}.{minor}:" + hashlib.sha256(source).hexdigest()
     assert kept[key] == [["from", "pkg", 0, ["b"]]]
     assert "pkg/b.py" in _graph(cold)["tests/test_b.py"]  # type: ignore[operator]
     # Warm (the cache of another repository: by content), damaged, or of other shapes: the same.

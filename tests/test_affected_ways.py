@@ -657,7 +657,8 @@ def _two_trees(
 # What the map's marks could not see at first (an adversarial pass on 2026-12-06): each made a
 # review that selected by the map say clean on a change plain pytest fails.
 
-MARKS_CASES = {
+Files = dict[str, str | bytes]
+MARKS_CASES: dict[str, tuple[Files, Files] | tuple[Files, Files, str]] = {
     "a lambda called by name": (
         {
             "pkg/ops.py": "double = lambda x: x * 2  # noqa: E731\n\n\ndef label():\n"
@@ -707,9 +708,176 @@ MARKS_CASES = {
 }
 
 
+# A module already loaded, reached again with no code of it run, no file opened and no import
+# statement of a repository file naming it (a second adversarial pass, 2026-12-06): each made a
+# review that selected by the map say clean on a change plain pytest fails.
+LOADS = "from pkg.limits import LIMIT\n\n\ndef test_limit():\n    assert LIMIT > 0\n"
+MARKS_CASES |= {
+    "__import__ of a name made at run time": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "import os\n\n_LIMITS = __import__(os.environ.get('PKG_LIMITS', "
+            "'pkg.limits'), fromlist=['LIMIT'])\n\n\ndef ok(n):\n"
+            "    return n <= _LIMITS.LIMIT\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use():\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "an import in a string a test runs with exec": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/snippets.py": "EXAMPLE = 'from pkg.limits import LIMIT\\nresult = LIMIT * 2\\n'\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.snippets import EXAMPLE\n\n\ndef test_use():\n"
+            "    names = {}\n    exec(EXAMPLE, names)\n    assert names['result'] == 10\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "an import in a doctest": (
+        {
+            "pytest.ini": PYTEST_INI + "addopts = --doctest-modules\ntestpaths = tests pkg\n",
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/twice.py": 'def twice(x):\n    """\n    >>> from pkg.limits import LIMIT\n'
+            '    >>> twice(LIMIT)\n    10\n    """\n    return 2 * x\n',
+            "tests/test_limits.py": LOADS,
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+        "pkg/twice.py::pkg.twice.twice",
+    ),
+    "an entry point loaded": (
+        {
+            "demo-0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo\nVersion: 0\n",
+            "demo-0.dist-info/entry_points.txt": "[demo.limits]\nlimit = pkg.limits:LIMIT\n",
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/registry.py": "from importlib.metadata import entry_points\n\n\n"
+            "def limit():\n    (point,) = entry_points(group='demo.limits', name='limit')\n"
+            "    return point.load()\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.registry import limit\n\n\ndef test_use():\n"
+            "    assert limit() == 5\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a package loaded by name, its submodule read as an attribute": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "import importlib\n\n\ndef test_use():\n"
+            "    assert importlib.import_module('pkg').limits.LIMIT == 5\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a dotted path resolved from its package": (
+        {
+            "pkg/settings.py": "LEVEL = 'WARNING'\n",
+            "tests/test_limits.py": "from pkg.settings import LEVEL\n\n\n"
+            "def test_limit():\n    assert LEVEL\n",
+            "tests/test_use.py": "import logging\nimport logging.config\n\n\n"
+            "def test_use():\n    logging.config.dictConfig({'version': 1, "
+            "'disable_existing_loggers': False,\n        'loggers': {'demo': "
+            "{'level': 'ext://pkg.settings.LEVEL'}}})\n"
+            "    assert logging.getLogger('demo').level == logging.WARNING\n",
+        },
+        {"pkg/settings.py": "LEVEL = 'ERROR'  # louder\n"},
+    ),
+    "a relative dotted __import__": (
+        {
+            "pkg/conf/__init__.py": "",
+            "pkg/conf/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "def ok(n, name='conf.limits'):\n"
+            "    conf = __import__(name, globals(), None, (), 1)\n"
+            "    return n <= conf.limits.LIMIT\n",
+            "tests/test_limits.py": LOADS.replace("pkg.limits", "pkg.conf.limits"),
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use():\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/conf/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "the middle package of a dotted __import__": (
+        {
+            "pkg/conf/__init__.py": "NAME = 'conf'\n",
+            "pkg/conf/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "def name(where='conf.limits'):\n"
+            "    return __import__('pkg.' + where).conf.NAME\n",
+            "tests/test_limits.py": "from pkg.conf import NAME\n\n\ndef test_limit():\n"
+            "    assert NAME\n",
+            "tests/test_use.py": "from pkg.check import name\n\n\ndef test_use():\n"
+            "    assert name() == 'conf'\n",
+        },
+        {"pkg/conf/__init__.py": "NAME = 'config'\n"},
+    ),
+    "importlib.__import__": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "import importlib\n\n\ndef ok(n, where='limits'):\n"
+            "    limits = importlib.__import__('pkg.' + where, fromlist=['LIMIT'])\n"
+            "    return n <= limits.LIMIT\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use():\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a conftest's copy of __import__, put back by hand": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "def ok(n, where='limits'):\n"
+            "    limits = __import__('pkg.' + where, fromlist=['LIMIT'])\n"
+            "    return n <= limits.LIMIT\n",
+            "tests/conftest.py": "import builtins\n\nimport pytest\n\n"
+            "REAL_IMPORT = builtins.__import__\n\n\n@pytest.fixture\ndef no_yaml():\n"
+            "    def fake(name, *args, **kwargs):\n        if name == 'yaml':\n"
+            "            raise ImportError(name)\n"
+            "        return REAL_IMPORT(name, *args, **kwargs)\n\n"
+            "    builtins.__import__ = fake\n    yield\n    builtins.__import__ = REAL_IMPORT\n",
+            "tests/test_0.py": "def test_without_yaml(no_yaml):\n    pass\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use(no_yaml):\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "import_module bound under another name before the watch": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/plugins.py": "from importlib import import_module as _load\n\n\n"
+            "def get(name):\n    return _load('pkg.' + name)\n",
+            "tests/conftest.py": "from pkg.plugins import get  # noqa: F401\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.plugins import get\n\n\ndef test_use():\n"
+            "    assert get('limits').LIMIT == 5\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "sys.modules by a literal name": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "import sys\n\n\ndef ok(n):\n"
+            "    return n <= sys.modules['pkg.limits'].LIMIT\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use():\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a submodule reached as the package's attribute": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "import pkg\n\n\ndef test_use():\n"
+            "    assert pkg.limits.LIMIT == 5\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+}
+
+
 @pytest.mark.parametrize("case", sorted(MARKS_CASES))
 def test_what_the_marks_see_late_or_not_at_all_still_selects(tmp_path: Path, case: str) -> None:
-    files, breaking = MARKS_CASES[case]
+    files, breaking, *named = MARKS_CASES[case]
+    failing = named[0] if named else "tests/test_use.py::test_use"
     repo = make_repo(
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(extra='select = "affected"'), "pytest.ini": PYTEST_INI,
@@ -718,7 +886,5 @@ def test_what_the_marks_see_late_or_not_at_all_still_selects(tmp_path: Path, cas
     record_map(repo, "marks\n")
     selection = _selected(repo, breaking)
     plain = subprocess.run([*PYTEST.split(), "-rf"], cwd=repo, capture_output=True, text=True)
-    assert "FAILED tests/test_use.py::test_use" in plain.stdout, plain.stdout
-    assert selection.why_all is not None or _runs(selection, "tests/test_use.py::test_use"), (
-        selection
-    )
+    assert f"FAILED {failing}" in plain.stdout, plain.stdout
+    assert selection.why_all is not None or _runs(selection, failing), selection

@@ -122,6 +122,52 @@ def test_code_rebuilt_without_builtins_runs():
 def test_the_tracer_taken_away():
     sys.settrace(None)
     assert Shape().area() == 9
+
+
+def test_an_import_looks_as_it_does_unwatched():
+    import pkg.importer
+
+    assert pkg.importer.IMPORTER == __name__  # its importer found past the import system
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert __import__("pkg.importer", fromlist=["OLD"]).OLD == 1
+    assert len(seen) == 1  # the module's __getattr__ asked once
+
+
+def test_an_import_near_the_recursion_limit():
+    def bare(n):
+        return 1 if n == 0 else 1 + bare(n - 1)
+
+    def importing(n):
+        import json  # noqa: F401
+
+        return 1 if n == 0 else 1 + importing(n - 1)
+
+    low, high = 0, sys.getrecursionlimit()  # the deepest bare call that works: low
+    while high - low > 1:
+        middle = (low + high) // 2
+        try:
+            bare(middle)
+            low = middle
+        except RecursionError:
+            high = middle
+    assert importing(low - 1) == low
+"""
+
+IMPORTER = """import sys
+import warnings
+
+frame = sys._getframe(1)
+while frame.f_code.co_filename.startswith("<frozen"):
+    frame = frame.f_back
+IMPORTER = frame.f_globals.get("__name__")
+
+
+def __getattr__(name):
+    if name == "OLD":
+        warnings.warn("OLD is deprecated", DeprecationWarning, stacklevel=2)
+        return 1
+    raise AttributeError(name)
 """
 
 OTHER = """def helper():
@@ -141,6 +187,7 @@ def _project(root: Path) -> Path:
         "pkg/__init__.py": "",
         "pkg/code.py": CODE.encode("latin-1"),
         "pkg/other.py": OTHER,
+        "pkg/importer.py": IMPORTER,
         "tests/test_code.py": TESTS,
         "tests/test_other.py": OTHER_TEST,
         "pytest.ini": "[pytest]\npythonpath = .\n",
@@ -218,7 +265,7 @@ def test_a_module_that_does_not_compile_fails_as_it_would_unmarked(tmp_path: Pat
         assert done.returncode == 1, done.stdout + done.stderr
         assert "SyntaxError" in done.stdout and "pkg/other.py" in done.stdout, done.stdout
         outcomes.append(done.stdout.splitlines()[-1].split(" in ")[0])
-    assert outcomes == ["7 passed, 1 error"] * 2
+    assert outcomes == ["9 passed, 1 error"] * 2
 
 
 def test_a_test_that_reads_bytecode_is_never_a_failure_on_both_sides(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ and ``sys.path``), kept when it is a file under the repository. The map's import
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
+import dis
 import functools
 import hashlib
 import importlib
@@ -20,10 +22,13 @@ import json
 import os
 import stat
 import sys
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import Any, ClassVar
 
 _LOADERS = frozenset({"import_module", "__import__"})
+_WORDS = (*_LOADERS, "modules")
+"""What a source must say for :func:`_entries` to read every node of it: a loader's name, or
+``sys.modules``."""
 
 EVERYTHING = "\0"
 """Marks a set of files as standing for every file: what it did cannot be traced (the reason
@@ -33,6 +38,26 @@ _CHILD = frozenset(
      "os.forkpty"}
 )  # fmt: skip
 _MAX_FRAMES = 300
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+_IMPORT = compile(
+    "def watched(real, saw, getframe, statement):\n"
+    "    def __import__(name, globals=None, locals=None, fromlist=(), level=0):\n"
+    "        __tracebackhide__ = True\n"
+    "        module = real(name, globals, locals, fromlist, level)\n"
+    "        try:\n"
+    "            frame = getframe(1)\n"
+    "            code = frame.f_code\n"
+    "            if code.co_code[frame.f_lasti] != statement or code.co_filename[:1] == '<':\n"
+    "                saw(module, name, globals, fromlist, level, frame)\n"
+    "        except Exception:\n"
+    "            pass\n"
+    "        return module\n"
+    "    return __import__\n",
+    "<frozen importlib._bootstrap>", "exec",
+)  # fmt: skip
+"""The import functions watched (:meth:`Sight.start`): compiled as part of the import system (what
+``warnings`` skips when it counts a ``stacklevel``, what code that looks for its importer walks
+past), and never failing for the watch (a recursion limit reached in it, say)."""
 
 
 class Early:
@@ -81,7 +106,9 @@ class Early:
 class Sight:
     """What the map adds to the code a test ran (eyeful_probe_watch.Reach): the repository
     files opened (any type), compiled or executed (``exec``) while it ran, and the modules
-    loaded by name (``importlib.import_module``, a module imported before included); the files
+    loaded by name (``importlib.import_module``, ``__import__``, an import statement of code
+    that is no repository file: a string run with ``exec``, a doctest; a module imported
+    before included: no code of it runs, no file is opened); the files
     reached while each fixture was set up, for every test that uses it; a child process (and,
     from 3.12, the monitoring tool taken away: eyeful_probe_watch.Reach) marks the test
     (:data:`EVERYTHING`). A file opened, compiled or run while a repository module was imported
@@ -95,7 +122,15 @@ class Sight:
         self.passes: dict[str, set[str]] = {}
         self.seen: set[str] = set()
         self.on = True
-        self.real_import_module: Any = None
+        self.swapped: dict[int, Any] = {}
+        """The watched import function of each real one (by its id)."""
+        self.wrapper: Any = None  # builtins.__import__'s
+        self.bound: list[tuple[dict[str, Any], str, Any]] = []
+        """Each name :meth:`_swap` bound to a watched import function, with the real one."""
+        self.mine: dict[Any, str | None] = {}  # a module's file as a repository file: _loaded
+        self.packages: dict[str, tuple[int, list[str]]] = {}
+        """The loaded submodules' files of each package :meth:`_namespace` saw, by the number of
+        modules loaded then."""
         self.spawner = False
         self.plugins: list[str] = []
         """The files of the modules registered with pytest, given at the session's end."""
@@ -104,18 +139,116 @@ class Sight:
     def start(cls, reach: Any) -> Sight:  # noqa: ANN401
         sight = cls(reach)
         sys.addaudithook(sight._audit)
-        real = sight.real_import_module = importlib.import_module
+        real = importlib.import_module
 
         def import_module(name: str, package: str | None = None) -> Any:  # noqa: ANN401
             __tracebackhide__ = True  # pytest leaves this frame out
             module = real(name, package)
             if sight.on:
                 with contextlib.suppress(Exception):  # never break the code it watches
-                    sight._saw(getattr(module, "__file__", None))
+                    sight._loaded(sight._namespace(module), sys._getframe(1))
             return module
 
-        importlib.import_module = functools.wraps(real)(import_module)
+        names: dict[str, Any] = {"__name__": "importlib._bootstrap"}
+        exec(_IMPORT, names)  # noqa: S102  (the wrapper's code, compiled above)
+        sight.swapped = {
+            id(real): functools.wraps(real)(import_module),
+            id(builtins.__import__): names["watched"](
+                builtins.__import__, sight._imported, sys._getframe, _IMPORT_NAME
+            ),
+            id(importlib.__import__): names["watched"](
+                importlib.__import__, sight._imported, sys._getframe, _IMPORT_NAME
+            ),
+        }
+        sight.wrapper = sight.swapped[id(builtins.__import__)]
+        sight._swap()
         return sight
+
+    def _swap(self) -> None:
+        """Every name bound to an import function in the namespaces of the modules loaded (the
+        standard ones, ``importlib.metadata``'s ``import_module`` for entry points, a conftest's
+        copy of ``builtins.__import__`` kept for a fixture), bound to its watched one: a module
+        loaded later takes the watched ones."""
+        swapped = self.swapped
+        for module in list(sys.modules.values()):
+            try:
+                namespace = module.__dict__
+                if str(namespace.get("__name__", "")).startswith("eyeful_probe"):
+                    continue
+                for key, value in list(namespace.items()):
+                    watched = swapped.get(id(value))
+                    if watched is not None and watched is not value:
+                        namespace[key] = watched
+                        self.bound.append((namespace, key, value))
+            except Exception:  # noqa: S112  (a module that will not show its namespace: left as it is)
+                continue
+
+    def _imported(
+        self, module: object, name: object, globals_: Any, fromlist: Any, level: object,  # noqa: ANN401
+        frame: FrameType,
+    ) -> None:  # fmt: skip
+        """An ``__import__`` returned ``module`` to ``frame``, not from an import statement of
+        a file (the import graph reads the repository's, and another's names its own): a call
+        by name, a statement in a string run with ``exec`` or in a doctest. It loads by name
+        every module on the path to the one it names, the namespace it returns and the
+        submodules its ``fromlist`` took."""
+        if not self.on:
+            return
+        absolute = name if isinstance(name, str) else ""
+        if level and isinstance(level, int) and isinstance(globals_, dict):
+            package = globals_.get("__package__") or globals_.get("__name__", "")
+            if "__path__" not in globals_ and not globals_.get("__package__"):
+                package = package.rpartition(".")[0]
+            absolute = importlib.util.resolve_name("." * level + absolute, package)
+        parts = absolute.split(".")
+        found = [sys.modules.get(".".join(parts[:n])) for n in range(1, len(parts) + 1)]
+        below = getattr(module, "__name__", None)
+        if isinstance(below, str):
+            found.extend(
+                sys.modules.get(f"{below}.{item}") for item in fromlist or ()
+                if isinstance(item, str) and item != "*"
+            )  # fmt: skip
+        files = [getattr(m, "__file__", None) for m in found if isinstance(m, ModuleType)]
+        self._loaded(files + self._namespace(module), frame)
+
+    def _namespace(self, module: object) -> list[str]:
+        """A module's namespace in the caller's hands: its file and, for a package of the
+        repository, every submodule of it loaded by now (each is an attribute of it:
+        ``resolve_name("pkg:sub.X")`` reads ``pkg/sub.py``)."""
+        if not isinstance(module, ModuleType):
+            return []
+        own = getattr(module, "__file__", None)
+        files = [own] if isinstance(own, str) else []
+        path = getattr(module, "__path__", None)
+        if path is None or not any(str(p).startswith(self.roots) for p in path):
+            return files
+        name = module.__name__
+        known = self.packages.get(name)
+        if known is None or known[0] != len(sys.modules):
+            prefix = name + "."
+            subs = [
+                getattr(sub, "__file__", None) for sub_name, sub in list(sys.modules.items())
+                if sub_name.startswith(prefix)
+            ]  # fmt: skip
+            known = self.packages[name] = (len(sys.modules), [f for f in subs if f])
+        return files + known[1]
+
+    def _loaded(self, paths: list[Any], frame: FrameType) -> None:
+        """Modules' files loaded by name: the current test's (or module's), and edges of the
+        import graph when a repository module's top level loaded them."""
+        mine = self.mine
+        found = set()
+        for path in paths:
+            full = mine.get(path, "")
+            if full == "":
+                full = mine[path] = self._repository_file(path)
+            if full:
+                found.add(full)
+        if found:
+            self.reach.current |= found
+            owner = self._owner(frame)
+            if owner is not None:
+                owner[0].setdefault(owner[1], set()).update(found - {owner[1]})
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "object.__getattr__" or not self.on:
@@ -173,25 +306,37 @@ class Sight:
         and, when a repository module's import did it, an edge of the import graph. An opened
         path must be a file here: a name relative to another directory (``dir_fd``, as
         ``shutil.rmtree`` opens them) is not one of the repository's."""
+        full = self._repository_file(path)
+        if full is None or (opened and not os.path.isfile(full)):
+            return
+        self.reach.current.add(full)
+        owner = self._owner(sys._getframe(1), full)
+        if owner is not None:
+            owner[0].setdefault(owner[1], set()).add(full)
+
+    def _repository_file(self, path: object) -> str | None:
+        """``path`` as a repository file (a compiled file as its source), or None."""
         if isinstance(path, (bytes, os.PathLike)):
             path = os.fsdecode(path)
         if not isinstance(path, str) or not path or path[0] == "<":
-            return
+            return None
         full = os.path.abspath(path)
-        if not full.startswith(self.roots) or (opened and not os.path.isfile(full)):
-            return
+        if not full.startswith(self.roots):
+            return None
         if full.endswith(".pyc"):
             try:
-                full = importlib.util.source_from_cache(full)
+                return importlib.util.source_from_cache(full)
             except ValueError:
-                return
-        self.reach.current.add(full)
-        self._edge(full, sys._getframe(1))
+                return None
+        return full
 
-    def _edge(self, full: str, frame: FrameType | None) -> None:
-        """``full`` loaded while a module's top level ran: that module's import loads it. Through
-        the import system (an import the static graph reads better: ``from a import b`` opens
-        ``a/__init__.py`` without reading its namespace), only as a package passed through."""
+    def _owner(
+        self, frame: FrameType | None, full: str = ""
+    ) -> tuple[dict[str, set[str]], str] | None:
+        """The repository module whose top level runs (other than ``full``'s), with the edges
+        what it loads now joins: its import loads it. Through the import system (an import the
+        static graph reads better: ``from a import b`` opens ``a/__init__.py`` without reading
+        its namespace), only as a package passed through."""
         depth = 0
         imported = False
         while frame is not None and depth < _MAX_FRAMES:
@@ -201,12 +346,12 @@ class Sight:
                 imported = True
             elif code.co_name == "<module>" and name != full and not name.startswith("<"):
                 owner = os.path.abspath(name)
-                if owner.startswith(self.roots):
-                    edges = self.passes if imported else self.loads
-                    edges.setdefault(owner, set()).add(full)
-                return
+                if not owner.startswith(self.roots):
+                    return None
+                return (self.passes if imported else self.loads), owner
             frame = frame.f_back
             depth += 1
+        return None
 
     def fixture_begin(self, fixturedef: object) -> set[str]:
         """A fixture's setup starts: what runs now is its own (and the test's)."""
@@ -251,8 +396,10 @@ class Sight:
         ``pytest_plugins`` modules)."""
         plugins = self.plugins
         self.on = False
-        if self.real_import_module is not None:
-            importlib.import_module = self.real_import_module
+        watched = {id(w) for w in self.swapped.values()}
+        for namespace, key, real in self.bound:
+            if id(namespace.get(key)) in watched:
+                namespace[key] = real
         files = {os.path.abspath(f) for f in self.seen if not f.startswith(EVERYTHING)}
         for module in list(sys.modules.values()):
             name = getattr(module, "__file__", None)
@@ -286,6 +433,7 @@ class Imports:
         self.files: dict[str, str | None] = {}
         self.known: dict[str, list[Any]] | None = None  # read from cache_file when first needed
         self.used: dict[str, list[Any]] = {}
+        self.loaded: dict[str, set[str]] | None = None  # by package: :meth:`below`
         self.fresh = False  # a source was parsed that the cache did not hold
 
     cache_file: str | None = None
@@ -328,17 +476,30 @@ class Imports:
         found: set[str] = set()
         passed: set[str] = set()
         for entry in self.parsed(path):
-            if entry[0] == "import":
-                found |= self.module(entry[1])
+            if entry[0] == "import":  # binds the top package: its loaded submodules too
+                found |= self.module(entry[1]) | self.below(entry[1].partition(".")[0])
             elif entry[0] == "from":
                 self._from(path, entry[1], entry[2], entry[3], found, passed)
             else:  # a literal load: the module itself is returned, its packages passed through
                 own = self.module(entry[1], parents=False)
-                found |= own
+                found |= own | self.below(entry[1])
                 passed |= self.module(entry[1]) - own
         found.discard(path)
         passed.discard(path)
         return found, passed
+
+    def below(self, name: str) -> set[str]:
+        """The repository files of the loaded submodules of package ``name``: each is an
+        attribute of it (``a.c.X`` reads ``a/c.py`` with no code of it run), whoever loaded it."""
+        if self.loaded is None:
+            self.loaded = {}
+            for module_name, module in list(sys.modules.items()):
+                parts = module_name.split(".")
+                mine = self._mine(getattr(module, "__file__", None)) if len(parts) > 1 else None
+                if mine:
+                    for n in range(1, len(parts)):
+                        self.loaded.setdefault(".".join(parts[:n]), set()).add(mine)
+        return self.loaded.get(name, set())
 
     def parsed(self, path: str) -> list[Any]:
         """The import statements of ``path``'s source, unresolved: ``["import", name]``,
@@ -470,7 +631,7 @@ class Imports:
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 _PARSE_DEPTH = 3000
 _MAX_CACHE = 64 << 20
-_KEY_PREFIX = "1:%d.%d:" % sys.version_info[:2]  # noqa: UP031
+_KEY_PREFIX = "2:%d.%d:" % sys.version_info[:2]  # noqa: UP031
 """A cache key's prefix: the entries' format (a later probe that reads more of a source, or
 writes it otherwise, counts it up), and this Python's version (its grammar)."""
 
@@ -523,7 +684,7 @@ def _entries(tree: ast.AST, source: bytes) -> list[Any]:
         text: str | None = importlib.util.decode_source(source)
     except Exception:  # the parse read it otherwise: read every node
         text = None
-    loads = text is None or not text.isascii() or any(name in text for name in _LOADERS)
+    loads = text is None or not text.isascii() or any(word in text for word in _WORDS)
     entries: list[Any] = []
     for node in ast.walk(tree) if loads else _statements(tree):
         if isinstance(node, ast.Import):
@@ -531,7 +692,7 @@ def _entries(tree: ast.AST, source: bytes) -> list[Any]:
         elif isinstance(node, ast.ImportFrom):
             names = [alias.name for alias in node.names]
             entries.append(["from", node.module or "", node.level or 0, names])
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, (ast.Call, ast.Subscript)):
             name = _literal_load(node)
             if name:
                 entries.append(["load", name])
@@ -554,9 +715,20 @@ def _statements(tree: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _literal_load(node: ast.Call) -> str | None:
-    """The name in ``importlib.import_module("name")`` or ``__import__("name")``."""
+def _literal_load(node: ast.Call | ast.Subscript) -> str | None:
+    """The name in ``importlib.import_module("name")``, ``__import__("name")``,
+    ``sys.modules["name"]`` or ``sys.modules.get("name")``."""
+    if isinstance(node, ast.Subscript):
+        value, first = node.value, node.slice
+        if not (isinstance(value, ast.Attribute) and value.attr == "modules"):
+            return None
+        return _name_in(first)
     func = node.func
+    if (
+        isinstance(func, ast.Attribute) and func.attr == "get" and node.args
+        and isinstance(func.value, ast.Attribute) and func.value.attr == "modules"
+    ):  # fmt: skip
+        return _name_in(node.args[0])
     called = (
         func.id
         if isinstance(func, ast.Name)
@@ -566,8 +738,12 @@ def _literal_load(node: ast.Call) -> str | None:
     )
     if called not in _LOADERS or not node.args:
         return None
-    first = node.args[0]
-    if isinstance(first, ast.Constant) and isinstance(first.value, str):
-        name = first.value
+    return _name_in(node.args[0])
+
+
+def _name_in(node: ast.AST) -> str | None:
+    """An absolute module name written as a literal string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value
         return name if name and not name.startswith(".") else None
     return None
