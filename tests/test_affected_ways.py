@@ -862,6 +862,62 @@ MARKS_CASES |= {
         },
         {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
     ),
+    "an import in a string compiled under the test file's name": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "SNIPPET = 'from pkg.limits import LIMIT\\nassert LIMIT == 5\\n'"
+            "\n\n\ndef test_use():\n    exec(compile(SNIPPET, __file__, 'exec'), {})\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "an import in a script without .py run with runpy": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "scripts/double-limit": "from pkg.limits import LIMIT\n\nRESULT = 2 * LIMIT\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "import runpy\n\n\ndef test_use():\n"
+            "    assert runpy.run_path('scripts/double-limit')['RESULT'] == 10\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "an import in a module outside the repository": (
+        {
+            "pkg/limits.py": "LIMIT = 5\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "import importlib\n\n\ndef test_use(tmp_path, monkeypatch):\n"
+            "    (tmp_path / 'plugin_x.py').write_text('from pkg.limits import LIMIT\\n"
+            "VALUE = LIMIT\\n')\n    monkeypatch.syspath_prepend(str(tmp_path))\n"
+            "    assert importlib.import_module('plugin_x').VALUE == 5\n",
+        },
+        {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a relative import through a package's extended __path__": (
+        {
+            "pkg/__init__.py": "import os\n\n__path__.append(os.path.join(os.path.dirname("
+            "__file__), 'contrib'))\n",
+            "pkg/contrib/limits.py": "LIMIT = 5\n",
+            "pkg/check.py": "from .limits import LIMIT\n\n\ndef ok(n):\n    return n <= LIMIT\n",
+            "tests/test_limits.py": LOADS,
+            "tests/test_use.py": "from pkg.check import ok\n\n\ndef test_use():\n"
+            "    assert ok(5)\n",
+        },
+        {"pkg/contrib/limits.py": "LIMIT = 4  # lowered\n"},
+    ),
+    "a logging config's ext:// value, logging.config loaded by a conftest": (
+        {
+            "tests/conftest.py": "import logging.config  # noqa: F401\n",
+            "pkg/settings.py": "LEVEL = 'WARNING'\n",
+            "tests/test_limits.py": "from pkg.settings import LEVEL\n\n\n"
+            "def test_limit():\n    assert LEVEL\n",
+            "tests/test_use.py": "import logging\nimport logging.config\n\n\n"
+            "def test_use():\n    logging.config.dictConfig({'version': 1, "
+            "'disable_existing_loggers': False,\n        'loggers': {'demo': "
+            "{'level': 'ext://pkg.settings.LEVEL'}}})\n"
+            "    assert logging.getLogger('demo').level == logging.WARNING\n",
+        },
+        {"pkg/settings.py": "LEVEL = 'ERROR'  # louder\n"},
+    ),
     "a submodule reached as the package's attribute": (
         {
             "pkg/limits.py": "LIMIT = 5\n",

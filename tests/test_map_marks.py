@@ -134,6 +134,14 @@ def test_an_import_looks_as_it_does_unwatched():
     assert len(seen) == 1  # the module's __getattr__ asked once
 
 
+def test_a_lazy_module_loads_on_first_use():
+    import pkg.lazy_home
+
+    assert pkg.lazy_home.EVENTS == []
+    assert pkg.lazy_home.heavy.VALUE == 1
+    assert pkg.lazy_home.EVENTS == ["heavy loaded"]
+
+
 def test_an_import_near_the_recursion_limit():
     def bare(n):
         return 1 if n == 0 else 1 + bare(n - 1)
@@ -152,6 +160,25 @@ def test_an_import_near_the_recursion_limit():
         except RecursionError:
             high = middle
     assert importing(low - 1) == low
+"""
+
+LAZY_HOME = """import importlib.util
+import sys
+
+EVENTS = []
+
+
+def lazy(name):
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+heavy = lazy("pkg.heavy")
 """
 
 IMPORTER = """import sys
@@ -188,6 +215,10 @@ def _project(root: Path) -> Path:
         "pkg/code.py": CODE.encode("latin-1"),
         "pkg/other.py": OTHER,
         "pkg/importer.py": IMPORTER,
+        "pkg/lazy_home.py": LAZY_HOME,
+        "pkg/heavy.py": "import pkg.lazy_home\n\npkg.lazy_home.EVENTS.append('heavy loaded')\n"
+        "VALUE = 1\n",
+        "conftest.py": "import pkg.lazy_home  # noqa: F401  (before the probe's watch)\n",
         "tests/test_code.py": TESTS,
         "tests/test_other.py": OTHER_TEST,
         "pytest.ini": "[pytest]\npythonpath = .\n",
@@ -257,6 +288,8 @@ def test_a_module_that_does_not_compile_fails_as_it_would_unmarked(tmp_path: Pat
     """A syntax error is the import system's own to report: the same error, the run goes on."""
     root = _project(tmp_path / "repo")
     (root / "pkg" / "other.py").write_text("def helper(:\n    return 7\n", encoding="utf-8")
+    # pytest's report of a collection error reads every loaded module (a lazy one loads)
+    (root / "conftest.py").write_text("", encoding="utf-8")
     outcomes = []
     for mapped in (False, True):
         records = tmp_path / f"records-{mapped}"
@@ -265,7 +298,7 @@ def test_a_module_that_does_not_compile_fails_as_it_would_unmarked(tmp_path: Pat
         assert done.returncode == 1, done.stdout + done.stderr
         assert "SyntaxError" in done.stdout and "pkg/other.py" in done.stdout, done.stdout
         outcomes.append(done.stdout.splitlines()[-1].split(" in ")[0])
-    assert outcomes == ["9 passed, 1 error"] * 2
+    assert outcomes == ["10 passed, 1 error"] * 2
 
 
 def test_a_test_that_reads_bytecode_is_never_a_failure_on_both_sides(tmp_path: Path) -> None:

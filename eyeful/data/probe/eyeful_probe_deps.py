@@ -40,15 +40,17 @@ _CHILD = frozenset(
 _MAX_FRAMES = 300
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 _IMPORT = compile(
-    "def watched(real, saw, getframe, statement):\n"
+    "def watched(real, saw, getframe, statement, quiet):\n"
     "    def __import__(name, globals=None, locals=None, fromlist=(), level=0):\n"
     "        __tracebackhide__ = True\n"
     "        module = real(name, globals, locals, fromlist, level)\n"
     "        try:\n"
     "            frame = getframe(1)\n"
     "            code = frame.f_code\n"
-    "            if code.co_code[frame.f_lasti] != statement or code.co_filename[:1] == '<':\n"
-    "                saw(module, name, globals, fromlist, level, frame)\n"
+    "            if code.co_code[frame.f_lasti] != statement:\n"
+    "                saw(module, name, globals, fromlist, level, frame, None)\n"
+    "            elif (code.co_filename, name, level) not in quiet:\n"
+    "                saw(module, name, globals, fromlist, level, frame, code.co_filename)\n"
     "        except Exception:\n"
     "            pass\n"
     "        return module\n"
@@ -128,9 +130,19 @@ class Sight:
         self.bound: list[tuple[dict[str, Any], str, Any]] = []
         """Each name :meth:`_swap` bound to a watched import function, with the real one."""
         self.mine: dict[Any, str | None] = {}  # a module's file as a repository file: _loaded
-        self.packages: dict[str, tuple[int, list[str]]] = {}
-        """The loaded submodules' files of each package :meth:`_namespace` saw, by the number of
-        modules loaded then."""
+        self.quiet: set[tuple[str, object, object]] = set()
+        """The import statements (file, name, level) not to look at again: :meth:`_imported`."""
+        self.statements: dict[str, frozenset[tuple[str, int]]] = {}
+        self.imports = Imports(self.roots)  # the sources' parse, shared with the graph's
+        self.index: dict[str, list[str]] = {}
+        """The files of each package's loaded submodules (:meth:`_submodules`), and what of
+        ``sys.modules`` they were read from."""
+        self.index_names: set[str] = set()
+        self.indexed = 0
+        self.last: str | None = None
+        self.added_to: set[str] | None = None
+        self.added: dict[str, int] = {}  # how much of each package's index added_to holds
+        self.restore: list[tuple[object, str, object]] = []  # attributes _swap set
         self.spawner = False
         self.plugins: list[str] = []
         """The files of the modules registered with pytest, given at the session's end."""
@@ -146,7 +158,9 @@ class Sight:
             module = real(name, package)
             if sight.on:
                 with contextlib.suppress(Exception):  # never break the code it watches
-                    sight._loaded(sight._namespace(module), sys._getframe(1))
+                    sight._loaded(
+                        *sight._namespace(module)[:1], sys._getframe(1), sight._namespace(module)[1]
+                    )
             return module
 
         names: dict[str, Any] = {"__name__": "importlib._bootstrap"}
@@ -154,10 +168,10 @@ class Sight:
         sight.swapped = {
             id(real): functools.wraps(real)(import_module),
             id(builtins.__import__): names["watched"](
-                builtins.__import__, sight._imported, sys._getframe, _IMPORT_NAME
+                builtins.__import__, sight._imported, sys._getframe, _IMPORT_NAME, sight.quiet
             ),
             id(importlib.__import__): names["watched"](
-                importlib.__import__, sight._imported, sys._getframe, _IMPORT_NAME
+                importlib.__import__, sight._imported, sys._getframe, _IMPORT_NAME, sight.quiet
             ),
         }
         sight.wrapper = sight.swapped[id(builtins.__import__)]
@@ -167,32 +181,44 @@ class Sight:
     def _swap(self) -> None:
         """Every name bound to an import function in the namespaces of the modules loaded (the
         standard ones, ``importlib.metadata``'s ``import_module`` for entry points, a conftest's
-        copy of ``builtins.__import__`` kept for a fixture), bound to its watched one: a module
-        loaded later takes the watched ones."""
+        copy of ``builtins.__import__`` kept for a fixture), and ``logging.config``'s importer,
+        bound to its watched one: a module loaded later takes the watched ones. A module not yet
+        loaded (``importlib.util.LazyLoader``'s) is left as it is: reading it would load it."""
         swapped = self.swapped
         for module in list(sys.modules.values()):
-            try:
-                namespace = module.__dict__
-                if str(namespace.get("__name__", "")).startswith("eyeful_probe"):
-                    continue
-                for key, value in list(namespace.items()):
-                    watched = swapped.get(id(value))
-                    if watched is not None and watched is not value:
-                        namespace[key] = watched
-                        self.bound.append((namespace, key, value))
-            except Exception:  # noqa: S112  (a module that will not show its namespace: left as it is)
+            namespace = _namespace_of(module)
+            if (
+                namespace is None or type(module).__name__ == "_LazyModule"  # not loaded yet
+                or str(namespace.get("__name__", "")).startswith("eyeful_probe")
+            ):  # fmt: skip
                 continue
+            for key, value in list(namespace.items()):
+                watched = swapped.get(id(value))
+                if watched is not None and watched is not value:
+                    namespace[key] = watched
+                    self.bound.append((namespace, key, value))
+        config = _namespace_of(sys.modules.get("logging.config"))
+        configurator = config.get("BaseConfigurator") if config else None
+        importer = getattr(configurator, "__dict__", {}).get("importer")
+        if isinstance(importer, staticmethod) and id(importer.__func__) in swapped:
+            configurator.importer = staticmethod(swapped[id(importer.__func__)])  # type: ignore[union-attr]
+            self.restore.append((configurator, "importer", importer))
 
     def _imported(
         self, module: object, name: object, globals_: Any, fromlist: Any, level: object,  # noqa: ANN401
-        frame: FrameType,
+        frame: FrameType, statement: str | None,
     ) -> None:  # fmt: skip
-        """An ``__import__`` returned ``module`` to ``frame``, not from an import statement of
-        a file (the import graph reads the repository's, and another's names its own): a call
-        by name, a statement in a string run with ``exec`` or in a doctest. It loads by name
-        every module on the path to the one it names, the namespace it returns and the
-        submodules its ``fromlist`` took."""
+        """An ``__import__`` returned ``module`` to ``frame``: by an import statement of file
+        ``statement``, or by a call. A statement the import graph reads (a repository file's
+        source names it) says nothing more; any other (a call by name, a statement in a string
+        run with ``exec``, in a doctest, in a file outside the repository or not on disk as it
+        ran) loads by name every module on the path to the one it names, the namespace it
+        returns and the submodules its ``fromlist`` took. A statement of another file that
+        loaded no repository module is not looked at again."""
         if not self.on:
+            return
+        if statement is not None and (name, level) in self._statements(statement):
+            self.quiet.add((statement, name, level))
             return
         absolute = name if isinstance(name, str) else ""
         if level and isinstance(level, int) and isinstance(globals_, dict):
@@ -208,34 +234,70 @@ class Sight:
                 sys.modules.get(f"{below}.{item}") for item in fromlist or ()
                 if isinstance(item, str) and item != "*"
             )  # fmt: skip
-        files = [getattr(m, "__file__", None) for m in found if isinstance(m, ModuleType)]
-        self._loaded(files + self._namespace(module), frame)
+        files = [module_file(m) for m in found]
+        own, package = self._namespace(module)
+        if not self._loaded(files + own, frame, package) and statement is not None:
+            self.quiet.add((statement, name, level))
 
-    def _namespace(self, module: object) -> list[str]:
+    def _statements(self, filename: str) -> frozenset[tuple[str, int]]:
+        """The ``(name, level)`` of each import statement in repository file ``filename``'s
+        source (:meth:`Imports.parsed`), as ``__import__`` is called with them; none for
+        another file."""
+        known = self.statements.get(filename)
+        if known is None:
+            found: set[tuple[str, int]] = set()
+            full = os.path.abspath(filename)
+            if full.startswith(self.roots) and full.endswith(".py"):
+                for entry in self.imports.parsed(full):
+                    if entry[0] == "import":
+                        found.add((entry[1], 0))
+                    elif entry[0] == "from":
+                        found.add((entry[1], entry[2]))
+            known = self.statements[filename] = frozenset(found)
+        return known
+
+    def _namespace(self, module: object) -> tuple[list[str], str | None]:
         """A module's namespace in the caller's hands: its file and, for a package of the
-        repository, every submodule of it loaded by now (each is an attribute of it:
-        ``resolve_name("pkg:sub.X")`` reads ``pkg/sub.py``)."""
-        if not isinstance(module, ModuleType):
-            return []
-        own = getattr(module, "__file__", None)
+        repository, its name: every submodule of it loaded by now is an attribute of it
+        (``resolve_name("pkg:sub.X")`` reads ``pkg/sub.py``)."""
+        namespace = _namespace_of(module)
+        if namespace is None:
+            return [], None
+        own = namespace.get("__file__")
         files = [own] if isinstance(own, str) else []
-        path = getattr(module, "__path__", None)
-        if path is None or not any(str(p).startswith(self.roots) for p in path):
-            return files
-        name = module.__name__
-        known = self.packages.get(name)
-        if known is None or known[0] != len(sys.modules):
-            prefix = name + "."
-            subs = [
-                getattr(sub, "__file__", None) for sub_name, sub in list(sys.modules.items())
-                if sub_name.startswith(prefix)
-            ]  # fmt: skip
-            known = self.packages[name] = (len(sys.modules), [f for f in subs if f])
-        return files + known[1]
+        path = namespace.get("__path__")
+        name = namespace.get("__name__")
+        try:
+            mine = path is not None and any(str(p).startswith(self.roots) for p in path)
+        except Exception:  # a namespace path that will not list itself
+            mine = False
+        return files, name if mine and isinstance(name, str) else None
 
-    def _loaded(self, paths: list[Any], frame: FrameType) -> None:
-        """Modules' files loaded by name: the current test's (or module's), and edges of the
-        import graph when a repository module's top level loaded them."""
+    def _submodules(self, package: str) -> list[str]:
+        """The files of the loaded submodules of ``package`` (any depth), kept up to date with
+        ``sys.modules`` as it grows (read once per module: a package loading thousands of
+        plugins by name costs each once)."""
+        names = list(sys.modules)
+        count = self.indexed
+        if len(names) >= count and count and names[count - 1] == self.last:
+            new = names[count:]  # only added since: read those
+        else:
+            new = [n for n in names if n not in self.index_names]
+        for module_name in new:
+            self.index_names.add(module_name)
+            file = self._repository_file(module_file(sys.modules.get(module_name)))
+            parts = module_name.split(".")
+            if file and len(parts) > 1:
+                for n in range(1, len(parts)):
+                    self.index.setdefault(".".join(parts[:n]), []).append(file)
+        self.indexed = len(names)
+        self.last = names[-1] if names else None
+        return self.index.get(package, [])
+
+    def _loaded(self, paths: list[Any], frame: FrameType, package: str | None = None) -> bool:
+        """Modules' files loaded by name, and the submodules of ``package``: the current test's
+        (or module's), and edges of the import graph when a repository module's top level
+        loaded them. Whether any is a repository file."""
         mine = self.mine
         found = set()
         for path in paths:
@@ -244,11 +306,22 @@ class Sight:
                 full = mine[path] = self._repository_file(path)
             if full:
                 found.add(full)
+        current = self.reach.current
+        subs: list[str] = []
+        if package is not None:
+            subs = self._submodules(package)
+            if self.added_to is not current:
+                self.added_to, self.added = current, {}
+            start = self.added.get(package, 0)
+            current.update(subs[start:])
+            self.added[package] = len(subs)
         if found:
-            self.reach.current |= found
+            current |= found
+        if found or subs:
             owner = self._owner(frame)
             if owner is not None:
-                owner[0].setdefault(owner[1], set()).update(found - {owner[1]})
+                owner[0].setdefault(owner[1], set()).update((found | set(subs)) - {owner[1]})
+        return bool(found or subs)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event == "object.__getattr__" or not self.on:
@@ -400,17 +473,23 @@ class Sight:
         for namespace, key, real in self.bound:
             if id(namespace.get(key)) in watched:
                 namespace[key] = real
+        for owner, key, value in self.restore:
+            with contextlib.suppress(Exception):
+                setattr(owner, key, value)
         files = {os.path.abspath(f) for f in self.seen if not f.startswith(EVERYTHING)}
         for module in list(sys.modules.values()):
-            name = getattr(module, "__file__", None)
-            if isinstance(name, str):
+            name = module_file(module)
+            if name is not None:
                 files.add(os.path.abspath(name))
         files.update(os.path.abspath(f) for f in plugins)
         for edges in (self.loads, self.passes):
             for found in edges.values():
                 files |= found
         mine = {f for f in files if f.startswith(self.roots)}
-        graph, parents = Imports(self.roots).graph(mine)
+        imports = Imports(self.roots)  # sys.path as it is now
+        imports.known, imports.used = self.imports.known, self.imports.used
+        imports.fresh = self.imports.fresh
+        graph, parents = imports.graph(mine)
         for owner, found in self.loads.items():
             graph.setdefault(owner, set()).update(found - {owner})
         for owner, found in self.passes.items():
@@ -434,6 +513,7 @@ class Imports:
         self.known: dict[str, list[Any]] | None = None  # read from cache_file when first needed
         self.used: dict[str, list[Any]] = {}
         self.loaded: dict[str, set[str]] | None = None  # by package: :meth:`below`
+        self.names: dict[str, str] | None = None  # by file: :meth:`name_of`
         self.fresh = False  # a source was parsed that the cache did not hold
 
     cache_file: str | None = None
@@ -488,6 +568,20 @@ class Imports:
         passed.discard(path)
         return found, passed
 
+    def name_of(self, path: str) -> str | None:
+        """The package a repository file's relative imports start from, as the run loaded it
+        (a package's own name for its ``__init__.py``): from ``sys.modules``."""
+        if self.names is None:
+            self.names = {}
+            for module_name, module in list(sys.modules.items()):
+                mine = self._mine(module_file(module))
+                if mine:
+                    is_package = _namespace_of(module) is not None and "__path__" in (
+                        _namespace_of(module) or {}
+                    )
+                    self.names[mine] = module_name if is_package else module_name.rpartition(".")[0]
+        return self.names.get(path)
+
     def below(self, name: str) -> set[str]:
         """The repository files of the loaded submodules of package ``name``: each is an
         attribute of it (``a.c.X`` reads ``a/c.py`` with no code of it run), whoever loaded it."""
@@ -495,7 +589,7 @@ class Imports:
             self.loaded = {}
             for module_name, module in list(sys.modules.items()):
                 parts = module_name.split(".")
-                mine = self._mine(getattr(module, "__file__", None)) if len(parts) > 1 else None
+                mine = self._mine(module_file(module)) if len(parts) > 1 else None
                 if mine:
                     for n in range(1, len(parts)):
                         self.loaded.setdefault(".".join(parts[:n]), set()).add(mine)
@@ -552,6 +646,12 @@ class Imports:
         self, path: str, module: str, level: int, names: list[str], found: set[str],
         passed: set[str],
     ) -> None:  # fmt: skip
+        if level:  # by the importing module's package, where the run loaded it
+            package = self.name_of(path)
+            for _ in range(level - 1 if package is not None else 0):
+                package = package.rpartition(".")[0] if package else None
+            if package:
+                module, level = f"{package}.{module}" if module else package, 0
         if not level:
             own = self.module(module, parents=False)
             passed |= self.module(module) - own
@@ -596,7 +696,7 @@ class Imports:
         self.files[name] = None  # a cycle through a broken name ends here
         module = sys.modules.get(name)
         if module is not None:
-            found = self._mine(getattr(module, "__file__", None))
+            found = self._mine(module_file(module))
         else:
             head, _, tail = name.rpartition(".")
             found = None
@@ -626,6 +726,26 @@ class Imports:
             for folder in self._folders(head)
             if os.path.isdir(os.path.join(folder, tail))
         ][:1]
+
+
+def _namespace_of(module: object) -> dict[str, Any] | None:
+    """A module's namespace, read without asking the module (one loaded lazily,
+    ``importlib.util._LazyModule``, would be loaded; another class's ``__getattr__`` run): None
+    for any other object."""
+    if not isinstance(module, ModuleType):
+        return None
+    try:
+        namespace = object.__getattribute__(module, "__dict__")
+    except Exception:
+        return None
+    return namespace if isinstance(namespace, dict) else None
+
+
+def module_file(module: object) -> str | None:
+    """A module's file (``__file__``), read as :func:`_namespace_of` reads."""
+    namespace = _namespace_of(module)
+    name = namespace.get("__file__") if namespace is not None else None
+    return name if isinstance(name, str) else None
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")

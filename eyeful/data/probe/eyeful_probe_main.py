@@ -99,7 +99,7 @@ from typing import Any
 
 import pytest
 from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
-from eyeful_probe_deps import Early, Imports  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import Early, Imports, module_file  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import (  # type: ignore[import-not-found]  # beside it
     Reach,
     Tracer,
@@ -466,8 +466,8 @@ def _outside_python() -> list[str]:
     files: set[str] = set()
     real_dirs: dict[str, str] = {}
     for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if not isinstance(path, str) or path.startswith(prefixes):
+        path = module_file(module)  # never loads a module loaded lazily
+        if path is None or path.startswith(prefixes):
             continue
         if os.path.dirname(os.path.abspath(path)) == _HERE:  # the probe's own modules
             continue

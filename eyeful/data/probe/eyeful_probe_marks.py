@@ -31,6 +31,7 @@ from eyeful_probe_deps import (  # type: ignore[import-not-found]  # beside it
     EVERYTHING,
     Imports,
     Sight,
+    module_file,
 )
 from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside it
 
@@ -157,8 +158,8 @@ class MarkedReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (bes
     def start(cls, root: str) -> MarkedReach:
         reach = cls(root)
         for module in list(sys.modules.values()):
-            name = getattr(module, "__file__", None)
-            if isinstance(name, str) and reach._mine(name):
+            name = module_file(module)  # never loads a module loaded lazily
+            if name is not None and reach._mine(name):
                 reach.session.add(name)
         setattr(builtins, NAME, reach.marks)
         reach._load_marked()
@@ -243,9 +244,9 @@ class MarkedReach(Reach):  # type: ignore[misc]  # Reach is untyped to mypy (bes
         another loader. What runs in them cannot be seen: they count for every test."""
         found = set()
         for module in list(sys.modules.values()):
-            name = getattr(module, "__file__", None)
+            name = module_file(module)
             if (
-                isinstance(name, str)
+                name is not None
                 and name.endswith(".py")
                 and name not in self.marked
                 and name not in self.test_modules

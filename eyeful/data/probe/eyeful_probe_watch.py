@@ -19,7 +19,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from eyeful_probe_deps import EVERYTHING, Sight  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import EVERYTHING, Sight, module_file  # type: ignore[import-not-found]  # beside it
 
 _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
@@ -564,9 +564,10 @@ class Reach:
         files = self.current
         for value in list(vars(module).values()) if module is not None else ():
             try:  # any object: its attributes may be anything, or raise
-                name = value.__name__ if isinstance(value, types.ModuleType) else None
-                name = name or getattr(value, "__module__", None) or ""
-                found = getattr(sys.modules.get(name), "__file__", None)
+                if isinstance(value, types.ModuleType):  # read as it is: never loaded here
+                    found = module_file(value)
+                else:
+                    found = module_file(sys.modules.get(getattr(value, "__module__", None) or ""))
             except Exception:  # noqa: S112  (an object that will not say is no file)
                 continue
             if isinstance(found, str):
