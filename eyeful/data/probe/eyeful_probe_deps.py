@@ -45,12 +45,13 @@ _IMPORT = compile(
     "        __tracebackhide__ = True\n"
     "        module = real(name, globals, locals, fromlist, level)\n"
     "        try:\n"
-    "            frame = getframe(1)\n"
-    "            code = frame.f_code\n"
-    "            if code.co_code[frame.f_lasti] != statement:\n"
-    "                saw(module, name, globals, fromlist, level, frame, None)\n"
-    "            elif (code.co_filename, name, level) not in quiet:\n"
-    "                saw(module, name, globals, fromlist, level, frame, code.co_filename)\n"
+    "            if globals is None or (id(globals), name, level) not in quiet:\n"
+    "                frame = getframe(1)\n"
+    "                code = frame.f_code\n"
+    "                file = code.co_filename\n"
+    "                if code.co_code[frame.f_lasti] != statement:\n"
+    "                    file = None\n"
+    "                saw(module, name, globals, fromlist, level, frame, file)\n"
     "        except Exception:\n"
     "            pass\n"
     "        return module\n"
@@ -130,8 +131,10 @@ class Sight:
         self.bound: list[tuple[dict[str, Any], str, Any]] = []
         """Each name :meth:`_swap` bound to a watched import function, with the real one."""
         self.mine: dict[Any, str | None] = {}  # a module's file as a repository file: _loaded
-        self.quiet: set[tuple[str, object, object]] = set()
-        """The import statements (file, name, level) not to look at again: :meth:`_imported`."""
+        self.quiet: set[tuple[int, object, object]] = set()
+        """The imports not to look at again (:meth:`_imported`): by the namespace importing
+        (its ``globals``), the name and the level: a statement the import graph reads, or one
+        that loaded no repository module (the same name loads the same module again)."""
         self.statements: dict[str, frozenset[tuple[str, int]]] = {}
         self.imports = Imports(self.roots)  # the sources' parse, shared with the graph's
         self.index: dict[str, list[str]] = {}
@@ -213,12 +216,13 @@ class Sight:
         source names it) says nothing more; any other (a call by name, a statement in a string
         run with ``exec``, in a doctest, in a file outside the repository or not on disk as it
         ran) loads by name every module on the path to the one it names, the namespace it
-        returns and the submodules its ``fromlist`` took. A statement of another file that
-        loaded no repository module is not looked at again."""
+        returns and the submodules its ``fromlist`` took."""
         if not self.on:
             return
+        quiet = (id(globals_), name, level) if isinstance(globals_, dict) else None
         if statement is not None and (name, level) in self._statements(statement):
-            self.quiet.add((statement, name, level))
+            if quiet:
+                self.quiet.add(quiet)
             return
         absolute = name if isinstance(name, str) else ""
         if level and isinstance(level, int) and isinstance(globals_, dict):
@@ -236,8 +240,8 @@ class Sight:
             )  # fmt: skip
         files = [module_file(m) for m in found]
         own, package = self._namespace(module)
-        if not self._loaded(files + own, frame, package) and statement is not None:
-            self.quiet.add((statement, name, level))
+        if not self._loaded(files + own, frame, package) and quiet:
+            self.quiet.add(quiet)
 
     def _statements(self, filename: str) -> frozenset[tuple[str, int]]:
         """The ``(name, level)`` of each import statement in repository file ``filename``'s
@@ -608,7 +612,9 @@ class Imports:
         key = _KEY_PREFIX + hashlib.sha256(source).hexdigest()
         if self.known is None:
             self.known = _read_cache(self.cache_file)
-        entries = self.known.get(key)
+        entries = self.used.get(key)  # parsed earlier in this run (:meth:`Sight._statements`)
+        if entries is None:
+            entries = self.known.get(key)
         if entries is None:
             try:
                 entries = _entries(ast.parse(source, path), source)
