@@ -15,6 +15,7 @@ of them reviewed end to end; one plain pytest run shows that every change breaks
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -930,7 +931,71 @@ MARKS_CASES |= {
 }
 
 
-@pytest.mark.parametrize("case", sorted(MARKS_CASES))
+def _alone(files: Files) -> bool:
+    """Whether a case's files are only its package's and its test modules (no conftest, no
+    pytest settings, nothing at the root): such cases share one repository."""
+    return all(
+        name.startswith("pkg/") or (name.startswith("tests/test_") and name.count("/") == 1)
+        for name in files
+    )
+
+
+SHARED = sorted(case for case, (files, *_) in MARKS_CASES.items() if _alone(files))
+
+
+def _renamed(number: int, files: Files) -> Files:
+    """A case's files with its package ``pkg<number>`` and its test modules ``*_<number>.py``."""
+    out: Files = {}
+    for name, text in files.items():
+        name = re.sub(r"^pkg/", f"pkg{number}/", name)
+        name = re.sub(r"^(tests/test_\w+)\.py$", rf"\g<1>_{number}.py", name)
+        out[name] = re.sub(r"\bpkg\b", f"pkg{number}", text) if isinstance(text, str) else text
+    return out
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One repository for the cases of :data:`SHARED`, each under its own package, mapped."""
+    files: Files = {"pyproject.toml": eyeful_config(extra='select = "affected"'),
+                    "pytest.ini": PYTEST_INI}  # fmt: skip
+    for number, case in enumerate(SHARED):
+        files |= _renamed(number, {"pkg/__init__.py": "", **MARKS_CASES[case][0]})
+    with pytest.MonkeyPatch.context() as mp:
+        seal(tmp_path_factory, mp)
+        repo = make_repo(tmp_path_factory.mktemp("shared") / "repo", files)
+        record_map(repo, "marks\n")
+        yield repo
+
+
+def test_every_shared_case_breaks_its_test_in_plain_pytest(tmp_path: Path) -> None:
+    files: Files = {"pytest.ini": PYTEST_INI}
+    for number, case in enumerate(SHARED):
+        case_files, breaking = MARKS_CASES[case][:2]
+        files |= _renamed(number, {"pkg/__init__.py": "", **case_files, **breaking})
+    work = make_repo(tmp_path / "work", files)
+    done = subprocess.run([*PYTEST.split(), "-rf"], cwd=work, capture_output=True, text=True)
+    failed = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("FAILED ")}
+    assert failed == {f"tests/test_use_{n}.py::test_use" for n in range(len(SHARED))}, done.stdout
+
+
+@pytest.mark.parametrize("case", SHARED)
+def test_what_the_marks_see_late_or_not_at_all_still_selects_shared(
+    shared: Path, case: str
+) -> None:
+    number = SHARED.index(case)
+    confirm(shared)
+    try:
+        selection = _selected(shared, _renamed(number, MARKS_CASES[case][1]))
+    finally:
+        git(shared, "reset", "-q", "--hard")
+        git(shared, "clean", "-qfd")
+    assert selection.why_all is None, selection
+    assert _runs(selection, f"tests/test_use_{number}.py::test_use"), selection
+    other = (number + 1) % len(SHARED)  # another case's test: not every test is run
+    assert not _runs(selection, f"tests/test_use_{other}.py::test_use"), selection
+
+
+@pytest.mark.parametrize("case", sorted(set(MARKS_CASES) - set(SHARED)))
 def test_what_the_marks_see_late_or_not_at_all_still_selects(tmp_path: Path, case: str) -> None:
     files, breaking, *named = MARKS_CASES[case]
     failing = named[0] if named else "tests/test_use.py::test_use"
