@@ -127,7 +127,6 @@ class Sight:
         self.on = True
         self.swapped: dict[int, Any] = {}
         """The watched import function of each real one (by its id)."""
-        self.wrapper: Any = None  # builtins.__import__'s
         self.bound: list[tuple[dict[str, Any], str, Any]] = []
         """Each name :meth:`_swap` bound to a watched import function, with the real one."""
         self.mine: dict[Any, str | None] = {}  # a module's file as a repository file: _loaded
@@ -161,9 +160,8 @@ class Sight:
             module = real(name, package)
             if sight.on:
                 with contextlib.suppress(Exception):  # never break the code it watches
-                    sight._loaded(
-                        *sight._namespace(module)[:1], sys._getframe(1), sight._namespace(module)[1]
-                    )
+                    own, package = sight._namespace(module)
+                    sight._loaded(own, sys._getframe(1), package)
             return module
 
         names: dict[str, Any] = {"__name__": "importlib._bootstrap"}
@@ -177,7 +175,6 @@ class Sight:
                 importlib.__import__, sight._imported, sys._getframe, _IMPORT_NAME, sight.quiet
             ),
         }
-        sight.wrapper = sight.swapped[id(builtins.__import__)]
         sight._swap()
         return sight
 
@@ -493,6 +490,11 @@ class Sight:
         imports = Imports(self.roots)  # sys.path as it is now
         imports.known, imports.used = self.imports.known, self.imports.used
         imports.fresh = self.imports.fresh
+        self._submodules("")  # the index brought up to date
+        imports.loaded = {
+            package: {f for f in files if f.endswith(".py")}
+            for package, files in self.index.items()
+        }  # fmt: skip
         graph, parents = imports.graph(mine)
         for owner, found in self.loads.items():
             graph.setdefault(owner, set()).update(found - {owner})
@@ -516,7 +518,7 @@ class Imports:
         self.files: dict[str, str | None] = {}
         self.known: dict[str, list[Any]] | None = None  # read from cache_file when first needed
         self.used: dict[str, list[Any]] = {}
-        self.loaded: dict[str, set[str]] | None = None  # by package: :meth:`below`
+        self.loaded: dict[str, set[str]] = {}  # by package: :meth:`below`, given by Sight
         self.names: dict[str, str] | None = None  # by file: :meth:`name_of`
         self.fresh = False  # a source was parsed that the cache did not hold
 
@@ -578,25 +580,17 @@ class Imports:
         if self.names is None:
             self.names = {}
             for module_name, module in list(sys.modules.items()):
-                mine = self._mine(module_file(module))
+                namespace = _namespace_of(module) or {}
+                mine = self._mine(namespace.get("__file__"))
                 if mine:
-                    is_package = _namespace_of(module) is not None and "__path__" in (
-                        _namespace_of(module) or {}
-                    )
-                    self.names[mine] = module_name if is_package else module_name.rpartition(".")[0]
+                    package = "__path__" in namespace
+                    self.names[mine] = module_name if package else module_name.rpartition(".")[0]
         return self.names.get(path)
 
     def below(self, name: str) -> set[str]:
         """The repository files of the loaded submodules of package ``name``: each is an
-        attribute of it (``a.c.X`` reads ``a/c.py`` with no code of it run), whoever loaded it."""
-        if self.loaded is None:
-            self.loaded = {}
-            for module_name, module in list(sys.modules.items()):
-                parts = module_name.split(".")
-                mine = self._mine(module_file(module)) if len(parts) > 1 else None
-                if mine:
-                    for n in range(1, len(parts)):
-                        self.loaded.setdefault(".".join(parts[:n]), set()).add(mine)
+        attribute of it (``a.c.X`` reads ``a/c.py`` with no code of it run), whoever loaded it
+        (:attr:`loaded`, the index :meth:`Sight._submodules` keeps)."""
         return self.loaded.get(name, set())
 
     def parsed(self, path: str) -> list[Any]:
@@ -652,11 +646,11 @@ class Imports:
         self, path: str, module: str, level: int, names: list[str], found: set[str],
         passed: set[str],
     ) -> None:  # fmt: skip
-        if level:  # by the importing module's package, where the run loaded it
-            package = self.name_of(path)
-            for _ in range(level - 1 if package is not None else 0):
-                package = package.rpartition(".")[0] if package else None
-            if package:
+        package = self.name_of(path) if level else None
+        if package:  # by the importing module's package, where the run loaded it
+            parts = package.split(".")
+            if level <= len(parts):
+                package = ".".join(parts[: len(parts) - level + 1])
                 module, level = f"{package}.{module}" if module else package, 0
         if not level:
             own = self.module(module, parents=False)
