@@ -712,6 +712,15 @@ MARKS_CASES: dict[str, tuple[Files, Files] | tuple[Files, Files, str]] = {
 # A module already loaded, reached again with no code of it run, no file opened and no import
 # statement of a repository file naming it (a second adversarial pass, 2026-12-06): each made a
 # review that selected by the map say clean on a change plain pytest fails.
+LOGGING: Files = {  # a logger's level named by a dotted path (`ext://`), read by dictConfig
+    "pkg/settings.py": "LEVEL = 'WARNING'\n",
+    "tests/test_limits.py": "from pkg.settings import LEVEL\n\n\ndef test_limit():\n"
+    "    assert LEVEL\n",
+    "tests/test_use.py": "import logging\nimport logging.config\n\n\ndef test_use():\n"
+    "    logging.config.dictConfig({'version': 1, 'disable_existing_loggers': False,\n"
+    "        'loggers': {'demo': {'level': 'ext://pkg.settings.LEVEL'}}})\n"
+    "    assert logging.getLogger('demo').level == logging.WARNING\n",
+}
 LOADS = "from pkg.limits import LIMIT\n\n\ndef test_limit():\n    assert LIMIT > 0\n"
 MARKS_CASES |= {
     "__import__ of a name made at run time": (
@@ -771,16 +780,7 @@ MARKS_CASES |= {
         {"pkg/limits.py": "LIMIT = 4  # lowered\n"},
     ),
     "a dotted path resolved from its package": (
-        {
-            "pkg/settings.py": "LEVEL = 'WARNING'\n",
-            "tests/test_limits.py": "from pkg.settings import LEVEL\n\n\n"
-            "def test_limit():\n    assert LEVEL\n",
-            "tests/test_use.py": "import logging\nimport logging.config\n\n\n"
-            "def test_use():\n    logging.config.dictConfig({'version': 1, "
-            "'disable_existing_loggers': False,\n        'loggers': {'demo': "
-            "{'level': 'ext://pkg.settings.LEVEL'}}})\n"
-            "    assert logging.getLogger('demo').level == logging.WARNING\n",
-        },
+        LOGGING,
         {"pkg/settings.py": "LEVEL = 'ERROR'  # louder\n"},
     ),
     "a relative dotted __import__": (
@@ -906,17 +906,7 @@ MARKS_CASES |= {
         {"pkg/contrib/limits.py": "LIMIT = 4  # lowered\n"},
     ),
     "a logging config's ext:// value, logging.config loaded by a conftest": (
-        {
-            "tests/conftest.py": "import logging.config  # noqa: F401\n",
-            "pkg/settings.py": "LEVEL = 'WARNING'\n",
-            "tests/test_limits.py": "from pkg.settings import LEVEL\n\n\n"
-            "def test_limit():\n    assert LEVEL\n",
-            "tests/test_use.py": "import logging\nimport logging.config\n\n\n"
-            "def test_use():\n    logging.config.dictConfig({'version': 1, "
-            "'disable_existing_loggers': False,\n        'loggers': {'demo': "
-            "{'level': 'ext://pkg.settings.LEVEL'}}})\n"
-            "    assert logging.getLogger('demo').level == logging.WARNING\n",
-        },
+        {**LOGGING, "tests/conftest.py": "import logging.config  # noqa: F401\n"},
         {"pkg/settings.py": "LEVEL = 'ERROR'  # louder\n"},
     ),
     "a submodule reached as the package's attribute": (
