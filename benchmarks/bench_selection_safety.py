@@ -112,6 +112,20 @@ def _python() -> str:
     return str(venv) if venv.exists() else sys.executable
 
 
+def _check_python() -> None:
+    """Stop, saying why, where the Python the runs use lacks eyeful or pytest: every run would
+    fail alike, and the costs would read as about 1.0x."""
+    python = _python()
+    proc = subprocess.run([python, "-c", "import eyeful, pytest"], capture_output=True, text=True,
+                          cwd="/", check=False)  # fmt: skip  (not this checkout's eyeful)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise SystemExit(
+            f"bench_selection_safety.py: {python} cannot import eyeful and pytest ({last}); "
+            "give --python a virtualenv's python with both installed"
+        )
+
+
 def _env(home: Path) -> dict[str, str]:
     return clean_env(home, Path(_python()).parent)
 
@@ -468,6 +482,7 @@ def main() -> int:
     if args.table:
         _report(args.table)
         return 0
+    _check_python()
     out = args.out or Path(tempfile.mkdtemp(prefix="eyeful-safety-out-"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.jsonl").write_text("")
