@@ -116,8 +116,9 @@ def _check_python() -> None:
     """Stop, saying why, where the Python the runs use lacks eyeful or pytest: every run would
     fail alike, and the costs would read as about 1.0x."""
     python = _python()
+    # From "/", not here: `-c` would find this checkout's eyeful in the current directory.
     proc = subprocess.run([python, "-c", "import eyeful, pytest"], capture_output=True, text=True,
-                          cwd="/", check=False)  # fmt: skip  (not this checkout's eyeful)
+                          cwd="/", check=False)  # fmt: skip
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise SystemExit(

@@ -19,23 +19,23 @@ import pytest
 
 from tests.gitrepo import PYTHON
 
-# Seconds each module's tests take on one worker (the wall column of benchmarks/suite_profile.py).
-# With `-n`, xdist gives each worker a whole module at a time (`--dist loadfile`), in the order
-# collected: the longest modules go first and the short ones fill in at the end, so the two
+# Seconds each module's tests take (the wall column of benchmarks/suite_profile.py, 2026-12-06,
+# `-n 2`). With `-n`, xdist gives each worker a whole module at a time (`--dist loadfile`), in the
+# order collected: the longest modules go first and the short ones fill in at the end, so the
 # workers finish together. Ordering only: no test depends on it, and a module missing here runs
 # last.
 MODULE_SECONDS = {
-    "test_hooks": 71, "test_fit": 60, "test_verify": 42, "test_regress": 40, "test_agents": 35,
-    "test_change_side": 33, "test_safety": 32, "test_eval_verified": 29, "test_replay": 28,
-    "test_cli": 26, "test_evidence": 26, "test_hardening": 25, "test_clean_claims": 24,
-    "test_contexts": 23, "test_awkward": 21, "test_providers": 20, "test_structured_failures": 20,
-    "test_environments": 19, "test_adversarial": 18, "test_injection": 17, "test_sandbox": 17,
-    "test_affected_maps": 16, "test_affected": 15, "test_check_speed": 14, "test_forgery": 12,
-    "test_focused_ids": 12, "test_safety_inputs": 8, "test_bounded_report": 8, "test_failures": 7,
-    "test_eval_mine": 7, "test_affected_ways": 7, "test_first_run": 7, "test_probe": 7,
-    "test_review": 6, "test_init": 6, "test_report": 4, "test_eval_run": 4, "test_claims": 4,
-    "test_runs_change": 4, "test_wording": 4, "test_agent_jail": 3, "test_sarif": 2,
-    "test_results": 2, "test_scale": 1, "test_oracles": 1,
+    "test_change_side": 63, "test_hooks": 37, "test_verify": 36, "test_regress": 31,
+    "test_clean_claims": 30, "test_fit": 28, "test_agents": 27, "test_safety": 24,
+    "test_replay": 20, "test_cli": 18, "test_providers": 18, "test_structured_failures": 18,
+    "test_evidence": 17, "test_environments": 16, "test_focused_ids": 16,
+    "test_affected_maps": 14, "test_hardening": 14, "test_affected_ways": 14, "test_injection": 13,
+    "test_adversarial": 13, "test_awkward": 13, "test_eval_verified": 10, "test_contexts": 9,
+    "test_sandbox": 9, "test_affected": 8, "test_review": 6, "test_failures": 6,
+    "test_eval_mine": 5, "test_safety_inputs": 5, "test_bounded_report": 5, "test_forgery": 4,
+    "test_probe": 4, "test_map_marks": 4, "test_init": 4, "test_report": 4, "test_first_run": 3,
+    "test_agent_jail": 3, "test_claims": 3, "test_eval_run": 2, "test_wording": 2,
+    "test_runs_change": 2, "test_check_speed": 2, "test_sarif": 1, "test_results": 1,
 }  # fmt: skip
 
 
