@@ -280,8 +280,23 @@ def classify(
         kind, on_base = decide(ev)
         failure = _failure(ev.test, kind, change, on_base, ran.get(ev.test))
         failure.confirmation = _confirmation(ev)
+        if kind == "flaky" and failure.confirmation and _only_where_mapped(change, ev):
+            failure.confirmation += f"; {_ONLY_WHERE_MAPPED}"
         out.append(failure)
     return out
+
+
+_ONLY_WHERE_MAPPED = (
+    "it failed only in the run that recorded the map of what each test ran (eyeful's marks in "
+    "the code, its watch of the import functions), which may be what it saw"
+)
+
+
+def _only_where_mapped(change: Run, ev: Evidence) -> bool:
+    """The change's suite run recorded the map and every live run passed on both sides: its
+    one failure was in the one run with eyeful's instrumentation in the code."""
+    runs = [*(ev.change_alone or []), *(ev.base_alone or [])]
+    return change.mapped and bool(ev.change_alone) and all(s == "passed" for s in runs)
 
 
 def suite_failure(change: Run, on_change: list[Run], on_base: list[Run]) -> TestFailure:

@@ -136,6 +136,10 @@ class Run(Model):
     """A full run's map of the files each test ran (kept in the cache's ``maps``, not here)."""
     reached_from: MapPlace | None = Field(default=None, exclude=True)
     """Where pytest ran when it recorded that map."""
+    mapped: bool = Field(default=False, exclude=True)
+    """The run recorded the map (eyeful's marks in the code, its watch of the import functions):
+    a failure seen only there may be what the test saw of them (eyeful/regressions.py). Kept in
+    the cache, not in the report."""
     invocation: Invocation | None = Field(default=None, exclude=True)
     """pytest's parse of the command (from the probe's record): which words it took as paths,
     whence a derived ``test_one`` (eyeful/focus.py). Kept in the cache, not in the report."""
@@ -151,6 +155,7 @@ class Run(Model):
         entry["invocation"] = None if self.invocation is None else self.invocation.model_dump()
         entry["rootdir"] = self.rootdir
         entry["narrowed"] = self.narrowed
+        entry["mapped"] = self.mapped
         return entry
 
     def test_files(self) -> list[str]:
@@ -691,6 +696,7 @@ class Runner:
             run.failures = said.failures or None
             run.skips = said.skips or None
             run.reached, run.reached_from = said.reached, said.reached_from
+            run.mapped = reach
             run.rootdir = focus.rootdir_in(worktree.path, said.rootdir)
             run.narrowed = said.narrowed
             _ids_in_your_tree(run, worktree.path, self.pool.paths.root)
