@@ -6,11 +6,11 @@ misses that a test's cost is in the processes it starts (eyeful, the projects' p
 pip). tests/conftest.py writes one line per test when EYEFUL_SUITE_PROFILE names a file: the
 CPU of the test's own process and of every process it started and waited for.
 
-    EYEFUL_SUITE_PROFILE=/tmp/profile.jsonl .venv/bin/python -m pytest -n 2 -q
+    EYEFUL_SUITE_PROFILE=/tmp/profile.jsonl .venv/bin/python -m pytest -n 3 -q
     .venv/bin/python benchmarks/suite_profile.py /tmp/profile.jsonl [--tests 30]
 
 CPU seconds are comparable between runs on one machine in one state; compare two versions back
-to back. The worker lines show how evenly `-n 2` shared the work (wall: the sum of the tests'
+to back. The worker lines show how evenly `-n 3` shared the work (wall: the sum of the tests'
 wall times on that worker; last: when its last test ended, in seconds since the first began).
 """
 
