@@ -144,7 +144,14 @@ class Evidence:
     causes_differ: bool = False
     """The change edited the test's file, and it failed on both sides (the base side: the
     base's code with the change's tests, eyeful/testside.py) by different causes: the change's
-    code fails the test otherwise than the base's code does."""
+    code fails the test otherwise than the base's code does, or the change's test asks for what
+    the base's code lacks (a helper the change adds): where ``old_version`` failed too, the
+    test failed before the change."""
+    old_version: Seen | None = None
+    """What the base's own version of the test side said of the test on the base's code (None:
+    not asked): before the change, did it pass?"""
+    old_version_causes: list[str] = field(default_factory=list)
+    """The causes of that run's failure."""
 
 
 def decide(ev: Evidence) -> tuple[FailureKind, str]:
@@ -176,7 +183,15 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
         change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
-        if change_failed and (ev.causes_differ or ev.old_version_regresses):
+        if change_failed and ev.old_version_regresses:
+            return "regression", "failed"  # the change's code fails what the test asked before
+        if ev.causes_differ and ev.old_version == "failed":
+            # The base's own version of the test failed on the base's code too: it failed
+            # before the change (the change's test asks what the base lacks, a new helper).
+            if _otherwise(ev.change_causes, ev.old_version_causes):
+                return "fails_otherwise", "failed"
+            return "pre_existing", "failed"
+        if change_failed and ev.causes_differ:
             return "regression", "failed"  # an edited test the change's code fails otherwise
         if _otherwise(ev.change_causes, ev.base_causes):
             return "fails_otherwise", "failed"  # pre-existing needs the same failure

@@ -202,7 +202,9 @@ def _old_versions(
     shared = sorted(p for p in edited if p not in own_files)
     todo: list[tuple[Evidence, tuple[str, ...]]] = []
     for ev in evidence:
-        if (change.kinds or {}).get(ev.test) or decide(ev)[0] != "pre_existing":
+        if (change.kinds or {}).get(ev.test) or not (
+            decide(ev)[0] == "pre_existing" or ev.causes_differ
+        ):
             continue
         path = _in_repo(runner, snap, ev.test)
         reverted = tuple(sorted({*shared, *([path] if path in edited else [])}))
@@ -225,7 +227,11 @@ def _old_versions(
     for (ev, side, _), batch in zip(runs, batches, strict=True):
         tests = [run for run in batch if run.name == "test_one"]
         said[(ev.test, side)] = alone(tests[-1], ev.test, only=True) if tests else "unknown"
+        if side == "base" and tests:
+            observed = [(said[(ev.test, side)], _failure_of(tests[-1], ev.test))]
+            ev.old_version_causes = _causes(observed)
     for ev, _ in todo:
+        ev.old_version = said[(ev.test, "base")]
         ev.old_version_regresses = (
             said[(ev.test, "base")] == "passed" and said[(ev.test, "change")] == "failed"
         )

@@ -1260,3 +1260,52 @@ def test_a_look_at_the_source_through_a_helper_or_a_traceback_is_the_tests(tmp_p
         assert "read calc.py as text" in (by_id[name]["unverified"] or ""), by_id[name]
     assert by_id["runpy"]["kind"] == "fail", (by_id["runpy"]["gates"], by_id["runpy"]["unverified"])
     assert code == 1
+
+
+# A test that fails on the base already (a distribution that is not installed), rewritten by the
+# change to call a helper the same change adds: on the base's code that version fails by another
+# cause (the helper is missing), which says nothing of the change's code. The base's own version
+# of the test failed on the base's code by the change's very cause: pre-existing (a helper bot
+# found this blocking toolz's `test_has_version`).
+UTIL_ONLY = "def double(x):\n    return 2 * x\n"
+UTIL_HELPER = (
+    UTIL_ONLY + "\n\ndef installed_version(dist='eyeful-no-such-dist'):\n"
+    "    from importlib.metadata import version\n\n    return version(dist)\n"
+)
+HAS_VERSION_TEST = (
+    "from importlib.metadata import version\n\n\ndef test_has_version():\n"
+    "    assert version('eyeful-no-such-dist')\n"
+)
+HAS_VERSION_NEW = (
+    "import pkg.util\n\n\ndef test_has_version():\n    assert pkg.util.installed_version()\n"
+)
+
+
+def test_a_failing_test_rewritten_to_use_a_new_helper_fails_as_before_and_does_not_block(
+    tmp_path,
+):
+    double_test = "import pkg.util\n\n\ndef test_double():\n    assert pkg.util.double(2) == 4\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "pkg/__init__.py": "",
+         "pkg/util.py": UTIL_ONLY, "tests/test_version.py": HAS_VERSION_TEST,
+         "tests/test_double.py": double_test},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"pkg/util.py": UTIL_HELPER, "tests/test_version.py": HAS_VERSION_NEW})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_version.py::test_has_version": "pre_existing"}, report
+    [found] = report["other_failures"]
+    assert (
+        "the base's own version of the test failed on the base's code" in (found["confirmation"])
+    ), found
+    assert code == 0
+    # Where the base's own version passed on the base's code and fails on the change's, the
+    # other cause on the base still blocks: the change broke what the test asked before.
+    uses_helper = "    assert pkg.util.installed_version\n    assert"
+    checks_more = double_test.replace("    assert", uses_helper)
+    stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
+                 "tests/test_double.py": checks_more})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report)["tests/test_double.py::test_double"] == "regression", report
+    assert code == 1, report
