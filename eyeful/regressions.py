@@ -132,12 +132,44 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
             return True
         # A test its class inherits (a mixin of checks in another module): the class is here.
         return len(parts) > 1 and re.search(rf"\bclass {re.escape(parts[-2])}\b", text) is not None
+    python = _python_test(repo, tree, test)
+    if python is not None:
+        return python
     top = test.split("/")[0]
     needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
-    return any(
-        path.endswith("_test.go") and needle.search(blob_at(repo, entry.id).data)
-        for path, entry in blobs(repo, tree)
-    )
+    go = [entry for path, entry in blobs(repo, tree) if path.endswith("_test.go")]
+    if not go:
+        return True  # an id that names no file of the tree: no evidence that it is absent
+    return any(needle.search(blob_at(repo, entry.id).data) for entry in go)
+
+
+def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool | None:
+    """For unittest's dotted id (``tests.test_calc.T.test_add``, from the top directory or from
+    the start directory below it): whether the module it names, found in the tree, defines the
+    test (or its class); None where no module of the tree is named (a Go id, say)."""
+    if "/" in test or "." not in test:
+        return None
+    parts = test.split(".")
+    files = [(path, entry) for path, entry in blobs(repo, tree) if path.endswith(".py")]
+    for cut in range(len(parts) - 1, 0, -1):
+        module = "/".join(parts[:cut])
+        found = [
+            entry
+            for path, entry in files
+            for name in (f"{module}.py", f"{module}/__init__.py")
+            if path == name or path.endswith(f"/{name}")
+        ]
+        if found:
+            names = parts[cut:]
+            pattern = rf"\bdef {re.escape(names[-1])}\b"
+            if len(names) > 1:
+                pattern += rf"|\bclass {re.escape(names[-2])}\b"
+            return any(
+                entry.filemode not in REGULAR_FILE_MODES
+                or re.search(pattern, blob_at(repo, entry.id).data.decode(errors="replace"))
+                for entry in found
+            )
+    return None
 
 
 def ids_moved(repo: pygit2.Repository, snap: Snapshot, test: str) -> bool:

@@ -834,3 +834,33 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     proc = review(repo, format="json")
     assert _kinds(proc.json) == [("calc.add", "pre_existing")], proc.markdown
     assert proc.exit_code == 0, proc.markdown
+
+
+UNITTEST_CALC = (
+    "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
+    "    def test_zero(self):\n        self.assertEqual(add(0, 0), 0)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["python -W error -m unittest discover -s tests -t .", "python -m unittest discover -s tests"],
+    ids=["from-the-root", "from-the-start-directory"],
+)
+def test_a_unittest_suite_run_without_its_names_never_calls_a_broken_test_new(tmp_path, command):
+    # Not a plain `python -m unittest -v`: the base's passing tests are never named, and the
+    # change's failing one (`tests.test_calc.T.test_add`, or `test_calc.T.test_add` from the
+    # start directory) was judged absent there by its id: new, exit 0 on a red suite.
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(command), "calc.py": "def add(a, b):\n    return a + b\n",
+         "tests/__init__.py": "", "tests/test_calc.py": UNITTEST_CALC},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "def add(a, b):\n    return a * b\n"})
+    done = review(repo, format="json")
+    kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
+    [kind] = kinds.values()
+    assert kind in ("undetermined", "unconfirmed"), kinds  # a question, never "new"
+    assert done.exit_code == 3, done
