@@ -42,9 +42,9 @@ from eyeful.regressions import (
 )
 from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
-from eyeful.snapshot import Snapshot, tree_at
+from eyeful.snapshot import Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import side_paths, side_tree
+from eyeful.testside import renamed_files, side_paths, side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -94,7 +94,7 @@ def confirm(
     # (An id whose file the change's tree lacks too does not name a repository path: a rootdir
     # below the repository, say. Its live runs tell.)
     with runner.lock_repo():
-        renamed = _renamed_files(repo, snap)
+        renamed = renamed_files(repo, snap.base.tree, snap.head.tree)
         base_ids = {ev.test: _on_base(ev.test, renamed) for ev in evidence}
         unlike = [t for t, b in base_ids.items() if not exists(repo, snap.base.tree, b)]
         # A test moved to a file too unlike for git's renames: the same name and code there.
@@ -331,17 +331,6 @@ def _suite_pairs(
     for batches in parallel_map(pair, range(1, runner.config.reruns), jobs):
         for side, batch in batches:
             record(side, batch)
-
-
-def _renamed_files(repo: pygit2.Repository, snap: Snapshot) -> dict[str, str]:
-    """Files the change renamed, as git finds renames: new path -> the base's path."""
-    diff = tree_at(repo, snap.base.tree).diff_to_tree(tree_at(repo, snap.head.tree))
-    diff.find_similar()
-    return {
-        d.new_file.path: d.old_file.path
-        for d in diff.deltas
-        if d.status_char() == "R" and d.new_file.path != d.old_file.path
-    }
 
 
 def _on_base(test: str, renamed: dict[str, str]) -> str:

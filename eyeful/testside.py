@@ -35,7 +35,14 @@ from eyeful.testids import id_path
 from eyeful.testonly import imported, tests_only
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["collection_changed", "docstrings_only", "read_text", "side_paths", "side_tree"]
+__all__ = [
+    "collection_changed",
+    "docstrings_only",
+    "read_text",
+    "renamed_files",
+    "side_paths",
+    "side_tree",
+]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
 # Directory names that say "tests" and nothing else: `ab_test/` or `test_plus/` may be packages.
@@ -155,6 +162,17 @@ _COLLECTS = re.compile(
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
 
 
+def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
+    """Files the change renamed, as git finds renames: new path -> the base's path."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    diff.find_similar()
+    return {
+        d.new_file.path: d.old_file.path
+        for d in diff.deltas
+        if d.status_char() == "R" and d.new_file.path != d.old_file.path
+    }
+
+
 def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:
     """A file the change added, edited or deleted that can decide which tests a run collects
     (a conftest.py, pytest.ini, a shared file's pytest section, a Python file with a
@@ -176,6 +194,14 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
         sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
         if any(_COLLECTS.search(data) for data in sides if data is not None):
             return f"the change edits {path}, which can decide which tests are collected"
+    for new, old in renamed_files(repo, base, head).items():
+        named = PurePosixPath(new).name
+        if _DELETED_TESTS.fullmatch(PurePosixPath(old).name) and not (
+            _DELETED_TESTS.fullmatch(named) or named.endswith("_test.py")
+        ):
+            return (
+                f"the change renames the test module {old} to {new}, a name pytest may not collect"
+            )
     return None
 
 

@@ -27,7 +27,8 @@ from eyeful.regressions import exists_in_tree, in_run, names, newly_skipped
 from eyeful.report import Report
 from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
-from eyeful.testside import collection_changed
+from eyeful.testids import id_path
+from eyeful.testside import collection_changed, renamed_files
 
 _ROUNDS = 8
 """Commands run on the change to reach the tests a stopped run did not: each reaches at least
@@ -65,12 +66,21 @@ def _skips_on_base(
         with runner.lock_repo():
             return exists_in_tree(repo, base, test)
 
+    with runner.lock_repo():
+        moved_to = {old: new for new, old in renamed_files(repo, base, snap.head.tree).items()}
+
+    def on_change(test: str) -> str:
+        """``test``'s id on the change: in the file the change renamed its file to."""
+        path = id_path(test)
+        return moved_to[path] + test[len(path) :] if path in moved_to else test
+
     def on_head(test: str) -> bool:
+        """Whether the change still defines ``test``: in its file, or where it renamed it."""
         with runner.lock_repo():
-            return exists_in_tree(repo, snap.head.tree, test)
+            return exists_in_tree(repo, snap.head.tree, on_change(test))
 
     def asked(hint: Run | None) -> Skips:
-        gone = disappeared(change, hint, on_head)
+        gone = disappeared(change, hint, on_head, on_change)
         skips = skipped_on_change(runner, base, change, hint, on_base, gone)
         report.runs += skips.runs
         return skips
@@ -214,14 +224,20 @@ _NOT_RUN = ("skipped", "xfailed", "xpassed")
 (an XPASS is marked too)."""
 
 
-def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -> dict[str, str]:
+def disappeared(
+    change: Run,
+    hint: Run | None,
+    on_head: Callable[[str], bool],
+    on_change: Callable[[str], str] = str,
+) -> dict[str, str]:
     """Tests the base's cached suite run (a pointer only) passed that the change's whole-suite
-    run did not collect, though the change still defines them: test id -> why."""
+    run did not collect, though the change still defines them (``on_change``: a test's id on the
+    change, its file renamed): test id -> why."""
     if hint is None or hint.collected is None or change.collected is None or change.selected:
         return {}
     collected = set(change.collected) | set(change.tests or {})
     passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
-    missing = [t for t in passed if t not in collected]
+    missing = [t for t in passed if t not in collected and on_change(t) not in collected]
     # A function the change runs under other ids (parametrized, its ids renamed) has not gone:
     # unless it holds back (skips, xfails) ids the base did not have (ids renamed to hide).
     ran: set[str] = set()
@@ -235,7 +251,7 @@ def disappeared(change: Run, hint: Run | None, on_head: Callable[[str], bool]) -
     return {
         t: _NOT_COLLECTED
         for t in missing
-        if on_head(t) and (_function(t) not in ran or _function(t) in held)
+        if on_head(t) and (_function(on_change(t)) not in ran or _function(on_change(t)) in held)
     }
 
 

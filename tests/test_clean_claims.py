@@ -864,3 +864,32 @@ def test_a_unittest_suite_run_without_its_names_never_calls_a_broken_test_new(tm
     [kind] = kinds.values()
     assert kind in ("undetermined", "unconfirmed"), kinds  # a question, never "new"
     assert done.exit_code == 3, done
+
+
+def test_a_test_module_renamed_to_a_name_pytest_does_not_collect_is_a_question(tmp_path):
+    # The change breaks sub and renames tests/test_sub.py to tests/sub_checks.py unchanged:
+    # pytest no longer collects it, and the review said clean (the test, gone from its old
+    # path, counted as deleted on both sides).
+    sub = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
+         "calc.py": "def sub(a, b):\n    return a - b\n", "tests/test_sub.py": sub,
+         "tests/test_other.py": "def test_other():\n    assert True\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "def sub(a, b):\n    return a + b\n"})
+    git(repo, "mv", "tests/test_sub.py", "tests/sub_checks.py")
+    done = review(repo, format="json")
+    kinds = {f["test"]: f["kind"] for f in done.json["other_failures"]}
+    assert kinds == {"tests/test_sub.py::test_sub": "newly_skipped"}, done.json
+    assert done.exit_code == 3, done
+    # Renamed to a name pytest collects: the test runs there, and nothing is gone.
+    git(repo, "mv", "tests/sub_checks.py", "tests/test_subtraction.py")
+    done = review(repo, format="json")
+    kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
+    assert kinds == {"tests/test_subtraction.py::test_sub": "regression"}, done.json
+    assert done.exit_code == 1, done
+    stage(repo, {"calc.py": "def sub(a, b):\n    return a - b\n"})
+    done = review(repo, format="json")
+    assert done.exit_code == 0 and not done.json["other_failures"], done.json
