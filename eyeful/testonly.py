@@ -52,8 +52,14 @@ def tests_only(
     trees = [_python_files(repo, head), _python_files(repo, base)]
     if any(files is None for files in trees):
         return []
-    if not any(not on_side(p) and not _testish(p) for p in trees[0] or {}):
-        return []  # no code but what is named as tests: that is the project (testfixtures)
+    head_files = trees[0] or {}
+    code = [p for p in head_files if not on_side(p) and not _testish(p)]
+    if not any(
+        PurePosixPath(p).name != "__init__.py" or blob_at(repo, head_files[p]).size for p in code
+    ):
+        # No code but what is named as tests (and empty `__init__.py` files): that is the
+        # project (testfixtures; `league/fixtures.py`, a match schedule)
+        return []
     named = _project_names(repo, head)
     helpers = {
         p

@@ -1309,3 +1309,27 @@ def test_a_failing_test_rewritten_to_use_a_new_helper_fails_as_before_and_does_n
     code, report = _review(repo)
     assert _kinds(report)["tests/test_double.py::test_double"] == "regression", report
     assert code == 1, report
+
+
+def test_a_package_whose_only_module_is_named_fixtures_is_the_code(tmp_path):
+    # A sports app's match schedule, `league/fixtures.py`, only the tests import: named as the
+    # tests' are, but beside an empty `__init__.py` alone it is all the code there is (a helper
+    # bot found this called pre-existing).
+    schedule = (
+        "def round_robin(teams):\n"
+        "    return [(a, b) for i, a in enumerate(teams) for b in teams[i + 1 :]]\n"
+    )
+    test = (
+        "from league.fixtures import round_robin\n\n\ndef test_pairs():\n"
+        "    assert len(round_robin(['a', 'b', 'c', 'd'])) == 6\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "league/__init__.py": "",
+         "league/fixtures.py": schedule, "tests/test_league.py": test},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"league/fixtures.py": schedule.replace("i + 1", "i + 2")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_league.py::test_pairs": "regression"}, report
+    assert code == 1
