@@ -206,11 +206,18 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
 
 
 def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
-    """Whether two versions of a Python module differ in their docstrings alone (a module's, a
-    class's, a function's; comments and layout aside): both parse, and are alike without them."""
+    """Whether two versions of a Python module differ in their docstrings' examples alone (a
+    module's, a class's, a function's; comments and layout aside): both parse, are alike without
+    their docstrings, and each docstring that differs holds an example (``>>>``) on both sides.
+    A docstring without one is no doctest: it is prose, help text, a route a decorator reads."""
     if base is None or head is None:
         return False
     try:
+        old, new = ast.parse(base), ast.parse(head)
+        pairs = [(str(a.value), str(b.value))
+                 for a, b in zip(docstrings(old), docstrings(new), strict=True)]  # fmt: skip
+        if any(a != b and not (">>>" in a and ">>>" in b) for a, b in pairs):
+            return False
         return _code(base) == _code(head)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False

@@ -1333,3 +1333,47 @@ def test_a_package_whose_only_module_is_named_fixtures_is_the_code(tmp_path):
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_league.py::test_pairs": "regression"}, report
     assert code == 1
+
+
+ROUTER = "ROUTES = {}\n\n\ndef route(func):\n    ROUTES[func.__doc__.split()[0]] = func\n    return func\n"
+VIEWS = '''from router import route
+
+
+def title(s):
+    """Title-case s.
+
+    >>> title("ada")
+    'Ada'
+    """
+    return s.title()
+
+
+@route
+def hello():
+    """/hello  -- says hello"""
+    return title("hello")
+'''
+
+
+def test_a_docstring_without_examples_in_a_module_of_doctests_is_the_codes(tmp_path):
+    # An edit to a module's docstrings alone is its doctests' where it edits examples; a route
+    # read from a handler's docstring by a decorator in another module (which never names the
+    # module) is the code's: the review called the broken route pre-existing (a helper bot).
+    test = "import views\nfrom router import ROUTES\n\n\ndef test_hello():\n"
+    test += "    assert ROUTES['/hello']() == 'Hello'\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(),
+         "pytest.ini": PYTEST_INI + "addopts = --doctest-modules\ntestpaths = tests views.py\n",
+         "router.py": ROUTER, "views.py": VIEWS, "tests/test_routes.py": test},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"views.py": VIEWS.replace('"""/hello', '"""/helo')})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_routes.py::test_hello": "regression"}, report
+    assert code == 1
+    # An example's edit is the doctests' still: the doctest fails on both sides alike.
+    stage(repo, {"views.py": VIEWS.replace("'Ada'", "'ADA'")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"views.py::views.title": "pre_existing"}, report
+    assert code == 0
