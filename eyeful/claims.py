@@ -243,8 +243,10 @@ def stop_cause(command: str, exit_code: int | None, status: str, tail: str) -> s
     words = command.split()
     if "-x" in words or "--exitfirst" in words or any(w.startswith("--maxfail") for w in words):
         return "the test command stops at its first failures (-x or --maxfail)"
-    if "_pytest.outcomes.Exit" in tail or (exit_code == 0 and status != "ERROR"):
+    if "_pytest.outcomes.Exit" in tail:
         return "a test ended the session (pytest.exit)"
+    if exit_code == 0 and status != "ERROR":
+        return "the run ended early with exit status 0 (a test's os._exit or sys.exit, say)"
     if status == "ERROR":
         return "the run did not finish (a crash or a timeout)"
     return "the run stopped early"

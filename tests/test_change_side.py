@@ -1335,7 +1335,10 @@ def test_a_package_whose_only_module_is_named_fixtures_is_the_code(tmp_path):
     assert code == 1
 
 
-ROUTER = "ROUTES = {}\n\n\ndef route(func):\n    ROUTES[func.__doc__.split()[0]] = func\n    return func\n"
+ROUTER = (
+    "ROUTES = {}\n\n\ndef route(func):\n    ROUTES[func.__doc__.split()[0]] = func\n"
+    "    return func\n"
+)
 VIEWS = '''from router import route
 
 

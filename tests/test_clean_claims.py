@@ -893,3 +893,24 @@ def test_a_test_module_renamed_to_a_name_pytest_does_not_collect_is_a_question(t
     stage(repo, {"calc.py": "def sub(a, b):\n    return a - b\n"})
     done = review(repo, format="json")
     assert done.exit_code == 0 and not done.json["other_failures"], done.json
+
+
+def test_a_unittest_run_ended_by_os_exit_says_so_not_pytest_exit(tmp_path):
+    # Exit status 0 and no pytest.exit in sight: the reason named pytest.exit for unittest's run.
+    calc = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config("python -m unittest discover -s tests -t ."),
+         "calc.py": calc, "tests/__init__.py": "", "tests/test_calc.py": UNITTEST_CALC},
+    )  # fmt: skip
+    confirm(repo)
+    quits = calc.replace(
+        "    return a + b", "    if a == b == 0:\n        os._exit(0)\n    return a + b"
+    )
+    stage(repo, {"calc.py": quits})
+    done = review(repo, format="json")
+    [stopped] = done.json["incomplete"]
+    assert stopped["ids"] == ["tests.test_calc.T.test_zero"], stopped
+    assert "pytest.exit" not in stopped["why"], stopped
+    assert stopped["why"].startswith("the run ended early with exit status 0"), stopped
+    assert done.exit_code == 3
