@@ -179,18 +179,20 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
             return "undetermined", "unknown"
         return "new_test", "absent"
     base = ev.base_alone  # live runs only: a cached run never decides
+    change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
     if not base or any(s in ("unknown", "absent") for s in base):
+        # The change's test told nothing on the base's code (its module does not import there:
+        # it imports a helper the change adds): the test's own version tells what it did before.
+        if change_failed and base and "unknown" in base and ev.old_version is not None:
+            return _own_version(ev, "unknown")
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
-        change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
         if change_failed and ev.old_version_regresses:
             return "regression", "failed"  # the change's code fails what the test asked before
         if ev.causes_differ and ev.old_version == "failed":
             # The base's own version of the test failed on the base's code too: it failed
             # before the change (the change's test asks what the base lacks, a new helper).
-            if _otherwise(ev.change_causes, ev.old_version_causes):
-                return "fails_otherwise", "failed"
-            return "pre_existing", "failed"
+            return _own_version(ev, "failed")
         if change_failed and ev.causes_differ:
             return "regression", "failed"  # an edited test the change's code fails otherwise
         if _otherwise(ev.change_causes, ev.base_causes):
@@ -206,6 +208,19 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     # Passing on the change in the widest context it was run in (the suite's failure did not
     # come back), or mixed: flaky.
     return "flaky", "passed"
+
+
+def _own_version(ev: Evidence, otherwise: str) -> tuple[FailureKind, str]:
+    """An edited test failing on the change, by its own (the base's) version: passing on the
+    base's code and failing on the change's, a regression; failing on the base's code, it failed
+    before the change (by the change's cause: pre-existing); else ``otherwise``'s verdict."""
+    if ev.old_version_regresses:
+        return "regression", "passed"
+    if ev.old_version == "failed":
+        if _otherwise(ev.change_causes, ev.old_version_causes):
+            return "fails_otherwise", "failed"
+        return "pre_existing", "failed"
+    return ("undetermined", "unknown") if otherwise == "unknown" else ("fails_otherwise", "failed")
 
 
 def _what(cause: str) -> str:

@@ -203,7 +203,7 @@ def _old_versions(
     todo: list[tuple[Evidence, tuple[str, ...]]] = []
     for ev in evidence:
         if (change.kinds or {}).get(ev.test) or not (
-            decide(ev)[0] == "pre_existing" or ev.causes_differ
+            decide(ev)[0] == "pre_existing" or ev.causes_differ or _told_nothing(ev)
         ):
             continue
         path = _in_repo(runner, snap, ev.test)
@@ -236,6 +236,14 @@ def _old_versions(
             said[(ev.test, "base")] == "passed" and said[(ev.test, "change")] == "failed"
         )
     return [run for batch in batches for run in batch]
+
+
+def _told_nothing(ev: Evidence) -> bool:
+    """Failing on the change, told nothing of on the base's code (the change's test module does
+    not import there): its own version may tell what it did before."""
+    change = ev.change_alone or []
+    failed = bool(change) and all(s == "failed" for s in change)
+    return failed and "unknown" in (ev.base_alone or [])
 
 
 Observed = tuple[Seen, Failure | None]

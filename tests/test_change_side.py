@@ -1380,3 +1380,35 @@ def test_a_docstring_without_examples_in_a_module_of_doctests_is_the_codes(tmp_p
     code, report = _review(repo)
     assert _kinds(report) == {"views.py::views.title": "pre_existing"}, report
     assert code == 0
+
+
+def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_version(tmp_path):
+    # The change's test imports the new helper at its top: on the base's code its module does
+    # not import, and nothing was known of the test there (a question, exit 3). Its own version
+    # says what the test did before: failed by the change's cause (pre-existing), or passed on
+    # the base's code and fails on the change's (a regression).
+    double_test = "import pkg.util\n\n\ndef test_double():\n    assert pkg.util.double(2) == 4\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "pkg/__init__.py": "",
+         "pkg/util.py": UTIL_ONLY, "tests/test_version.py": HAS_VERSION_TEST,
+         "tests/test_double.py": double_test},
+    )  # fmt: skip
+    confirm(repo)
+    at_top = (
+        "from pkg.util import installed_version\n\n\ndef test_has_version():\n"
+        "    assert installed_version()\n"
+    )
+    stage(repo, {"pkg/util.py": UTIL_HELPER, "tests/test_version.py": at_top})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_version.py::test_has_version": "pre_existing"}, report
+    assert code == 0
+    imports_helper = "from pkg.util import installed_version  # noqa: F401\n" + double_test
+    stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
+                 "tests/test_double.py": imports_helper})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {
+        "tests/test_double.py::test_double": "regression",
+        "tests/test_version.py::test_has_version": "pre_existing",
+    }, report
+    assert code == 1
