@@ -439,8 +439,10 @@ def _same_failure_as(first: Failure | None, other: Failure | None) -> bool:
 def _not_found(batches: list[list[Run]]) -> bool:
     """Whether pytest said it could not find an id it was given ("ERROR: not found: ...")."""
     runs = [r for batch in batches for r in batch if r.name == "test_one"]
-    if any(run.status == "ERROR" and run.none_ran for run in runs):
-        return True  # refused before it ran anything (its record collected nothing)
+    if any(run.status == "ERROR" and (run.none_ran or run.exit_code == 4) for run in runs):
+        # refused before it ran anything (its record collected nothing), or its command line
+        # refused (pytest's usage error: an id whose module does not import on this side)
+        return True
     return any(
         f"\nERROR: {what}not found: " in "\n" + run.tail
         for run in runs
