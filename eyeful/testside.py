@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import doctest
 import fnmatch
 import re
 from collections.abc import Iterable
@@ -194,15 +195,31 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
         sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
         if any(_COLLECTS.search(data) for data in sides if data is not None):
             return f"the change edits {path}, which can decide which tests are collected"
+    patterns = ["test_*.py", "*_test.py", *_python_files(repo, tree_at(repo, base), "")]
+
+    def collected(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
     for new, old in renamed_files(repo, base, head).items():
-        named = PurePosixPath(new).name
-        if _DELETED_TESTS.fullmatch(PurePosixPath(old).name) and not (
-            _DELETED_TESTS.fullmatch(named) or named.endswith("_test.py")
-        ):
+        was, now = PurePosixPath(old), PurePosixPath(new)
+        if collected(was.name) and (was.parent != now.parent or not collected(now.name)):
             return (
-                f"the change renames the test module {old} to {new}, a name pytest may not collect"
+                f"the change moves the test module {old} to {new}, where pytest may not collect it"
             )
     return None
+
+
+def _examples_alone(old: str, new: str) -> bool:
+    """Whether two docstrings differ in their examples alone: each holds one, and their prose
+    (what doctest's parser leaves between the examples) is the same."""
+    if ">>>" not in old or ">>>" not in new:
+        return False
+    parser = doctest.DocTestParser()
+    try:
+        prose = [[p for p in parser.parse(doc) if isinstance(p, str)] for doc in (old, new)]
+    except ValueError:  # an example doctest cannot read: no example to tell apart
+        return False
+    return [p.strip() for p in prose[0] if p.strip()] == [p.strip() for p in prose[1] if p.strip()]
 
 
 def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
@@ -216,7 +233,7 @@ def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
         old, new = ast.parse(base), ast.parse(head)
         pairs = [(str(a.value), str(b.value))
                  for a, b in zip(docstrings(old), docstrings(new), strict=True)]  # fmt: skip
-        if any(a != b and not (">>>" in a and ">>>" in b) for a, b in pairs):
+        if any(a != b and not _examples_alone(a, b) for a, b in pairs):
             return False
         return _code(base) == _code(head)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

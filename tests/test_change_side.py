@@ -1380,6 +1380,19 @@ def test_a_docstring_without_examples_in_a_module_of_doctests_is_the_codes(tmp_p
     code, report = _review(repo)
     assert _kinds(report) == {"views.py::views.title": "pre_existing"}, report
     assert code == 0
+    # A docstring holding an example and the route both: its prose edited is the code's.
+    routed = VIEWS.replace(
+        '"""/hello  -- says hello"""', '"""/hello\n\n    >>> hello()\n    \'Hello\'\n    """'
+    )
+    assert routed != VIEWS
+    git(repo, "add", "-A")
+    git(repo, "reset", "-q", "--hard")
+    (repo / "views.py").write_text(routed, encoding="utf-8")
+    git(repo, "commit", "-qam", "the route's docstring holds an example")
+    stage(repo, {"views.py": routed.replace('"""/hello', '"""/helo')})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_routes.py::test_hello": "regression"}, report
+    assert code == 1
 
 
 def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_version(tmp_path):

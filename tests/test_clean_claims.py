@@ -914,3 +914,28 @@ def test_a_unittest_run_ended_by_os_exit_says_so_not_pytest_exit(tmp_path):
     assert "pytest.exit" not in stopped["why"], stopped
     assert stopped["why"].startswith("the run ended early with exit status 0"), stopped
     assert done.exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("ini", "old", "new"),
+    [("python_files = check_*.py\n", "tests/check_sub.py", "tests/sub_checks.py")],
+    ids=["renamed-out-of-python_files"],
+)
+def test_a_test_module_moved_where_pytest_does_not_collect_it_is_a_question(
+    tmp_path, ini, old, new
+):
+    sub = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 2) == 1\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI + ini,
+         "calc.py": "def sub(a, b):\n    return a - b\n", old: sub,
+         "tests/check_other.py": "def test_other():\n    assert True\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "def sub(a, b):\n    return a + b\n"})
+    (repo / new).parent.mkdir(exist_ok=True)
+    git(repo, "mv", old, new)
+    done = review(repo, format="json")
+    kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
+    assert kinds == {f"{old}::test_sub": "newly_skipped"}, done.json
+    assert done.exit_code == 3, done
