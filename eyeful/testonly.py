@@ -54,12 +54,14 @@ def tests_only(
         return []
     head_files = trees[0] or {}
     code = [p for p in head_files if not on_side(p) and not _testish(p)]
-    if not any(
+    # No Python code but what is named as tests (and empty `__init__.py` files): a module named
+    # so in a package that is not (`league/fixtures.py`, a match schedule) is the project, and
+    # so is a package named so that exports something (testfixtures); a package named as the
+    # tests' that exports nothing (`tests_support/` of a project in another language) holds
+    # the tests' helpers.
+    only_tests_named = not any(
         PurePosixPath(p).name != "__init__.py" or blob_at(repo, head_files[p]).size for p in code
-    ):
-        # No code but what is named as tests (and empty `__init__.py` files): that is the
-        # project (testfixtures; `league/fixtures.py`, a match schedule)
-        return []
+    )
     named = _project_names(repo, head)
     helpers = {
         p
@@ -67,6 +69,7 @@ def tests_only(
         for p in files or {}
         if not on_side(p)
         and _testish(p)
+        and (not only_tests_named or _helper_package(repo, p, files or {}))
         and not _beside_code(p, files or {}, on_side)
         and not _in_public_package(p, files or {})
         and not _the_project(p, named)
@@ -171,6 +174,18 @@ def _the_project(path: str, names: set[str]) -> bool:
     parts = PurePosixPath(path).parts
     top = parts[1] if parts[0] == "src" and len(parts) > 1 else parts[0]
     return top.removesuffix(".py").lower() in names
+
+
+def _helper_package(repo: pygit2.Repository, path: str, files: dict[str, pygit2.Oid]) -> bool:
+    """Whether a folder on the path is named as the tests' (``tests_support/fixtures.py``) and
+    exports nothing: its ``__init__.py`` is empty or absent (a library's, testfixtures', is
+    its public face)."""
+    parts = PurePosixPath(path).parts[:-1]
+    for i, part in enumerate(parts):
+        if _TESTISH.fullmatch(part):
+            init = files.get("/".join(parts[: i + 1]) + "/__init__.py")
+            return init is None or blob_at(repo, init).size == 0
+    return False
 
 
 def _testish(path: str) -> bool:

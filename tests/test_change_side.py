@@ -1434,3 +1434,28 @@ def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_versi
         "tests/test_version.py::test_has_version": "pre_existing",
     }, report
     assert code == 1
+
+
+def test_a_test_helper_package_of_a_project_with_no_python_code_is_the_tests(tmp_path):
+    # The code is a shell script; `tests_support/fixtures.py` (beside an empty `__init__.py`) is
+    # the tests' helper, its cases edited wrong: the tests' side, pre-existing. Being all the
+    # Python there is made it the code, and the review blocked (a helper bot).
+    helper = (
+        "import subprocess\n\nPAIRS = [(1, 2, 3), (2, 2, 4)]\n\n\ndef run_add(a, b):\n"
+        "    return int(subprocess.check_output(['sh', 'bin/add', str(a), str(b)]))\n"
+    )
+    test = (
+        "from tests_support.fixtures import PAIRS, run_add\n\n\ndef test_add():\n"
+        "    for a, b, c in PAIRS:\n        assert run_add(a, b) == c\n"
+    )
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
+         "bin/add": "#!/bin/sh\necho $(( $1 + $2 ))\n", "tests_support/__init__.py": "",
+         "tests_support/fixtures.py": helper, "tests/test_add.py": test},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"tests_support/fixtures.py": helper.replace("(2, 2, 4)", "(2, 2, 5)")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
+    assert code == 0
