@@ -153,6 +153,11 @@ class Evidence:
     old_version_causes: list[str] = field(default_factory=list)
     """The causes of that run's failure."""
 
+    @property
+    def change_failed(self) -> bool:
+        """Every live run on the change failed (and there was one)."""
+        return bool(self.change_alone) and all(s == "failed" for s in self.change_alone or [])
+
 
 def decide(ev: Evidence) -> tuple[FailureKind, str]:
     """The kind of one failing test, and what the base said (``on_base``), from its evidence.
@@ -179,20 +184,20 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
             return "undetermined", "unknown"
         return "new_test", "absent"
     base = ev.base_alone  # live runs only: a cached run never decides
-    change_failed = bool(ev.change_alone) and all(s == "failed" for s in ev.change_alone or [])
+    change_failed = ev.change_failed
     if not base or any(s in ("unknown", "absent") for s in base):
         # The change's test told nothing on the base's code (its module does not import there:
         # it imports a helper the change adds): the test's own version tells what it did before.
-        if change_failed and base and "unknown" in base and ev.old_version is not None:
-            return _own_version(ev, "unknown")
+        if change_failed and base and "unknown" in base and (said := _own_version(ev)):
+            return said
         return "undetermined", "unknown"
     if all(s == "failed" for s in base):
         if change_failed and ev.old_version_regresses:
             return "regression", "failed"  # the change's code fails what the test asked before
-        if ev.causes_differ and ev.old_version == "failed":
+        if ev.causes_differ and ev.old_version == "failed" and (said := _own_version(ev)):
             # The base's own version of the test failed on the base's code too: it failed
             # before the change (the change's test asks what the base lacks, a new helper).
-            return _own_version(ev, "failed")
+            return said
         if change_failed and ev.causes_differ:
             return "regression", "failed"  # an edited test the change's code fails otherwise
         if _otherwise(ev.change_causes, ev.base_causes):
@@ -210,17 +215,17 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     return "flaky", "passed"
 
 
-def _own_version(ev: Evidence, otherwise: str) -> tuple[FailureKind, str]:
+def _own_version(ev: Evidence) -> tuple[FailureKind, str] | None:
     """An edited test failing on the change, by its own (the base's) version: passing on the
     base's code and failing on the change's, a regression; failing on the base's code, it failed
-    before the change (by the change's cause: pre-existing); else ``otherwise``'s verdict."""
+    before the change (by the change's cause: pre-existing); else None, it tells nothing."""
     if ev.old_version_regresses:
         return "regression", "passed"
     if ev.old_version == "failed":
         if _otherwise(ev.change_causes, ev.old_version_causes):
             return "fails_otherwise", "failed"
         return "pre_existing", "failed"
-    return ("undetermined", "unknown") if otherwise == "unknown" else ("fails_otherwise", "failed")
+    return None
 
 
 def _what(cause: str) -> str:

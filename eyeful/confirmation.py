@@ -241,9 +241,7 @@ def _old_versions(
 def _told_nothing(ev: Evidence) -> bool:
     """Failing on the change, told nothing of on the base's code (the change's test module does
     not import there): its own version may tell what it did before."""
-    change = ev.change_alone or []
-    failed = bool(change) and all(s == "failed" for s in change)
-    return failed and "unknown" in (ev.base_alone or [])
+    return ev.change_failed and "unknown" in (ev.base_alone or [])
 
 
 Observed = tuple[Seen, Failure | None]

@@ -13,6 +13,7 @@ the base's word on the tests it skipped (eyeful/claims.py derives what they mean
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -66,13 +67,18 @@ def _skips_on_base(
         with runner.lock_repo():
             return exists_in_tree(repo, base, test)
 
-    with runner.lock_repo():
-        moved_to = {old: new for new, old in renamed_files(repo, base, snap.head.tree).items()}
+    @functools.cache
+    def moved_to() -> dict[str, str]:
+        """The files the change renamed, by their path on the base (asked only for a test the
+        change's run did not collect: not on every review)."""
+        with runner.lock_repo():
+            return {old: new for new, old in renamed_files(repo, base, snap.head.tree).items()}
 
     def on_change(test: str) -> str:
         """``test``'s id on the change: in the file the change renamed its file to."""
         path = id_path(test)
-        return moved_to[path] + test[len(path) :] if path in moved_to else test
+        renamed = moved_to()
+        return renamed[path] + test[len(path) :] if path in renamed else test
 
     def on_head(test: str) -> bool:
         """Whether the change still defines ``test``: in its file, or where it renamed it."""

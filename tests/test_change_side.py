@@ -1419,20 +1419,18 @@ def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_versi
     imports_helper = "from pkg.util import installed_version  # noqa: F401\n" + double_test
     stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
                  "tests/test_double.py": imports_helper})  # fmt: skip
-    code, report = _review(repo)
-    assert _kinds(report) == {
+    judged = {
         "tests/test_double.py::test_double": "regression",
         "tests/test_version.py::test_has_version": "pre_existing",
-    }, report
+    }
+    code, report = _review(repo)
+    assert _kinds(report) == judged, report
     assert code == 1
     # A test the change left as it was, run by id in one command with one whose module does not
     # import on the base's code: pytest refuses the whole command, so each runs on its own.
     stage(repo, {"tests/test_version.py": HAS_VERSION_TEST})
     code, report = _review(repo)
-    assert _kinds(report) == {
-        "tests/test_double.py::test_double": "regression",
-        "tests/test_version.py::test_has_version": "pre_existing",
-    }, report
+    assert _kinds(report) == judged, report
     assert code == 1
 
 
