@@ -280,8 +280,8 @@ def context_line(ev: Evidence, how: str | None = None) -> str | None:
         out.append(f"on the base{where}: {_counts(ev.base_alone)}")
     if ev.causes_differ:
         out.append("with the change's tests on the base's code it failed by another cause")
-        if ev.old_version == "failed":
-            out.append("the base's own version of the test failed on the base's code")
+    if ev.old_version == "failed" and (ev.causes_differ or "unknown" in (ev.base_alone or [])):
+        out.append("the base's own version of the test failed on the base's code")
     if ev.old_version_regresses:
         out.append(
             "the base's version of the test passed on the base's code and failed on the change's"

@@ -1415,6 +1415,10 @@ def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_versi
     stage(repo, {"pkg/util.py": UTIL_HELPER, "tests/test_version.py": at_top})
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_version.py::test_has_version": "pre_existing"}, report
+    [found] = report["other_failures"]  # its line says why: the base's side told nothing
+    assert (
+        "; the base's own version of the test failed on the base's code" in (found["confirmation"])
+    ), found
     assert code == 0
     imports_helper = "from pkg.util import installed_version  # noqa: F401\n" + double_test
     stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
