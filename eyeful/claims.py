@@ -5,9 +5,10 @@ needs was observed on live runs of this review (a cached run only says where to 
 fact never upgrades a verdict; it degrades it to the next weaker claim:
 
 - clean (exit 0) needs: the change's run reached its end and ran every test it collected (the
-  ones it did not reach are run by id); each passed, xfailed, or was skipped for a reason that
-  held on the base. Missing: could not verify (``incomplete``: what did not run and why; a
-  test the change made skip: a question, and could not verify).
+  ones it did not reach are run by id; a go or unittest run, which names only what it started,
+  did not stop at a failure or lose its test binary); each passed, xfailed, or was skipped for
+  a reason that held on the base. Missing: could not verify (``incomplete``: what did not run
+  and why; a test the change made skip: a question, and could not verify).
 - regression (blocks) needs: live runs on both sides in one context, every base run passed and
   every change run failed; the base had the test (its id, or its name and body in another file:
   eyeful/moved.py). Missing: flaky or unconfirmed (a question), new test, undetermined (exit 3).
@@ -256,6 +257,22 @@ def unrun(collected: list[str] | None, outcomes: dict[str, str] | None) -> list[
         return []
     done = outcomes or {}
     return [t for t in collected if t not in done]
+
+
+_FAILFAST = {
+    "go": re.compile(r"--?failfast(?:=(?:true|1|t|T|TRUE|True))?"),
+    "unittest": re.compile(r"--failfast|-[a-zA-Z]*f[a-zA-Z]*"),
+}
+
+
+def stops_at_first_failure(command: str, runner: str) -> str | None:
+    """Why a go or unittest run with a failure may not have started every test: its command
+    stops at the first failure (``go test -failfast``, ``python -m unittest -f``)."""
+    pattern = _FAILFAST.get(runner)
+    if pattern is None or not any(pattern.fullmatch(word) for word in command.split()):
+        return None
+    flag = "-failfast" if runner == "go" else "-f"
+    return f"the test command stops at its first failure ({flag}): the tests after it did not run"
 
 
 def stop_cause(command: str, exit_code: int | None, status: str, tail: str) -> str:

@@ -269,6 +269,8 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             f"{len(missing)} of {len(record.collected)} collected tests did not run "
             f"(the first: {missing[0]})"
         )
+    elif record.ended_early and reading.unfinished is None:
+        reading.stopped = record.ended_early  # go names no test it did not start
     reading.none_ran = record.finished and not record.collected and not record.collect_errors
     return reading
 

@@ -221,17 +221,26 @@ def read_go_json(lines: Iterable[str]) -> records.RunRecord:
 
     tests: dict[str, TestRecord] = {}
     errors: list[records.CollectError] = []
+    ended: list[str] = []
+    none_ran: list[str] = []
     for package in packages.values():
         failed_tests = False
+        if _ran_no_test(package):
+            none_ran.append(package.name)
         for test in package.tests.values():
             test_id = f"{package.name}.{test.name}"
             output = "".join(test.output)
+            if test.outcome == "fail" and _PANIC.search(output) and "/" not in test.name:
+                # testing re-panics after reporting a test that panicked: the binary ends.
+                ended.append(f"{test_id} panicked")
             if test.outcome is None:
                 if package.result is None:
                     notes.add(f"{test_id}: started, no result (the run was records.cut short?)")
                     continue
                 # The test binary died under it: a panic in another goroutine, os.Exit, timeout.
                 failed_tests = True
+                if "/" not in test.name:
+                    ended.append(f"{test_id} ended it")
                 text = output + "".join(package.output.output)
                 tests[test_id] = TestRecord(
                     id=test_id, outcome="failed", phase="crash", failure=_go_failure(text)
@@ -260,4 +269,37 @@ def read_go_json(lines: Iterable[str]) -> records.RunRecord:
     finished = bool(packages) and all(p.result is not None for p in packages.values())
     if events == 0 and not packages:
         notes.add("no go test -json event read")
-    return records.record_of("go", collected, tests, errors, finished, notes)
+    return records.record_of(
+        "go", collected, tests, errors, finished, notes,
+        narrowed=_none_ran(none_ran), ended_early=_ended(ended),
+    )  # fmt: skip
+
+
+_PANIC = re.compile(r"^panic: ", re.MULTILINE)
+
+
+def _ran_no_test(package: _GoPackage) -> bool:
+    """A package that passed with test files and ran no test, though go did not say it found
+    none to run: its TestMain returned (``os.Exit(0)``) before ``m.Run``, which the code may
+    decide (a backend it reports missing)."""
+    if package.result != "pass" or package.tests or package.failed_build:
+        return False
+    said = "".join(package.output.output)
+    return "[no test files]" not in said and "no tests to run" not in said
+
+
+def _none_ran(packages: list[str]) -> str | None:
+    if not packages:
+        return None
+    more = f" and {len(packages) - 1} more" if len(packages) > 1 else ""
+    return f"package {packages[0]}{more} ran no test though it has some (its TestMain returned)"
+
+
+def _ended(tests: list[str]) -> str | None:
+    if not tests:
+        return None
+    more = f" (and {len(tests) - 1} more)" if len(tests) > 1 else ""
+    return (
+        f"a test binary ended during a test: {tests[0]}{more}; the tests after it in its "
+        "package did not run"
+    )

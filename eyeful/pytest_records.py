@@ -178,6 +178,20 @@ class _PhaseLine:
         self.line = line
 
 
+_NARROWED = (
+    ("deselected", "{} deselected"),
+    ("uncollected", "{} not collected (PytestCollectionWarning)"),
+    ("dropped", "{} taken out by a collection hook"),
+    ("ignored", "{} test modules left uncollected beside collected ones"),
+)
+
+
+def _narrowed(line: dict[str, object]) -> str | None:
+    """What took collected tests out of the run, in a few words (the probe's counts)."""
+    said = [(records.as_int(line.get(key)) or 0, words) for key, words in _NARROWED]
+    return ", ".join(words.format(count) for count, words in said if count) or None
+
+
 def _decide(phases: dict[str, _PhaseLine]) -> tuple[str, _PhaseLine] | None:
     """The test's outcome and the phase that decided it, or None when no phase decided yet."""
     candidates: list[tuple[str, _PhaseLine]] = []
@@ -258,16 +272,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 rootdir = rootdir or records.as_str(line.get("rootdir"))
                 inifile = inifile or records.as_str(line.get("inifile"))
             elif kind == "narrowed" and narrowed is None:
-                deselected = records.as_int(line.get("deselected")) or 0
-                uncollected = records.as_int(line.get("uncollected")) or 0
-                narrowed = (
-                    ", ".join(
-                        [f"{deselected} deselected"] * bool(deselected)
-                        + [f"{uncollected} not collected (PytestCollectionWarning)"]
-                        * bool(uncollected)
-                    )
-                    or None
-                )
+                narrowed = _narrowed(line)
             elif kind == "collected":
                 for node_id in records.as_list(line.get("ids")):
                     if isinstance(node_id, str):

@@ -214,8 +214,9 @@ class RunRecord(_Model):
     tests: dict[str, TestRecord] = Field(default_factory=dict)
     collect_errors: list[CollectError] = Field(default_factory=list)
     collect_skips: dict[str, str] = Field(default_factory=dict)
-    """pytest: modules that skipped themselves while collected (``importorskip`` at module
-    level), by id, with the skip's reason: their tests are not collected."""
+    """Modules that skipped themselves while collected (pytest: ``importorskip`` at module
+    level; unittest: ``SkipTest`` raised at import), by id, with the skip's reason: their tests
+    are not collected."""
     finished: bool = False
     """The runner got to its end: pytest's main process (or xdist controller) wrote its finish
     line; every go package reported its result; unittest printed ``Ran N tests``."""
@@ -249,8 +250,12 @@ class RunRecord(_Model):
     inifile: str | None = None
     """pytest: the configuration file it read (absolute), if any."""
     narrowed: str | None = None
-    """pytest: what took tests out of the run it collected, in a few words (a hook or `-k`/`-m`
-    deselected them; pytest would not collect a test class), or None."""
+    """What took tests out of the run it collected, in a few words, or None. pytest: a hook or
+    `-k`/`-m` deselected them, pytest would not collect a test class; go: a package with tests
+    ran none (its TestMain returned before running them)."""
+    ended_early: str | None = None
+    """go: a test binary ended during a test (a panic, `os.Exit`): the tests after it in that
+    package never started, and go's record does not name them."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""
@@ -317,6 +322,10 @@ def record_of(
     errors: list[CollectError],
     finished: bool,
     notes: Notes,
+    *,
+    skips: dict[str, str] | None = None,
+    narrowed: str | None = None,
+    ended_early: str | None = None,
 ) -> RunRecord:
     """A go or unittest run's record: no exit status or imported files (the process's exit code
     tells how it ended)."""
@@ -325,7 +334,10 @@ def record_of(
         collected=collected,
         tests=tests,
         collect_errors=errors,
+        collect_skips=skips or {},
         finished=finished,
+        narrowed=narrowed,
+        ended_early=ended_early,
         notes=notes.done(),
     )
 

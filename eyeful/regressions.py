@@ -29,6 +29,7 @@ from eyeful.claims import Seen as Seen
 from eyeful.claims import decide as decide
 from eyeful.evidence import EXCERPT_LINES, module_seen
 from eyeful.failures import Failure, report_cause
+from eyeful.go_records import go_package, split_go_id
 from eyeful.model import Model
 from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, blobs, tree_at
@@ -111,7 +112,9 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     """Whether the base has this test, judged from its id when the run did not list it.
 
     pytest ids name their file (``path::[Class::]name[params]``): the file must exist and define
-    the function. go test ids name a ``TestX`` function in some ``_test.go`` file.
+    the function. unittest's dotted ids name a module (and in it a class, a function). go test
+    ids (``<import path>.TestX[/sub]``) name a ``TestX`` function in some ``_test.go`` file; a
+    package's own id (``<import path>``) is never taken as absent.
     """
     tree = tree_at(repo, tree_id)
     if "::" in test or test.endswith(".py"):
@@ -135,11 +138,17 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     python = _python_test(repo, tree, test)
     if python is not None:
         return python
-    top = test.split("/")[0]
-    needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
     go = [entry for path, entry in blobs(repo, tree) if path.endswith("_test.go")]
-    if not go:
-        return True  # an id that names no file of the tree: no evidence that it is absent
+    if not go or go_package(test):
+        # An id that names no file of the tree, or a Go package's own (it ran no test, or did
+        # not build): no evidence that it is absent.
+        return True
+    try:
+        name = split_go_id(test)[1]  # ``example.com/m/a.TestX/sub``: ``TestX/sub``
+    except ValueError:
+        name = test  # a bare name, read from text
+    top = name.split("/")[0]
+    needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
     return any(needle.search(blob_at(repo, entry.id).data) for entry in go)
 
 
@@ -151,7 +160,7 @@ def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool 
         return None
     parts = test.split(".")
     files = [(path, entry) for path, entry in blobs(repo, tree) if path.endswith(".py")]
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(len(parts), 0, -1):
         module = "/".join(parts[:cut])
         found = [
             entry
@@ -159,6 +168,8 @@ def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool 
             for name in (f"{module}.py", f"{module}/__init__.py")
             if path == name or path.endswith(f"/{name}")
         ]
+        if found and cut == len(parts):
+            return True  # a module's own id (it skipped itself: unittest.SkipTest at import)
         if found:
             names = parts[cut:]
             pattern = rf"\bdef {re.escape(names[-1])}\b"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from eyeful import (
+    claims,
     evidence,
     focus,
     go_records,
@@ -309,6 +310,10 @@ def _from_record(
     said.stopped, said.none_ran = reading.stopped, reading.none_ran
     said.failures, said.skips = reading.failures, reading.skips
     failing = any(o in evidence.FAILING for o in reading.outcomes.values())
+    if failing and said.stopped is None and record.runner != "pytest":
+        # go and unittest name only the tests they started: one stopped at its first failure
+        # (`-failfast`, `-f`) leaves the rest unnamed.
+        said.stopped = claims.stops_at_first_failure(context.command, record.runner)
     why = reading.unfinished or _why_not(said, result, context, failing, _junit_missing(context))
     if why is not None:
         said.status, said.reason = "ERROR", why

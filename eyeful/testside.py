@@ -163,6 +163,28 @@ _COLLECTS = re.compile(
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
 
 
+_LOAD_TESTS = re.compile(rb"^(?:def load_tests\b|load_tests\s*=)", re.MULTILINE)
+_MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
+
+
+def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
+    """A test module (``test*.py``, unittest's default pattern) that decides its own tests with
+    unittest's ``load_tests`` protocol, which may read the code under test: which tests run is
+    then the code's to say too. None where none does."""
+    seen = 0
+    for path, entry in blobs(repo, tree_at(repo, tree)):
+        name = PurePosixPath(path).name
+        if not (name.startswith("test") and name.endswith(".py")):
+            continue
+        seen += 1
+        if seen > _MAX_LOADERS:
+            return None
+        readable = entry.filemode in REGULAR_FILE_MODES
+        if readable and _LOAD_TESTS.search(blob_at(repo, entry.id).data):
+            return f"{path} decides its tests (load_tests)"
+    return None
+
+
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
     """Files the change renamed, as git finds renames: new path -> the base's path."""
     diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))

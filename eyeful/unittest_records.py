@@ -16,6 +16,10 @@ _UT_RESULT = re.compile(
 )
 _UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): ([\w.]+) \(([\w.]+)\)(.*)")
 _UT_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
+# A module that raised SkipTest while it was imported: "mod (unittest.loader.ModuleSkipped.mod)".
+_UT_MODULE_SKIP = re.compile(
+    r"[\w.]+ \(unittest\.loader\.ModuleSkipped\.([\w.]+)\) \.\.\. skipped ('.*'|\".*\")\s*"
+)
 _UT_FRAME = re.compile(r'  File "(.+)", line (\d+), in (.+)')
 _UT_CHAINED = (
     "The above exception was the direct cause of the following exception:",
@@ -99,11 +103,17 @@ def read_unittest(text: str) -> records.RunRecord:
     pending: str | None = None
     index = 0
     # The verbose listing: everything before the first block or "Ran N tests".
+    module_skips: dict[str, str] = {}
     while index < len(lines):
         line = lines[index]
         if line.startswith(("=" * 70, "-" * 70)) or _UT_RAN.fullmatch(line):
             break
         index += 1
+        module_skip = _UT_MODULE_SKIP.fullmatch(line)
+        if module_skip is not None:  # its tests are not collected: the module is skipped
+            module_skips[module_skip[1]] = _literal(module_skip[2])
+            pending = None
+            continue
         rest = line
         while rest:
             test = _UT_TEST.match(rest.lstrip())
@@ -134,11 +144,7 @@ def read_unittest(text: str) -> records.RunRecord:
                 break  # the test's own output
             found = word[1]
             if found.startswith("skipped "):
-                try:
-                    why = str(ast.literal_eval(found[len("skipped ") :]))
-                except (ValueError, SyntaxError):
-                    why = found[len("skipped ") :]
-                outcomes[pending] = ("skipped", why)
+                outcomes[pending] = ("skipped", _literal(found[len("skipped ") :]))
             else:
                 outcomes.setdefault(pending, (_UT_WORDS[found], None))
             pending = None
@@ -204,4 +210,14 @@ def read_unittest(text: str) -> records.RunRecord:
             failure=failures.get(test_id) if outcome in ("failed", "error") else None,
             reason=test_reason,
         )
-    return records.record_of("unittest", collected, tests, errors, finished, notes)
+    return records.record_of(
+        "unittest", collected, tests, errors, finished, notes, skips=module_skips
+    )
+
+
+def _literal(text: str) -> str:
+    """A skip's reason as unittest printed it (its repr)."""
+    try:
+        return str(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        return text

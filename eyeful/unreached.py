@@ -14,6 +14,7 @@ the base's word on the tests it skipped (eyeful/claims.py derives what they mean
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ from eyeful.report import Report
 from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import collection_changed, renamed_files
+from eyeful.testside import collection_changed, loads_its_tests, renamed_files
 
 _ROUNDS = 8
 """Commands run on the change to reach the tests a stopped run did not: each reaches at least
@@ -58,9 +59,11 @@ def _skips_on_base(
     """The base's word on the tests the change skipped or no longer collects. Which of the
     base's tests the change no longer collects needs a run of the base's suite: the cached one,
     else one run where the change edits what decides collection, where the change's run took
-    collected tests out (a hook or `-k`/`-m` deselected them, pytest would not collect a class:
-    the code decides that too), or where it skipped tests under ids the base does not have (new
-    parametrize ids: the base's own ids may be gone)."""
+    collected tests out (a hook or `-k`/`-m` deselected them or a hook dropped them, pytest would
+    not collect a class, a test module sits uncollected beside collected ones, a Go package ran
+    none of its tests: the code decides each), where a unittest module decides its own tests
+    (``load_tests``), or where it skipped tests under ids the base does not have (new parametrize
+    ids: the base's own ids may be gone)."""
     base = snap.base.tree
 
     def on_base(test: str) -> bool:
@@ -95,6 +98,8 @@ def _skips_on_base(
     if hint is None and _comparable(change):
         with runner.lock_repo():
             changed = collection_changed(repo, base, snap.head.tree) is not None
+            if not changed and change.tests_from == "unittest":
+                changed = loads_its_tests(repo, snap.head.tree) is not None
         if changed or change.narrowed:
             hint = _base_suite(runner, base, report)
     skips = asked(hint)
@@ -157,8 +162,9 @@ def _why_not_by_id(runner: Runner) -> str:
 def catch_up(runner: Runner, tree: str, change: Run) -> Reached:
     """The tests ``change`` collected and never ran, run on ``tree`` by id."""
     todo = claims.unrun(change.collected, dict(change.tests or {}))
-    if change.collected is None and change.stopped and change.status != "ERROR":
-        # Read from text: which tests it did not reach is not known.
+    if change.stopped and change.status != "ERROR" and (change.collected is None or not todo):
+        # Read from text, or a runner that names only the tests it started (go, unittest): which
+        # tests it did not reach is not known.
         why = f"the run did not cover every test: {change.stopped}"
         return Reached(change, incomplete=Incomplete(side="change", tests=0, why=why))
     if not todo:
@@ -245,7 +251,8 @@ def disappeared(
     passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
     missing = [t for t in passed if t not in collected and on_change(t) not in collected]
     # A function the change runs under other ids (parametrized, its ids renamed) has not gone:
-    # unless it holds back (skips, xfails) ids the base did not have (ids renamed to hide).
+    # unless it holds back (skips, xfails) ids the base did not have (ids renamed to hide), or
+    # runs under fewer ids than the base collected (a case the code no longer lists).
     ran: set[str] = set()
     held: set[str] = set()
     known = hint.tests or {}
@@ -254,11 +261,15 @@ def disappeared(
             ran.add(_function(test))
         elif test not in known:
             held.add(_function(test))
-    return {
-        t: _NOT_COLLECTED
-        for t in missing
-        if on_head(t) and (_function(on_change(t)) not in ran or _function(on_change(t)) in held)
-    }
+    before = Counter(map(_function, hint.collected))
+    now = Counter(_function(on_change(t)) for t in collected)
+
+    def gone(test: str) -> bool:
+        function = _function(on_change(test))
+        fewer = now[function] < before[_function(test)]
+        return function not in ran or function in held or fewer
+
+    return {t: _NOT_COLLECTED for t in missing if on_head(t) and gone(t)}
 
 
 def _function(test: str) -> str:
@@ -289,7 +300,7 @@ def skipped_on_change(
     if not skipped:
         return out
     if not _can_focus(runner, skipped):
-        out.unknown = skipped
+        _in_a_live_base_suite(runner, base_tree, hint, skipped, xfailed, reasons, out)
         return out
     run = _skipped_there(runner, base_tree, skipped)
     if run is not None:
@@ -309,6 +320,33 @@ def skipped_on_change(
             out.unknown.append(test)
     _in_the_base_suite(runner, base_tree, hint, out)
     return out
+
+
+def _in_a_live_base_suite(
+    runner: Runner,
+    base_tree: str,
+    hint: Run | None,
+    skipped: list[str],
+    xfailed: dict[str, str],
+    reasons: dict[str, str],
+    out: Skips,
+) -> None:
+    """The skipped tests that cannot be run by id, looked for in a live suite run on the base:
+    the one this review ran, else one run now (a cached one only says where to look)."""
+    suite = hint if hint is not None and not hint.cached else None
+    if suite is None:
+        runs = runner.suite(base_tree, "base", live=True)
+        out.runs += runs
+        suite = suite_run(runs)
+    for test in skipped:
+        there = in_run(suite, test)
+        passed = suite is not None and (suite.tests or {}).get(test) == "passed"
+        if test in xfailed and there == "passed" and not passed:
+            continue  # an XPASS there: marked as a known failure on the base too
+        if claims.skip_kind(there):
+            out.passed_on_base[test] = reasons.get(test, "")
+        elif there == "unknown":
+            out.unknown.append(test)
 
 
 def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Skips) -> None:

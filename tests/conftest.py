@@ -148,3 +148,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     }
     with open(path, "a", encoding="utf-8") as out:  # one short append per test: whole lines
         out.write(json.dumps(row) + "\n")
+
+
+@pytest.fixture
+def go_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`go` run by a review: one build cache for the session's tests, no network, no toolchain
+    download."""
+    monkeypatch.setenv("GOCACHE", str(Path.home().parent / "go-build"))
+    monkeypatch.setenv("GOTOOLCHAIN", "local")
+    monkeypatch.setenv("GOFLAGS", "-mod=mod")
+    monkeypatch.setenv("GOPROXY", "off")

@@ -6,12 +6,16 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PYTHON = sys.executable
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 
 
 def run(*argv: str, cwd: Path, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,6 @@ real pytest.
 from __future__ import annotations
 
 import shlex
-import shutil
 import sysconfig
 from pathlib import Path
 
@@ -16,21 +15,11 @@ import pytest
 
 from eyeful import focus
 from tests.core import review
-from tests.gitrepo import PYTHON, confirm, eyeful_config, make_repo, stage
-
-needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+from tests.gitrepo import PYTHON, confirm, eyeful_config, make_repo, needs_go, stage
 
 
 def _kinds(report: dict) -> dict[str, str]:
     return {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
-
-
-@pytest.fixture
-def go_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GOCACHE", str(Path.home().parent / "go-build"))
-    monkeypatch.setenv("GOTOOLCHAIN", "local")
-    monkeypatch.setenv("GOFLAGS", "-mod=mod")
-    monkeypatch.setenv("GOPROXY", "off")
 
 
 GO_F = "package r\n\nfunc F() int {{ return {n} }}\n"

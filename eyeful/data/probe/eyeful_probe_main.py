@@ -88,6 +88,7 @@ recorder object in this process can still write through them.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import re
@@ -202,6 +203,27 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.continue_on_collection_errors = True
     except Exception:  # never stop the run
         return
+
+
+def _not_collected(modules: set[str], config: pytest.Config) -> int:
+    """How many files named as test modules (``python_files``) sit beside the modules pytest
+    collected without being collected themselves: a conftest's ``collect_ignore`` or
+    ``pytest_ignore_collect`` left them out, which the code under test may decide."""
+    try:
+        patterns = [str(p) for p in config.getini("python_files")]
+    except Exception:  # never stop the run
+        return 0
+    count = 0
+    for directory in {os.path.dirname(m) for m in modules}:
+        try:
+            with os.scandir(directory) as found:
+                names = [entry.name for entry in found]
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".py") and any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                count += os.path.join(directory, name) not in modules
+    return count
 
 
 def _inifile(config: pytest.Config) -> str | None:
@@ -568,6 +590,10 @@ class _Probe:
         self.passed = 0  # calls that passed on the fast path, added to counts at the finish
         self.deselected = 0  # tests a hook or -k/-m took out of the run
         self.uncollected = 0  # classes or functions pytest would not collect (its warning)
+        self.given = -1  # the items collection gave the hooks that may take some out
+        self.dropped = 0  # items those hooks took out without saying (no pytest_deselected)
+        self.modules: set[str] = set()  # the files of the modules pytest collected
+        self.ignored = 0  # test modules beside those that pytest did not collect
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -651,6 +677,10 @@ class _Probe:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.given = len(items)
+
     def pytest_warning_recorded(self, warning_message: Any, when: str) -> None:  # noqa: ANN401
         category = getattr(warning_message, "category", None)
         if when == "collect" and getattr(category, "__name__", "") == "PytestCollectionWarning":
@@ -660,6 +690,9 @@ class _Probe:
         try:
             if self.controller:
                 return
+            if self.given >= 0:
+                self.dropped = max(0, self.given - len(session.items) - self.deselected)
+            self.ignored = _not_collected(self.modules, self.config)
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
@@ -687,6 +720,8 @@ class _Probe:
                 tracer.collecting(os.path.realpath(str(collector.path)))
             tracer.resume()  # the module's import: the lines it runs there
         outcome = yield
+        if module:
+            self.modules.add(str(collector.path))
         if tracer is not None:
             tracer.pause()
             tracer.collecting(None)
@@ -887,9 +922,11 @@ class _Probe:
                 self._write_held(None)
             files = _outside_python()
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
-            if self.deselected or self.uncollected:  # (collection's warnings come after it)
+            if self.deselected or self.uncollected or self.dropped or self.ignored:
+                # (collection's warnings come after pytest_collection_finish)
                 self._line({"t": "narrowed", "deselected": self.deselected,
-                            "uncollected": self.uncollected})  # fmt: skip
+                            "uncollected": self.uncollected, "dropped": self.dropped,
+                            "ignored": self.ignored})  # fmt: skip
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:

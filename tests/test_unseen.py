@@ -1,0 +1,331 @@
+"""Tests the change's run never showed, and a verdict that said clean for them: the runner's record
+named no such test (go's and unittest's name only what started), or a hook, a loader or the
+code took it out of the run without a word. Each case gives a question or could not verify
+(exit 3) where it said clean (exit 0); each control beside it stays clean.
+
+Real repositories reviewed through the core (tests/core.py), with real `go test`, unittest and
+pytest. Each failed on the code before its fix.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tests.core import review
+from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, needs_go, stage
+
+GO_MOD = "module example.com/m\n\ngo 1.19\n"
+GO_ONE = "go test -json -count=1 -run {test} ./..."
+
+
+def _kinds(report: dict) -> dict[str, str]:
+    return {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+
+
+def _go_repo(tmp_path, files: dict[str, str], test: str = "go test -count=1 ./...", **one: str):
+    config = eyeful_config(test, test_one=one.get("test_one", GO_ONE))
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, "go.mod": GO_MOD, **files})
+    confirm(repo)
+    return repo
+
+
+# go ---------------------------------------------------------------------------------------------
+
+ENC = 'package enc\n\nimport "strings"\n\nfunc Supported() bool { return true }\n\n' + (
+    "func Upper(s string) string { return strings.ToUpper(s) }\n"
+)
+ENC_TEST = """package enc
+
+import "testing"
+
+func TestUpper(t *testing.T) {
+	if !Supported() {
+		t.Skip("not supported here")
+	}
+	if Upper("ab") != "AB" {
+		t.Fatal("upper")
+	}
+}
+
+func TestOther(t *testing.T) {}
+"""
+
+
+@needs_go
+@pytest.mark.parametrize("made", [True, False], ids=["the-change-skips-it", "skipped-on-both"])
+def test_a_go_test_the_changes_code_skips_is_a_question(tmp_path, go_env, made):
+    """Its package-qualified id (`example.com/m/enc.TestUpper`) was looked for as a function
+    named `example.com`: absent on the base, so its skip was never followed up (exit 0)."""
+    base = ENC if made else ENC.replace("return true", "return false")
+    repo = _go_repo(tmp_path, {"enc/enc.go": base, "enc/enc_test.go": ENC_TEST})
+    broken = ENC.replace("return true", "return false").replace("ToUpper", "ToLower")
+    stage(repo, {"enc/enc.go": broken if made else base.replace("ToUpper", "ToLower")})
+    done = review(repo, format="json")
+    if made:
+        assert _kinds(done.json) == {"example.com/m/enc.TestUpper": "newly_skipped"}, done
+        assert done.exit_code == 3, done
+    else:
+        assert _kinds(done.json) == {}, done
+        assert done.exit_code == 0, done
+
+
+STORE = "package store\n\nfunc Available() bool { return true }\n\n" + (
+    "func Put(m map[string]int, k string, v int) { m[k] = v }\n"
+)
+STORE_TEST = """package store
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if !Available() {
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestPutGet(t *testing.T) {
+	m := map[string]int{}
+	Put(m, "a", 1)
+	if m["a"] != 1 {
+		t.Fatal("put")
+	}
+}
+"""
+
+
+@needs_go
+def test_a_go_package_whose_testmain_the_code_ends_is_a_question(tmp_path, go_env):
+    """The package ran no test on the change (its TestMain returned when the code said the
+    backend is missing) and no base run was cached to compare with: clean, exit 0."""
+    repo = _go_repo(tmp_path, {"store/store.go": STORE, "store/store_test.go": STORE_TEST})
+    broken = STORE.replace("return true", "return false").replace("= v", "= v + 1")
+    stage(repo, {"store/store.go": broken})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/store.TestPutGet": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+CALC = "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nvar m map[string]int\n\n" + (
+    'func Count() { m["a"]++ } // a known bug: a nil map\n'
+)
+CALC_TEST = """package calc
+
+import "testing"
+
+func TestCount(t *testing.T) { Count() }
+
+func TestAdd(t *testing.T) {
+	if Add(1, 2) != 3 {
+		t.Fatal("Add(1, 2) != 3")
+	}
+}
+"""
+
+
+@needs_go
+@pytest.mark.parametrize("how", ["failfast", "panic"])
+def test_a_go_run_that_never_started_a_test_after_a_failure_is_could_not_verify(
+    tmp_path, go_env, how
+):
+    """A test that fails on both sides runs first and the change breaks `TestAdd`, which never
+    starts: `-failfast` stops there, or the first test panics and the test binary ends with
+    it. go names only the tests it started, so TestAdd went unseen: clean, exit 0."""
+    test = "go test -count=1 -failfast ./..." if how == "failfast" else "go test -count=1 ./..."
+    known = '{ t.Fatal("a known bug") }'
+    calc_test = CALC_TEST if how == "panic" else CALC_TEST.replace("{ Count() }", known)
+    repo = _go_repo(tmp_path, {"calc/calc.go": CALC, "calc/calc_test.go": calc_test}, test)
+    stage(repo, {"calc/calc.go": CALC.replace("a + b", "a * b")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc.TestCount": "pre_existing"}, done
+    [incomplete] = done.json["incomplete"]
+    said = "-failfast" if how == "failfast" else "TestCount panicked"
+    assert said in incomplete["why"], incomplete
+    assert done.exit_code == 3, done
+
+
+# unittest ---------------------------------------------------------------------------------------
+
+UNITTEST = f"{shlex.quote(PYTHON)} -m unittest"
+FAST = "ENABLED = True\n\n\ndef put(store, key, value):\n    store[key] = value\n    return store\n"
+FAST_TEST = """import unittest
+
+from kv import fast
+
+if not fast.ENABLED:
+    raise unittest.SkipTest("fast backend disabled")
+
+
+class TestFast(unittest.TestCase):
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+"""
+OTHER_TEST = """import unittest
+
+
+class TestOther(unittest.TestCase):
+    def test_other(self):
+        self.assertTrue(True)
+"""
+FAST_LOADED = """import unittest
+
+from kv import fast
+
+
+class TestFast(unittest.TestCase):
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+
+
+class TestOther(unittest.TestCase):
+    def test_other(self):
+        self.assertTrue(True)
+
+
+def load_tests(loader, standard, pattern):
+    suite = unittest.TestSuite()
+    suite.addTests(loader.loadTestsFromTestCase(TestOther))
+    if fast.ENABLED:
+        suite.addTests(loader.loadTestsFromTestCase(TestFast))
+    return suite
+"""
+
+
+def _unittest_repo(tmp_path, files: dict[str, str], test: str = UNITTEST):
+    base = {"kv/__init__.py": "", "kv/fast.py": FAST, "tests/__init__.py": "", **files}
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(test), **base})
+    confirm(repo)
+    stage(repo, {"kv/fast.py": FAST.replace("True", "False").replace("= value", "= value + 1")})
+    return repo
+
+
+@pytest.mark.parametrize("how", ["module-skip", "load-tests"])
+def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
+    """A test module raises SkipTest at import when the code turns its feature off (unittest's
+    `ModuleSkipped` line was not read), or its `load_tests` leaves the feature's tests out (no
+    base run was cached to compare with): clean, exit 0."""
+    if how == "module-skip":
+        files = {"tests/test_fast.py": FAST_TEST, "tests/test_other.py": OTHER_TEST}
+        gone = "tests.test_fast"
+    else:
+        files = {"tests/test_fast.py": FAST_LOADED}
+        gone = "tests.test_fast.TestFast.test_put"
+    done = review(_unittest_repo(tmp_path, files), format="json")
+    assert _kinds(done.json) == {gone: "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_unittest_run_stopped_by_failfast_is_could_not_verify(tmp_path):
+    """`-f` stops at a test that fails on both sides, before the one the change breaks."""
+    known = "import unittest\n\n\nclass TestA(unittest.TestCase):\n" + (
+        "    def test_known(self):\n        self.fail('a known bug')\n"
+    )
+    put = FAST_TEST.replace("if not fast.ENABLED:\n    raise unittest.SkipTest", "print")
+    files = {"tests/test_a.py": known, "tests/test_put.py": put}
+    done = review(_unittest_repo(tmp_path, files, f"{UNITTEST} -f"), format="json")
+    assert _kinds(done.json) == {"tests.test_a.TestA.test_known": "pre_existing"}, done
+    [incomplete] = done.json["incomplete"]
+    assert "stops at its first failure (-f)" in incomplete["why"], incomplete
+    assert done.exit_code == 3, done
+
+
+# pytest -----------------------------------------------------------------------------------------
+
+TOOLS = "FAST = True\n\n\ndef double(x):\n    return x * 2\n"
+TOOLS_TEST = "import tools\n\n\ndef test_double():\n    assert tools.double(2) == 4\n"
+OTHER = "def test_other():\n    pass\n"
+IGNORE_BY_CODE = 'import tools\n\ncollect_ignore = [] if tools.FAST else ["test_tools.py"]\n'
+DROP_BY_CODE = """import tools
+
+
+def pytest_collection_modifyitems(items):
+    if not tools.FAST:
+        items[:] = [i for i in items if "tools" not in i.nodeid]
+"""
+
+
+def _pytest_repo(tmp_path, files: dict[str, str], **config: str):
+    every = {"tools.py": TOOLS, "tests/test_tools.py": TOOLS_TEST, "tests/test_other.py": OTHER}
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(**config),
+                                         **every, **files})  # fmt: skip
+    confirm(repo)
+    return repo
+
+
+@pytest.mark.parametrize("how", ["collect-ignore", "dropped", "constant-ignore"])
+def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
+    """An unchanged conftest leaves a test module out (`collect_ignore`), or takes its tests out
+    of the items without deselecting them, as the code says: no base run was cached, and the
+    run said nothing was deselected: clean, exit 0. A module left out on both sides stays
+    clean (the control)."""
+    conftest = {"collect-ignore": IGNORE_BY_CODE, "dropped": DROP_BY_CODE,
+                "constant-ignore": 'collect_ignore = ["test_tools.py"]\n'}[how]  # fmt: skip
+    repo = _pytest_repo(tmp_path, {"tests/conftest.py": conftest})
+    stage(repo, {"tools.py": TOOLS.replace("True", "False").replace("x * 2", "x * 3")})
+    done = review(repo, format="json")
+    if how == "constant-ignore":
+        assert _kinds(done.json) == {}, done
+        assert done.exit_code == 0, done
+    else:
+        assert _kinds(done.json) == {"tests/test_tools.py::test_double": "newly_skipped"}, done
+        assert done.exit_code == 3, done
+
+
+FORMATS = """FORMATS = {"json"}
+try:
+    import codec_csv  # noqa: F401
+except ImportError:
+    pass
+else:
+    FORMATS.add("csv")
+
+
+def dumps(fmt, value):
+    return f"{fmt}:{value}"
+"""
+FORMATS_TEST = """import pytest
+
+import codec
+
+
+@pytest.mark.parametrize("fmt", sorted(codec.FORMATS))
+def test_roundtrip(fmt):
+    assert codec.dumps(fmt, 1) == f"{fmt}:1"
+"""
+
+
+def test_a_parametrized_case_the_code_no_longer_lists_is_a_question(tmp_path):
+    """`test_roundtrip[csv]` passed in the base's cached suite run and is not collected on the
+    change, whose code drops the case (and breaks csv); `test_roundtrip[json]` still runs and
+    passes, which was taken for the same test under renamed ids: clean, exit 0."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "a project\n"})
+    stage(repo, {"pyproject.toml": eyeful_config(), "codec.py": FORMATS, "codec_csv.py": "",
+                 "tests/test_codec.py": FORMATS_TEST})  # fmt: skip
+    confirm(repo)
+    assert review(repo, format="json").exit_code == 0  # the base's suite, run and cached
+    git(repo, "commit", "-qm", "base")
+    csv = '    if fmt == "csv":\n        return ""\n'
+    broken = FORMATS.replace("    return f", csv + "    return f")
+    stage(repo, {"codec_csv.py": "raise ImportError('gone')\n", "codec.py": broken})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_codec.py::test_roundtrip[csv]": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_skip_that_cannot_be_run_by_id_is_looked_for_in_the_bases_suite(tmp_path):
+    """A wrapper command with no `test_one`: the change's skip was "not told" although the
+    base's suite run this review made named the test as passed: clean, exit 0."""
+    skipped = "import pytest\n\nimport tools\n\n\n@pytest.mark.skipif(not tools.FAST, " + (
+        "reason='slow here')\ndef test_double():\n    assert tools.double(2) == 4\n"
+    )
+    wrapper = f'{PYTEST} "$@"\n'
+    repo = _pytest_repo(tmp_path, {"scripts/test.sh": wrapper, "tests/test_tools.py": skipped},
+                        test="sh scripts/test.sh")  # fmt: skip
+    stage(repo, {"tools.py": TOOLS.replace("True", "False").replace("x * 2", "x * 3")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_tools.py::test_double": "newly_skipped"}, done
+    assert done.exit_code == 3, done
