@@ -11,7 +11,11 @@ fact never upgrades a verdict; it degrades it to the next weaker claim:
   and why; a test the change made skip: a question, and could not verify).
 - regression (blocks) needs: live runs on both sides in one context, every base run passed and
   every change run failed; the base had the test (its id, or its name and body in another file:
-  eyeful/moved.py). Missing: flaky or unconfirmed (a question), new test, undetermined (exit 3).
+  eyeful/moved.py); and nothing says the failure is about how the code is written rather than
+  what it does (``representation``: the change edits only the code's comments, docstrings and
+  layout, or none of it; the test ran none of the change's lines and read a changed file as
+  text, took its size, looked at a code object). Missing: flaky or unconfirmed (a question),
+  new test, undetermined (exit 3).
 - pre-existing needs: the same test, by id, failed live on the base with the same failure (its
   cause: type and message, numbers and addresses aside). Another failure there: a question
   (``fails_otherwise``), and could not verify. A base run that never reached it is no
@@ -153,6 +157,9 @@ class Evidence:
     not asked): before the change, did it pass?"""
     old_version_causes: list[str] = field(default_factory=list)
     """The causes of that run's failure."""
+    representation: str | None = None
+    """Why its failure may be about how the changed code is written, not what it does (eyeful/
+    confirmation.py says): a regression then is a question (``unconfirmed``), never a block."""
 
     @property
     def change_failed(self) -> bool:
@@ -164,9 +171,17 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     """The kind of one failing test, and what the base said (``on_base``), from its evidence.
 
     A regression needs live runs on both sides in one context: every base run passed, every
-    change run failed. Pre-existing needs every live base run to have failed. A base that did not
-    name the test (stopped, never reached it) is no evidence: undetermined.
+    change run failed; and no sign that the failure is about the code's representation.
+    Pre-existing needs every live base run to have failed. A base that did not name the test
+    (stopped, never reached it) is no evidence: undetermined.
     """
+    kind, on_base = _decide(ev)
+    if kind == "regression" and ev.representation is not None:
+        return "unconfirmed", on_base
+    return kind, on_base
+
+
+def _decide(ev: Evidence) -> tuple[FailureKind, str]:
     if ev.base_alone is None:
         kinds: dict[str, FailureKind] = {
             "failed": "pre_existing", "absent": "new_test",
@@ -199,6 +214,18 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
             # The base's own version of the test failed on the base's code too: it failed
             # before the change (the change's test asks what the base lacks, a new helper).
             return said
+        if (
+            change_failed
+            and ev.causes_differ
+            and ev.old_version == "passed"
+            and _one_place(ev.change_causes, ev.base_causes)
+        ):
+            # The base's own version of the test passed on the base's code and did not fail on
+            # the change's: what the test asked before still holds. The change's version fails
+            # on both codes at one check (a new assertion), with other values: not shown to be
+            # the change's doing. (One that fails on the base at a later check passed there the
+            # one it fails on the change: that blocks, below.)
+            return "fails_otherwise", "failed"
         if change_failed and ev.causes_differ:
             return "regression", "failed"  # an edited test the change's code fails otherwise
         if _otherwise(ev.change_causes, ev.base_causes):
@@ -227,6 +254,18 @@ def _own_version(ev: Evidence) -> tuple[FailureKind, str] | None:
             return "fails_otherwise", "failed"
         return "pre_existing", "failed"
     return None
+
+
+_PLACE = re.compile(r" at (\S+): ")
+
+
+def _one_place(change: list[str], base: list[str]) -> bool:
+    """Whether every failure on both sides was raised at one place (a file and line)."""
+    places = {
+        found[1] if (found := _PLACE.search(c)) and "?" not in found[1] else None
+        for c in [*change, *base]
+    }
+    return bool(change) and bool(base) and len(places) == 1 and None not in places
 
 
 def _what(cause: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from eyeful import hunks, moved
+from eyeful.evidence import looked_words
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.onbase import located
@@ -44,7 +45,7 @@ from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import renamed_files, side_paths, side_tree
+from eyeful.testside import code_unchanged, renamed_files, side_paths, side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -113,6 +114,7 @@ def confirm(
                           change.rootdir, change.doctest_files())  # fmt: skip
         tested = side_tree(repo, snap.base.tree, snap.head.tree, paths=side)
         edited = set(side)
+        layout = code_unchanged(repo, snap.base.tree, snap.head.tree, edited)
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (
@@ -136,6 +138,7 @@ def confirm(
     lock = runner.lock_repo()
     on_change, on_base = located(repo, snap.head.tree, lock), located(repo, tested, lock)
     done = Confirmation(evidence)
+    traced: dict[str, Run] = {}  # the run each test's lines were traced in
     suites = _suite_failures(change)
     for context in CONTEXTS:
         if not todo:
@@ -148,6 +151,7 @@ def confirm(
         seen, runs = _in_context(runner, snap, tested, context, tests, base_ids, jobs, trace)
         done.runs += runs
         done.ran |= {t: lines for run in runs if run.ran for t, lines in run.ran.items()}
+        traced |= {t: run for run in runs if run.ran for t in run.ran}
         further = []
         for ev in todo:
             change_observed = seen[("change", ev.test)]
@@ -178,8 +182,26 @@ def confirm(
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
+    for ev in evidence:
+        ev.representation = layout or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
+
+
+def _looked_not_ran(test: str, ran: dict[str, dict[str, list[int]]], run: Run | None) -> str | None:
+    """A test that ran none of the change's lines (its setup, call and teardown: a `def` line
+    the import ran defines what the test did not run), in a run alone on the change that looked
+    at a changed Python file otherwise than by running it (read it, took its size, a function's
+    code object): what it saw of the change is how the code is written. (What a run looked at
+    is the run's: the tests run alone together share it.)"""
+    lines = ran.get(test)
+    if run is None or lines is None or any(lines.values()):
+        return None
+    looked = [path for path in run.read_as_text or [] if path.endswith(".py")]
+    if not looked:
+        return None
+    did = "; ".join(looked_words(path, (run.looked or {}).get(path)) for path in looked)
+    return f"it ran none of the change's lines, and its run alone on the change {did}"
 
 
 def _old_versions(

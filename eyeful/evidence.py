@@ -313,3 +313,11 @@ def module_seen(collected: list[str], outcomes: dict[str, Outcome], module: str)
     if any(t.startswith(prefixes) for t in collected):
         return "passed"
     return None
+
+
+def looked_words(path: str, how: str | None) -> str:
+    """What a test did to a changed file otherwise than run it, in the report's words (the
+    probe's ``how``): ``read calc.py as text``, ``took the size or times of calc.py``."""
+    if how is None or how == "read":
+        return f"read {path} as text"
+    return f"{how} {path}"

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from eyeful.evidence import looked_words
 from eyeful.findings import Evidence, Finding, Fix, OracleKind, Repro, Severity
 from eyeful.gates import Gate, Verdict
 from eyeful.implicit import not_runtime
@@ -224,7 +225,9 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
     if introduced.status == "fail" and not verdict.pre_existing:
         return f"introduced: {introduced.detail}"
     if verdict.read_as_text and not verdict.pre_existing:
-        did = "; ".join(_looked(path, verdict.looked.get(path)) for path in verdict.read_as_text)
+        did = "; ".join(
+            looked_words(path, verdict.looked.get(path)) for path in verdict.read_as_text
+        )
         if any((how or "").startswith("set a tracer") for how in verdict.looked.values()):
             return (
                 f"its test {did}: eyeful cannot tell whether its failure is about what this "
@@ -240,13 +243,6 @@ def _unverified_reason(finding: Finding, verdict: Verdict | None) -> str | None:
             "problem of this change's code"
         )
     return None
-
-
-def _looked(path: str, how: str | None) -> str:
-    """What a test did to a changed file, in the report's words (the probe's ``how``)."""
-    if how is None or how == "read":
-        return f"read {path} as text"
-    return f"{how} {path}"
 
 
 def grade(

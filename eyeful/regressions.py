@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 import pygit2
+from pydantic import Field
 
 from eyeful import moved
 from eyeful.claims import BLOCKING_KINDS, FailureKind
@@ -66,6 +67,9 @@ class TestFailure(Model):
     ran: dict[str, list[int]] | None = None
     """The change's lines the test ran in its first live run alone on the change, by file;
     None when not traced (no such run, not pytest, another tracer on)."""
+    representation: str | None = Field(default=None, exclude=True)
+    """Why a regression seen on every live run is a question (``unconfirmed``): its failure may
+    be about how the code is written, not what it does (claims.Evidence.representation)."""
 
 
 # pytest's rendering of a frame's arguments: `self = <tests.test_x.TestX object at 0x7f...>` says
@@ -325,11 +329,22 @@ def classify(
         kind, on_base = decide(ev)
         failure = _failure(ev.test, kind, change, on_base, ran.get(ev.test))
         failure.confirmation = _confirmation(ev)
+        if kind == "unconfirmed" and ev.representation is not None:
+            failure.representation = ev.representation
+            failure.confirmation = "; ".join(
+                filter(None, [failure.confirmation, ev.representation])
+            )
         if kind == "flaky" and failure.confirmation and _only_where_mapped(change, ev):
             failure.confirmation += f"; {_ONLY_WHERE_MAPPED}"
         out.append(failure)
     return out
 
+
+REPRESENTATION = (
+    "its failure is about how the code is written, not what it does, so it does not block"
+)
+"""What a regression seen on every live run, whose failure may be about the code's representation
+(claims.Evidence.representation), is said to be."""
 
 _ONLY_WHERE_MAPPED = (
     "it failed only in the run that recorded the map of what each test ran (eyeful's marks in "
@@ -365,6 +380,12 @@ def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[t
     unconfirmed = []
     for failure in failures:
         if failure.kind != "unconfirmed":
+            continue
+        if failure.representation is not None:
+            out.append((
+                f"`{failure.test}` failed on the change and passed on the base, but "
+                f"{failure.representation}: {REPRESENTATION}", True,
+            ))  # fmt: skip
             continue
         try:
             check_test_id(failure.test)

@@ -21,7 +21,7 @@ from typing import Any
 
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["CONFIG_FILES", "overlaid", "section_differs"]
+__all__ = ["CONFIG_FILES", "overlaid", "section_alone_differs", "section_differs"]
 
 CONFIG_FILES = {
     "pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest",
@@ -73,6 +73,19 @@ def section_differs(name: str, base: str | None, head: str | None) -> bool:
     base_read = read(base) if base is not None else (None, None)
     head_read = read(head) if head is not None else (None, None)
     return base_read is None or head_read is None or base_read[0] != head_read[0]
+
+
+def section_alone_differs(name: str, base: str | None, head: str | None) -> bool:
+    """Whether a configuration file pytest reads differs between ``base`` and ``head`` in its
+    pytest section alone (both sides present and read): the tests' configuration, no more."""
+    if name not in CONFIG_FILES or base is None or head is None:
+        return False
+    section = CONFIG_FILES[name]
+    read = _toml if section is None else (lambda text: _ini(text, section))
+    base_read, head_read = read(base), read(head)
+    if base_read is None or head_read is None:
+        return False
+    return bool(base_read[0] != head_read[0] and base_read[1] == head_read[1])
 
 
 # The options that only make the tests ask more of the code (or less): where the code is

@@ -31,7 +31,7 @@ import pygit2
 
 from eyeful.hunks import docstrings
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
-from eyeful.testconfig import CONFIG_FILES, overlaid, section_differs
+from eyeful.testconfig import CONFIG_FILES, overlaid, section_alone_differs, section_differs
 from eyeful.testids import id_path
 from eyeful.testonly import imported, tests_only
 from eyeful.tomlcompat import tomllib
@@ -266,6 +266,22 @@ _READS_DOCS = re.compile(rb"__doc__|getdoc|docopt|pydoc|\bhelp\(")
 _MAX_READ = 20_000  # Python files looked through for a read of docstrings
 
 
+def _code_reads_docstrings(repo: pygit2.Repository, tree: pygit2.Tree) -> bool:
+    """Whether any Python file of the code (not named as a test module) reads docstrings as
+    data (``__doc__``, ``inspect.getdoc``, docopt, ``help()``): then an edit to one may change
+    what the code does (a route a decorator reads, a command's help)."""
+    for seen, (name, entry) in enumerate(blobs(repo, tree)):
+        if seen > _MAX_READ:
+            return True
+        if not name.endswith(".py") or entry.filemode not in REGULAR_FILE_MODES:
+            continue
+        if _TEST_MODULE.fullmatch(PurePosixPath(name).name):
+            continue
+        if _READS_DOCS.search(blob_at(repo, entry.id).data):
+            return True
+    return False
+
+
 def _docstrings_read(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bool:
     """Whether code may read ``path``'s docstrings as data (``__doc__``, ``inspect.getdoc``,
     docopt's usage, ``help()``): the module itself, or a Python file that names it, does. Then
@@ -280,6 +296,56 @@ def _docstrings_read(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> b
         if (name == path or stem in data) and _READS_DOCS.search(data):
             return True
     return False
+
+
+def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]) -> str | None:
+    """Why no failure the change causes can be about what its code does, or None: it edits none
+    of the code (only files of ``side``, its tests and their configuration), or only the code's
+    comments, docstrings and layout (each Python file it edits parses to the base's syntax,
+    docstrings aside). A failure then is about how the code is written: its text, size, line
+    numbers, docstrings."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    touched = {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+    configured = {
+        p for p in touched - side
+        if section_alone_differs(PurePosixPath(p).name, read_text(repo, base, p),
+                                 read_text(repo, head, p))
+    }  # fmt: skip
+    code = sorted(touched - side - configured)
+    if not touched:
+        return None
+    if not code:
+        return "the change edits none of the code, only its tests and their configuration"
+    head_tree = tree_at(repo, head)
+    for path in code:
+        old, new = regular_file(repo, base, path), regular_file(repo, head, path)
+        if not path.endswith(".py") or old is None or new is None:
+            return None
+        try:
+            if _syntax(old) != _syntax(new):
+                return None
+            documented = ast.dump(ast.parse(old)) != ast.dump(ast.parse(new))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if documented and _code_reads_docstrings(repo, head_tree):
+            return None  # the code reads docstrings (a route, help text): they are code too
+    return (
+        "the change edits only comments, docstrings and layout of the code (it parses to the "
+        "base's syntax, docstrings aside)"
+    )
+
+
+def _syntax(source: bytes) -> str:
+    """A module's syntax tree without its docstrings (a module's, a class's, a function's) or
+    where anything is: what runs."""
+    tree = ast.parse(source)
+    docs = {id(doc) for doc in docstrings(tree)}
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if isinstance(first, ast.Expr) and id(first.value) in docs:
+            node.body = body[1:]  # type: ignore[attr-defined,index]
+    return ast.dump(tree)
 
 
 def _code(source: bytes) -> str:

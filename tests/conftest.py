@@ -33,6 +33,7 @@ MODULE_SECONDS = {
     "test_adversarial": 13, "test_awkward": 13, "test_eval_verified": 10, "test_contexts": 9,
     "test_sandbox": 9, "test_affected": 8, "test_review": 6, "test_failures": 6,
     "test_eval_mine": 5, "test_safety_inputs": 5, "test_bounded_report": 5, "test_forgery": 4,
+    "test_unseen": 4, "test_representation": 4,
     "test_probe": 4, "test_map_marks": 4, "test_init": 4, "test_report": 4, "test_first_run": 3,
     "test_agent_jail": 3, "test_claims": 3, "test_eval_run": 2, "test_wording": 2,
     "test_runs_change": 2, "test_check_speed": 2, "test_sarif": 1, "test_results": 1,

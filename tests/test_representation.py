@@ -1,0 +1,141 @@
+"""A regression blocks on what the changed code does, never on how it is written: a test that
+fails because the change moved a line, added a comment or a docstring, or edited only the tests'
+configuration, is a question (`unconfirmed`, exit 3), and says why. Each case blocked (exit 1)
+before; each control beside it still blocks.
+
+Real repositories reviewed through the core (tests/core.py), with real pytest.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core import review
+from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+LOOKS = {
+    "source": "import inspect\n\nimport calc\n\n\ndef test_looks():\n"
+    "    assert len(inspect.getsource(calc.add).splitlines()) <= 2\n",
+    "size": "import os\n\nimport calc\n\n\ndef test_looks():\n"
+    "    assert os.path.getsize(calc.__file__) < len(calc.__name__) + 64\n",
+    "code-object": "import calc\n\n\ndef test_looks():\n"
+    "    assert calc.add.__code__.co_firstlineno < calc.mul.__code__.co_firstlineno\n",
+}
+RUNS = "import calc\n\n\ndef test_runs():\n    assert calc.add(2, 3) == 5\n"
+REORDERED = "def mul(a, b):\n    return a * b\n\n\ndef add(a, b):\n    return a + b\n"
+COMMENTED = 'def add(a, b):\n    """The sum."""\n    # plain addition\n    return a + b\n' + (
+    "\n\ndef mul(a, b):\n    return a * b\n"
+)
+
+
+def _repo(tmp_path, files: dict[str, str]):
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(),
+                                         "pytest.ini": PYTEST_INI, "calc.py": CALC,
+                                         "tests/test_runs.py": RUNS, **files})  # fmt: skip
+    confirm(repo)
+    return repo
+
+
+def _kinds(report: dict) -> dict[str, str]:
+    return {f["test"]: f["kind"] for f in report["regressions"] + report["other_failures"]}
+
+
+def _notes(report: dict) -> str:
+    return "\n".join(u["text"] for u in report["uncertainty"])
+
+
+@pytest.mark.parametrize("looks", list(LOOKS))
+def test_a_test_that_looks_at_the_code_without_running_the_change_is_a_question(tmp_path, looks):
+    """The test reads the module's source, takes its size, or compares its functions' code
+    objects; the change adds a comment and a docstring (its syntax is the base's) or, for the
+    code objects, swaps two functions (its syntax is not: the test ran none of the change's
+    lines and looked at the code object)."""
+    repo = _repo(tmp_path, {"tests/test_looks.py": LOOKS[looks]})
+    stage(repo, {"calc.py": REORDERED if looks == "code-object" else COMMENTED})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_looks.py::test_looks": "unconfirmed"}, done
+    why = "looked at the code object" if looks == "code-object" else "parses to the base's syntax"
+    assert why in _notes(done.json), done
+    assert "how the code is written, not what it does, so it does not block" in done.markdown
+    assert "test_one" not in done.markdown, done  # it ran alone: not for want of test_one
+    assert done.exit_code == 3, done
+
+
+def test_a_test_that_runs_the_changed_line_and_reads_the_source_still_blocks(tmp_path):
+    """The control: the change's code does otherwise (`a - b`), and the test runs it; that its
+    run also read the module's source says nothing against that."""
+    looks = RUNS.replace("import calc\n", "import inspect\n\nimport calc\n").replace(
+        "== 5\n", '== 5 and "return" in inspect.getsource(calc.add)\n'
+    )
+    repo = _repo(tmp_path, {"tests/test_runs.py": looks})
+    stage(repo, {"calc.py": COMMENTED.replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_runs.py::test_runs": "regression"}, done
+    assert done.exit_code == 1, done
+
+
+WARNS = "import warnings\n\n\ndef area(w, h):\n" + (
+    '    warnings.warn("deprecated", DeprecationWarning)\n    return w * h\n'
+)
+WARNS_TEST = """import warnings
+
+from shapes import area
+
+
+def test_where():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        area(1, 1)
+    assert caught[0].lineno == 5
+"""
+
+
+@pytest.mark.parametrize("doc", [True, False], ids=["module-docstring", "a-constant"])
+def test_a_test_pinning_a_line_number_the_layout_moved_is_a_question(tmp_path, doc):
+    """A module docstring moves the line a warning is attributed to: the change's syntax is the
+    base's, docstrings aside. The control: a line added that runs (a constant) blocks."""
+    repo = _repo(tmp_path, {"shapes.py": WARNS, "tests/test_shapes.py": WARNS_TEST})
+    top = '"""Shapes."""\n\n' if doc else "UNITS = 1\n\n"
+    stage(repo, {"shapes.py": top + WARNS})
+    done = review(repo, format="json")
+    kind = "unconfirmed" if doc else "regression"
+    assert _kinds(done.json) == {"tests/test_shapes.py::test_where": kind}, done
+    assert done.exit_code == (3 if doc else 1), done
+
+
+def test_a_change_to_the_tests_configuration_alone_is_a_question(tmp_path):
+    """Only pytest.ini changed (`--import-mode=importlib`, which pytest cannot carry to the
+    base: it says where the code is imported from): the tests' sibling helper no longer
+    imports. No code changed, so nothing the code does broke."""
+    helper = {
+        "tests/helpers.py": "def expect(v):\n    return v\n",
+        "tests/test_runs.py": RUNS.replace("== 5", "== __import__('helpers').expect(5)"),
+    }
+    repo = _repo(tmp_path, helper)  # fmt: skip
+    stage(repo, {"pytest.ini": PYTEST_INI + "addopts = --import-mode=importlib\n"})
+    done = review(repo, format="json")
+    kinds = _kinds(done.json)
+    assert "regression" not in kinds.values(), done
+    assert "only its tests and their configuration" in _notes(done.json), done
+    assert done.exit_code == 3, done
+
+
+TREE = "class _Node:\n    def __init__(self, value):\n        self.value = value\n\n\n" + (
+    "def leaf(value):\n    return _Node(value)\n"
+)
+TREE_TEST = "from tree import leaf\n\n\ndef test_leaf():\n    node = leaf(1)\n" + (
+    "    assert node.value == 1\n"
+)
+
+
+def test_an_edited_test_whose_new_assertion_fails_on_both_codes_is_a_question(tmp_path):
+    """The change renames a private class and adds to the test an assertion both codes fail
+    (`'_TreeNode'` and `'_Node'` are not `'Node'`); the base's own version of the test passes
+    on both. "Causes differ" blocked it; what the test asked before still holds."""
+    repo = _repo(tmp_path, {"tree.py": TREE, "tests/test_tree.py": TREE_TEST})
+    asks = TREE_TEST + "    assert type(node).__name__ == 'Node'\n"
+    stage(repo, {"tree.py": TREE.replace("_Node", "_TreeNode"), "tests/test_tree.py": asks})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_tree.py::test_leaf": "fails_otherwise"}, done
+    assert done.exit_code == 3, done
