@@ -196,6 +196,10 @@ def pytest_configure(config: pytest.Config) -> None:
             probe.reach = watch(config, env[_MAP_VAR])
             if getattr(probe.reach, "sight", None) is not None:
                 config.pluginmanager.register(_Fixtures(probe.reach), "eyeful_probe_fixtures")
+        if probe.tracer is not None or probe.reach is not None:
+            config.pluginmanager.register(_Tests(probe), "eyeful_probe_tests")
+        if probe.loader is not None:
+            config.pluginmanager.register(_Loader(probe.loader), "eyeful_probe_loader")
         if confined:
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
@@ -286,6 +290,50 @@ class _Fixtures:
             if saved is not None:
                 with contextlib.suppress(Exception):
                     sight.fixture_end(fixturedef, saved)
+
+
+class _Loader:
+    """The loader eyeful wrote into the worktree's root for this run (eyeful/probeload.py) is not
+    the project's: never collected. (Registered only with one: a run's every path asks.)"""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
+        return True if str(collection_path) == self.path else None
+
+
+class _Tests:
+    """Each test's run, wrapped (registered only with a tracer or the map: a suite run pays
+    nothing for it, pluggy's wrapper of every test included)."""
+
+    def __init__(self, probe: _Probe) -> None:
+        self.probe = probe
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
+        probe = self.probe
+        tracer, reach = probe.tracer, probe.reach
+        if tracer is not None:
+            tracer.take_test()  # what ran between tests is no test's
+            tracer.active = True
+        if reach is not None:
+            try:
+                reach.begin_test(_own_file(item))
+            except Exception as error:
+                probe._internal_error("pytest_runtest_protocol", error)
+        try:
+            yield
+        finally:
+            if tracer is not None:
+                tracer.active = False
+                with contextlib.suppress(Exception):
+                    ran = tracer.take_test()
+                    if tracer.why is None:
+                        probe._line({"t": "ran", "id": item.nodeid, "files": ran})
+            if reach is not None:
+                with contextlib.suppress(Exception):
+                    probe._line(reach.end_test(item.nodeid, _fixtures_of(item)))
 
 
 def _fixtures_of(item: pytest.Item) -> list[object]:
@@ -642,10 +690,6 @@ class _Probe:
 
     # hooks
 
-    def pytest_ignore_collect(self, collection_path: object) -> bool | None:
-        """The loader eyeful wrote into the worktree's root for this run is not the project's."""
-        return True if self.loader is not None and str(collection_path) == self.loader else None
-
     @pytest.hookimpl(trylast=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         try:
@@ -759,30 +803,6 @@ class _Probe:
         except Exception as error:
             reach.end()
             self._internal_error("pytest_make_collect_report", error)
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, None]:
-        tracer, reach = self.tracer, self.reach
-        if tracer is not None:
-            tracer.take_test()  # what ran between tests is no test's
-            tracer.active = True
-        if reach is not None:
-            try:
-                reach.begin_test(_own_file(item))
-            except Exception as error:
-                self._internal_error("pytest_runtest_protocol", error)
-        try:
-            yield
-        finally:
-            if tracer is not None:
-                tracer.active = False
-                with contextlib.suppress(Exception):
-                    ran = tracer.take_test()
-                    if tracer.why is None:
-                        self._line({"t": "ran", "id": item.nodeid, "files": ran})
-            if reach is not None:
-                with contextlib.suppress(Exception):
-                    self._line(reach.end_test(item.nodeid, _fixtures_of(item)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
