@@ -535,7 +535,28 @@ class Runner:
                     self.cache.put("maps", affected.map_key(tree, command), mapped)
             if last.status != "ERROR":
                 self.cache.put("runs", key, last.cache_entry())
+                if whole:
+                    self._remember_latest(tree, key)
         return runs
+
+    def _latest_key(self) -> str:
+        return cache_key(test=self.config.commands.test, environment=self.environment_key())
+
+    def _remember_latest(self, tree: str, key: str) -> None:
+        """The whole suite's latest cached run, and the one before it on another tree."""
+        old = self.cache.get("latest", self._latest_key(), dict) or {}
+        before = old.get("run") if old.get("tree") != tree else old.get("before")
+        self.cache.put("latest", self._latest_key(), {"run": key, "tree": tree, "before": before})
+
+    def latest_suite(self, side: str, other_than: str) -> Run | None:
+        """The test command's most recent cached whole run on a tree other than ``other_than``
+        (another commit's, an earlier change's): which tests the suite had there, a pointer to
+        where to look, never evidence."""
+        entry = self.cache.get("latest", self._latest_key(), dict) or {}
+        pointer = entry.get("run") if entry.get("tree") != other_than else entry.get("before")
+        if not isinstance(pointer, str):
+            return None
+        return self.cache.get("runs", pointer, _cached_run(side))
 
     def _mapped(self, tree: str, command: str) -> bool:
         return self.cache.get("maps", affected.map_key(tree, command), dict) is not None

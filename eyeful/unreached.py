@@ -89,12 +89,15 @@ def _skips_on_base(
             return exists_in_tree(repo, snap.head.tree, on_change(test))
 
     def asked(hint: Run | None) -> Skips:
-        gone = disappeared(change, hint, on_head, on_change)
+        # Without the base's own, the suite's latest run on another tree (the last review's
+        # change, say) says which tests to look for; a test it names runs on the base live.
+        gone = disappeared(change, hint or earlier, on_head, on_change)
         skips = skipped_on_change(runner, base, change, hint, on_base, gone)
         report.runs += skips.runs
         return skips
 
     hint = runner.cached_suite(base, "base")
+    earlier = None if hint is not None else runner.latest_suite("base", snap.head.tree)
     if hint is None and _comparable(change):
         with runner.lock_repo():
             changed = collection_changed(repo, base, snap.head.tree) is not None

@@ -298,15 +298,19 @@ def test_roundtrip(fmt):
 """
 
 
-def test_a_parametrized_case_the_code_no_longer_lists_is_a_question(tmp_path):
-    """`test_roundtrip[csv]` passed in the base's cached suite run and is not collected on the
+@pytest.mark.parametrize("earlier", ["the-base", "an-earlier-tree"])
+def test_a_parametrized_case_the_code_no_longer_lists_is_a_question(tmp_path, earlier):
+    """`test_roundtrip[csv]` passed in a cached suite run (of the base, or of the change an
+    earlier review saw before its commit gained a README line) and is not collected on the
     change, whose code drops the case (and breaks csv); `test_roundtrip[json]` still runs and
     passes, which was taken for the same test under renamed ids: clean, exit 0."""
     repo = make_repo(tmp_path / "repo", {"README.md": "a project\n"})
     stage(repo, {"pyproject.toml": eyeful_config(), "codec.py": FORMATS, "codec_csv.py": "",
                  "tests/test_codec.py": FORMATS_TEST})  # fmt: skip
     confirm(repo)
-    assert review(repo, format="json").exit_code == 0  # the base's suite, run and cached
+    assert review(repo, format="json").exit_code == 0  # that tree's suite, run and cached
+    if earlier == "an-earlier-tree":
+        stage(repo, {"README.md": "a project of codecs\n"})  # the base: a tree never run
     git(repo, "commit", "-qm", "base")
     csv = '    if fmt == "csv":\n        return ""\n'
     broken = FORMATS.replace("    return f", csv + "    return f")
