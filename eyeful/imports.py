@@ -110,3 +110,59 @@ def config_from_user_tree(
         "up to your tree's. Commit (or stage) the pytest configuration the tests need, so each "
         "side runs with its own"
     )
+
+
+_MAX_COMPARED = 2_000  # files of an installed copy compared with the tree's
+
+
+def stale_copies(shadowed: Mapping[str, str], worktree: Path) -> list[str]:
+    """Of the project's packages a run imported from a copy outside ``worktree`` (the probe's
+    ``shadowed``), those whose copy differs from the tree's: a Python file of both, unlike.
+    Such a run did not test the tree's code. Each as ``name (its file)``."""
+    out = []
+    for name, found in sorted(shadowed.items()):
+        copy = Path(found)
+        package = copy.name == "__init__.py"
+        for base in (worktree, worktree / "src"):
+            mine = base / name if package else base / f"{name}.py"
+            if package and mine.is_dir():
+                pairs = _pairs(copy.parent, mine)
+            elif not package and mine.is_file():
+                pairs = [(copy, mine)]
+            else:
+                continue
+            differing = next((m for c, m in pairs if _differ(c, m)), None)
+            if differing is not None:
+                out.append(f"`{name}` ({copy}, unlike {differing.relative_to(worktree)})")
+            break
+    return out
+
+
+def _pairs(copy: Path, mine: Path) -> list[tuple[Path, Path]]:
+    """The Python files of an installed package and the tree's file of the same place."""
+    pairs = []
+    for index, path in enumerate(sorted(copy.rglob("*.py"))):
+        if index >= _MAX_COMPARED:
+            break
+        ours = mine / path.relative_to(copy)
+        if ours.is_file():
+            pairs.append((path, ours))
+    return pairs
+
+
+def _differ(copy: Path, mine: Path) -> bool:
+    try:
+        return copy.read_bytes() != mine.read_bytes()
+    except OSError:
+        return False
+
+
+def stale_code(stale: list[str]) -> str:
+    """Why a run that imported an outdated installed copy of the project is no result."""
+    shown = ", ".join(stale[:_SHOWN])
+    more = f" and {len(stale) - _SHOWN} more" if len(stale) > _SHOWN else ""
+    return (
+        f"the tests imported the project's code from an installed copy that differs from this "
+        f"tree: {shown}{more}; they did not run this tree's code. Install it from each checkout "
+        '(setup = "pip install -e ." with isolate = "venv"), or put its directory on the path'
+    )

@@ -252,6 +252,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     errors: dict[str, records.CollectError] = {}
     collect_skips: dict[str, str] = {}
     imported: set[str] = set()
+    shadowed: dict[str, str] = {}
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
@@ -350,6 +351,9 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             elif kind == "sandboxed":
                 hits = [h for h in records.as_list(line.get("hits")) if isinstance(h, str)]
                 sandboxed += hits[: 20 - len(sandboxed)]
+            elif kind == "shadowed":
+                modules = records.as_dict(line.get("modules"))
+                shadowed |= {k: v for k, v in modules.items() if isinstance(v, str)}
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -417,6 +421,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         finished=finish is not None,
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),
+        shadowed=shadowed,
         sandboxed=sandboxed,
         executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
         executed_in_module={

@@ -261,6 +261,9 @@ class RunRecord(_Model):
     outside, a connection), whatever the code made of the error."""
     imported: list[str] = Field(default_factory=list)
     """pytest: files of the modules imported outside the standard library and site-packages."""
+    shadowed: dict[str, str] = Field(default_factory=dict)
+    """pytest: the project's own top-level packages (named as a directory of the tree, or of its
+    ``src``) imported from a file outside it, an installed copy: name -> that file."""
     invocation: Invocation | None = None
     """pytest: which words of its command line it took as paths (None: not recorded, or more
     than one pytest process led the run)."""

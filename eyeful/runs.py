@@ -691,8 +691,13 @@ class Runner:
             leaked = imports.config_from_user_tree(
                 attempt.record.rootdir, attempt.record.inifile, worktree.path, self.pool.paths.root
             )
+        stale = imports.stale_copies(attempt.record.shadowed, worktree.path) if (
+            attempt.record is not None
+        ) else []  # fmt: skip
         if wrong:
             run.status, run.reason = "ERROR", imports.wrong_code(wrong, self.pool.paths.root)
+        elif stale:
+            run.status, run.reason = "ERROR", imports.stale_code(stale)
         elif leaked is not None:
             run.status, run.reason = "ERROR", leaked
         else:

@@ -507,3 +507,36 @@ def test_pytest_configuration_read_from_your_tree_is_no_result(tmp_path):
     done = review(repo, format="json")
     assert done.exit_code == 3, done.markdown
     assert "pytest.ini" in done.markdown and "outside the checkout" in done.markdown, done.markdown
+
+
+PKG = "def add(a, b):\n    return a + b\n"
+PKG_TESTS = "from mypkg import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize("stale", [True, False], ids=["code-changed", "tests-only"])
+def test_an_installed_copy_of_the_project_unlike_the_tree_is_no_result(
+    tmp_path, monkeypatch, stale
+):
+    """The tests import `mypkg` from a copy outside the tree (installed once, not editable: here
+    a directory on PYTHONPATH), the base's: the change breaks `src/mypkg` and the tests never
+    run it. It said clean, exit 0. A copy like the tree's (a change to the tests alone) is no
+    matter: clean."""
+    copy = tmp_path / "installed"
+    write(copy, {"mypkg/__init__.py": PKG})
+    monkeypatch.setenv("PYTHONPATH", str(copy))
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(),
+                                         "src/mypkg/__init__.py": PKG,
+                                         "tests/test_mypkg.py": PKG_TESTS})  # fmt: skip
+    confirm(repo)
+    if stale:
+        stage(repo, {"src/mypkg/__init__.py": PKG.replace("a + b", "a - b")})
+    else:
+        stage(repo, {"tests/test_more.py": "def test_more():\n    pass\n"})
+    done = review(repo, format="json")
+    if stale:
+        assert done.exit_code == 3, done
+        [incomplete] = done.json["incomplete"]
+        assert "an installed copy that differs from this tree: `mypkg`" in incomplete["why"]
+        assert "unlike src/mypkg/__init__.py" in incomplete["why"], incomplete
+    else:
+        assert done.exit_code == 0, done

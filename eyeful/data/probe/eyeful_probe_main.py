@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH114, PTH118, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH109, PTH113, PTH114, PTH118, PTH120, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -551,6 +551,28 @@ def _outside_python() -> list[str]:
     return sorted(files)
 
 
+def _shadowed(roots: list[str]) -> dict[str, str]:
+    """The project's own top-level packages and modules (in a root, or its ``src``) imported
+    from a file outside every root: an installed copy, which may not be this tree's code.
+    Name -> the file it was imported from."""
+    real_roots = tuple(os.path.realpath(r) + os.sep for r in roots if r)
+    out: dict[str, str] = {}
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    for name, module in list(sys.modules.items()):
+        if "." in name or name in stdlib or name.startswith("eyeful_probe"):
+            continue
+        path = module_file(module)  # never loads a module loaded lazily
+        if path is None or os.path.realpath(path).startswith(real_roots):
+            continue
+        for root in real_roots:
+            for base in (root, os.path.join(root, "src")):
+                if os.path.isfile(os.path.join(base, name, "__init__.py")) or os.path.isfile(
+                    os.path.join(base, name + ".py")
+                ):
+                    out[name] = os.path.abspath(path)
+    return out
+
+
 def _realpath(path: str, real_dirs: dict[str, str]) -> str:
     """``os.path.realpath(path)``, each directory resolved once: a session imports hundreds of
     the project's modules from a few dozen directories."""
@@ -942,6 +964,9 @@ class _Probe:
                 self._write_held(None)
             files = _outside_python()
             self._line({"t": "imported", "files": files[:MAX_IMPORTED], "total": len(files)})
+            shadowed = _shadowed([os.getcwd(), str(getattr(self.config, "rootpath", "") or "")])
+            if shadowed:
+                self._line({"t": "shadowed", "modules": shadowed})
             if self.deselected or self.uncollected or self.dropped or self.ignored:
                 # (collection's warnings come after pytest_collection_finish)
                 self._line({"t": "narrowed", "deselected": self.deselected,
