@@ -299,16 +299,21 @@ def unrun(collected: list[str] | None, outcomes: dict[str, str] | None) -> list[
 
 
 _FAILFAST = {
-    "go": re.compile(r"--?failfast(?:=(?:true|1|t|T|TRUE|True))?"),
-    "unittest": re.compile(r"--failfast|-[a-zA-Z]*f[a-zA-Z]*"),
+    "go": (re.compile(r"--?failfast(?:=(?:true|1|t|T|TRUE|True))?"), ("go", "test")),
+    "unittest": (re.compile(r"--failfast|-[bcfkv]*f[bcfkv]*"), ("-m", "unittest")),
 }
 
 
 def stops_at_first_failure(command: str, runner: str) -> str | None:
     """Why a go or unittest run with a failure may not have started every test: its command
-    stops at the first failure (``go test -failfast``, ``python -m unittest -f``)."""
-    pattern = _FAILFAST.get(runner)
-    if pattern is None or not any(pattern.fullmatch(word) for word in command.split()):
+    stops at the first failure (``go test -failfast``, ``python -m unittest -f`` or ``-vf``),
+    a word after the runner's own (``go test``, ``-m unittest``)."""
+    if runner not in _FAILFAST:
+        return None
+    pattern, (first, second) = _FAILFAST[runner]
+    words = command.split()
+    starts = [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == [first, second]]
+    if not starts or not any(pattern.fullmatch(word) for word in words[starts[0] :]):
         return None
     flag = "-failfast" if runner == "go" else "-f"
     return f"the test command stops at its first failure ({flag}): the tests after it did not run"

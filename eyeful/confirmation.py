@@ -188,16 +188,25 @@ def confirm(
     return done
 
 
+_RAN_IT = "started a child process"
+"""A look at a changed file that is running it (a script the test starts): what it does."""
+
+
 def _looked_not_ran(test: str, ran: dict[str, dict[str, list[int]]], run: Run | None) -> str | None:
     """A test that ran none of the change's lines (its setup, call and teardown: a `def` line
-    the import ran defines what the test did not run), in a run alone on the change that looked
-    at a changed Python file otherwise than by running it (read it, took its size, a function's
-    code object): what it saw of the change is how the code is written. (What a run looked at
-    is the run's: the tests run alone together share it.)"""
+    the import ran defines what the test did not run), in a run alone on the change, of it
+    alone, in which the tests' own files looked at a changed Python file otherwise than by
+    running it (read it, took its size, a function's code object: not a script it started, nor
+    other code it handed a path): what it saw of the change is how the code is written. (What
+    a run looked at is the run's: a run of several tests tells no one of them.)"""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()):
+    if run is None or lines is None or any(lines.values()) or len(run.ran or {}) != 1:
         return None
-    looked = [path for path in run.read_as_text or [] if path.endswith(".py")]
+    how = run.looked or {}
+    looked = [
+        path for path in run.looked_by_tests or []
+        if path.endswith(".py") and not how.get(path, "").startswith(_RAN_IT)
+    ]  # fmt: skip
     if not looked:
         return None
     did = "; ".join(looked_words(path, (run.looked or {}).get(path)) for path in looked)

@@ -333,18 +333,32 @@ def as_asked(run: Ids, asked: Sequence[str]) -> None:
     discovery, the suite's run, names it ``tests.test_b``."""
     outcomes = run.tests or {}
     for test in asked:
+        if test not in outcomes and _BARE_GO.fullmatch(test):
+            # A Go name read from text (no package): the record names it with its package.
+            found = [t for t in outcomes if t.endswith("." + test)]
+            if len(found) == 1:
+                _rename(run, found[0], test)
+            continue
         last = test.rpartition(".")[2]
         if test in outcomes or last == test or "/" in test or "::" in test:
             continue
         if outcomes.get(last) != "error":
             continue
-        run.collected = None if run.collected is None else [
-            test if t == last else t for t in run.collected
-        ]  # fmt: skip
-        for name in ("tests", "failures", "skips", "kinds", "ran"):
-            found = getattr(run, name)
-            if found is not None and last in found:
-                setattr(run, name, {test if t == last else t: v for t, v in found.items()})
+        _rename(run, last, test)
+
+
+_BARE_GO = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[^/.]*(?:/.*)?", re.DOTALL)
+
+
+def _rename(run: Ids, old: str, new: str) -> None:
+    """``run``'s id ``old`` as ``new``, everywhere it names it."""
+    run.collected = None if run.collected is None else [
+        new if t == old else t for t in run.collected
+    ]  # fmt: skip
+    for name in ("tests", "failures", "skips", "kinds", "ran"):
+        found = getattr(run, name)
+        if found is not None and old in found:
+            setattr(run, name, {new if t == old else t: v for t, v in found.items()})
 
 
 class Alone:

@@ -57,7 +57,10 @@ _GO_PACKAGE = re.compile(r"[A-Za-z0-9_~+-][A-Za-z0-9_.~+-]*(?:/[A-Za-z0-9_.~+-]+
 
 
 def go_package(test_id: str) -> bool:
-    """Whether ``test_id`` is a package's own id (one that did not build), not a test's."""
+    """Whether ``test_id`` is a package's own id (one that did not build), not a test's (a bare
+    ``TestX[/sub]``, read from text, is a test's)."""
+    if re.match(_GO_TOP + r"(?:/|$)", test_id):
+        return False
     try:
         split_go_id(test_id)
     except ValueError:
@@ -67,9 +70,12 @@ def go_package(test_id: str) -> bool:
 
 def go_test_args(test_id: str, packages: Iterable[str] = ()) -> list[str]:
     """``[pkg, "-run", "^TestX$/^sub$"]``: the ``go test`` arguments that run just that test;
-    for a package's own id (it did not build), the package: ``[pkg, "-run", "^"]``."""
+    for a package's own id (it did not build), the package: ``[pkg, "-run", "^"]``; for a bare
+    name (read from text, no package), every package: ``["./...", "-run", "^TestX$"]``."""
     if go_package(test_id):
         return [test_id, "-run", "^"]
+    if re.match(_GO_TOP + r"(?:/|$)", test_id):
+        return ["./...", "-run", run_pattern(test_id)]  # a bare name, read from text: anywhere
     package, name = split_go_id(test_id, packages)
     return [package, "-run", run_pattern(name)]
 
@@ -227,20 +233,29 @@ def read_go_json(lines: Iterable[str]) -> records.RunRecord:
         failed_tests = False
         if _ran_no_test(package):
             none_ran.append(package.name)
-        for test in package.tests.values():
+        started = list(package.tests.values())
+        for index, test in enumerate(started):
             test_id = f"{package.name}.{test.name}"
             output = "".join(test.output)
-            if test.outcome == "fail" and _PANIC.search(output) and "/" not in test.name:
-                # testing re-panics after reporting a test that panicked: the binary ends.
+            if test.outcome is None:
+                test.outcome = _said_in_output(test.name, output)  # go 1.19: a line run on
+            if test.outcome == "fail" and _panicked(output):
+                # testing re-panics after reporting a test (or subtest) that panicked, with
+                # the goroutines' dump: the binary ends.
                 ended.append(f"{test_id} panicked")
             if test.outcome is None:
                 if package.result is None:
                     notes.add(f"{test_id}: started, no result (the run was records.cut short?)")
                     continue
+                later = any(t.outcome is not None for t in started[index + 1 :])
+                if package.result == "pass" or later:
+                    # The binary went on (its package passed, a later test has a result): not
+                    # a crash; go's own line was lost (printed after a line with no newline).
+                    notes.add(f"{test_id}: no result read, though the test binary went on")
+                    continue
                 # The test binary died under it: a panic in another goroutine, os.Exit, timeout.
                 failed_tests = True
-                if "/" not in test.name:
-                    ended.append(f"{test_id} ended it")
+                ended.append(f"{test_id} ended it")
                 text = output + "".join(package.output.output)
                 tests[test_id] = TestRecord(
                     id=test_id, outcome="failed", phase="crash", failure=_go_failure(text)
@@ -276,16 +291,38 @@ def read_go_json(lines: Iterable[str]) -> records.RunRecord:
 
 
 _PANIC = re.compile(r"^panic: ", re.MULTILINE)
+_GOROUTINE = re.compile(r"^goroutine \d+ \[running\]:$", re.MULTILINE)
+_NONE_TO_RUN = re.compile(
+    r"^(?:testing: warning: no tests to run|\?\s+\S+\s+\[no test files\]"
+    r"|ok\s+\S+\s+.*\[no tests to run\])\s*$",
+    re.MULTILINE,
+)
+_GO_RESULT_WORDS = {"PASS": "pass", "FAIL": "fail", "SKIP": "skip"}
+
+
+def _panicked(output: str) -> bool:
+    """A panic's line, then the goroutines' dump the runtime prints as the binary ends (not a
+    line a test printed that starts with ``panic:``)."""
+    found = _PANIC.search(output)
+    return found is not None and _GOROUTINE.search(output, found.end()) is not None
+
+
+def _said_in_output(name: str, output: str) -> str | None:
+    """A test's result from go's own ``--- PASS: TestX (0.00s)`` line where test2json did not
+    read it (go 1.19: the line followed output with no newline)."""
+    leaf = re.escape(name.rsplit("/", 1)[-1])
+    found = re.findall(rf"--- (PASS|FAIL|SKIP): (?:\S+/)?{leaf} \(", output)
+    return _GO_RESULT_WORDS[found[-1]] if found else None
 
 
 def _ran_no_test(package: _GoPackage) -> bool:
     """A package that passed with test files and ran no test, though go did not say it found
-    none to run: its TestMain returned (``os.Exit(0)``) before ``m.Run``, which the code may
-    decide (a backend it reports missing)."""
+    none to run (its own line: ``testing: warning: no tests to run``, ``[no tests to run]``):
+    its TestMain returned (``os.Exit(0)``) before ``m.Run``, which the code may decide (a
+    backend it reports missing)."""
     if package.result != "pass" or package.tests or package.failed_build:
         return False
-    said = "".join(package.output.output)
-    return "[no test files]" not in said and "no tests to run" not in said
+    return _NONE_TO_RUN.search("".join(package.output.output)) is None
 
 
 def _none_ran(packages: list[str]) -> str | None:

@@ -259,6 +259,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     entered: set[str] = set()
     ran: dict[str, dict[str, list[int]]] = {}
     read: set[str] = set()
+    by_tests: set[str] = set()
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
@@ -336,6 +337,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 # tracer away counts as having looked at every changed file.
                 names = records.as_list(line.get("read"))
                 read.update(n for n in names if isinstance(n, str))
+                names = records.as_list(line.get("by_tests"))
+                by_tests.update(n for n in names if isinstance(n, str))
                 for name, how in records.as_dict(line.get("how")).items():
                     if isinstance(how, str):
                         looked.setdefault(name, how[:300])
@@ -431,6 +434,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         entered=sorted(entered),
         ran=ran if executed is not None else {},
         read_as_text=sorted(read),
+        looked_by_tests=sorted(by_tests & read),
         looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None
         if executed is None

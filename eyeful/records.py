@@ -236,6 +236,9 @@ class RunRecord(_Model):
     """Of those lines, the ones each test ran (its setup, call, teardown), by test id and file
     (absolute); a test traced that ran none has an empty entry, one not traced none."""
     read_as_text: list[str] = Field(default_factory=list)
+    looked_by_tests: list[str] = Field(default_factory=list)
+    """Of those, the ones the tests' own files (a test module, a conftest.py, a helper beside
+    them) looked at, not other code they handed a path."""
     """Of the changed files, the ones a test's code looked at otherwise than by running them:
     read (``open``, ``inspect.getsource``, a loader's ``get_data``), ``os.stat``, a function's
     ``__code__``, a child process naming them."""

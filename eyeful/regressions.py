@@ -156,6 +156,29 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     return any(needle.search(blob_at(repo, entry.id).data) for entry in go)
 
 
+def file_unchanged(repo: pygit2.Repository, base: str, head: str, test: str) -> bool:
+    """Whether the file that holds ``test`` (a pytest id's path; the module a unittest dotted id
+    names) is the same on both trees: the change did not take the test away there."""
+    if "::" in test or test.endswith(".py"):
+        paths = [id_path(test)]
+    elif "/" in test or "." not in test:
+        return False
+    else:
+        parts = test.split(".")
+        names = {f"{'/'.join(parts[:cut])}{end}" for cut in range(1, len(parts) + 1)
+                 for end in (".py", "/__init__.py")}  # fmt: skip
+        paths = [p for p, _ in blobs(repo, tree_at(repo, head)) if p in names or any(
+            p.endswith("/" + n) for n in names)]  # fmt: skip
+    old, new = tree_at(repo, base), tree_at(repo, head)
+    for path in paths:
+        try:
+            if old[path].id == new[path].id:
+                return True
+        except KeyError:
+            continue
+    return False
+
+
 def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool | None:
     """For unittest's dotted id (``tests.test_calc.T.test_add``, from the top directory or from
     the start directory below it): whether the module it names, found in the tree, defines the

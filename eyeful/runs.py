@@ -106,6 +106,9 @@ class Run(Model):
     a function's ``__code__``, a child process naming them): then its failure does not count."""
     looked: dict[str, str] | None = None
     """What it did to each of them."""
+    looked_by_tests: list[str] | None = Field(default=None, exclude=True)
+    """Of ``read_as_text``, the ones the tests' own files looked at (not other code they handed
+    a path): what a regression's representation rests on (eyeful/confirmation.py)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -717,6 +720,7 @@ class Runner:
             run.executed_at_import = said.executed_at_import or None
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
+            run.looked_by_tests = said.looked_by_tests or None
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

@@ -255,6 +255,7 @@ class Said:
     entered: list[str] = field(default_factory=list)
     ran: dict[str, dict[str, list[int]]] | None = None
     read_as_text: list[str] = field(default_factory=list)
+    looked_by_tests: list[str] = field(default_factory=list)
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
     reached_from: records.MapPlace | None = None
@@ -331,6 +332,7 @@ def _from_record(
     said.executed_at_import = reading.executed_at_import
     said.executed_in_module = reading.executed_in_module
     said.entered, said.read_as_text = reading.entered, reading.read_as_text
+    said.looked_by_tests = reading.looked_by_tests
     said.ran = reading.ran
     said.looked = reading.looked
     said.reached, said.reached_from = record.reached, record.reached_from
@@ -369,6 +371,10 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
         said.tests = outcomes
     else:
         said.tests_from = None
+    if failing and said.stopped is None:
+        # Read from text too: go and unittest name only the tests they started.
+        for runner in ("go", "unittest"):
+            said.stopped = said.stopped or claims.stops_at_first_failure(context.command, runner)
 
 
 def _report(context: Context) -> Path | None:

@@ -163,18 +163,21 @@ _COLLECTS = re.compile(
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
 
 
-_LOAD_TESTS = re.compile(rb"^(?:def load_tests\b|load_tests\s*=)", re.MULTILINE)
+_LOAD_TESTS = re.compile(rb"\bload_tests\b")
 _MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
 
 
 def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
-    """A test module (``test*.py``, unittest's default pattern) that decides its own tests with
-    unittest's ``load_tests`` protocol, which may read the code under test: which tests run is
-    then the code's to say too. None where none does."""
+    """A test module (``test*.py``, unittest's default pattern) or a test package's
+    ``__init__.py`` that decides its tests with unittest's ``load_tests`` protocol (its own, or
+    one it imports), which may read the code under test: which tests run is then the code's to
+    say too. None where none does."""
     seen = 0
     for path, entry in blobs(repo, tree_at(repo, tree)):
-        name = PurePosixPath(path).name
-        if not (name.startswith("test") and name.endswith(".py")):
+        pure = PurePosixPath(path)
+        name = pure.name
+        package = name == "__init__.py" and any(p.startswith("test") for p in pure.parts[:-1])
+        if not (package or (name.startswith("test") and name.endswith(".py"))):
             continue
         seen += 1
         if seen > _MAX_LOADERS:
@@ -212,6 +215,11 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
             name, read_text(repo, base, old), read_text(repo, head, path)
         ):
             return f"the change edits the pytest section of {path}"
+        if name.endswith("_test.go"):
+            tags = [_go_constraints(repo, tree, p) for tree, p in ((base, old), (head, path))]
+            if tags[0] != tags[1]:
+                return f"the change edits the build constraints of {path}"
+            continue
         if not name.endswith(".py"):
             continue
         sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
@@ -229,6 +237,15 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
                 f"the change moves the test module {old} to {new}, where pytest may not collect it"
             )
     return None
+
+
+_GO_CONSTRAINT = re.compile(rb"^//(?:go:build |\s*\+build ).*$", re.MULTILINE)
+
+
+def _go_constraints(repo: pygit2.Repository, tree: str, path: str) -> list[bytes] | None:
+    """A Go file's build constraints (``//go:build``, ``// +build``); None where it is absent."""
+    data = regular_file(repo, tree, path)
+    return None if data is None else _GO_CONSTRAINT.findall(data.split(b"\npackage ", 1)[0])
 
 
 def _examples_alone(old: str, new: str) -> bool:
@@ -262,7 +279,14 @@ def docstrings_only(base: bytes | None, head: bytes | None) -> bool:
         return False
 
 
-_READS_DOCS = re.compile(rb"__doc__|getdoc|docopt|pydoc|\bhelp\(")
+_READS_DOCS = re.compile(
+    rb"__doc__|getdoc|docopt|pydoc|\bhelp\("
+    # Libraries that read the docstrings of what they are given: a command's help, a model's
+    # schema, a grammar, an endpoint's description.
+    rb"|^\s*(?:import|from)\s+(?:click|typer|pydantic|ply|fire|argh|plac|clize|fastapi|"
+    rb"flask_restx|flasgger|apispec|graphene|strawberry|marshmallow|sqlalchemy)\b",
+    re.MULTILINE,
+)
 _MAX_READ = 20_000  # Python files looked through for a read of docstrings
 
 
@@ -316,11 +340,13 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
         return None
     if not code:
         return "the change edits none of the code, only its tests and their configuration"
-    head_tree = tree_at(repo, head)
+    head_tree, base_tree = tree_at(repo, head), tree_at(repo, base)
     for path in code:
         old, new = regular_file(repo, base, path), regular_file(repo, head, path)
         if not path.endswith(".py") or old is None or new is None:
             return None
+        if base_tree[path].filemode != head_tree[path].filemode:
+            return None  # made executable, or not: what runs it sees that
         try:
             if _syntax(old) != _syntax(new):
                 return None

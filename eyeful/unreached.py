@@ -22,10 +22,10 @@ import pygit2
 
 from eyeful import claims
 from eyeful.cache import cache_key
-from eyeful.claims import Incomplete
+from eyeful.claims import Incomplete, Seen
 from eyeful.evidence import FAILING
 from eyeful.focus import passable
-from eyeful.regressions import exists_in_tree, in_run, names, newly_skipped
+from eyeful.regressions import exists_in_tree, file_unchanged, in_run, names, newly_skipped
 from eyeful.report import Report
 from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
@@ -84,9 +84,12 @@ def _skips_on_base(
         return renamed[path] + test[len(path) :] if path in renamed else test
 
     def on_head(test: str) -> bool:
-        """Whether the change still defines ``test``: in its file, or where it renamed it."""
+        """Whether the change still defines ``test``: in its file, or where it renamed it; or
+        its file is the base's (a class `load_tests` makes: the change did not take it away)."""
         with runner.lock_repo():
-            return exists_in_tree(repo, snap.head.tree, on_change(test))
+            return exists_in_tree(repo, snap.head.tree, on_change(test)) or file_unchanged(
+                repo, base, snap.head.tree, test
+            )
 
     def asked(hint: Run | None) -> Skips:
         # Without the base's own, the suite's latest run on another tree (the last review's
@@ -305,24 +308,57 @@ def skipped_on_change(
     if not _can_focus(runner, skipped):
         _in_a_live_base_suite(runner, base_tree, hint, skipped, xfailed, reasons, out)
         return out
-    run = _skipped_there(runner, base_tree, skipped)
-    if run is not None:
-        out.runs = [run]
+    cached = _skipped_there(runner, base_tree, skipped)
+    if cached is not None:
+        out.runs = [cached]
     else:
         out.runs = runner.one(base_tree, "base", skipped)
-        run = next((r for r in reversed(out.runs) if r.name == "test_one"), None)
-        if run is not None and run.status != "ERROR":
-            runner.cache.put("skips", _key(runner, base_tree, skipped), run.model_dump(mode="json"))
+    # One command for them all (pytest), or one per id (go, unittest): each names its own.
+    runs = [r for r in out.runs if r.name == "test_one"]
+    if cached is None and runs and all(r.status != "ERROR" for r in runs):
+        merged = _merged(runs)
+        runner.cache.put("skips", _key(runner, base_tree, skipped), merged.model_dump(mode="json"))
     for test in skipped:
-        there = in_run(run, test) if run is not None else "unknown"
-        if test in xfailed and run is not None and (run.tests or {}).get(test) != "passed":
+        there = _seen(runs, test)
+        passed = any((r.tests or {}).get(test) == "passed" for r in runs)
+        if test in xfailed and runs and not passed:
             continue  # an XPASS there: marked as a known failure on the base too
-        if claims.skip_kind(there):
+        if claims.skip_kind(there) or (test in gone and _passed_live(hint, test)):
+            # (A test the change no longer collects that the base's suite, run live in this
+            # review, passed: its run by id may not reach it, as a class load_tests makes.)
             out.passed_on_base[test] = reasons.get(test, "")
-        elif run is None or run.status == "ERROR":
+        elif there == "unknown":
             out.unknown.append(test)
     _in_the_base_suite(runner, base_tree, hint, out)
     return out
+
+
+def _passed_live(hint: Run | None, test: str) -> bool:
+    return hint is not None and not hint.cached and in_run(hint, test) == "passed"
+
+
+def _seen(runs: list[Run], test: str) -> Seen:
+    """What the runs of some tests by id said of ``test``: the one that names it decides (each
+    of the others, run for another id, has it absent)."""
+    said = [in_run(run, test) for run in runs]
+    for word in ("passed", "failed", "unknown"):
+        if word in said:
+            return word
+    return "absent" if said else "unknown"
+
+
+def _merged(runs: list[Run]) -> Run:
+    """Runs of tests by id, one per id, as one run (for the cache): their outcomes together."""
+    if len(runs) == 1:
+        return runs[0]
+    tests = {t: o for run in runs for t, o in (run.tests or {}).items()}
+    collected = [t for run in runs for t in (run.collected or [])]
+    skips = {t: r for run in runs for t, r in (run.skips or {}).items()}
+    return runs[-1].model_copy(update={
+        "tests": tests, "skips": skips or None,
+        "collected": collected if all(r.collected is not None for r in runs) else None,
+        "status": "FAILED" if any(r.status == "FAILED" for r in runs) else runs[-1].status,
+    })  # fmt: skip
 
 
 def _in_a_live_base_suite(

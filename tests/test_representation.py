@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.core import review
-from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, make_repo, stage
+from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 LOOKS = {
@@ -139,3 +139,72 @@ def test_an_edited_test_whose_new_assertion_fails_on_both_codes_is_a_question(tm
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/test_tree.py::test_leaf": "fails_otherwise"}, done
     assert done.exit_code == 3, done
+
+
+NET = "RETRIES = 3\n\n\ndef fetch(url):\n    return url\n\n\ndef attempts():\n    return RETRIES\n"
+SCRIPT = "import sys\n\n\ndef count(text):\n    return len(text.split())\n\n\n" + (
+    "if __name__ == '__main__':\n    print(count(sys.argv[1]))\n"
+)
+TEMPLATE = "DEBUG = False\n"
+RENDER = "import pathlib\n\n\ndef render():\n" + (
+    "    return (pathlib.Path(__file__).parent / 'template.py').read_text()\n"
+)
+HOOK = "print('built')\n"
+RUNS_HOOK = "import os\nimport subprocess\n\n\ndef build():\n" + (
+    "    here = os.path.dirname(os.path.abspath(__file__))\n"
+    "    return subprocess.run([os.path.join(here, 'hook.py')], check=True).returncode\n"
+)
+CLI = 'import click\n\n\n@click.command()\ndef main():\n    """Count the words."""\n'
+BEHAVES = {
+    "mock-patch": (
+        {"net.py": NET, "tests/test_net.py": "from unittest import mock\n\nimport net\n\n\n"
+         "def test_net():\n    with mock.patch('net.fetch', return_value='x'):\n"
+         "        assert net.attempts() == 3\n"},
+        {"net.py": NET.replace("RETRIES = 3", "RETRIES = 1")},
+    ),
+    "a-script": (
+        {"wc.py": SCRIPT, "tests/test_wc.py": "import os\nimport subprocess\nimport sys\n\n\n"
+         "def test_wc():\n    script = os.path.join(os.path.dirname(__file__), '..', 'wc.py')\n"
+         "    out = subprocess.run([sys.executable, script, 'a b c'], capture_output=True,"
+         " text=True)\n    assert out.stdout.strip() == '3'\n"},
+        {"wc.py": SCRIPT.replace("text.split()", "text.split(' b ')")},
+    ),
+    "code-reads-a-template": (
+        {"gen/__init__.py": "", "gen/render.py": RENDER, "gen/template.py": TEMPLATE,
+         "tests/test_gen.py": "from gen.render import render\n\n\ndef test_gen():\n"
+         "    assert 'DEBUG = False' in render()\n"},
+        {"gen/template.py": TEMPLATE.replace("False", "True")},
+    ),
+    "executable-bit": (
+        {"build.py": RUNS_HOOK, "hook.py": "#!/usr/bin/env python3\n" + HOOK,
+         "tests/test_build.py": "import build\n\n\ndef test_build():\n"
+         "    assert build.build() == 0\n"},
+        {},
+    ),
+    "click-help": (
+        {"cli.py": CLI, "tests/test_cli.py": "from click.testing import CliRunner\n\n"
+         "from cli import main\n\n\ndef test_help():\n"
+         "    assert 'Count the words.' in CliRunner().invoke(main, ['--help']).output\n"},
+        {"cli.py": CLI.replace("Count the words.", "Tally the words.")},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(BEHAVES))
+def test_a_break_of_what_the_code_does_still_blocks(tmp_path, how):
+    """What looks like representation and is not: `mock.patch` reads the patched function's
+    code object to choose its mock; a test runs the changed script; the code reads a changed
+    `.py` template as its data; the change drops a hook's executable bit; click prints a
+    docstring as a command's help. Each was a question (exit 3); each is a break (exit 1)."""
+    files, change = BEHAVES[how]
+    repo = _repo(tmp_path, files)
+    if how == "executable-bit":
+        (repo / "hook.py").chmod(0o755)
+        git(repo, "add", "hook.py")
+        git(repo, "commit", "-qm", "an executable hook")
+        git(repo, "update-index", "--chmod=-x", "hook.py")
+    else:
+        stage(repo, change)
+    done = review(repo, format="json")
+    assert list(_kinds(done.json).values()) == ["regression"], done
+    assert done.exit_code == 1, done

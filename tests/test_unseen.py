@@ -13,6 +13,7 @@ import shlex
 
 import pytest
 
+from eyeful import claims
 from tests.core import review
 from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, needs_go, stage
 
@@ -99,10 +100,13 @@ func TestPutGet(t *testing.T) {
 
 
 @needs_go
-def test_a_go_package_whose_testmain_the_code_ends_is_a_question(tmp_path, go_env):
+@pytest.mark.parametrize("says", ["", "no tests to run"])
+def test_a_go_package_whose_testmain_the_code_ends_is_a_question(tmp_path, go_env, says):
     """The package ran no test on the change (its TestMain returned when the code said the
-    backend is missing) and no base run was cached to compare with: clean, exit 0."""
-    repo = _go_repo(tmp_path, {"store/store.go": STORE, "store/store_test.go": STORE_TEST})
+    backend is missing) and no base run was cached to compare with: clean, exit 0. What it
+    prints is not go's own word that it found no test to run."""
+    main = STORE_TEST.replace("os.Exit(0)", f'println("{says}")\n\t\tos.Exit(0)')
+    repo = _go_repo(tmp_path, {"store/store.go": STORE, "store/store_test.go": main})
     broken = STORE.replace("return true", "return false").replace("= v", "= v + 1")
     stage(repo, {"store/store.go": broken})
     done = review(repo, format="json")
@@ -128,24 +132,128 @@ func TestAdd(t *testing.T) {
 
 
 @needs_go
-@pytest.mark.parametrize("how", ["failfast", "panic"])
+@pytest.mark.parametrize("how", ["failfast", "failfast-as-text", "panic", "subtest-panic"])
 def test_a_go_run_that_never_started_a_test_after_a_failure_is_could_not_verify(
     tmp_path, go_env, how
 ):
     """A test that fails on both sides runs first and the change breaks `TestAdd`, which never
-    starts: `-failfast` stops there, or the first test panics and the test binary ends with
-    it. go names only the tests it started, so TestAdd went unseen: clean, exit 0."""
-    test = "go test -count=1 -failfast ./..." if how == "failfast" else "go test -count=1 ./..."
-    known = '{ t.Fatal("a known bug") }'
-    calc_test = CALC_TEST if how == "panic" else CALC_TEST.replace("{ Count() }", known)
+    starts: `-failfast` stops there (in a command read as text too), or the first test (or its
+    subtest) panics and the test binary ends with it. go names only the tests it started, so
+    TestAdd went unseen: clean, exit 0."""
+    test = {
+        "failfast": "go test -count=1 -failfast ./...",
+        "failfast-as-text": "go test -failfast -count 1 ./...",
+    }.get(how, "go test -count=1 ./...")
+    known = {"failfast": '{ t.Fatal("a known bug") }', "panic": "{ Count() }",
+             "subtest-panic": '{ t.Run("sub", func(t *testing.T) { Count() }) }'}  # fmt: skip
+    calc_test = CALC_TEST.replace("{ Count() }", known.get(how, known["failfast"]))
     repo = _go_repo(tmp_path, {"calc/calc.go": CALC, "calc/calc_test.go": calc_test}, test)
     stage(repo, {"calc/calc.go": CALC.replace("a + b", "a * b")})
     done = review(repo, format="json")
-    assert _kinds(done.json) == {"example.com/m/calc.TestCount": "pre_existing"}, done
+    assert set(_kinds(done.json).values()) == {"pre_existing"}, done
     [incomplete] = done.json["incomplete"]
-    said = "-failfast" if how == "failfast" else "TestCount panicked"
+    said = "panicked" if "panic" in how else "-failfast"
     assert said in incomplete["why"], incomplete
     assert done.exit_code == 3, done
+
+
+QUIRKS_TEST = """package calc
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestCount(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Printf("panic: %v\\n", r)
+			t.Fatal("a known bug")
+		}
+	}()
+	Count()
+}
+
+func TestProgress(t *testing.T) { fmt.Print("progress: 50%") }
+
+func TestAdd(t *testing.T) {
+	if Add(1, 2) != 3 {
+		t.Fatal("Add(1, 2) != 3")
+	}
+}
+"""
+
+
+@needs_go
+def test_go_output_that_only_looks_like_an_end_is_no_end(tmp_path, go_env):
+    """The control: a failing test that recovers a panic and prints `panic: ...` itself, and a
+    passing test whose output lacks a newline (go 1.19's test2json then misses its `--- PASS`),
+    did not end the test binary: a harmless change is clean."""
+    repo = _go_repo(tmp_path, {"calc/calc.go": CALC, "calc/calc_test.go": QUIRKS_TEST})
+    stage(repo, {"calc/calc.go": CALC + "\n// Sub is next.\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc.TestCount": "pre_existing"}, done
+    assert done.json["incomplete"] == [], done
+    assert done.exit_code == 0, done
+
+
+TWO_SKIPS = """package enc
+
+import "testing"
+
+func TestAFeature(t *testing.T) {
+	if !Supported() {
+		t.Skip("not supported here")
+	}
+	if Upper("ab") != "AB" {
+		t.Fatal("upper")
+	}
+}
+
+func TestZLegacy(t *testing.T) { t.Skip("legacy path") }
+"""
+
+
+@needs_go
+def test_every_go_test_skipped_on_the_change_is_asked_of_the_base(tmp_path, go_env):
+    """Go runs one id per command: the base's word on each skipped test was read from the last
+    command's run only, where every other one is absent: TestAFeature's pass went unseen."""
+    repo = _go_repo(tmp_path, {"enc/enc.go": ENC, "enc/enc_test.go": TWO_SKIPS})
+    broken = ENC.replace("return true", "return false").replace("ToUpper", "ToLower")
+    stage(repo, {"enc/enc.go": broken})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/enc.TestAFeature": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+@needs_go
+def test_a_build_constraint_the_change_puts_on_a_test_file_is_a_question(tmp_path, go_env):
+    """`//go:build integration` added to the test file hides TestUpper (and the change breaks
+    Upper): the package has no test files now. A change to what decides which tests exist."""
+    repo = _go_repo(tmp_path, {"enc/enc.go": ENC, "enc/enc_test.go": ENC_TEST})
+    stage(repo, {"enc/enc.go": ENC.replace("ToUpper", "ToLower"),
+                 "enc/enc_test.go": "//go:build integration\n\n" + ENC_TEST})  # fmt: skip
+    done = review(repo, format="json")
+    hidden = {f"example.com/m/enc.{name}": "newly_skipped" for name in ("TestUpper", "TestOther")}
+    assert _kinds(done.json) == hidden, done
+    assert done.exit_code == 3, done
+
+
+@needs_go
+def test_a_go_test_named_in_text_without_its_package_is_run_by_its_name(tmp_path, go_env):
+    """A command read as text (`-count 1`, a flag and its value) names `TestUpper` alone: it
+    was taken for a package (`go test TestUpper -run ^`), failed alike on both sides, and the
+    break was called pre-existing: exit 0."""
+    repo = _go_repo(
+        tmp_path,
+        {"enc/enc.go": ENC, "enc/enc_test.go": ENC_TEST},
+        "go test -count 1 ./...",
+        test_one="go test -count=1 -run {test} ./...",
+    )
+    stage(repo, {"enc/enc.go": ENC.replace("ToUpper", "ToLower")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"TestUpper": "regression"}, done
+    assert done.exit_code == 1, done
 
 
 # unittest ---------------------------------------------------------------------------------------
@@ -203,20 +311,83 @@ def _unittest_repo(tmp_path, files: dict[str, str], test: str = UNITTEST):
     return repo
 
 
-@pytest.mark.parametrize("how", ["module-skip", "load-tests"])
+LOADS_IN_PACKAGE = """import unittest
+
+from kv import fast
+
+
+def load_tests(loader, standard, pattern):
+    suite = loader.discover("tests", pattern="test_o*.py", top_level_dir=".")
+    if fast.ENABLED:
+        case = type("TestFast", (unittest.TestCase,), {
+            "test_put": lambda self: self.assertEqual(fast.put({}, "a", 1), {"a": 1}),
+        })
+        suite.addTests(loader.loadTestsFromTestCase(case))
+    return suite
+"""
+
+
+@pytest.mark.parametrize("how", ["module-skip", "load-tests", "in-package", "imported"])
 def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
     """A test module raises SkipTest at import when the code turns its feature off (unittest's
-    `ModuleSkipped` line was not read), or its `load_tests` leaves the feature's tests out (no
-    base run was cached to compare with): clean, exit 0."""
-    if how == "module-skip":
-        files = {"tests/test_fast.py": FAST_TEST, "tests/test_other.py": OTHER_TEST}
-        gone = "tests.test_fast"
-    else:
-        files = {"tests/test_fast.py": FAST_LOADED}
-        gone = "tests.test_fast.TestFast.test_put"
+    `ModuleSkipped` line was not read), or `load_tests` leaves the feature's tests out: a test
+    module's own, the test package's `__init__.py`'s, or one a test module imports (no base run
+    was cached to compare with): clean, exit 0."""
+    files = {
+        "module-skip": {"tests/test_fast.py": FAST_TEST, "tests/test_other.py": OTHER_TEST},
+        "load-tests": {"tests/test_fast.py": FAST_LOADED},
+        "in-package": {"tests/__init__.py": LOADS_IN_PACKAGE, "tests/test_other.py": OTHER_TEST},
+        "imported": {"tests/support.py": FAST_LOADED,
+                     "tests/test_fast.py": "from tests.support import load_tests  # noqa\n"},
+    }[how]  # fmt: skip
+    gone = {"module-skip": "tests.test_fast", "load-tests": "tests.test_fast.TestFast.test_put",
+            "in-package": "tests.TestFast.test_put",
+            "imported": "tests.support.TestFast.test_put"}[how]  # fmt: skip
     done = review(_unittest_repo(tmp_path, files), format="json")
     assert _kinds(done.json) == {gone: "newly_skipped"}, done
     assert done.exit_code == 3, done
+
+
+TWO_UT_SKIPS = """import unittest
+
+from kv import fast
+
+
+class TestA(unittest.TestCase):
+    @unittest.skipIf(not fast.ENABLED, "fast backend disabled")
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+
+    @unittest.skip("legacy path")
+    def test_z_legacy(self):
+        pass
+"""
+
+
+def test_every_unittest_test_skipped_on_the_change_is_asked_of_the_base(tmp_path):
+    """One command per id, as for go: only the last one's run was read."""
+    done = review(_unittest_repo(tmp_path, {"tests/test_a.py": TWO_UT_SKIPS}), format="json")
+    assert _kinds(done.json) == {"tests.test_a.TestA.test_put": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+@pytest.mark.parametrize(
+    ("command", "runner", "stops"),
+    [
+        ("python -m unittest -f", "unittest", True),
+        ("python -m unittest -vf discover -s tests", "unittest", True),
+        ("python -m unittest --failfast", "unittest", True),
+        ("python -Wdefault -m unittest -v", "unittest", False),
+        ("make -f ci.mk test", "unittest", False),
+        ("docker compose -f ci.yml run app python -m unittest -v", "unittest", False),
+        ("go test -failfast -timeout 5m ./...", "go", True),
+        ("go test -failfast=false ./...", "go", False),
+        ("go test -timeout 5m ./...", "go", False),
+    ],
+)
+def test_a_run_stops_at_its_first_failure_only_by_its_runners_own_flag(command, runner, stops):
+    """`-f` is unittest's only after `-m unittest` (not python's `-Wdefault`, make's file)."""
+    assert (claims.stops_at_first_failure(command, runner) is not None) is stops
 
 
 def test_a_unittest_run_stopped_by_failfast_is_could_not_verify(tmp_path):
@@ -256,22 +427,34 @@ def _pytest_repo(tmp_path, files: dict[str, str], **config: str):
     return repo
 
 
-@pytest.mark.parametrize("how", ["collect-ignore", "dropped", "constant-ignore"])
+@pytest.mark.parametrize(
+    "how", ["collect-ignore", "dropped", "a-directory", "constant-ignore", "addopts-ignore"]
+)
 def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
-    """An unchanged conftest leaves a test module out (`collect_ignore`), or takes its tests out
-    of the items without deselecting them, as the code says: no base run was cached, and the
-    run said nothing was deselected: clean, exit 0. A module left out on both sides stays
-    clean (the control)."""
-    conftest = {"collect-ignore": IGNORE_BY_CODE, "dropped": DROP_BY_CODE,
-                "constant-ignore": 'collect_ignore = ["test_tools.py"]\n'}[how]  # fmt: skip
-    repo = _pytest_repo(tmp_path, {"tests/conftest.py": conftest})
+    """An unchanged conftest leaves a test module (or a directory of them) out
+    (`collect_ignore`), or takes its tests out of the items without deselecting them, as the
+    code says: no base run was cached, and the run said nothing was deselected: clean, exit 0.
+    A module left out on both sides stays clean (the controls); one the command line leaves out
+    (`--ignore` in addopts) does not even bring the base's suite."""
+    files = {
+        "collect-ignore": {"tests/conftest.py": IGNORE_BY_CODE},
+        "dropped": {"tests/conftest.py": DROP_BY_CODE},
+        "a-directory": {"tests/conftest.py": IGNORE_BY_CODE.replace('"test_tools.py"', '"more"'),
+                        "tests/more/test_tools.py": TOOLS_TEST, "tests/test_tools.py": OTHER},
+        "constant-ignore": {"tests/conftest.py": 'collect_ignore = ["test_tools.py"]\n'},
+        "addopts-ignore": {"pytest.ini": "[pytest]\naddopts = --ignore=tests/test_tools.py\n"},
+    }[how]  # fmt: skip
+    repo = _pytest_repo(tmp_path, files)
     stage(repo, {"tools.py": TOOLS.replace("True", "False").replace("x * 2", "x * 3")})
     done = review(repo, format="json")
-    if how == "constant-ignore":
+    if how in ("constant-ignore", "addopts-ignore"):
         assert _kinds(done.json) == {}, done
         assert done.exit_code == 0, done
+        base_suites = [r for r in done.json["runs"] if (r["side"], r["name"]) == ("base", "test")]
+        assert len(base_suites) == (0 if how == "addopts-ignore" else 1), done.json["runs"]
     else:
-        assert _kinds(done.json) == {"tests/test_tools.py::test_double": "newly_skipped"}, done
+        path = "tests/more/test_tools.py" if how == "a-directory" else "tests/test_tools.py"
+        assert _kinds(done.json) == {f"{path}::test_double": "newly_skipped"}, done
         assert done.exit_code == 3, done
 
 

@@ -215,19 +215,40 @@ def _not_collected(modules: set[str], config: pytest.Config) -> int:
     ``pytest_ignore_collect`` left them out, which the code under test may decide."""
     try:
         patterns = [str(p) for p in config.getini("python_files")]
+        # What the command line leaves out (`--ignore`, `--ignore-glob`, in addopts too) is
+        # left out alike on every tree: not the code's doing.
+        ignored = {os.path.abspath(str(p)) for p in config.getoption("ignore") or ()}
+        globs = [os.path.abspath(str(p)) for p in config.getoption("ignore_glob") or ()]
+        skipped = [str(p) for p in config.getini("norecursedirs")]
     except Exception:  # never stop the run
         return 0
     count = 0
-    for directory in {os.path.dirname(m) for m in modules}:
-        try:
-            with os.scandir(directory) as found:
-                names = [entry.name for entry in found]
-        except OSError:
-            continue
+    dirs = {os.path.dirname(m) for m in modules}
+    # and the directories right below them that pytest collected nothing from (a subdirectory
+    # a conftest's `collect_ignore` names), but those it never enters
+    below = {
+        os.path.join(d, entry.name)
+        for d in dirs
+        for entry in _entries(d)
+        if entry.is_dir() and not entry.name.startswith((".", "__"))
+        and not any(fnmatch.fnmatch(entry.name, p) for p in skipped)
+    }  # fmt: skip
+    for directory in dirs | below:
+        names = [entry.name for entry in _entries(directory)]
         for name in names:
             if name.endswith(".py") and any(fnmatch.fnmatchcase(name, p) for p in patterns):
-                count += os.path.join(directory, name) not in modules
+                path = os.path.join(directory, name)
+                left = path in ignored or any(fnmatch.fnmatch(path, g) for g in globs)
+                count += path not in modules and not left
     return count
+
+
+def _entries(directory: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as found:
+            return list(found)
+    except OSError:
+        return []
 
 
 def _inifile(config: pytest.Config) -> str | None:

@@ -42,15 +42,24 @@ EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
 
 def _for_signature(frame: FrameType | None) -> bool:
-    """Whether ``inspect`` reads a ``__code__`` for a signature (``inspect.signature``,
-    ``getfullargspec``): the caller's frame, or the one above it."""
-    for _ in range(2):
+    """Whether a library reads a ``__code__`` for what the function does, not how it is written:
+    ``inspect`` for a signature (``inspect.signature``, ``getfullargspec``) or whether it is a
+    coroutine function, ``unittest.mock`` choosing a mock (``mock.patch``): the caller's frame,
+    or the few above it."""
+    for _ in range(4):
         if frame is None:
             return False
-        if frame.f_code.co_name in _SIGNATURE and frame.f_code.co_filename.endswith("inspect.py"):
+        code = frame.f_code
+        if code.co_filename.endswith(_MOCK) or code.co_name in _COROUTINE:
+            return True
+        if code.co_name in _SIGNATURE and code.co_filename.endswith("inspect.py"):
             return True
         frame = frame.f_back
     return False
+
+
+_MOCK = (os.path.join("unittest", "mock.py"),)
+_COROUTINE = frozenset({"iscoroutinefunction", "_has_code_flag", "markcoroutinefunction"})
 
 
 class Tracer:
@@ -81,6 +90,7 @@ class Tracer:
         # any route, os.stat, a function's __code__, a child process naming them), and how: a
         # failure about the source's text or form is no failure of what the code does.
         self.read: set[str] = set()
+        self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
         self.inodes: dict[tuple[int, int], str] | None = None  # the targets', on first need
@@ -134,7 +144,10 @@ class Tracer:
                 return
             # The first route is kept, but a reading (inspect.getsource stats the file first).
             again = real in self.read and not (how == "read" and self.how.get(real) != how)
-            if real in self.targets and not again and self._by_tests(frame):
+            origin = self._origin(frame) if real in self.targets else None
+            if origin == "tests":
+                self.by_tests.add(real)
+            if origin is not None and not again:
                 self.read.add(real)
                 self.how[real] = how
         except Exception:  # a watch must never break the code it watches
@@ -169,40 +182,45 @@ class Tracer:
         return stat(path)
 
     def _by_tests(self, frame: FrameType | None) -> bool:
-        """Whether the tests asked, not the code under test nor an import: the first caller
-        outside the libraries (:meth:`_tests_own`), with no import under way (importlib's
-        ``_bootstrap``), no file being run (``runpy``: executed, not looked at) and not for this
-        probe (its tracer's ``realpath``)."""
+        """Whether the tests asked, not the code under test nor an import (:meth:`_origin`)."""
+        return self._origin(frame) is not None
+
+    def _origin(self, frame: FrameType | None) -> str | None:
+        """Who asked: ``tests`` (their own files), ``code`` (other code, the test handed it a
+        path, say), None (the code under test, an import): the first caller outside the
+        libraries (:meth:`_tests_own`), with no import under way (importlib's ``_bootstrap``),
+        no file being run (``runpy``: executed, not looked at) and not for this probe (its
+        tracer's ``realpath``)."""
         rendering = False
         while frame is not None:
             name = frame.f_code.co_filename
             if name.startswith("<frozen importlib._bootstrap>") or name in _HERE:
-                return False  # an import, or the probe's own doing
+                return None  # an import, or the probe's own doing
             if name in _RUNPY:
-                return False  # a file run as a script: what it does, not how it is written
+                return None  # a file run as a script: what it does, not how it is written
             rendering = rendering or name in _TRACEBACK
             if not (name.startswith("<") or name.startswith(self.libraries)):
                 return self._tests_own(name, rendering)
             frame = frame.f_back
-        return False
+        return None
 
-    def _tests_own(self, name: str, rendering: bool) -> bool:
+    def _tests_own(self, name: str, rendering: bool) -> str | None:
         """Whether a look asked by the repository's file ``name`` is the tests': a test module
-        or a conftest.py; never the changed code itself (reading its own data, logging an
-        exception: linecache reads the source for the traceback); a helper in a test module's
-        directory or below it; other code the test handed a path, unless it renders a
-        traceback."""
+        or a conftest.py, a helper in a test module's directory or below it (``tests``); never
+        the changed code itself (reading its own data, logging an exception: linecache reads
+        the source for the traceback); other code the test handed a path, unless it renders a
+        traceback (``code``)."""
         real = self.reals.get(name)
         if real is None:
             real = self.reals[name] = os.path.realpath(name)
         if real in self.test_files or os.path.basename(real) == "conftest.py":
-            return True
+            return "tests"
         if real in self.targets:
-            return False
+            return None
         folder = os.path.dirname(real)
         if any(folder == d or folder.startswith(d + os.sep) for d in self.test_dirs):
-            return True
-        return not rendering
+            return "tests"
+        return None if rendering else "code"
 
     def collecting(self, module: str | None) -> None:
         """A test module's import begins (its real path), or ends (None)."""
@@ -362,6 +380,7 @@ class Tracer:
             "entered": sorted(self.entered) if self.why is None else [],
             "read": sorted(self.read),
             "how": dict(sorted(self.how.items())),
+            "by_tests": sorted(self.by_tests),
             "why": self.why,
         }
 
