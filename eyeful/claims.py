@@ -32,6 +32,7 @@ here. A reader checks a verdict against the table by reading this module.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -311,8 +312,14 @@ def stops_at_first_failure(command: str, runner: str) -> str | None:
     if runner not in _FAILFAST:
         return None
     pattern, (first, second) = _FAILFAST[runner]
-    words = command.split()
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
     starts = [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == [first, second]]
+    if runner == "go":  # go's flags in the command's environment too: `GOFLAGS=-failfast`
+        flags = [w.split() for w in words[: starts[0] if starts else 0] if w.startswith("GOFLAGS=")]
+        words += [f.removeprefix("GOFLAGS=") for group in flags for f in group]
     if not starts or not any(pattern.fullmatch(word) for word in words[starts[0] :]):
         return None
     flag = "-failfast" if runner == "go" else "-f"

@@ -383,6 +383,8 @@ def test_every_unittest_test_skipped_on_the_change_is_asked_of_the_base(tmp_path
         ("go test -failfast -timeout 5m ./...", "go", True),
         ("go test -failfast=false ./...", "go", False),
         ("go test -timeout 5m ./...", "go", False),
+        ('GOFLAGS="-count=1 -failfast" go test ./...', "go", True),
+        ("env GOFLAGS=-failfast go test ./...", "go", True),
     ],
 )
 def test_a_run_stops_at_its_first_failure_only_by_its_runners_own_flag(command, runner, stops):
