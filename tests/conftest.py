@@ -19,24 +19,24 @@ import pytest
 
 from tests.gitrepo import PYTHON
 
-# Seconds each module's tests take (the wall column of benchmarks/suite_profile.py, 2026-12-06,
-# `-n 2`). With `-n`, xdist gives each worker a whole module at a time (`--dist loadfile`), in the
-# order collected: the longest modules go first and the short ones fill in at the end, so the
-# workers finish together. Ordering only: no test depends on it, and a module missing here runs
-# last.
+# Seconds each module's tests take (the sum of their wall times in a run of the README's command,
+# `-n 3`, 2026-12-07). With `-n`, xdist gives each worker a whole module at a time (`--dist
+# loadfile`), in the order collected: the longest modules go first and the short ones fill in at
+# the end, so the workers finish together. Ordering only: no test depends on it, and a module
+# missing here runs last.
 MODULE_SECONDS = {
-    "test_change_side": 63, "test_hooks": 37, "test_verify": 36, "test_regress": 31,
-    "test_clean_claims": 30, "test_fit": 28, "test_agents": 27, "test_safety": 24,
-    "test_replay": 20, "test_cli": 18, "test_providers": 18, "test_structured_failures": 18,
-    "test_evidence": 17, "test_environments": 16, "test_focused_ids": 16,
-    "test_affected_maps": 14, "test_hardening": 14, "test_affected_ways": 14, "test_injection": 13,
-    "test_adversarial": 13, "test_awkward": 13, "test_eval_verified": 10, "test_contexts": 9,
-    "test_sandbox": 9, "test_affected": 8, "test_review": 6, "test_failures": 6,
-    "test_eval_mine": 5, "test_safety_inputs": 5, "test_bounded_report": 5, "test_forgery": 4,
-    "test_unseen": 4, "test_representation": 4,
-    "test_probe": 4, "test_map_marks": 4, "test_init": 4, "test_report": 4, "test_first_run": 3,
-    "test_agent_jail": 3, "test_claims": 3, "test_eval_run": 2, "test_wording": 2,
-    "test_runs_change": 2, "test_check_speed": 2, "test_sarif": 1, "test_results": 1,
+    "test_change_side": 113, "test_hooks": 68, "test_verify": 51, "test_clean_claims": 45,
+    "test_fit": 40, "test_regress": 36, "test_agents": 30, "test_safety": 29,
+    "test_environments": 26, "test_replay": 23, "test_focused_ids": 22, "test_affected_maps": 22,
+    "test_cli": 22, "test_evidence": 22, "test_unseen": 21, "test_hardening": 20,
+    "test_affected_ways": 18, "test_sandbox": 18, "test_providers": 18, "test_eval_verified": 17,
+    "test_adversarial": 17, "test_awkward": 17, "test_affected": 16, "test_injection": 16,
+    "test_representation": 13, "test_structured_failures": 12, "test_contexts": 12,
+    "test_review": 10, "test_safety_inputs": 9, "test_failures": 8, "test_eval_mine": 8,
+    "test_map_marks": 8, "test_bounded_report": 7, "test_probe": 6, "test_forgery": 6,
+    "test_init": 6, "test_report": 5, "test_first_run": 5, "test_agent_jail": 4,
+    "test_eval_run": 4, "test_claims": 3, "test_runs_change": 3, "test_wording": 3,
+    "test_check_speed": 2, "test_sarif": 2, "test_results": 1,
 }  # fmt: skip
 
 
