@@ -163,17 +163,21 @@ class Focus:
             return shlex.join(["go", "test", "-json", *self.go_flags, "-run", "^NAME$", "PACKAGE"])
         return self.template
 
-    def commands(self, tests: Sequence[str], *, each: bool = False) -> list[IdCommand]:
+    def commands(
+        self, tests: Sequence[str], *, each: bool = False, grouped: bool = False
+    ) -> list[IdCommand]:
         """The commands for ``tests``: one for them all where the runner takes several ids
-        (pytest) unless ``each``, else one per id. The ids travel as arguments, never as shell
-        text; raises :class:`Refused` for an id that is not safe data."""
+        (pytest) unless ``each``, else one per id; ``grouped``, Go's top-level tests one command
+        per package (for a caller that reads each run for the ids it names). The ids travel as
+        arguments, never as shell text; raises :class:`Refused` for an id that is not safe
+        data."""
         assert self.ready, "callers run tests alone only once pytest's parse is known"
         try:
             go = self.go_flags is not None or self.go_run
             for test in tests:
                 (check_go_id if go else check_test_id)(test, "the test id")
             if self.go_flags is not None:
-                return [self._go(test) for test in tests]
+                return self._go_grouped(tests) if grouped else [self._go(t) for t in tests]
             assert self.template is not None
             if self.go_run:
                 return [self._go_as_written(test) for test in tests]
@@ -195,13 +199,36 @@ class Focus:
         return self.commands([test])[0].shown
 
     def _go(self, test: str) -> IdCommand:
+        package, _, pattern = go_test_args(test)
+        return self._go_pattern(package, pattern)
+
+    def _go_grouped(self, tests: Sequence[str]) -> list[IdCommand]:
+        """One command per package for its top-level tests (``-run '^(TestA|TestB)$'``), one
+        per subtest or package of its own: a Go project's forty skipped tests asked of the base
+        are four `go test` runs, not forty."""
+        by_package: dict[str, list[str]] = {}
+        out: list[IdCommand] = []
+        for test in tests:
+            package, _, pattern = go_test_args(test)
+            name = pattern[1:-1] if pattern.startswith("^") and pattern.endswith("$") else None
+            if name is None or "/" in pattern or "$" in name or package == "./...":
+                out.append(self._go(test))
+            else:
+                by_package.setdefault(package, []).append(name)
+        for package, names in by_package.items():
+            if len(names) == 1:
+                out.append(self._go_pattern(package, f"^{names[0]}$"))
+            else:
+                out.append(self._go_pattern(package, f"^({'|'.join(names)})$"))
+        return out
+
+    def _go_pattern(self, package: str, pattern: str) -> IdCommand:
         assert self.go_flags is not None
-        package, run, pattern = go_test_args(test)
         words = ["go", "test", "-json", *self.go_flags]
         return IdCommand(
             script=shlex.join(words) + ' -run "$1" "$2"',
             args=(pattern, package),
-            shown=shlex.join([*words, run, pattern, package]),
+            shown=shlex.join([*words, "-run", pattern, package]),
         )
 
     def _go_as_written(self, test: str) -> IdCommand:

@@ -575,17 +575,19 @@ class Runner:
         worktree: Worktree | None = None,
         trace: ChangedLines | None = None,
         from_root: bool = False,
+        grouped: bool = False,
     ) -> list[Run]:
         """Setup (when needed) and `test_one` for ``test`` (an id, or several: one command where
         the runner takes several, else, or with ``each``, one each, in one checkout); never
         cached: flakiness needs reruns, and a confirmation must be live. ``from_root``: the ids
-        are repository paths (a finding's), not the test command's records' (:meth:`given`)."""
+        are repository paths (a finding's), not the test command's records' (:meth:`given`).
+        ``grouped``: Go's tests one command per package (focus.Focus.commands)."""
         how = self.alone.how()
         assert how is not None, "callers check that tests can run on their own"
         tests = [test] if isinstance(test, str) else list(test)
         if how.from_test and self.alone.rootdir and not from_root:
             tests = self.given(tests, tree, extra)
-        commands = how.commands(tests, each=each)
+        commands = how.commands(tests, each=each, grouped=grouped)
         with self._repo_lock:
             skey = setup_key(self.repo, tree, self.config)
         runs = self._execute(tree, side, "test_one", commands, extra, skey, worktree, trace)

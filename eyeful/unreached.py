@@ -312,7 +312,7 @@ def skipped_on_change(
     if cached is not None:
         out.runs = [cached]
     else:
-        out.runs = runner.one(base_tree, "base", skipped)
+        out.runs = runner.one(base_tree, "base", skipped, grouped=True)
     # One command for them all (pytest), or one per id (go, unittest): each names its own.
     runs = [r for r in out.runs if r.name == "test_one"]
     if cached is None and runs and all(r.status != "ERROR" for r in runs):

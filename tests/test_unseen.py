@@ -227,6 +227,31 @@ def test_every_go_test_skipped_on_the_change_is_asked_of_the_base(tmp_path, go_e
 
 
 @needs_go
+def test_go_tests_skipped_on_the_change_are_asked_of_the_base_one_command_a_package(
+    tmp_path, go_env
+):
+    """Three tests in two packages the change's code makes skip: each is a question, from one
+    `go test -run '^(A|B)$'` per package on the base (it was one command per test: forty skipped
+    tests, forty `go test` runs)."""
+    skips = TWO_SKIPS.replace("TestZLegacy(t *testing.T) { t.Skip(\"legacy path\") }", (
+        "TestBFeature(t *testing.T) {\n\tif !Supported() {\n\t\tt.Skip(\"no\")\n\t}\n}"
+    ))  # fmt: skip
+    files = {"enc/enc.go": ENC, "enc/enc_test.go": skips,
+             "dec/dec.go": ENC.replace("package enc", "package dec"),
+             "dec/dec_test.go": ENC_TEST.replace("package enc", "package dec")}  # fmt: skip
+    repo = _go_repo(tmp_path, files)
+    off = ENC.replace("return true", "return false")
+    stage(repo, {"enc/enc.go": off, "dec/dec.go": off.replace("package enc", "package dec")})
+    done = review(repo, format="json")
+    asked = {"example.com/m/enc.TestAFeature", "example.com/m/enc.TestBFeature",
+             "example.com/m/dec.TestUpper"}  # fmt: skip
+    assert _kinds(done.json) == dict.fromkeys(asked, "newly_skipped"), done
+    ones = [r for r in done.json["runs"] if (r["side"], r["name"]) == ("base", "test_one")]
+    assert len(ones) == 2, [r["command"] for r in ones]
+    assert done.exit_code == 3, done
+
+
+@needs_go
 def test_a_build_constraint_the_change_puts_on_a_test_file_is_a_question(tmp_path, go_env):
     """`//go:build integration` added to the test file hides TestUpper (and the change breaks
     Upper): the package has no test files now. A change to what decides which tests exist."""
