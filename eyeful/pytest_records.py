@@ -183,6 +183,7 @@ _NARROWED = (
     ("uncollected", "{} not collected (PytestCollectionWarning)"),
     ("dropped", "{} taken out by a collection hook"),
     ("ignored", "{} test modules left uncollected beside collected ones"),
+    ("made_none", "{} tests' names holding None (a decorator that returned nothing)"),
 )
 
 

@@ -454,13 +454,20 @@ def _pytest_repo(tmp_path, files: dict[str, str], **config: str):
     return repo
 
 
+DROPPING = "import functools\n\n\ndef logged(func):\n    @functools.wraps(func)\n" + (
+    "    def wrapper(*args):\n        return func(*args)\n    return wrapper\n"
+)
+
+
 @pytest.mark.parametrize(
-    "how", ["collect-ignore", "dropped", "a-directory", "constant-ignore", "addopts-ignore"]
+    "how",
+    ["collect-ignore", "dropped", "a-directory", "made-none", "constant-ignore", "addopts-ignore"],
 )
 def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
     """An unchanged conftest leaves a test module (or a directory of them) out
     (`collect_ignore`), or takes its tests out of the items without deselecting them, as the
-    code says: no base run was cached, and the run said nothing was deselected: clean, exit 0.
+    code says; or the code's decorator forgets its `return`, and the test it wraps is None: no
+    base run was cached, and the run said nothing was deselected: clean, exit 0.
     A module left out on both sides stays clean (the controls); one the command line leaves out
     (`--ignore` in addopts) does not even bring the base's suite."""
     files = {
@@ -468,11 +475,17 @@ def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
         "dropped": {"tests/conftest.py": DROP_BY_CODE},
         "a-directory": {"tests/conftest.py": IGNORE_BY_CODE.replace('"test_tools.py"', '"more"'),
                         "tests/more/test_tools.py": TOOLS_TEST, "tests/test_tools.py": OTHER},
+        "made-none": {"tools.py": TOOLS + "\n\n" + DROPPING,
+                      "tests/test_tools.py": TOOLS_TEST.replace(
+                          "\n\ndef test_double", "\n\n@tools.logged\ndef test_double")},
         "constant-ignore": {"tests/conftest.py": 'collect_ignore = ["test_tools.py"]\n'},
         "addopts-ignore": {"pytest.ini": "[pytest]\naddopts = --ignore=tests/test_tools.py\n"},
     }[how]  # fmt: skip
     repo = _pytest_repo(tmp_path, files)
-    stage(repo, {"tools.py": TOOLS.replace("True", "False").replace("x * 2", "x * 3")})
+    broken = TOOLS.replace("True", "False").replace("x * 2", "x * 3")
+    if how == "made-none":  # the decorator forgets its `return`: the test is None
+        broken += "\n\n" + DROPPING.replace("    return wrapper\n", "")
+    stage(repo, {"tools.py": broken})
     done = review(repo, format="json")
     if how in ("constant-ignore", "addopts-ignore"):
         assert _kinds(done.json) == {}, done

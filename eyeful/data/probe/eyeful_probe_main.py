@@ -209,6 +209,24 @@ def pytest_configure(config: pytest.Config) -> None:
         return
 
 
+def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
+    """Names of a collected module that name tests but hold None (a decorator of the code that
+    forgot its ``return``): pytest collects nothing from them, and says nothing."""
+    try:
+        namespace = getattr(getattr(collector, "_obj", None), "__dict__", None) or {}
+        prefixes = [str(p) for p in config.getini("python_functions")]
+        prefixes += [str(p) for p in config.getini("python_classes")]
+        return sum(
+            1 for name, value in list(namespace.items())
+            if value is None and any(
+                fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
+                for p in prefixes
+            )
+        )  # fmt: skip
+    except Exception:  # never stop the run
+        return 0
+
+
 def _not_collected(modules: set[str], config: pytest.Config) -> int:
     """How many files named as test modules (``python_files``) sit beside the modules pytest
     collected without being collected themselves: a conftest's ``collect_ignore`` or
@@ -685,6 +703,7 @@ class _Probe:
         self.dropped = 0  # items those hooks took out without saying (no pytest_deselected)
         self.modules: set[str] = set()  # the files of the modules pytest collected
         self.ignored = 0  # test modules beside those that pytest did not collect
+        self.made_none = 0  # names of tests in collected modules that hold None
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -809,6 +828,7 @@ class _Probe:
         outcome = yield
         if module:
             self.modules.add(str(collector.path))
+            self.made_none += _tests_made_none(collector, self.config)
         if tracer is not None:
             tracer.pause()
             tracer.collecting(None)
@@ -988,11 +1008,16 @@ class _Probe:
             shadowed = _shadowed([os.getcwd(), str(getattr(self.config, "rootpath", "") or "")])
             if shadowed:
                 self._line({"t": "shadowed", "modules": shadowed})
-            if self.deselected or self.uncollected or self.dropped or self.ignored:
-                # (collection's warnings come after pytest_collection_finish)
+            if (
+                self.deselected
+                or self.uncollected
+                or self.dropped
+                or self.ignored
+                or (self.made_none)
+            ):  # (collection's warnings come after pytest_collection_finish)
                 self._line({"t": "narrowed", "deselected": self.deselected,
                             "uncollected": self.uncollected, "dropped": self.dropped,
-                            "ignored": self.ignored})  # fmt: skip
+                            "ignored": self.ignored, "made_none": self.made_none})  # fmt: skip
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
