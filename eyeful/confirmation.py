@@ -182,25 +182,63 @@ def confirm(
             if _look_further(ev, suites.get(ev.test), seen[("change", ev.test)], files_next):
                 further.append(ev)
         todo = further
+    if not layout:
+        done.runs += _alone_where_shared(runner, snap, evidence, done.ran, traced, changed, jobs)
     for ev in evidence:
         ev.representation = layout or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
 
 
-_RAN_IT = "started a child process"
-"""A look at a changed file that is running it (a script the test starts): what it does."""
+def _alone_where_shared(
+    runner: Runner,
+    snap: Snapshot,
+    evidence: list[Evidence],
+    ran: dict[str, dict[str, list[int]]],
+    traced: dict[str, Run],
+    changed: hunks.ChangedLines,
+    jobs: int,
+) -> list[Run]:
+    """A regression that ran none of the change's lines, traced in one run with other tests in
+    which the tests' files looked at a changed Python file: which of them looked is not known,
+    so each runs once more on the change alone, traced (into ``ran`` and ``traced``)."""
+    shared = [
+        ev.test for ev in evidence
+        if decide(ev)[0] == "regression" and _looked_not_ran(ev.test, ran, traced.get(ev.test),
+                                                             shared=True)
+    ]  # fmt: skip
+    if not shared:
+        return []
+    batches = parallel_map(
+        lambda test: runner.one(snap.head.tree, "change", [test], trace=changed or None), shared,
+        jobs,
+    )  # fmt: skip
+    for test, batch in zip(shared, batches, strict=True):
+        run = next((r for r in reversed(batch) if r.name == "test_one" and r.ran), None)
+        if run is not None and test in (run.ran or {}):
+            ran[test], traced[test] = (run.ran or {})[test], run
+    return [run for batch in batches for run in batch]
 
 
-def _looked_not_ran(test: str, ran: dict[str, dict[str, list[int]]], run: Run | None) -> str | None:
+_RAN_IT = "ran in a child process"
+"""A look at a changed file that is running it (a script the test starts with Python, the probe's
+``RAN``): what it does."""
+
+
+def _looked_not_ran(
+    test: str, ran: dict[str, dict[str, list[int]]], run: Run | None, *, shared: bool = False
+) -> str | None:
     """A test that ran none of the change's lines (its setup, call and teardown: a `def` line
     the import ran defines what the test did not run), in a run alone on the change, of it
     alone, in which the tests' own files looked at a changed Python file otherwise than by
     running it (read it, took its size, a function's code object: not a script it started, nor
     other code it handed a path): what it saw of the change is how the code is written. (What
-    a run looked at is the run's: a run of several tests tells no one of them.)"""
+    a run looked at is the run's: a run of several tests tells no one of them; ``shared``: such
+    a run, where one of them may have looked.)"""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()) or len(run.ran or {}) != 1:
+    if run is None or lines is None or any(lines.values()):
+        return None
+    if (len(run.ran or {}) != 1) is not shared:  # ``shared``: only a run of several tests
         return None
     how = run.looked or {}
     looked = [

@@ -288,6 +288,10 @@ def _setup_inputs(
     return inputs
 
 
+_RECENT = 4
+"""Whole suite runs remembered on distinct trees (:meth:`Runner.recent_suites`)."""
+
+
 class Runner:
     """Runs setup and tests on trees for one review."""
 
@@ -546,20 +550,31 @@ class Runner:
         return cache_key(test=self.config.commands.test, environment=self.environment_key())
 
     def _remember_latest(self, tree: str, key: str) -> None:
-        """The whole suite's latest cached run, and the one before it on another tree."""
-        old = self.cache.get("latest", self._latest_key(), dict) or {}
-        before = old.get("run") if old.get("tree") != tree else old.get("before")
-        self.cache.put("latest", self._latest_key(), {"run": key, "tree": tree, "before": before})
+        """The whole suite's latest cached runs, one per tree, the most recent first."""
+        runs = self._recent()
+        runs = [{"run": key, "tree": tree}] + [r for r in runs if r["tree"] != tree]
+        self.cache.put("latest", self._latest_key(), {"runs": runs[:_RECENT]})
 
-    def latest_suite(self, side: str, other_than: str) -> Run | None:
-        """The test command's most recent cached whole run on a tree other than ``other_than``
-        (another commit's, an earlier change's): which tests the suite had there, a pointer to
-        where to look, never evidence."""
+    def _recent(self) -> list[dict[str, str]]:
         entry = self.cache.get("latest", self._latest_key(), dict) or {}
-        pointer = entry.get("run") if entry.get("tree") != other_than else entry.get("before")
-        if not isinstance(pointer, str):
-            return None
-        return self.cache.get("runs", pointer, _cached_run(side))
+        found = entry.get("runs")
+        return [
+            {"run": r["run"], "tree": r["tree"]}
+            for r in (found if isinstance(found, list) else [])
+            if isinstance(r, dict) and isinstance(r.get("run"), str)
+            and isinstance(r.get("tree"), str)
+        ]  # fmt: skip
+
+    def recent_suites(self, side: str, other_than: str) -> list[Run]:
+        """The test command's recent cached whole runs on trees other than ``other_than``
+        (other commits', earlier changes', another branch's), the most recent first: which
+        tests the suite had there, pointers to where to look, never evidence."""
+        out = []
+        for entry in self._recent():
+            if entry["tree"] != other_than:
+                run = self.cache.get("runs", entry["run"], _cached_run(side))
+                out += [run] if run is not None else []
+        return out
 
     def _mapped(self, tree: str, command: str) -> bool:
         return self.cache.get("maps", affected.map_key(tree, command), dict) is not None

@@ -283,17 +283,23 @@ _READS_DOCS = re.compile(
     rb"__doc__|getdoc|docopt|pydoc|\bhelp\("
     # Libraries that read the docstrings of what they are given: a command's help, a model's
     # schema, a grammar, an endpoint's description.
-    rb"|^\s*(?:import|from)\s+(?:click|typer|pydantic|ply|fire|argh|plac|clize|fastapi|"
-    rb"flask_restx|flasgger|apispec|graphene|strawberry|marshmallow|sqlalchemy)\b",
+    rb"|^\s*(?:import|from)\s+(?:click|typer|pydantic|ply|fire|argh|plac|clize|fastapi|cmd|"
+    rb"cmd2|invoke|tyro|jsonargparse|defopt|cyclopts|docstring_parser|flask_restx|flasgger|"
+    rb"apispec|graphene|strawberry|marshmallow|sqlalchemy)\b",
     re.MULTILINE,
 )
 _MAX_READ = 20_000  # Python files looked through for a read of docstrings
 
 
-def _code_reads_docstrings(repo: pygit2.Repository, tree: pygit2.Tree) -> bool:
-    """Whether any Python file of the code (not named as a test module) reads docstrings as
-    data (``__doc__``, ``inspect.getdoc``, docopt, ``help()``): then an edit to one may change
-    what the code does (a route a decorator reads, a command's help)."""
+_READS_TEXT = re.compile(rb"\b(?:getsource|getsourcelines|getcomments|findsource|linecache)\b")
+
+
+def _code_reads(pattern: re.Pattern[bytes], repo: pygit2.Repository, tree: pygit2.Tree) -> bool:
+    """Whether any Python file of the code (not named as a test module) reads what ``pattern``
+    finds: docstrings as data (``__doc__``, ``inspect.getdoc``, docopt, ``help()``, a library
+    that does), or its own source (``inspect.getcomments``, ``linecache``): then an edit to
+    them may change what the code does (a route a decorator reads, a command's help, a
+    priority written in a comment)."""
     for seen, (name, entry) in enumerate(blobs(repo, tree)):
         if seen > _MAX_READ:
             return True
@@ -301,7 +307,7 @@ def _code_reads_docstrings(repo: pygit2.Repository, tree: pygit2.Tree) -> bool:
             continue
         if _TEST_MODULE.fullmatch(PurePosixPath(name).name):
             continue
-        if _READS_DOCS.search(blob_at(repo, entry.id).data):
+        if pattern.search(blob_at(repo, entry.id).data):
             return True
     return False
 
@@ -353,8 +359,10 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
             documented = ast.dump(ast.parse(old)) != ast.dump(ast.parse(new))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        if documented and _code_reads_docstrings(repo, head_tree):
+        if documented and _code_reads(_READS_DOCS, repo, head_tree):
             return None  # the code reads docstrings (a route, help text): they are code too
+    if _code_reads(_READS_TEXT, repo, head_tree):
+        return None  # the code reads its own source (a comment, a line): its layout is code
     return (
         "the change edits only comments, docstrings and layout of the code (it parses to the "
         "base's syntax, docstrings aside)"

@@ -94,13 +94,16 @@ def _skips_on_base(
     def asked(hint: Run | None) -> Skips:
         # Without the base's own, the suite's latest run on another tree (the last review's
         # change, say) says which tests to look for; a test it names runs on the base live.
-        gone = disappeared(change, hint or earlier, on_head, on_change)
+        gone = disappeared(change, hint, on_head, on_change) if hint is not None else {
+            test: why for run in earlier
+            for test, why in disappeared(change, run, on_head, on_change).items()
+        }  # fmt: skip
         skips = skipped_on_change(runner, base, change, hint, on_base, gone)
         report.runs += skips.runs
         return skips
 
     hint = runner.cached_suite(base, "base")
-    earlier = None if hint is not None else runner.latest_suite("base", snap.head.tree)
+    earlier = [] if hint is not None else runner.recent_suites("base", snap.head.tree)
     if hint is None and _comparable(change):
         with runner.lock_repo():
             changed = collection_changed(repo, base, snap.head.tree) is not None
@@ -401,8 +404,11 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
     suite = suite_run(runs)
     if suite is None or suite.status == "ERROR":
         return
-    for test in [t for t in out.passed_on_base if (suite.tests or {}).get(t) in _NOT_RUN]:
-        del out.passed_on_base[test]
+    for test in list(out.passed_on_base):
+        # Skipped there too, or not in the base's suite at all (an id run by name bypasses
+        # `testpaths`: a test another branch's configuration collected): no question.
+        if (suite.tests or {}).get(test) in _NOT_RUN or in_run(suite, test) == "absent":
+            del out.passed_on_base[test]
 
 
 def _key(runner: Runner, tree: str, tests: list[str]) -> str:

@@ -540,3 +540,21 @@ def test_an_installed_copy_of_the_project_unlike_the_tree_is_no_result(
         assert "unlike src/mypkg/__init__.py" in incomplete["why"], incomplete
     else:
         assert done.exit_code == 0, done
+
+
+def test_an_installed_copy_whose_version_file_a_build_wrote_is_the_trees(tmp_path, monkeypatch):
+    """A build rewrites `_version.py` (versioneer, setuptools_scm): the copy is the tree's code
+    otherwise, as a command that installs before it tests (`pip install . && pytest`) makes it.
+    It was an ERROR (exit 3) on a healthy project."""
+    copy = tmp_path / "installed"
+    write(copy, {"mypkg/__init__.py": PKG, "mypkg/_version.py": "version = '1.2.3'\n"})
+    monkeypatch.setenv("PYTHONPATH", str(copy))
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(),
+                                         "src/mypkg/__init__.py": PKG,
+                                         "src/mypkg/_version.py": "version = '0+unknown'\n",
+                                         "tests/test_mypkg.py": PKG_TESTS})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"tests/test_more.py": "def test_more():\n    pass\n"})
+    done = review(repo, format="json")
+    assert done.json["incomplete"] == [], done
+    assert done.exit_code == 0, done

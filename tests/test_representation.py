@@ -165,6 +165,7 @@ BEHAVES = {
     "a-script": (
         {"wc.py": SCRIPT, "tests/test_wc.py": "import os\nimport subprocess\nimport sys\n\n\n"
          "def test_wc():\n    script = os.path.join(os.path.dirname(__file__), '..', 'wc.py')\n"
+         "    assert os.path.isfile(script)\n"
          "    out = subprocess.run([sys.executable, script, 'a b c'], capture_output=True,"
          " text=True)\n    assert out.stdout.strip() == '3'\n"},
         {"wc.py": SCRIPT.replace("text.split()", "text.split(' b ')")},
@@ -180,6 +181,23 @@ BEHAVES = {
          "tests/test_build.py": "import build\n\n\ndef test_build():\n"
          "    assert build.build() == 0\n"},
         {},
+    ),
+    "cmd-help": (
+        {"shell.py": "import cmd\n\n\nclass Shell(cmd.Cmd):\n    def do_greet(self, arg):\n"
+         '        """Say hello."""\n',
+         "tests/test_shell.py": "import io\n\nfrom shell import Shell\n\n\ndef test_help():\n"
+         "    out = io.StringIO()\n    Shell(stdout=out).onecmd('help greet')\n"
+         "    assert 'Say hello.' in out.getvalue()\n"},
+        {"shell.py": "import cmd\n\n\nclass Shell(cmd.Cmd):\n    def do_greet(self, arg):\n"
+         '        """Greet."""\n'},
+    ),
+    "a-comment-the-code-reads": (
+        {"plug.py": "import inspect\n\n\n# priority: 5\ndef fast():\n    return 1\n\n\n"
+         "def priority():\n    return int(inspect.getcomments(fast).split(':')[1])\n",
+         "tests/test_plug.py": "from plug import priority\n\n\ndef test_priority():\n"
+         "    assert priority() == 5\n"},
+        {"plug.py": "import inspect\n\n\n# priority: 50\ndef fast():\n    return 1\n\n\n"
+         "def priority():\n    return int(inspect.getcomments(fast).split(':')[1])\n"},
     ),
     "click-help": (
         {"cli.py": CLI, "tests/test_cli.py": "from click.testing import CliRunner\n\n"
@@ -208,3 +226,34 @@ def test_a_break_of_what_the_code_does_still_blocks(tmp_path, how):
     done = review(repo, format="json")
     assert list(_kinds(done.json).values()) == ["regression"], done
     assert done.exit_code == 1, done
+
+
+SOURCE_CHECKS = """import subprocess
+
+import calc
+
+
+def test_no_todo():
+    assert "TODO" not in open(calc.__file__).read()
+
+
+def test_no_print():
+    assert "print(" not in open(calc.__file__).read()
+
+
+def test_grep():
+    found = subprocess.run(["grep", "-c", "TODO", calc.__file__], capture_output=True, text=True)
+    assert found.stdout.strip() == "0"
+"""
+
+
+def test_several_tests_that_look_at_the_source_are_each_a_question(tmp_path):
+    """Three tests read the module's text (two themselves, one through `grep` in a child
+    process) and the change adds a function no test runs: run alone together, which of them
+    looked was not known, and all three blocked. Each runs once more on its own: questions."""
+    repo = _repo(tmp_path, {"tests/test_source.py": SOURCE_CHECKS})
+    stage(repo, {"calc.py": CALC + "\n\ndef debug(x):\n    print(x)  # TODO\n"})
+    done = review(repo, format="json")
+    kinds = _kinds(done.json)
+    assert set(kinds.values()) == {"unconfirmed"} and len(kinds) == 3, done
+    assert done.exit_code == 3, done

@@ -461,7 +461,15 @@ DROPPING = "import functools\n\n\ndef logged(func):\n    @functools.wraps(func)\
 
 @pytest.mark.parametrize(
     "how",
-    ["collect-ignore", "dropped", "a-directory", "made-none", "constant-ignore", "addopts-ignore"],
+    [
+        "collect-ignore",
+        "dropped",
+        "a-directory",
+        "made-none",
+        "dunder-test",
+        "constant-ignore",
+        "addopts-ignore",
+    ],
 )
 def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
     """An unchanged conftest leaves a test module (or a directory of them) out
@@ -478,6 +486,8 @@ def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
         "made-none": {"tools.py": TOOLS + "\n\n" + DROPPING,
                       "tests/test_tools.py": TOOLS_TEST.replace(
                           "\n\ndef test_double", "\n\n@tools.logged\ndef test_double")},
+        "dunder-test": {"tests/test_tools.py": "__test__ = __import__('tools').FAST\n"
+                        + TOOLS_TEST},
         "constant-ignore": {"tests/conftest.py": 'collect_ignore = ["test_tools.py"]\n'},
         "addopts-ignore": {"pytest.ini": "[pytest]\naddopts = --ignore=tests/test_tools.py\n"},
     }[how]  # fmt: skip
@@ -521,7 +531,7 @@ def test_roundtrip(fmt):
 """
 
 
-@pytest.mark.parametrize("earlier", ["the-base", "an-earlier-tree"])
+@pytest.mark.parametrize("earlier", ["the-base", "an-earlier-tree", "then-another-branch"])
 def test_a_parametrized_case_the_code_no_longer_lists_is_a_question(tmp_path, earlier):
     """`test_roundtrip[csv]` passed in a cached suite run (of the base, or of the change an
     earlier review saw before its commit gained a README line) and is not collected on the
@@ -532,9 +542,17 @@ def test_a_parametrized_case_the_code_no_longer_lists_is_a_question(tmp_path, ea
                  "tests/test_codec.py": FORMATS_TEST})  # fmt: skip
     confirm(repo)
     assert review(repo, format="json").exit_code == 0  # that tree's suite, run and cached
-    if earlier == "an-earlier-tree":
+    if earlier != "the-base":
         stage(repo, {"README.md": "a project of codecs\n"})  # the base: a tree never run
     git(repo, "commit", "-qm", "base")
+    if earlier == "then-another-branch":  # an old branch without csv, reviewed in between
+        git(repo, "checkout", "-q", "-b", "old", "HEAD~1")
+        stage(repo, {"pyproject.toml": eyeful_config(), "codec.py": FORMATS,
+                     "codec_csv.py": "raise ImportError('never here')\n",
+                     "tests/test_codec.py": FORMATS_TEST})  # fmt: skip
+        review(repo, format="json")  # its change's suite (no csv) is now the latest cached
+        git(repo, "reset", "-q", "--hard")
+        git(repo, "checkout", "-q", "-")
     csv = '    if fmt == "csv":\n        return ""\n'
     broken = FORMATS.replace("    return f", csv + "    return f")
     stage(repo, {"codec_csv.py": "raise ImportError('gone')\n", "codec.py": broken})
@@ -556,3 +574,28 @@ def test_a_skip_that_cannot_be_run_by_id_is_looked_for_in_the_bases_suite(tmp_pa
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/test_tools.py::test_double": "newly_skipped"}, done
     assert done.exit_code == 3, done
+
+
+def test_a_test_another_branch_collected_is_no_question_where_the_bases_suite_has_none(tmp_path):
+    """A branch whose `testpaths` adds `integration` was reviewed; back on main, whose suite
+    never collects it, a harmless change on a base no review ran: the branch's run is one of the
+    recent runs that name tests to look for, its test runs by id on the base (an id run by name
+    bypasses `testpaths`) and passes, and would be asked about (helper 43 saw exit 3) but that
+    the base's own suite, run live, does not run it."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\ntestpaths = tests\n",
+        "tools.py": TOOLS, "tests/test_tools.py": TOOLS_TEST,
+        "integration/test_slow.py": OTHER.replace("test_other", "test_slow"),
+    })  # fmt: skip
+    confirm(repo)
+    git(repo, "checkout", "-q", "-b", "ci-everything")
+    stage(repo, {"pytest.ini": "[pytest]\ntestpaths = tests integration\n"})
+    assert review(repo, format="json").exit_code == 0  # its suite, with integration, cached
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "checkout", "-q", "-")
+    stage(repo, {"README.md": "tools\n"})
+    git(repo, "commit", "-qm", "a base no review ran")
+    stage(repo, {"tools.py": TOOLS + "\n\ndef half(x):\n    return x / 2\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {}, done
+    assert done.exit_code == 0, done

@@ -211,12 +211,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
     """Names of a collected module that name tests but hold None (a decorator of the code that
-    forgot its ``return``): pytest collects nothing from them, and says nothing."""
+    forgot its ``return``), and a module whose ``__test__`` is False (it may be the code's
+    flag): pytest collects nothing from them, and says nothing."""
     try:
         namespace = getattr(getattr(collector, "_obj", None), "__dict__", None) or {}
         prefixes = [str(p) for p in config.getini("python_functions")]
         prefixes += [str(p) for p in config.getini("python_classes")]
-        return sum(
+        turned_off = namespace.get("__test__", True) is False  # `__test__ = code.FLAG`, say
+        return turned_off + sum(
             1 for name, value in list(namespace.items())
             if value is None and any(
                 fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)

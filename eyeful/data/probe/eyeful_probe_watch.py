@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -37,6 +38,9 @@ def _stdlib(name: str) -> frozenset[str]:
 # runpy, which runs a file as a script.
 _TRACEBACK = _stdlib("traceback")
 _RUNPY = _stdlib("runpy")
+# How a test's child process used a changed file it ran (a script, `python -m`): what it does.
+RAN = "ran in a child process"
+_PYTHON = re.compile(r"python[\d.]*")
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
@@ -143,7 +147,12 @@ class Tracer:
             if real is None:
                 return
             # The first route is kept, but a reading (inspect.getsource stats the file first).
-            again = real in self.read and not (how == "read" and self.how.get(real) != how)
+            current = self.how.get(real, "")
+            if current.startswith(RAN):
+                again = True  # what runs it is what it does, whatever else looks at it
+            else:  # a reading, or a run, tells more than a stat (`is_file()` before a run)
+                better = how.startswith(RAN) or how == "read"
+                again = real in self.read and not (better and current != how)
             origin = self._origin(frame) if real in self.targets else None
             if origin == "tests":
                 self.by_tests.add(real)
@@ -312,10 +321,14 @@ class Tracer:
             return
         if not any(name in line for name in self.names):
             return
+        first = os.path.basename(line.split()[0]) if line.split() else ""
         for real in self.targets:
             if os.path.basename(real) in line:
-                self._looked(real, f"started a child process ({line[:80]}) naming",
-                             sys._getframe(2))  # fmt: skip
+                # A Python started on the file (`python wc.py`), or the file itself, runs it:
+                # what it does; a linter or a reader started on it looks at its text.
+                runs = _PYTHON.fullmatch(first) is not None or first == os.path.basename(real)
+                how = RAN if runs else "started a child process"
+                self._looked(real, f"{how} ({line[:80]}) naming", sys._getframe(2))
 
     def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
         found = self.codes.get(code, False)
