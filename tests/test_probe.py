@@ -255,20 +255,27 @@ def test_the_probe_ships_in_the_package_alone():
         "eyeful_probe_deps.py",
         "eyeful_probe_main.py",
         "eyeful_probe_marks.py",
+        "eyeful_probe_names.py",
         "eyeful_probe_watch.py",
     ]
-    # stdlib and pytest only (and its own watchers): it runs in the project's own environment
+    # stdlib and pytest only (and its own watchers): it runs in the project's own environment.
+    # What every run imports is the main module and the names it needs; the tracer, the map and
+    # the sandbox's watch are imported where a run asks for them (indented: inside functions).
     for name, allowed in (("eyeful_probe.py", {"eyeful_probe_main"}),
-                          ("eyeful_probe_main.py", {"pytest", "eyeful_probe_cov",
-                                                    "eyeful_probe_deps", "eyeful_probe_watch"}),
+                          ("eyeful_probe_main.py", {"pytest", "eyeful_probe_names"}),
                           ("eyeful_probe_cov.py", {"pytest", "eyeful_probe_deps",
                                                    "eyeful_probe_watch", "eyeful_probe_marks"}),
-                          ("eyeful_probe_marks.py", {"eyeful_probe_deps", "eyeful_probe_watch"}),
-                          ("eyeful_probe_watch.py", {"eyeful_probe_deps"}),
-                          ("eyeful_probe_deps.py", set())):  # fmt: skip
+                          ("eyeful_probe_marks.py", {"eyeful_probe_deps", "eyeful_probe_watch",
+                                                     "eyeful_probe_names"}),
+                          ("eyeful_probe_watch.py", {"eyeful_probe_deps", "eyeful_probe_names"}),
+                          ("eyeful_probe_deps.py", {"eyeful_probe_names"}),
+                          ("eyeful_probe_names.py", set())):  # fmt: skip
         text = (probe / name).read_text("utf-8")
         imports = re.findall(r"^(?:from|import) (\w+)", text, re.MULTILINE)
         assert set(imports) - set(sys.stdlib_module_names) == allowed, name
+        lazy = re.findall(r"^[ \t]+(?:from|import) (\w+)", text, re.MULTILINE)
+        found = {n for n in lazy if n.startswith("eyeful_probe")}
+        assert found <= {"eyeful_probe_cov", "eyeful_probe_deps", "eyeful_probe_watch"}, name
 
 
 REWRITTEN = """import json

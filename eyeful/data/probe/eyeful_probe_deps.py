@@ -22,8 +22,11 @@ import json
 import os
 import stat
 import sys
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any, ClassVar
+
+from eyeful_probe_names import module_file  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_names import namespace_of as _namespace_of
 
 _LOADERS = frozenset({"import_module", "__import__"})
 _WORDS = (*_LOADERS, "modules")
@@ -726,26 +729,6 @@ class Imports:
             for folder in self._folders(head)
             if os.path.isdir(os.path.join(folder, tail))
         ][:1]
-
-
-def _namespace_of(module: object) -> dict[str, Any] | None:
-    """A module's namespace, read without asking the module (one loaded lazily,
-    ``importlib.util._LazyModule``, would be loaded; another class's ``__getattr__`` run): None
-    for any other object."""
-    if not isinstance(module, ModuleType):
-        return None
-    try:
-        namespace = object.__getattribute__(module, "__dict__")
-    except Exception:
-        return None
-    return namespace if isinstance(namespace, dict) else None
-
-
-def module_file(module: object) -> str | None:
-    """A module's file (``__file__``), read as :func:`_namespace_of` reads."""
-    namespace = _namespace_of(module)
-    name = namespace.get("__file__") if namespace is not None else None
-    return name if isinstance(name, str) else None
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")

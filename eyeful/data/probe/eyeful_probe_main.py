@@ -96,17 +96,13 @@ import sys
 import time
 from collections.abc import Generator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from eyeful_probe_cov import last_lines, watch  # type: ignore[import-not-found]  # beside it
-from eyeful_probe_deps import Early, Imports, module_file  # type: ignore[import-not-found]  # beside it
-from eyeful_probe_watch import (  # type: ignore[import-not-found]  # beside it
-    Reach,
-    Tracer,
-    Walls,
-    library_roots,
-)
+from eyeful_probe_names import library_roots, module_file  # type: ignore[import-not-found]
+
+if TYPE_CHECKING:  # the tracer, the map and the sandbox's watch: imported where a run asks
+    from eyeful_probe_watch import Reach, Tracer, Walls  # type: ignore[import-not-found]
 
 _DIR_VAR = "EYEFUL_PROBE_DIR"
 _FD_VAR = "EYEFUL_PROBE_FD"
@@ -133,6 +129,8 @@ def _take_environment() -> dict[str, str]:
 
 _ENV = _take_environment()
 if _ENV.get(_MAP_VAR) and not _ENV.get(_TRACE_VAR):
+    from eyeful_probe_deps import Early  # type: ignore[import-not-found]  # beside it
+
     Early.start(_ENV[_MAP_VAR])  # before the initial conftest files run
 _active: list[object] = []  # the recorder of this process, once registered
 
@@ -189,9 +187,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(probe, "eyeful_probe_recorder")
         trace = env.get(_TRACE_VAR)
         if trace:
+            from eyeful_probe_watch import Tracer  # beside it
+
             probe.tracer = Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
+            from eyeful_probe_cov import watch  # type: ignore[import-not-found]  # beside it
+            from eyeful_probe_deps import Imports  # beside it
+
             Imports.cache_file = env.get(_IMPORTS_VAR)
             probe.reach = watch(config, env[_MAP_VAR])
             if getattr(probe.reach, "sight", None) is not None:
@@ -201,6 +204,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if probe.loader is not None:
             config.pluginmanager.register(_Loader(probe.loader), "eyeful_probe_loader")
         if confined:
+            from eyeful_probe_watch import Walls  # beside it
+
             probe.walls = Walls.start(confined.split(os.pathsep))
         # One module that fails to import must not hide the rest of the suite: its collection
         # error is recorded, and every other module still runs.
@@ -597,20 +602,22 @@ def _shadowed(roots: list[str]) -> dict[str, str]:
     from a file outside every root: an installed copy, which may not be this tree's code.
     Name -> the file it was imported from."""
     real_roots = tuple(os.path.realpath(r) + os.sep for r in roots if r)
+    # The names the roots hold (each directory listed once): a package, a module.
+    own: set[str] = set()
+    for root in real_roots:
+        for base in (root, os.path.join(root, "src")):
+            for entry in _entries(base):
+                if entry.name.endswith(".py"):
+                    own.add(entry.name[:-3])
+                elif entry.is_dir() and os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                    own.add(entry.name)
     out: dict[str, str] = {}
     stdlib = getattr(sys, "stdlib_module_names", ())
-    for name, module in list(sys.modules.items()):
-        if "." in name or name in stdlib or name.startswith("eyeful_probe"):
-            continue
-        path = module_file(module)  # never loads a module loaded lazily
-        if path is None or os.path.realpath(path).startswith(real_roots):
-            continue
-        for root in real_roots:
-            for base in (root, os.path.join(root, "src")):
-                if os.path.isfile(os.path.join(base, name, "__init__.py")) or os.path.isfile(
-                    os.path.join(base, name + ".py")
-                ):
-                    out[name] = os.path.abspath(path)
+    for name in own - set(stdlib):
+        module = sys.modules.get(name)
+        path = module_file(module) if module is not None else None  # never loads a lazy one
+        if path is not None and not os.path.realpath(path).startswith(real_roots):
+            out[name] = os.path.abspath(path)
     return out
 
 
@@ -1026,6 +1033,8 @@ class _Probe:
                 sight = getattr(self.reach, "sight", None)
                 if sight is not None:
                     sight.plugins = _plugin_files(self.config)
+                from eyeful_probe_cov import last_lines
+
                 for line in last_lines(self.reach, self.config, self.env[_MAP_VAR]):
                     self._line(line)
             if self.walls is not None and self.walls.hits:

@@ -31,8 +31,8 @@ from eyeful_probe_deps import (  # type: ignore[import-not-found]  # beside it
     EVERYTHING,
     Imports,
     Sight,
-    module_file,
 )
+from eyeful_probe_names import module_file  # type: ignore[import-not-found]  # beside it
 from eyeful_probe_watch import Reach  # type: ignore[import-not-found]  # beside it
 
 ANY_FUNCTION = -1  # eyeful/importtime.py's

@@ -11,16 +11,15 @@ import contextlib
 import json
 import os
 import re
-import site
 import sys
-import sysconfig
 import threading
 import types
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from eyeful_probe_deps import EVERYTHING, Sight, module_file  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_deps import EVERYTHING, Sight  # type: ignore[import-not-found]  # beside it
+from eyeful_probe_names import library_roots, module_file  # type: ignore[import-not-found]
 
 _TraceFn = Callable[[FrameType, str, Any], Any]
 _HERE = frozenset({__file__, os.path.realpath(__file__)})
@@ -396,18 +395,6 @@ class Tracer:
             "by_tests": sorted(self.by_tests),
             "why": self.why,
         }
-
-
-def library_roots() -> tuple[str, ...]:
-    """The standard library's and the installed distributions' directories."""
-    paths = sysconfig.get_paths()
-    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
-    with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
-        roots.update(site.getsitepackages())
-        roots.add(site.getusersitepackages())
-    roots = {os.path.abspath(root) for root in roots if root}
-    roots |= {os.path.realpath(root) for root in roots}
-    return tuple(os.path.join(root, "") for root in roots)
 
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
