@@ -128,6 +128,12 @@ def _take_environment() -> dict[str, str]:
 
 
 _ENV = _take_environment()
+if any(_ENV.get(v) for v in (_MAP_VAR, _TRACE_VAR, _SANDBOX_VAR)) or os.environ.get(
+    "PYTEST_XDIST_WORKER"  # (a worker learns what it is asked from its controller, later)
+):
+    # The tracer, the map and the sandbox's watch, imported now as any plugin is (before the
+    # initial conftest files run, before a coverage tool measures): only where a run asks.
+    import eyeful_probe_cov  # type: ignore[import-not-found]  # noqa: F401  # beside it
 if _ENV.get(_MAP_VAR) and not _ENV.get(_TRACE_VAR):
     from eyeful_probe_deps import Early  # type: ignore[import-not-found]  # beside it
 
@@ -192,7 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
             probe.tracer = Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
-            from eyeful_probe_cov import watch  # type: ignore[import-not-found]  # beside it
+            from eyeful_probe_cov import watch  # beside it
             from eyeful_probe_deps import Imports  # beside it
 
             Imports.cache_file = env.get(_IMPORTS_VAR)
