@@ -236,8 +236,8 @@ def _looked_not_ran(
     a run looked at is the run's: a run of several tests tells no one of them; ``shared``: such
     a run, where one of them may have looked.)"""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()):
-        return None
+    if run is None or lines is None or any(lines.values()) or run.started_processes:
+        return None  # (a child process it started may have run the change's lines, unseen)
     if (len(run.ran or {}) != 1) is not shared:  # ``shared``: only a run of several tests
         return None
     how = run.looked or {}

@@ -58,6 +58,7 @@ class Reading:
     no entry)."""
     read_as_text: list[str] = field(default_factory=list)
     looked_by_tests: list[str] = field(default_factory=list)
+    started_processes: bool = False
     """The changed files a test's code looked at otherwise than by running them."""
     looked: dict[str, str] = field(default_factory=dict)
     """What it did to each of them."""
@@ -229,6 +230,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     # What the tests looked at holds where tracing stopped too (a test took the tracer away).
     reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
     reading.looked_by_tests = [_relative(p, root) for p in record.looked_by_tests]
+    reading.started_processes = record.started_processes
     reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once
     for test_id, test in record.tests.items():

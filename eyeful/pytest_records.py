@@ -261,6 +261,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     ran: dict[str, dict[str, list[int]]] = {}
     read: set[str] = set()
     by_tests: set[str] = set()
+    children = False
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
@@ -340,6 +341,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 read.update(n for n in names if isinstance(n, str))
                 names = records.as_list(line.get("by_tests"))
                 by_tests.update(n for n in names if isinstance(n, str))
+                children = children or line.get("children") is True
                 for name, how in records.as_dict(line.get("how")).items():
                     if isinstance(how, str):
                         looked.setdefault(name, how[:300])
@@ -436,6 +438,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         ran=ran if executed is not None else {},
         read_as_text=sorted(read),
         looked_by_tests=sorted(by_tests & read),
+        started_processes=children,
         looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None
         if executed is None

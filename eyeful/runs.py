@@ -109,6 +109,9 @@ class Run(Model):
     looked_by_tests: list[str] | None = Field(default=None, exclude=True)
     """Of ``read_as_text``, the ones the tests' own files looked at (not other code they handed
     a path): what a regression's representation rests on (eyeful/confirmation.py)."""
+    started_processes: bool = Field(default=False, exclude=True)
+    """A traced run's tests started a child process, whose lines go unseen (that they ran none
+    of the change's lines is then not known)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -738,6 +741,7 @@ class Runner:
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.looked_by_tests = said.looked_by_tests or None
+            run.started_processes = said.started_processes
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

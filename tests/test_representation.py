@@ -182,6 +182,16 @@ BEHAVES = {
          "    assert build.build() == 0\n"},
         {},
     ),
+    "a-copy-run-in-a-child": (
+        {"tool/__init__.py": "", "tool/__main__.py": "import sys\n\nprint(int(sys.argv[1]) * 2)\n",
+         "tests/test_tool.py": "import os\nimport shutil\nimport subprocess\nimport sys\n\n\n"
+         "def test_tool(tmp_path):\n"
+         "    here = os.path.join(os.path.dirname(__file__), '..', 'tool')\n"
+         "    shutil.copytree(here, tmp_path / 'tool')\n"
+         "    out = subprocess.run([sys.executable, '-m', 'tool', '21'], cwd=tmp_path,"
+         " capture_output=True, text=True)\n    assert out.stdout.strip() == '42'\n"},
+        {"tool/__main__.py": "import sys\n\nprint(int(sys.argv[1]) * 3)\n"},
+    ),
     "cmd-help": (
         {"shell.py": "import cmd\n\n\nclass Shell(cmd.Cmd):\n    def do_greet(self, arg):\n"
          '        """Say hello."""\n',
@@ -211,9 +221,11 @@ BEHAVES = {
 @pytest.mark.parametrize("how", list(BEHAVES))
 def test_a_break_of_what_the_code_does_still_blocks(tmp_path, how):
     """What looks like representation and is not: `mock.patch` reads the patched function's
-    code object to choose its mock; a test runs the changed script; the code reads a changed
-    `.py` template as its data; the change drops a hook's executable bit; click prints a
-    docstring as a command's help. Each was a question (exit 3); each is a break (exit 1)."""
+    code object to choose its mock; a test runs the changed script (after a stat of it); the
+    code reads a changed `.py` template as its data; a test copies the package and runs the copy
+    in a child process; the change drops a hook's executable bit; `cmd` and click print a
+    docstring as a command's help; the code reads a comment. Each was a question (exit 3);
+    each is a break (exit 1)."""
     files, change = BEHAVES[how]
     repo = _repo(tmp_path, files)
     if how == "executable-bit":

@@ -40,6 +40,47 @@ _RUNPY = _stdlib("runpy")
 # How a test's child process used a changed file it ran (a script, `python -m`): what it does.
 RAN = "ran in a child process"
 _PYTHON = re.compile(r"python[\d.]*")
+# Programs that read a file's text and run none of it.
+_READERS = frozenset(
+    {
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "diff",
+        "cmp",
+        "sed",
+        "awk",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "file",
+        "stat",
+        "ls",
+        "find",
+        "git",
+        "sha1sum",
+        "sha256sum",
+        "md5sum",
+        "ruff",
+        "flake8",
+        "pyflakes",
+        "pycodestyle",
+        "pylint",
+        "black",
+        "isort",
+        "mypy",
+        "pyright",
+        "codespell",
+        "yamllint",
+        "shellcheck",
+    }
+)
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
@@ -94,6 +135,7 @@ class Tracer:
         # failure about the source's text or form is no failure of what the code does.
         self.read: set[str] = set()
         self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
+        self.children = False  # whether the tests started a process (its lines are not seen)
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
         self.inodes: dict[tuple[int, int], str] | None = None  # the targets', on first need
@@ -318,9 +360,13 @@ class Tracer:
             line = " ".join(os.fsdecode(w) for w in words if isinstance(w, (str, bytes)))
         except Exception:
             return
+        first = os.path.basename(line.split()[0]) if line.split() else ""
+        if first not in _READERS or "python" in line:
+            # What a child runs is not traced: the change's code maybe (a Python, a shell, the
+            # project's script), unless it is a tool that only reads text (grep, a linter).
+            self.children = True
         if not any(name in line for name in self.names):
             return
-        first = os.path.basename(line.split()[0]) if line.split() else ""
         for real in self.targets:
             if os.path.basename(real) in line:
                 # A Python started on the file (`python wc.py`), or the file itself, runs it:
@@ -393,6 +439,7 @@ class Tracer:
             "read": sorted(self.read),
             "how": dict(sorted(self.how.items())),
             "by_tests": sorted(self.by_tests),
+            "children": self.children,
             "why": self.why,
         }
 
