@@ -39,7 +39,14 @@ from typing import Any, Protocol
 
 from eyeful import results
 from eyeful.confine import Refused
-from eyeful.go_records import check_go_id, go_package, go_test_args, run_pattern, split_go_id
+from eyeful.go_records import (
+    bare_name,
+    check_go_id,
+    go_package,
+    go_test_args,
+    run_pattern,
+    split_go_id,
+)
 from eyeful.records import Invocation
 from eyeful.testids import IdCommand, check_test_id, id_path, with_ids
 
@@ -360,7 +367,7 @@ def as_asked(run: Ids, asked: Sequence[str]) -> None:
     discovery, the suite's run, names it ``tests.test_b``."""
     outcomes = run.tests or {}
     for test in asked:
-        if test not in outcomes and _BARE_GO.fullmatch(test):
+        if test not in outcomes and bare_name(test):
             # A Go name read from text (no package): the record names it with its package.
             found = [t for t in outcomes if t.endswith("." + test)]
             if len(found) == 1:
@@ -372,9 +379,6 @@ def as_asked(run: Ids, asked: Sequence[str]) -> None:
         if outcomes.get(last) != "error":
             continue
         _rename(run, last, test)
-
-
-_BARE_GO = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[^/.]*(?:/.*)?", re.DOTALL)
 
 
 def _rename(run: Ids, old: str, new: str) -> None:

@@ -8,8 +8,7 @@ from collections.abc import Iterable
 from eyeful import records
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
-_GO_TOP = r"(?:Test|Benchmark|Example|Fuzz)[^/.]*"
-_GO_SPLIT = re.compile(r"\.(" + _GO_TOP + r"(?:/.*)?)$", re.DOTALL)
+_GO_TOP = re.compile(r"(?:Test|Benchmark|Example|Fuzz)[^/.]*(?:/|$)")
 _GO_BUILD_HEADER = re.compile(r"# (\S+)(?: \[.*\])?")
 _GO_PKG_FAIL = re.compile(r"FAIL\t(\S+) \[(build failed|setup failed)\]")
 _GO_LOG = re.compile(r"\s+(\S+\.go):(\d+): (.*)")
@@ -36,9 +35,15 @@ def split_go_id(test_id: str, packages: Iterable[str] = ()) -> tuple[str, str]:
         return best, test_id[len(best) + 1 :]
     for match in re.finditer(r"\.", test_id):
         rest = test_id[match.end() :]
-        if re.match(_GO_TOP + r"(?:/|$)", rest) and match.start() > 0:
+        if bare_name(rest) and match.start() > 0:
             return test_id[: match.start()], rest
     raise ValueError(f"not a go test id: {test_id!r}")
+
+
+def bare_name(test_id: str) -> bool:
+    """Whether ``test_id`` is a Go test's own name, without its package (``TestX[/sub]``: read
+    from text, where go names no package)."""
+    return _GO_TOP.match(test_id) is not None
 
 
 def _go_quote(part: str) -> str:
@@ -59,7 +64,7 @@ _GO_PACKAGE = re.compile(r"[A-Za-z0-9_~+-][A-Za-z0-9_.~+-]*(?:/[A-Za-z0-9_.~+-]+
 def go_package(test_id: str) -> bool:
     """Whether ``test_id`` is a package's own id (one that did not build), not a test's (a bare
     ``TestX[/sub]``, read from text, is a test's)."""
-    if re.match(_GO_TOP + r"(?:/|$)", test_id):
+    if bare_name(test_id):
         return False
     try:
         split_go_id(test_id)
@@ -74,7 +79,7 @@ def go_test_args(test_id: str, packages: Iterable[str] = ()) -> list[str]:
     name (read from text, no package), every package: ``["./...", "-run", "^TestX$"]``."""
     if go_package(test_id):
         return [test_id, "-run", "^"]
-    if re.match(_GO_TOP + r"(?:/|$)", test_id):
+    if bare_name(test_id):
         return ["./...", "-run", run_pattern(test_id)]  # a bare name, read from text: anywhere
     package, name = split_go_id(test_id, packages)
     return [package, "-run", run_pattern(name)]
@@ -87,7 +92,7 @@ def check_go_id(value: str, what: str = "the test id") -> str:
     bad = next((c for c in value if c in "\0\n\r"), None)
     if bad is not None or not value or value.startswith("-") or len(value) > 1000:
         raise ValueError(f"{what} {value!r} cannot be passed as an argument")
-    if not re.match(_GO_TOP + r"(?:/|$)", value) and not go_package(value):
+    if not bare_name(value) and not go_package(value):
         split_go_id(value)
     return value
 
