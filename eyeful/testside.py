@@ -294,12 +294,14 @@ _MAX_READ = 20_000  # Python files looked through for a read of docstrings
 _READS_TEXT = re.compile(rb"\b(?:getsource|getsourcelines|getcomments|findsource|linecache)\b")
 
 
-def _code_reads(pattern: re.Pattern[bytes], repo: pygit2.Repository, tree: pygit2.Tree) -> bool:
-    """Whether any Python file of the code (not named as a test module) reads what ``pattern``
-    finds: docstrings as data (``__doc__``, ``inspect.getdoc``, docopt, ``help()``, a library
-    that does), or its own source (``inspect.getcomments``, ``linecache``): then an edit to
-    them may change what the code does (a route a decorator reads, a command's help, a
-    priority written in a comment)."""
+def _code_reads(
+    patterns: list[re.Pattern[bytes]], repo: pygit2.Repository, tree: pygit2.Tree
+) -> bool:
+    """Whether any Python file of the code (not named as a test module) reads what one of
+    ``patterns`` finds (the tree walked once): docstrings as data (``__doc__``,
+    ``inspect.getdoc``, docopt, ``help()``, a library that does), or its own source
+    (``inspect.getcomments``, ``linecache``): then an edit to them may change what the code
+    does (a route a decorator reads, a command's help, a priority written in a comment)."""
     for seen, (name, entry) in enumerate(blobs(repo, tree)):
         if seen > _MAX_READ:
             return True
@@ -307,7 +309,8 @@ def _code_reads(pattern: re.Pattern[bytes], repo: pygit2.Repository, tree: pygit
             continue
         if _TEST_MODULE.fullmatch(PurePosixPath(name).name):
             continue
-        if pattern.search(blob_at(repo, entry.id).data):
+        data = blob_at(repo, entry.id).data
+        if any(pattern.search(data) for pattern in patterns):
             return True
     return False
 
@@ -347,6 +350,7 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
     if not code:
         return "the change edits none of the code, only its tests and their configuration"
     head_tree, base_tree = tree_at(repo, head), tree_at(repo, base)
+    documented = False  # a docstring differs
     for path in code:
         old, new = regular_file(repo, base, path), regular_file(repo, head, path)
         if not path.endswith(".py") or old is None or new is None:
@@ -354,25 +358,26 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
         if base_tree[path].filemode != head_tree[path].filemode:
             return None  # made executable, or not: what runs it sees that
         try:
-            if _syntax(old) != _syntax(new):
+            sides = ast.parse(old), ast.parse(new)
+            as_written = [ast.dump(tree) for tree in sides]
+            if _syntax(sides[0]) != _syntax(sides[1]):
                 return None
-            documented = ast.dump(ast.parse(old)) != ast.dump(ast.parse(new))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        if documented and _code_reads(_READS_DOCS, repo, head_tree):
-            return None  # the code reads docstrings (a route, help text): they are code too
-    if _code_reads(_READS_TEXT, repo, head_tree):
-        return None  # the code reads its own source (a comment, a line): its layout is code
+        documented = documented or as_written[0] != as_written[1]
+    # The code reads its own source (a comment, a line: its layout is code), or, where a
+    # docstring differs, docstrings (a route, help text: they are code too).
+    if _code_reads([_READS_TEXT, *([_READS_DOCS] if documented else [])], repo, head_tree):
+        return None
     return (
         "the change edits only comments, docstrings and layout of the code (it parses to the "
         "base's syntax, docstrings aside)"
     )
 
 
-def _syntax(source: bytes) -> str:
-    """A module's syntax tree without its docstrings (a module's, a class's, a function's) or
-    where anything is: what runs."""
-    tree = ast.parse(source)
+def _syntax(tree: ast.Module) -> str:
+    """A module's syntax tree (taken apart) without its docstrings (a module's, a class's, a
+    function's) or where anything is: what runs."""
     docs = {id(doc) for doc in docstrings(tree)}
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
