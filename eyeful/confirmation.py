@@ -238,7 +238,8 @@ def _looked_not_ran(
     lines = ran.get(test)
     if run is None or lines is None or any(lines.values()) or run.started_processes:
         return None  # (a child process it started may have run the change's lines, unseen)
-    if (len(run.ran or {}) != 1) is not shared:  # ``shared``: only a run of several tests
+    alone = len(run.ran or {}) == 1
+    if alone == shared:  # of it alone, or (``shared``) of several tests
         return None
     how = run.looked or {}
     looked = [

@@ -373,13 +373,8 @@ def _in_a_live_base_suite(
     reasons: dict[str, str],
     out: Skips,
 ) -> None:
-    """The skipped tests that cannot be run by id, looked for in a live suite run on the base:
-    the one this review ran, else one run now (a cached one only says where to look)."""
-    suite = hint if hint is not None and not hint.cached else None
-    if suite is None:
-        runs = runner.suite(base_tree, "base", live=True)
-        out.runs += runs
-        suite = suite_run(runs)
+    """The skipped tests that cannot be run by id, looked for in a live suite run on the base."""
+    suite = _live_base_suite(runner, base_tree, hint, out)
     for test in skipped:
         there = in_run(suite, test)
         passed = suite is not None and (suite.tests or {}).get(test) == "passed"
@@ -398,10 +393,8 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
     the change; the sides are compared in one context. Run alone on the change instead, a skip
     the change causes only in the suite (its code leaves a flag set) passed: a false clean."""
     if not out.passed_on_base or hint is not None:
-        return  # a cached suite run already kept those it skipped out (skipped_on_change)
-    runs = runner.suite(base_tree, "base", live=True)
-    out.runs += runs
-    suite = suite_run(runs)
+        return  # a suite run of the base already kept those it skipped out (skipped_on_change)
+    suite = _live_base_suite(runner, base_tree, hint, out)
     if suite is None or suite.status == "ERROR":
         return
     for test in list(out.passed_on_base):
@@ -409,6 +402,16 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
         # `testpaths`: a test another branch's configuration collected): no question.
         if (suite.tests or {}).get(test) in _NOT_RUN or in_run(suite, test) == "absent":
             del out.passed_on_base[test]
+
+
+def _live_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Skips) -> Run | None:
+    """The base's suite, run live: the one this review ran (``hint``, when not cached), else
+    one run now (into ``out``); a cached one only says where to look."""
+    if hint is not None and not hint.cached:
+        return hint
+    runs = runner.suite(base_tree, "base", live=True)
+    out.runs += runs
+    return suite_run(runs)
 
 
 def _key(runner: Runner, tree: str, tests: list[str]) -> str:
