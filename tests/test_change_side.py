@@ -1280,18 +1280,26 @@ HAS_VERSION_NEW = (
     "import pkg.util\n\n\ndef test_has_version():\n    assert pkg.util.installed_version()\n"
 )
 
+DOUBLE_TEST = "import pkg.util\n\n\ndef test_double():\n    assert pkg.util.double(2) == 4\n"
 
-def test_a_failing_test_rewritten_to_use_a_new_helper_fails_as_before_and_does_not_block(
-    tmp_path,
-):
-    double_test = "import pkg.util\n\n\ndef test_double():\n    assert pkg.util.double(2) == 4\n"
+
+def _version_repo(tmp_path: Path) -> Path:
+    """A package with `double` whose version test fails (not installed), and a test of
+    `double`, confirmed."""
     repo = make_repo(
         tmp_path / "repo",
         {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "pkg/__init__.py": "",
          "pkg/util.py": UTIL_ONLY, "tests/test_version.py": HAS_VERSION_TEST,
-         "tests/test_double.py": double_test},
+         "tests/test_double.py": DOUBLE_TEST},
     )  # fmt: skip
     confirm(repo)
+    return repo
+
+
+def test_a_failing_test_rewritten_to_use_a_new_helper_fails_as_before_and_does_not_block(
+    tmp_path,
+):
+    repo = _version_repo(tmp_path)
     stage(repo, {"pkg/util.py": UTIL_HELPER, "tests/test_version.py": HAS_VERSION_NEW})
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_version.py::test_has_version": "pre_existing"}, report
@@ -1303,7 +1311,7 @@ def test_a_failing_test_rewritten_to_use_a_new_helper_fails_as_before_and_does_n
     # Where the base's own version passed on the base's code and fails on the change's, the
     # other cause on the base still blocks: the change broke what the test asked before.
     uses_helper = "    assert pkg.util.installed_version\n    assert"
-    checks_more = double_test.replace("    assert", uses_helper)
+    checks_more = DOUBLE_TEST.replace("    assert", uses_helper)
     stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
                  "tests/test_double.py": checks_more})  # fmt: skip
     code, report = _review(repo)
@@ -1400,14 +1408,7 @@ def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_versi
     # not import, and nothing was known of the test there (a question, exit 3). Its own version
     # says what the test did before: failed by the change's cause (pre-existing), or passed on
     # the base's code and fails on the change's (a regression).
-    double_test = "import pkg.util\n\n\ndef test_double():\n    assert pkg.util.double(2) == 4\n"
-    repo = make_repo(
-        tmp_path / "repo",
-        {"pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "pkg/__init__.py": "",
-         "pkg/util.py": UTIL_ONLY, "tests/test_version.py": HAS_VERSION_TEST,
-         "tests/test_double.py": double_test},
-    )  # fmt: skip
-    confirm(repo)
+    repo = _version_repo(tmp_path)
     at_top = (
         "from pkg.util import installed_version\n\n\ndef test_has_version():\n"
         "    assert installed_version()\n"
@@ -1420,7 +1421,7 @@ def test_an_edited_test_the_bases_code_cannot_collect_is_judged_by_its_own_versi
         "; the base's own version of the test failed on the base's code" in (found["confirmation"])
     ), found
     assert code == 0
-    imports_helper = "from pkg.util import installed_version  # noqa: F401\n" + double_test
+    imports_helper = "from pkg.util import installed_version  # noqa: F401\n" + DOUBLE_TEST
     stage(repo, {"pkg/util.py": UTIL_HELPER.replace("2 * x", "3 * x"),
                  "tests/test_double.py": imports_helper})  # fmt: skip
     judged = {

@@ -197,21 +197,10 @@ def test_go_output_that_only_looks_like_an_end_is_no_end(tmp_path, go_env):
     assert done.exit_code == 0, done
 
 
-TWO_SKIPS = """package enc
-
-import "testing"
-
-func TestAFeature(t *testing.T) {
-	if !Supported() {
-		t.Skip("not supported here")
-	}
-	if Upper("ab") != "AB" {
-		t.Fatal("upper")
-	}
-}
-
-func TestZLegacy(t *testing.T) { t.Skip("legacy path") }
-"""
+# TestUpper as TestAFeature, beside a test skipped on both sides.
+TWO_SKIPS = ENC_TEST.replace("TestUpper", "TestAFeature").replace(
+    "func TestOther(t *testing.T) {}", 'func TestZLegacy(t *testing.T) { t.Skip("legacy path") }'
+)
 
 
 @needs_go
