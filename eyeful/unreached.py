@@ -103,7 +103,10 @@ def _skips_on_base(
         return skips
 
     hint = runner.cached_suite(base, "base")
-    earlier = [] if hint is not None else runner.recent_suites("base", snap.head.tree)
+    # (read only where they can tell something: no base run cached, a whole-suite change run)
+    earlier = (
+        runner.recent_suites("base", snap.head.tree) if hint is None and _comparable(change) else []
+    )
     if hint is None and _comparable(change):
         with runner.lock_repo():
             changed = collection_changed(repo, base, snap.head.tree) is not None
