@@ -13,7 +13,6 @@ it is not used (the base's file stays).
 
 from __future__ import annotations
 
-import configparser
 import re
 import shlex
 from collections import Counter
@@ -196,6 +195,8 @@ def _toml(text: str) -> tuple[Any, Any] | None:
 
 def _ini(text: str, section: str) -> tuple[Any, Any] | None:
     """An INI file's pytest section, and its other sections."""
+    import configparser  # off a passing review's path
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)

@@ -20,8 +20,6 @@ run the change's code as the base's and hide its breaks (toolz's ``testpaths = [
 from __future__ import annotations
 
 import ast
-import configparser
-import doctest
 import fnmatch
 import re
 from collections.abc import Iterable
@@ -188,15 +186,27 @@ def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
     return None
 
 
+_RENAMES: dict[tuple[str, str, str], dict[str, str]] = {}
+"""renamed_files' answers by repository and trees (content-addressed, so never stale): a review
+asks more than once (what decides collection, where a test went)."""
+
+
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
     """Files the change renamed, as git finds renames: new path -> the base's path."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    diff.find_similar()
-    return {
-        d.new_file.path: d.old_file.path
-        for d in diff.deltas
-        if d.status_char() == "R" and d.new_file.path != d.old_file.path
-    }
+    key = (repo.path, base, head)
+    found = _RENAMES.get(key)
+    if found is None:
+        diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+        diff.find_similar()
+        found = {
+            d.new_file.path: d.old_file.path
+            for d in diff.deltas
+            if d.status_char() == "R" and d.new_file.path != d.old_file.path
+        }
+        if len(_RENAMES) >= 16:
+            _RENAMES.clear()
+        _RENAMES[key] = found
+    return dict(found)
 
 
 def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:
@@ -253,6 +263,8 @@ def _examples_alone(old: str, new: str) -> bool:
     (what doctest's parser leaves between the examples) is the same."""
     if ">>>" not in old or ">>>" not in new:
         return False
+    import doctest  # off the path of a review nothing failed in (it brings unittest and pdb)
+
     parser = doctest.DocTestParser()
     try:
         prose = [[p for p in parser.parse(doc) if isinstance(p, str)] for doc in (old, new)]
@@ -499,6 +511,8 @@ def _option(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str, key: str) 
         text = _text(repo, tree, at + name)
         if text is None:
             continue
+        import configparser  # off a passing review's path
+
         parser = configparser.ConfigParser(interpolation=None)
         try:
             parser.read_string(text)

@@ -202,7 +202,8 @@ def run_review(options: ReviewOptions, stderr: Stderr, memory: Memory | None = N
     served: Served = []
     try:
         request = prepare(options, stderr, served if memory else None,
-                          memory.environment if memory else None)  # fmt: skip
+                          memory.environment if memory else None,
+                          memory.paths if memory else None)  # fmt: skip
         with RichProgress(stderr) as progress:
             report = reviewed(request, options, progress)
     except EyefulError as err:
@@ -250,9 +251,11 @@ def prepare(
     stderr: Stderr,
     served: Served | None,
     environment: EnvironmentKey | None = None,
+    paths: RepoPaths | None = None,
 ) -> ReviewRequest:
     """What the core is asked: the inputs checked, the snapshot taken, the commands confirmed
-    (asked on the terminal when someone is there). Bad input raises EyefulError (exit 2)."""
+    (asked on the terminal when someone is there). Bad input raises EyefulError (exit 2).
+    ``paths``: the repository as the replay's lookup just found it (git is not asked twice)."""
     from eyeful.cli.preflight import check_output_file, check_state_dir
     from eyeful.config import load_config
     from eyeful.review import ReviewRequest
@@ -261,7 +264,7 @@ def prepare(
 
     if options.sarif is not None:
         check_output_file(options.sarif, "--sarif")
-    paths = find_repo(current_directory())
+    paths = paths or find_repo(current_directory())
     check_state_dir(paths)
     config = load_config(paths.root)
     base, head = options.base, options.head
