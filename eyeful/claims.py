@@ -19,7 +19,9 @@ fact never upgrades a verdict; it degrades it to the next weaker claim:
 - pre-existing needs: the same test, by id, failed live on the base with the same failure (its
   cause: type and message, numbers and addresses aside). Another failure there: a question
   (``fails_otherwise``), and could not verify. A base run that never reached it is no
-  evidence: undetermined.
+  evidence: undetermined. The suite as a whole (no run named a test: a command that stops
+  before its tests, a runner eyeful cannot read) is no test by id: failing on both sides, it
+  may hide what the change broke, so it is undetermined, never pre-existing.
 - newly skipped (a question, could not verify) needs: passed live on the base, skipped on the
   change. A skip because the repository's own module no longer imports is a failure
   (eyeful/evidence.py), judged as one.
@@ -75,6 +77,8 @@ confirmed alone, a base that never named the test, a test that passed on the bas
 run on the change (what it checks went unchecked), a failure on both sides by different causes
 (pre-existing needs the same one)."""
 BLOCKING_KINDS: tuple[FailureKind, ...] = ("regression",)
+SUITE = "the test suite"
+"""The test a run that names none is judged as: the whole suite."""
 
 Outcome = Literal["nothing_to_review", "clean", "blocking", "unverified"]
 
@@ -179,6 +183,8 @@ def decide(ev: Evidence) -> tuple[FailureKind, str]:
     kind, on_base = _decide(ev)
     if kind == "regression" and ev.representation is not None:
         return "unconfirmed", on_base
+    if kind == "pre_existing" and ev.test == SUITE:
+        return "undetermined", on_base  # a suite failing on both sides may hide a new failure
     return kind, on_base
 
 

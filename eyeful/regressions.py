@@ -23,6 +23,7 @@ from pydantic import Field
 from eyeful import moved
 from eyeful.claims import BLOCKING_KINDS, FailureKind
 from eyeful.claims import QUESTION_KINDS as QUESTION_KINDS  # the claims' own: eyeful/claims.py
+from eyeful.claims import SUITE as SUITE
 from eyeful.claims import UNVERIFIED_KINDS as UNVERIFIED_KINDS
 from eyeful.claims import Context as Context
 from eyeful.claims import Evidence as Evidence
@@ -36,7 +37,6 @@ from eyeful.runs import Run
 from eyeful.snapshot import REGULAR_FILE_MODES, Snapshot, blob_at, blobs, tree_at
 from eyeful.testids import check_test_id, id_path
 
-SUITE = "the test suite"
 _FAILURE_LINES = 40  # of a test's own failure: its end, where the error and its frame are
 
 
@@ -432,7 +432,13 @@ def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[t
             f"change: whether the change broke {'it' if len(otherwise) == 1 else 'them'} anew "
             "could not be told", True,
         ))  # fmt: skip
-    undetermined = [f.test for f in failures if f.kind == "undetermined"]
+    undetermined = [f.test for f in failures if f.kind == "undetermined" and f.test != SUITE]
+    if any(f.kind == "undetermined" and f.test == SUITE for f in failures):
+        out.append((
+            "the test suite fails on the base too, and no run named a test (the command stopped "
+            "before its tests, or its runner's output is not one eyeful reads): whether the "
+            "change broke more than the base already did could not be told", True,
+        ))  # fmt: skip
     if undetermined:
         out.append((
             f"could not tell whether {_names(undetermined)} passed on the base: no run named "
@@ -497,9 +503,9 @@ def compare(
         notes.append(f"the base's test run did not cover every test: {base.stopped}")
     if not change.names_known:
         notes.append("the test output names no failing tests: the suite was compared as a whole")
-        if base.status == "PASSED":
-            return [_failure(SUITE, "unconfirmed", change, "passed")], notes
-        return [_failure(SUITE, "pre_existing", change, "failed")], notes
+        seen: Seen = "passed" if base.status == "PASSED" else "failed"
+        kind, on_base = decide(Evidence(SUITE, base_suite=seen))
+        return [_failure(SUITE, kind, change, on_base)], notes
     if not base.names_known:
         notes.append(
             "the base failed without naming its failing tests, so the change's failures "

@@ -500,7 +500,10 @@ def to_markdown(report: Report, hook: Hook | None = None) -> str:
                 continue
             name = "the test suite" if failure.test == SUITE else _code(failure.test)
             rerun = f" (rerun: {_code(failure.rerun)})" if failure.rerun else ""
-            out.append(f"- {name} {_KIND_TEXT.get(failure.kind, failure.kind)}{rerun}")
+            said = _KIND_TEXT.get(failure.kind, failure.kind)
+            if failure.test == SUITE and failure.kind == "undetermined":
+                said = "fails on the change and on the base, naming no test on either"
+            out.append(f"- {name} {said}{rerun}")
         for finding in notes:
             out += item(finding)
         out.append("")

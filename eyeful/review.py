@@ -108,9 +108,16 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
     if snap.empty:
         return report.finish(nothing_to_review=True)
     for path in snap.submodules:
+        if path not in snap.moved_submodules:
+            report.note(
+                f"submodule `{path}` was left out: eyeful does not check out submodules",
+                unverified=False,
+            )
+    for path in snap.moved_submodules:
         report.note(
-            f"submodule `{path}` was left out: eyeful does not check out submodules",
-            unverified=False,
+            f"the change moves submodule `{path}` (adds, removes or points it at another "
+            "commit), and eyeful does not check out submodules: what that changes was not tested",
+            unverified=True,
         )
     repo = open_repository(request.paths)
     state = request.paths.state_dir

@@ -20,6 +20,7 @@ import pytest
 from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
+    CALC,
     PYTEST_INI,
     PYTHON,
     confirm,
@@ -345,6 +346,7 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         str(library),
         "vendor/lib",
     )
+    git(repo, "commit", "-q", "-m", "vendor the library")  # the change does not move it
     # The project's test proves the submodule's files are not there in eyeful's worktree.
     stage(
         repo,
@@ -372,6 +374,31 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
     uncertainty = md.split("### Uncertainty")[1]
     assert "- [ ] submodule `vendor/lib` was left out" in uncertainty
     assert user_state(repo) == before
+
+
+def test_a_change_that_moves_a_submodule_cannot_be_clean(tmp_path):
+    # The code lives in a submodule; the change only points it at a commit that breaks `add`.
+    # eyeful does not check submodules out, so the tests fail alike on both sides: what the bump
+    # changes was never tested, and that is no clean (helper-44's case).
+    library = make_repo(tmp_path / "library", {"mathlib.py": CALC})
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\npythonpath = . vendor/lib\n",
+        "tests/test_calc.py": "from mathlib import add\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5\n",
+    })  # fmt: skip
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library),
+        "vendor/lib")  # fmt: skip
+    git(repo, "commit", "-q", "-m", "vendor the library")
+    confirm(repo)
+    (library / "mathlib.py").write_text(BROKEN_ADD)
+    git(library, "commit", "-q", "-am", "break add")
+    git(repo / "vendor" / "lib", "pull", "-q")
+    git(repo, "add", "vendor/lib")
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    moved = [u for u in proc.json["uncertainty"] if "moves submodule `vendor/lib`" in u["text"]]
+    assert [u["unverified"] for u in moved] == [True]
+    assert not [u for u in proc.json["uncertainty"] if "was left out" in u["text"]]
 
 
 # Moved and copied repositories, and what a killed git leaves behind ------------------------------

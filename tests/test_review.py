@@ -13,8 +13,10 @@ from pathlib import Path
 from tests.core import review
 from tests.gitrepo import (
     BROKEN_ADD,
+    CALC,
     CALC_TESTS,
     PYTEST,
+    PYTEST_INI,
     PYTHON,
     confirm,
     eyeful,
@@ -233,7 +235,9 @@ def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
     assert "names no failing tests: the suite was compared as a whole" in proc.stdout
 
 
-def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
+def test_suite_failing_on_both_sides_without_names_does_not_block_nor_pass(tmp_path):
+    # Failing on both sides, a suite that names no test may hide what the change broke: it is
+    # no evidence either way (exit 3), never "pre-existing" and clean.
     check = f"{shlex.quote(PYTHON)} check.py"
     repo = make_repo(
         tmp_path / "repo",
@@ -241,9 +245,38 @@ def test_suite_failing_on_both_sides_without_names_does_not_block(tmp_path):
     )
     confirm(repo)
     stage(repo, {"other.txt": "x\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    assert proc.json["regressions"] == []
+    [suite] = proc.json["other_failures"]
+    assert (suite["test"], suite["kind"], suite["on_base"]) == ("the test suite", "undetermined",
+                                                                "failed")  # fmt: skip
+    assert any("whether the change broke more than the base already did could not be told"
+               in u["text"] for u in proc.json["uncertainty"])  # fmt: skip
+
+
+def test_a_wrapper_whose_first_step_fails_on_both_sides_hides_no_broken_test(tmp_path):
+    # The project's CI script stops at a header check that already fails on HEAD, so pytest
+    # never starts on either side: the change's broken `add` went untested (helper-44's case).
+    script = f"set -e\n{shlex.quote(PYTHON)} tools/check_headers.py\n{PYTEST}\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config("sh ci.sh", test_one=f"{PYTEST} {{test}}"),
+            "pytest.ini": PYTEST_INI,
+            "calc.py": CALC,
+            "tests/test_calc.py": CALC_TESTS,
+            "ci.sh": script,
+            "tools/check_headers.py": "import sys\nprint('missing SPDX header: calc.py')\n"
+            "sys.exit(1)\n",
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN_ADD})
     proc = review(repo)
-    assert proc.exit_code == 0, proc.stdout
-    assert "fails on the base too" in proc.stdout
+    assert proc.exit_code == 3, proc.stdout
+    assert "fails on the change and on the base, naming no test on either" in proc.stdout
+    assert "pre-existing" not in proc.stdout
 
 
 def test_empty_change_says_nothing_to_review(tmp_path):
