@@ -7,8 +7,10 @@ fact never upgrades a verdict; it degrades it to the next weaker claim:
 - clean (exit 0) needs: the change's run reached its end and ran every test it collected (the
   ones it did not reach are run by id; a go or unittest run, which names only what it started,
   did not stop at a failure or lose its test binary); each passed, xfailed, or was skipped for
-  a reason that held on the base. Missing: could not verify (``incomplete``: what did not run
-  and why; a test the change made skip: a question, and could not verify).
+  a reason that held on the base; and the outcomes are the runner's (the change edits no file
+  of the tests that can make a failure pass or skip: both sides run the change's tests).
+  Missing: could not verify (``incomplete``: what did not run and why; a test the change made
+  skip: a question, and could not verify).
 - regression (blocks) needs: live runs on both sides in one context, every base run passed and
   every change run failed; the base had the test (its id, or its name and body in another file:
   eyeful/moved.py); and nothing says the failure is about how the code is written rather than

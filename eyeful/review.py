@@ -40,7 +40,7 @@ from eyeful.runs import Progress, Run, Runner, Silent, setup_key, suite_run
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
-from eyeful.testside import side_tree
+from eyeful.testside import decides_outcomes, side_tree
 from eyeful.treelinks import resolve_in_tree
 from eyeful.unrunnable import CONFTEST_FAILED
 from eyeful.worktrees import WorktreePool
@@ -257,6 +257,7 @@ def _regressions(
         report.did_not_run(Incomplete(side="change", tests=0, why=why, reached_no_test=True))
         return runner, change, None
     change = unreached.reach_every_test(runner, repo, snap, report, change)
+    _outcomes_told(repo, snap, report, runner)
     if change.status == "PASSED":
         return runner, change, None
     if change.tests_from in (None, "junit", "output"):
@@ -282,6 +283,22 @@ def _regressions(
     report.regressions = [f for f in failures if f.blocking]
     report.other_failures += [f for f in failures if not f.blocking]
     return runner, change, None
+
+
+def _outcomes_told(repo: pygit2.Repository, snap: Snapshot, report: Report, runner: Runner) -> None:
+    """Clean needs outcomes the runner gave (eyeful/claims.py): where the change edits a file of
+    the tests that can turn a failure into a pass or a skip, both sides ran it, so no run of
+    this review shows what the change's code does to the tests it passed."""
+    if snap.base.tree == EMPTY_TREE:
+        return
+    with runner.lock_repo():
+        why = decides_outcomes(repo, snap.base.tree, snap.head.tree)
+    if why is not None:
+        report.note(
+            f"{why}; the base runs the change's tests, so a test that passed or was skipped "
+            "there and on the change is no evidence of what the change's code does",
+            unverified=True,
+        )
 
 
 def _conftest_broken(

@@ -36,6 +36,7 @@ from eyeful.tomlcompat import tomllib
 
 __all__ = [
     "collection_changed",
+    "decides_outcomes",
     "docstrings_only",
     "read_text",
     "renamed_files",
@@ -159,6 +160,52 @@ _COLLECTS = re.compile(
 )
 # pytest's own files: a conftest.py can turn on a hook without naming one (`from x import *`).
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
+
+
+# What in a Python file can decide a collected test's outcome: pytest's hooks that run its
+# call, write its report or its status, run the whole loop, or set it up (a skip there).
+_OUTCOMES = re.compile(
+    rb"pytest_(?:runtest_(?:makereport|call|protocol|setup|logreport)|pyfunc_call"
+    rb"|report_teststatus|runtestloop)"
+)
+# In a conftest.py: what skips or expects failure for the tests below it (a fixture, a hook).
+_SKIPS = re.compile(rb"\b(?:skip|skipif|xfail|importorskip|add_marker)\b")
+
+
+def _of_the_tests(path: str) -> bool:
+    """A file of the tests by its name (a conftest.py, a test module) or its directory's (a
+    helper under `tests/`): the base runs the change's version of it. (A plugin in the code is
+    the code's: each side runs its own.)"""
+    parts = PurePosixPath(path).parts
+    return bool(_TEST_MODULE.fullmatch(parts[-1])) or any(
+        _NAMED_DIR.fullmatch(part) for part in parts[:-1]
+    )
+
+
+def decides_outcomes(repo: pygit2.Repository, base: str, head: str) -> str | None:
+    """A file of the tests the change edits that can decide the outcome of tests it does not
+    define: it holds (on either side) one of pytest's hooks that run a test, write its report or
+    set it up, or it is a conftest.py whose skips and expected failures differ. Both sides run
+    the change's test side (the base runs the change's tests), so what such a file makes of a
+    failure (a pass, a skip) is made alike on both: the runs are no evidence. None: no such
+    file."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    for delta in diff.deltas:
+        old, path = delta.old_file.path, delta.new_file.path
+        if not path.endswith(".py") or not _of_the_tests(path):
+            continue
+        sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
+        hooks = sorted({m.decode() for data in sides if data for m in _OUTCOMES.findall(data)})
+        if hooks:
+            return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
+        if PurePosixPath(path).name == "conftest.py":
+            lines = [
+                sorted(line.strip() for line in (data or b"").splitlines() if _SKIPS.search(line))
+                for data in sides
+            ]
+            if lines[0] != lines[1]:
+                return f"the change edits what {path} skips or expects to fail"
+    return None
 
 
 _LOAD_TESTS = re.compile(rb"\bload_tests\b")

@@ -939,3 +939,43 @@ def test_a_test_module_moved_where_pytest_does_not_collect_it_is_a_question(
     kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
     assert kinds == {f"{old}::test_sub": "newly_skipped"}, done.json
     assert done.exit_code == 3, done
+
+
+# A conftest the change edits that makes failures pass or skip (helper-44) ----------------------
+
+HIDING_CONFTESTS = {
+    "a report rewritten": (
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    report = outcome.get_result()\n    if report.failed:\n"
+        "        report.outcome = 'passed'\n        report.longrepr = None\n"
+    ),
+    "a call swallowed": (
+        "import pytest\n\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_call(item):\n"
+        "    try:\n        return (yield)\n    except AssertionError:\n        return None\n"
+    ),
+    "a skip for every test": (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _quarantine():\n"
+        "    pytest.skip('quarantined')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("how", HIDING_CONFTESTS)
+def test_a_conftest_the_change_edits_to_hide_failures_is_no_evidence(tmp_path, how):
+    # Both sides run the change's tests, its conftest too: the broken `add` passes (or skips)
+    # alike on the base and the change, which is no evidence of what the change's code does.
+    repo = _project(tmp_path, {"tests/conftest.py": "import pytest\n"})
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/conftest.py": HIDING_CONFTESTS[how]})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    assert any("tests/conftest.py" in u["text"] and u["unverified"]
+               for u in proc.json["uncertainty"])  # fmt: skip
+
+
+def test_a_conftest_the_change_gives_a_fixture_is_still_clean(tmp_path):
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n"
+    repo = _project(tmp_path, {"tests/conftest.py": "import pytest\n"})
+    stage(repo, {"tests/conftest.py": fixture, "calc.py": CALC + "\n# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.stdout
