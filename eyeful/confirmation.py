@@ -30,6 +30,7 @@ from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
 from eyeful.onbase import located
 from eyeful.regressions import (
+    CONFIGURATION,
     Context,
     Evidence,
     Seen,
@@ -45,7 +46,7 @@ from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import code_unchanged, renamed_files, side_paths, side_tree
+from eyeful.testside import code_unchanged, config_kept, renamed_files, side_paths, side_tree
 from eyeful.worktrees import Worktree
 
 
@@ -115,6 +116,7 @@ def confirm(
         tested = side_tree(repo, snap.base.tree, snap.head.tree, paths=side)
         edited = set(side)
         layout = code_unchanged(repo, snap.base.tree, snap.head.tree, edited)
+        own_config = config_kept(repo, snap.base.tree, snap.head.tree, side)
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (
@@ -185,7 +187,11 @@ def confirm(
     if not layout:
         done.runs += _alone_where_shared(runner, snap, evidence, done.ran, traced, changed, jobs)
     for ev in evidence:
-        ev.representation = layout or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
+        ev.representation = (
+            layout
+            or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
+            or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config)
+        )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
 
@@ -250,6 +256,24 @@ def _looked_not_ran(
         return None
     did = "; ".join(looked_words(path, (run.looked or {}).get(path)) for path in looked)
     return f"it ran none of the change's lines, and its run alone on the change {did}"
+
+
+def _configured_not_ran(
+    test: str, ran: dict[str, dict[str, list[int]]], run: Run | None, config: str | None
+) -> str | None:
+    """A test that ran none of the change's lines (traced alone on the change, starting no
+    process) where the change edits the pytest configuration and the base kept its own
+    (:func:`eyeful.testside.config_kept`): the options, not the code, may be what fails it (a
+    module's old warning made an error by the new filters)."""
+    lines = ran.get(test)
+    if config is None or run is None or lines is None or any(lines.values()):
+        return None
+    if run.started_processes:
+        return None
+    return (
+        f"it ran none of the change's lines, and the change edits the pytest configuration in "
+        f"{config}, {CONFIGURATION} (it kept its own)"
+    )
 
 
 def _old_versions(

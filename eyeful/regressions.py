@@ -368,6 +368,17 @@ REPRESENTATION = (
 )
 """What a regression seen on every live run, whose failure may be about the code's representation
 (claims.Evidence.representation), is said to be."""
+CONFIGURATION = "which the base did not run with"
+"""In a reason (claims.Evidence.representation) where the change's pytest configuration, not its
+code, may be what fails the test (eyeful/confirmation.py)."""
+
+
+def not_the_code(reason: str | None) -> str:
+    """What a regression seen on every live run that does not block for ``reason`` means."""
+    if reason is not None and CONFIGURATION in reason:
+        return "the configuration, not the code, may be what fails it, so it does not block"
+    return REPRESENTATION
+
 
 _ONLY_WHERE_MAPPED = (
     "it failed only in the run that recorded the map of what each test ran (eyeful's marks in "
@@ -407,7 +418,7 @@ def notes(failures: list[TestFailure], no_test_one: str | None = None) -> list[t
         if failure.representation is not None:
             out.append((
                 f"`{failure.test}` failed on the change and passed on the base, but "
-                f"{failure.representation}: {REPRESENTATION}", True,
+                f"{failure.representation}: {not_the_code(failure.representation)}", True,
             ))  # fmt: skip
             continue
         try:

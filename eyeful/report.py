@@ -25,7 +25,13 @@ from eyeful.findingtext import finding_item
 from eyeful.focus import Focus
 from eyeful.grading import ReportedFinding
 from eyeful.model import Model
-from eyeful.regressions import QUESTION_KINDS, REPRESENTATION, SUITE, UNVERIFIED_KINDS, TestFailure
+from eyeful.regressions import (
+    QUESTION_KINDS,
+    SUITE,
+    UNVERIFIED_KINDS,
+    TestFailure,
+    not_the_code,
+)
 from eyeful.runs import Run
 from eyeful.snapshot import Side
 
@@ -422,7 +428,8 @@ def _question_item(failure: TestFailure) -> list[str]:
     if failure.kind == "unconfirmed" and failure.confirmation:
         # Re-run on its own on both sides, so not for want of test_one: for what its runs show
         # of how the code is written (eyeful/claims.py: ``representation``).
-        said = f"failed on the change and passed on the base, but {REPRESENTATION} (why: Ran)"
+        why = not_the_code(failure.representation)
+        said = f"failed on the change and passed on the base, but {why} (why: Ran)"
     out = [f"- **question:** {name} {said}"]
     if failure.kind == "newly_skipped":
         said = _HELD_BACK.get(failure.on_change, said)

@@ -36,6 +36,7 @@ from eyeful.tomlcompat import tomllib
 
 __all__ = [
     "collection_changed",
+    "config_kept",
     "decides_outcomes",
     "docstrings_only",
     "read_text",
@@ -498,6 +499,23 @@ def _test_modules(collected: list[str]) -> tuple[set[str], set[str]]:
         else:
             paths.add(path)
     return paths, dotted
+
+
+def config_kept(repo: pygit2.Repository, base: str, head: str, side: list[str]) -> str | None:
+    """A configuration file whose pytest section the change edits and the base side did not
+    take (``side``: what it took, :func:`side_paths`): the base ran with its own options there
+    (testpaths, plugins, warning filters alike). None: the sections are alike, or shared."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    for delta in diff.deltas:
+        old, path = delta.old_file.path, delta.new_file.path
+        name = PurePosixPath(path).name
+        if (
+            name in CONFIG_FILES
+            and path not in side
+            and section_differs(name, read_text(repo, base, old), read_text(repo, head, path))
+        ):
+            return path
+    return None
 
 
 def _config(repo: pygit2.Repository, base: str, head: str, path: str) -> str | None:

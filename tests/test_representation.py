@@ -269,3 +269,53 @@ def test_several_tests_that_look_at_the_source_are_each_a_question(tmp_path):
     kinds = _kinds(done.json)
     assert set(kinds.values()) == {"unconfirmed"} and len(kinds) == 3, done
     assert done.exit_code == 3, done
+
+
+# The change's pytest configuration, which the base does not run with (helper-45) --------------
+
+SHOP_B = (
+    "import warnings\n\n\ndef discount(price, pct):\n    return round(price * (1 - pct / 100), 2)\n"
+    "\n\ndef apply_discount(price, pct):\n"
+    "    warnings.warn('apply_discount is deprecated', DeprecationWarning, stacklevel=2)\n"
+    "    return discount(price, pct)\n"
+)
+SHOP_A = "def total(prices):\n    return round(sum(prices), 2)\n"
+OLD_SHOP_A = (
+    "import warnings\n\n\ndef _old_round(x):\n"
+    "    warnings.warn('_old_round is deprecated', DeprecationWarning, stacklevel=2)\n"
+    "    return round(x, 2)\n\n\ndef total(prices):\n    return _old_round(sum(prices))\n"
+)
+SHOP_TESTS = {
+    "tests/test_a.py": "from shop.a import total\n\n\ndef test_total():\n"
+    "    assert total([1, 2]) == 3\n",
+    "tests/test_b.py": "from shop.b import apply_discount\n\n\ndef test_alias():\n"
+    "    assert apply_discount(100, 10) == 90\n",
+}
+STRICT = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\nfilterwarnings = ["error"]\n'
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_a_test_failing_on_the_changes_new_options_and_none_of_its_lines_is_a_question(
+    tmp_path, control
+):
+    """The change tightens pytest's options (the base keeps its own: testpaths changed too) and
+    edits one module; a test of another, untouched module fails on its old warning, now an
+    error. Control: a test that runs the changed lines and fails on them still blocks."""
+    shop_a = "def total(prices):\n    return round(sum(prices), 2) + 1\n" if control else SHOP_A
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = [\".\"]\n\n" + eyeful_config(),
+        "shop/__init__.py": "", "shop/a.py": OLD_SHOP_A, "shop/b.py": SHOP_B, **SHOP_TESTS,
+    })  # fmt: skip
+    confirm(repo)
+    strict = STRICT.replace(
+        "[tool.pytest.ini_options]\n", '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+    )
+    stage(repo, {"pyproject.toml": strict + "\n" + eyeful_config(), "shop/a.py": shop_a})
+    done = review(repo, format="json")
+    if control:
+        assert done.exit_code == 1, done
+        assert "tests/test_a.py::test_total" in {f["test"] for f in done.json["regressions"]}
+        return
+    assert done.exit_code == 3, done
+    assert _kinds(done.json) == {"tests/test_b.py::test_alias": "unconfirmed"}, done
+    assert "the configuration, not the code, may be what fails it" in _notes(done.json)
