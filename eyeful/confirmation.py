@@ -31,6 +31,7 @@ from eyeful.focus import passable
 from eyeful.onbase import located
 from eyeful.regressions import (
     CONFIGURATION,
+    DATA,
     Context,
     Evidence,
     Seen,
@@ -46,7 +47,14 @@ from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import code_unchanged, config_kept, renamed_files, side_paths, side_tree
+from eyeful.testside import (
+    code_unchanged,
+    config_kept,
+    data_of_tests,
+    renamed_files,
+    side_paths,
+    side_tree,
+)
 from eyeful.worktrees import Worktree
 
 
@@ -117,6 +125,7 @@ def confirm(
         edited = set(side)
         layout = code_unchanged(repo, snap.base.tree, snap.head.tree, edited)
         own_config = config_kept(repo, snap.base.tree, snap.head.tree, side)
+        tests_data = data_of_tests(repo, snap.base.tree, snap.head.tree, side) if not layout else {}
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (
@@ -191,6 +200,7 @@ def confirm(
             layout
             or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
             or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config)
+            or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, bool(changed))
         )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
@@ -273,6 +283,30 @@ def _configured_not_ran(
     return (
         f"it ran none of the change's lines, and the change edits the pytest configuration in "
         f"{config}, {CONFIGURATION} (it kept its own)"
+    )
+
+
+def _data_not_ran(
+    test: str,
+    ran: dict[str, dict[str, list[int]]],
+    run: Run | None,
+    data: dict[str, set[str]],
+    code_changed: bool,
+) -> str | None:
+    """A test whose file names a data file the change edits that only the tests name
+    (:func:`eyeful.testside.data_of_tests`: a table of cases), and that ran none of the change's
+    Python lines (traced alone on the change, starting no process; or the change edits none):
+    the base ran its own data, so a new case may fail on the base's code too."""
+    named = sorted(path for path, files in data.items() if id_path(test) in files)
+    if not named:
+        return None
+    if code_changed:
+        lines = ran.get(test)
+        if run is None or lines is None or any(lines.values()) or run.started_processes:
+            return None
+    return (
+        f"it ran none of the change's lines, and the change edits {named[0]}, {DATA} (the "
+        "base ran with its own)"
     )
 
 

@@ -373,10 +373,17 @@ CONFIGURATION = "which the base did not run with"
 code, may be what fails the test (eyeful/confirmation.py)."""
 
 
+DATA = "data its tests name and the code does not"
+"""In a reason where a data file the change edits for its tests, not the code, may be what fails
+the test (eyeful/confirmation.py)."""
+
+
 def not_the_code(reason: str | None) -> str:
     """What a regression seen on every live run that does not block for ``reason`` means."""
     if reason is not None and CONFIGURATION in reason:
         return "the configuration, not the code, may be what fails it, so it does not block"
+    if reason is not None and DATA in reason:
+        return "the new data, not the code, may be what fails it, so it does not block"
     return REPRESENTATION
 
 

@@ -37,6 +37,7 @@ from eyeful.tomlcompat import tomllib
 __all__ = [
     "collection_changed",
     "config_kept",
+    "data_of_tests",
     "decides_outcomes",
     "docstrings_only",
     "read_text",
@@ -499,6 +500,39 @@ def _test_modules(collected: list[str]) -> tuple[set[str], set[str]]:
         else:
             paths.add(path)
     return paths, dotted
+
+
+def data_of_tests(
+    repo: pygit2.Repository, base: str, head: str, side: list[str]
+) -> dict[str, set[str]]:
+    """The files the change edits that are neither Python nor on the tests' side (``side``)
+    whose name the tests' Python files hold and no other Python file does (a table of cases a
+    test reads): each with the files of the tests that name it. {} where the tree is too big to
+    read (:data:`_MAX_WALKED` files)."""
+    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+    data = {
+        PurePosixPath(d.new_file.path).name.encode(): d.new_file.path
+        for d in diff.deltas
+        if not d.new_file.path.endswith(".py") and d.new_file.path not in side
+        and d.status_char() != "D"
+    }  # fmt: skip
+    if not data:
+        return {}
+    by_tests: dict[str, set[str]] = {}
+    by_code: set[str] = set()
+    for count, (path, entry) in enumerate(blobs(repo, tree_at(repo, head))):
+        if count > _MAX_WALKED:
+            return {}
+        if not path.endswith(".py") or entry.filemode not in REGULAR_FILE_MODES:
+            continue
+        text = blob_at(repo, entry.id).data
+        for name, changed in data.items():
+            if name in text:
+                if _of_the_tests(path):
+                    by_tests.setdefault(changed, set()).add(path)
+                else:
+                    by_code.add(changed)
+    return {path: files for path, files in by_tests.items() if path not in by_code}
 
 
 def config_kept(repo: pygit2.Repository, base: str, head: str, side: list[str]) -> str | None:

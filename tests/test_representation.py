@@ -319,3 +319,38 @@ def test_a_test_failing_on_the_changes_new_options_and_none_of_its_lines_is_a_qu
     assert done.exit_code == 3, done
     assert _kinds(done.json) == {"tests/test_b.py::test_alias": "unconfirmed"}, done
     assert "the configuration, not the code, may be what fails it" in _notes(done.json)
+
+
+# A table of cases the tests read, which the change extends (helper-45) -------------------------
+
+SLUG = "def slugify(text):\n    return '-'.join(text.lower().split())\n"
+SPEC_TEST = (
+    "import json\nfrom pathlib import Path\n\nfrom slug import slugify\n\n\n"
+    "def test_conformance():\n"
+    "    cases = json.loads((Path(__file__).parent.parent / 'spec' / 'cases.json').read_text())\n"
+    "    for given, want in cases:\n        assert slugify(given) == want, given\n"
+)
+CASES = '[["Hello World", "hello-world"]]\n'
+
+
+@pytest.mark.parametrize("control", [False, True])
+def test_a_new_case_in_the_tests_data_failing_on_old_code_is_a_question(tmp_path, control):
+    """The change adds one case to a table only the tests read: the base's code has always
+    failed it (no transliteration), but the base ran with its own table. Control: a change to
+    the code that breaks the table's old case still blocks."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI, "slug.py": SLUG,
+        "spec/cases.json": CASES, "tests/test_spec.py": SPEC_TEST,
+    })  # fmt: skip
+    confirm(repo)
+    if control:
+        stage(repo, {"slug.py": SLUG.replace("'-'", "'_'")})
+    else:
+        stage(repo, {"spec/cases.json": '[["Hello World", "hello-world"], ["Crème", "creme"]]\n'})
+    done = review(repo, format="json")
+    if control:
+        assert done.exit_code == 1, done
+        return
+    assert done.exit_code == 3, done
+    assert _kinds(done.json) == {"tests/test_spec.py::test_conformance": "unconfirmed"}, done
+    assert "the new data, not the code, may be what fails it" in _notes(done.json)
