@@ -29,6 +29,7 @@ from eyeful.confine import Refused, inside
 from eyeful.environment import EnvironmentKey
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
+from eyeful.metadata import metadata_sources
 from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
@@ -256,13 +257,15 @@ def _shown(command: str | IdCommand) -> str:
 
 
 def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | None:
-    """What setup depends on: its command and the blobs of its input files in ``tree_id``."""
+    """What setup depends on: its command and the blobs of its input files in ``tree_id``, and
+    what the project's metadata reads its version from (eyeful/metadata.py)."""
     setup = config.commands.setup
     venv = config.effective_isolate == "venv"
     if not setup:
         # An empty virtualenv is not the user's environment: results differ, so keys do too.
         return cache_key(setup=None, isolate="venv") if venv else None
-    inputs = _setup_inputs(repo, tree_at(repo, tree_id), config.setup_inputs)
+    tree = tree_at(repo, tree_id)
+    inputs = _setup_inputs(repo, tree, config.setup_inputs) | metadata_sources(repo, tree)
     if venv:
         return cache_key(setup=setup, inputs=inputs, isolate="venv")
     return cache_key(setup=setup, inputs=inputs)
