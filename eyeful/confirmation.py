@@ -51,6 +51,7 @@ from eyeful.testside import (
     code_unchanged,
     config_kept,
     data_of_tests,
+    imports_the_code,
     renamed_files,
     side_paths,
     side_tree,
@@ -126,6 +127,12 @@ def confirm(
         layout = code_unchanged(repo, snap.base.tree, snap.head.tree, edited)
         own_config = config_kept(repo, snap.base.tree, snap.head.tree, side)
         tests_data = data_of_tests(repo, snap.base.tree, snap.head.tree, side) if not layout else {}
+        # (a test of the data alone, an asset's checksum, is the data's: it blocks)
+        running = {
+            path for files in tests_data.values() for path in files
+            if imports_the_code(repo, snap.head.tree, path)
+        }  # fmt: skip
+        tests_data = {p: files & running for p, files in tests_data.items() if files & running}
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (

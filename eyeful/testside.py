@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
@@ -40,6 +41,7 @@ __all__ = [
     "data_of_tests",
     "decides_outcomes",
     "docstrings_only",
+    "imports_the_code",
     "read_text",
     "renamed_files",
     "side_paths",
@@ -186,28 +188,30 @@ def _of_the_tests(path: str) -> bool:
 
 def decides_outcomes(repo: pygit2.Repository, base: str, head: str) -> str | None:
     """A file of the tests the change edits that can decide the outcome of tests it does not
-    define: it holds (on either side) one of pytest's hooks that run a test, write its report or
-    set it up, or it is a conftest.py whose skips and expected failures differ. Both sides run
-    the change's test side (the base runs the change's tests), so what such a file makes of a
-    failure (a pass, a skip) is made alike on both: the runs are no evidence. None: no such
-    file."""
+    define: it holds (as the change has it) one of pytest's hooks that run a test, write its
+    report or set it up, or it is a conftest.py the change adds skips or expected failures to.
+    Both sides run the change's test side (the base runs the change's tests), so what such a
+    file makes of a failure (a pass, a skip) is made alike on both: the runs are no evidence.
+    None: no such file."""
     diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
     for delta in diff.deltas:
         old, path = delta.old_file.path, delta.new_file.path
         if not path.endswith(".py") or not _of_the_tests(path):
             continue
-        sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
-        hooks = sorted({m.decode() for data in sides if data for m in _OUTCOMES.findall(data)})
+        before, after = regular_file(repo, base, old), regular_file(repo, head, path)
+        hooks = sorted({m.decode() for m in _OUTCOMES.findall(after or b"")})
         if hooks:
             return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
         if PurePosixPath(path).name == "conftest.py":
-            lines = [
-                sorted(line.strip() for line in (data or b"").splitlines() if _SKIPS.search(line))
-                for data in sides
-            ]
-            if lines[0] != lines[1]:
-                return f"the change edits what {path} skips or expects to fail"
+            # Only what the change adds: a skip it took away hides nothing on the change.
+            had = Counter(_skip_lines(before))
+            if any(count > had[line] for line, count in Counter(_skip_lines(after)).items()):
+                return f"the change adds to what {path} skips or expects to fail"
     return None
+
+
+def _skip_lines(data: bytes | None) -> list[bytes]:
+    return [line.strip() for line in (data or b"").splitlines() if _SKIPS.search(line)]
 
 
 _LOAD_TESTS = re.compile(rb"\bload_tests\b")
@@ -533,6 +537,30 @@ def data_of_tests(
                 else:
                     by_code.add(changed)
     return {path: files for path, files in by_tests.items() if path not in by_code}
+
+
+def imports_the_code(repo: pygit2.Repository, tree: str, path: str) -> bool:
+    """Whether the Python file ``path`` of ``tree`` imports a module of the repository's code
+    (a top-level package or module, or one under ``src/``, that is not the tests'): a test that
+    runs the code, not one that reads files alone (an asset's checksum)."""
+    data = regular_file(repo, tree, path)
+    try:
+        parsed = ast.parse(data or b"")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True  # not known: as if it did
+    names: set[str] = set()
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    root = tree_at(repo, tree)
+    for name in names - {"tests", "test", "conftest"}:
+        for at in (name, f"src/{name}"):
+            for candidate in (f"{at}.py", f"{at}/__init__.py", at):
+                if _entry(root, candidate) is not None and not _NAMED_DIR.fullmatch(name):
+                    return True
+    return False
 
 
 def config_kept(repo: pygit2.Repository, base: str, head: str, side: list[str]) -> str | None:
