@@ -109,14 +109,14 @@ def side_paths(
     """The paths the change added, edited or deleted on its test side: with the files above, a
     module of ``documented`` (doctests collected from it) whose change is its docstrings alone
     (the doctests' side; with its code edited too, the file is the code)."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    touched = sorted({p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)})
+    deltas = _deltas(repo, base, head)
+    touched = sorted({p for d in deltas for p in (d.old, d.new)})
     if not touched:
         return []
     head_tree = tree_at(repo, head)
     modules, dotted = _test_modules(list(collected))
     dirs = _testpaths(repo, head_tree, rootdir or "") | _test_dirs(modules | dotted)
-    deleted = {d.old_file.path for d in diff.deltas if d.status_char() == "D"}
+    deleted = {d.old for d in deltas if d.status == "D"}
 
     named = _python_files(repo, head_tree, rootdir or "")
 
@@ -193,9 +193,8 @@ def decides_outcomes(repo: pygit2.Repository, base: str, head: str) -> str | Non
     Both sides run the change's test side (the base runs the change's tests), so what such a
     file makes of a failure (a pass, a skip) is made alike on both: the runs are no evidence.
     None: no such file."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    for delta in diff.deltas:
-        old, path = delta.old_file.path, delta.new_file.path
+    for delta in _deltas(repo, base, head):
+        old, path = delta.old, delta.new
         if not path.endswith(".py") or not _of_the_tests(path):
             continue
         before, after = regular_file(repo, base, old), regular_file(repo, head, path)
@@ -239,6 +238,34 @@ def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
     return None
 
 
+class _Delta:
+    """One file the change adds, edits or deletes, as a tree diff gives it (renames unpaired)."""
+
+    __slots__ = ("new", "old", "status")
+
+    def __init__(self, old: str, new: str, status: str) -> None:
+        self.old, self.new, self.status = old, new, status
+
+
+_DELTAS: dict[tuple[str, str, str], tuple[_Delta, ...]] = {}
+"""The trees' diffs by repository and trees (content-addressed, never stale): a review reads the
+same one for collection, outcomes, configuration, data and code (each a function below)."""
+
+
+def _deltas(repo: pygit2.Repository, base: str, head: str) -> tuple[_Delta, ...]:
+    key = (repo.path, base, head)
+    found = _DELTAS.get(key)
+    if found is None:
+        diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
+        found = tuple(
+            _Delta(d.old_file.path, d.new_file.path, d.status_char()) for d in diff.deltas
+        )
+        if len(_DELTAS) >= 16:
+            _DELTAS.clear()
+        _DELTAS[key] = found
+    return found
+
+
 _RENAMES: dict[tuple[str, str, str], dict[str, str]] = {}
 """renamed_files' answers by repository and trees (content-addressed, so never stale): a review
 asks more than once (what decides collection, where a test went)."""
@@ -268,9 +295,8 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
     collection hook, `pytest_plugins` or `load_tests` on either side), named in the reason;
     None when there is none: then the change's tests are the base's and those it added, with
     the code's own parametrizations."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    for delta in diff.deltas:
-        old, path = delta.old_file.path, delta.new_file.path
+    for delta in _deltas(repo, base, head):
+        old, path = delta.old, delta.new
         name = PurePosixPath(path).name
         if name in _ALWAYS:
             return f"the change edits {path}"
@@ -402,8 +428,7 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
     comments, docstrings and layout (each Python file it edits parses to the base's syntax,
     docstrings aside). A failure then is about how the code is written: its text, size, line
     numbers, docstrings."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    touched = {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
+    touched = {p for d in _deltas(repo, base, head) for p in (d.old, d.new)}
     configured = {
         p for p in touched - side
         if section_alone_differs(PurePosixPath(p).name, read_text(repo, base, p),
@@ -513,13 +538,11 @@ def data_of_tests(
     whose name the tests' Python files hold and no other Python file does (a table of cases a
     test reads): each with the files of the tests that name it. {} where the tree is too big to
     read (:data:`_MAX_WALKED` files)."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
     data = {
-        PurePosixPath(d.new_file.path).name.encode(): d.new_file.path
-        for d in diff.deltas
-        if not d.new_file.path.endswith(".py") and d.new_file.path not in side
-        and d.status_char() != "D"
-    }  # fmt: skip
+        PurePosixPath(d.new).name.encode(): d.new
+        for d in _deltas(repo, base, head)
+        if not d.new.endswith(".py") and d.new not in side and d.status != "D"
+    }
     if not data:
         return {}
     by_tests: dict[str, set[str]] = {}
@@ -567,9 +590,8 @@ def config_kept(repo: pygit2.Repository, base: str, head: str, side: list[str]) 
     """A configuration file whose pytest section the change edits and the base side did not
     take (``side``: what it took, :func:`side_paths`): the base ran with its own options there
     (testpaths, plugins, warning filters alike). None: the sections are alike, or shared."""
-    diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-    for delta in diff.deltas:
-        old, path = delta.old_file.path, delta.new_file.path
+    for delta in _deltas(repo, base, head):
+        old, path = delta.old, delta.new
         name = PurePosixPath(path).name
         if (
             name in CONFIG_FILES
