@@ -254,6 +254,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     collect_skips: dict[str, str] = {}
     imported: set[str] = set()
     shadowed: dict[str, str] = {}
+    hooks: set[str] = set()
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
@@ -360,6 +361,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             elif kind == "shadowed":
                 modules = records.as_dict(line.get("modules"))
                 shadowed |= {k: v for k, v in modules.items() if isinstance(v, str)}
+            elif kind == "outcome_hooks":
+                hooks.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -428,6 +431,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
         imported=sorted(imported),
         shadowed=shadowed,
+        outcome_hooks=sorted(hooks),
         sandboxed=sandboxed,
         executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
         executed_in_module={

@@ -269,6 +269,9 @@ class RunRecord(_Model):
     shadowed: dict[str, str] = Field(default_factory=dict)
     """pytest: the project's own top-level packages (named as a directory of the tree, or of its
     ``src``) imported from a file outside it, an installed copy: name -> that file."""
+    outcome_hooks: list[str] = Field(default_factory=list)
+    """pytest: the files (real paths) whose functions implement a hook that decides a test's
+    outcome (a conftest, a plugin the project loads), outside the installed distributions."""
     invocation: Invocation | None = None
     """pytest: which words of its command line it took as paths (None: not recorded, or more
     than one pytest process led the run)."""

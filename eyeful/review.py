@@ -257,7 +257,7 @@ def _regressions(
         report.did_not_run(Incomplete(side="change", tests=0, why=why, reached_no_test=True))
         return runner, change, None
     change = unreached.reach_every_test(runner, repo, snap, report, change)
-    _outcomes_told(repo, snap, report, runner)
+    _outcomes_told(repo, snap, report, runner, change)
     if change.status == "PASSED":
         return runner, change, None
     if change.tests_from in (None, "junit", "output"):
@@ -285,14 +285,18 @@ def _regressions(
     return runner, change, None
 
 
-def _outcomes_told(repo: pygit2.Repository, snap: Snapshot, report: Report, runner: Runner) -> None:
+def _outcomes_told(
+    repo: pygit2.Repository, snap: Snapshot, report: Report, runner: Runner, change: Run
+) -> None:
     """Clean needs outcomes the runner gave (eyeful/claims.py): where the change edits a file of
-    the tests that can turn a failure into a pass or a skip, both sides ran it, so no run of
-    this review shows what the change's code does to the tests it passed."""
+    the tests that can turn a failure into a pass or a skip, or a file whose functions the
+    change's run had decide outcomes (the probe's ``outcome_hooks``: a plugin under any name),
+    both sides ran it, so no run of this review shows what the change's code does to the tests
+    it passed."""
     if snap.base.tree == EMPTY_TREE:
         return
     with runner.lock_repo():
-        why = decides_outcomes(repo, snap.base.tree, snap.head.tree)
+        why = decides_outcomes(repo, snap.base.tree, snap.head.tree, change.outcome_hooks or [])
     if why is not None:
         report.note(
             f"{why}; the base runs the change's tests, so a test that passed or was skipped "

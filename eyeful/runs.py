@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 import shutil
 import tempfile
@@ -113,6 +114,10 @@ class Run(Model):
     started_processes: bool = Field(default=False, exclude=True)
     """A traced run's tests started a child process, whose lines go unseen (that they ran none
     of the change's lines is then not known)."""
+    outcome_hooks: list[str] | None = Field(default=None, exclude=True)
+    """pytest: the repository's files (paths in it) whose functions implement a hook that
+    decides a test's outcome in this run: one the change edits makes its passes no evidence
+    (eyeful/review.py)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -292,6 +297,13 @@ def _setup_inputs(
             if entry.type_str == "blob" and setup_input(path, patterns):
                 inputs[path] = str(entry.id)
     return inputs
+
+
+def _in_tree(paths: list[str], root: Path) -> list[str] | None:
+    """Real paths under the worktree ``root``, as paths in the repository; None when none is."""
+    real = str(root.resolve()) + os.sep
+    inside = [p[len(real) :] for p in paths if p.startswith(real)]
+    return sorted(inside) or None
 
 
 _RECENT = 4
@@ -745,6 +757,9 @@ class Runner:
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.looked_by_tests = said.looked_by_tests or None
             run.started_processes = said.started_processes
+            run.outcome_hooks = _in_tree(attempt.record.outcome_hooks, worktree.path) if (
+                attempt.record is not None
+            ) else None  # fmt: skip
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

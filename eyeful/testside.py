@@ -186,15 +186,20 @@ def _of_the_tests(path: str) -> bool:
     )
 
 
-def decides_outcomes(repo: pygit2.Repository, base: str, head: str) -> str | None:
+def decides_outcomes(
+    repo: pygit2.Repository, base: str, head: str, hooked: list[str] | None = None
+) -> str | None:
     """A file of the tests the change edits that can decide the outcome of tests it does not
     define: it holds (as the change has it) one of pytest's hooks that run a test, write its
     report or set it up, or it is a conftest.py the change adds skips or expected failures to.
     Both sides run the change's test side (the base runs the change's tests), so what such a
     file makes of a failure (a pass, a skip) is made alike on both: the runs are no evidence.
-    None: no such file."""
+    ``hooked``: the files whose functions implemented such a hook in the change's run (the
+    probe's ``outcome_hooks``), whatever their names. None: no such file."""
     for delta in _deltas(repo, base, head):
         old, path = delta.old, delta.new
+        if path in (hooked or ()) and delta.status != "D":
+            return f"the change edits {path}, whose functions decide outcomes in the change's run"
         if not path.endswith(".py") or not _of_the_tests(path):
             continue
         before, after = regular_file(repo, base, old), regular_file(repo, head, path)
@@ -214,6 +219,7 @@ def _skip_lines(data: bytes | None) -> list[bytes]:
 
 
 _LOAD_TESTS = re.compile(rb"\bload_tests\b")
+_TEST_MAIN = re.compile(rb"^func\s+TestMain\s*\(", re.M)  # it may set -test.run, or not call m.Run
 _MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
 
 
@@ -308,6 +314,9 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
             tags = [_go_constraints(repo, tree, p) for tree, p in ((base, old), (head, path))]
             if tags[0] != tags[1]:
                 return f"the change edits the build constraints of {path}"
+            sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
+            if any(_TEST_MAIN.search(data) for data in sides if data is not None):
+                return f"the change edits {path}, whose TestMain decides which tests run"
             continue
         if not name.endswith(".py"):
             continue

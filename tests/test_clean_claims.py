@@ -979,3 +979,39 @@ def test_a_conftest_the_change_gives_a_fixture_is_still_clean(tmp_path):
     stage(repo, {"tests/conftest.py": fixture, "calc.py": CALC + "\n# a comment\n"})
     proc = review(repo, format="json")
     assert proc.exit_code == 0, proc.stdout
+
+
+PASSING_REPORTS = (
+    "    outcome = yield\n    report = outcome.get_result()\n    if report.failed:\n"
+    "        report.outcome = 'passed'\n        report.longrepr = None\n"
+)
+HIDDEN_HOOKS = {
+    # A plugin outside the tests' directories, loaded by the root conftest (unchanged).
+    "a plugin under qa/": ("qa/plugin.py", "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                           "def pytest_runtest_makereport(item, call):\n" + PASSING_REPORTS),
+    # A hook under another name: only pytest's registration says what it is.
+    "a hook by another name": ("tests/conftest.py", "import pytest\n\n\n@pytest.hookimpl("
+                               "hookwrapper=True, specname='pytest_runtest_' + 'makereport')\n"
+                               "def pytest_tidy(item, call):\n" + PASSING_REPORTS),
+    # An object registered by a hook, its method set under a joined name.
+    "a registered object": ("tests/conftest.py", "import pytest\n\n\ndef _tidy(item, call):\n"
+                            + PASSING_REPORTS + "\n\nclass Tidy:\n    pass\n\n\n"
+                            "def pytest_configure(config):\n    tidy = Tidy()\n"
+                            "    setattr(tidy, 'pytest_runtest_' + 'makereport', "
+                            "pytest.hookimpl(hookwrapper=True)(_tidy))\n"
+                            "    config.pluginmanager.register(tidy, 'tidy')\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", HIDDEN_HOOKS)
+def test_a_hook_the_change_edits_to_pass_failures_is_no_evidence_under_any_name(tmp_path, how):
+    # The names say nothing (a plugin's directory, a hook's function, a registered object): the
+    # probe names the files whose functions pytest called for the outcome hooks (helper-46).
+    path, text = HIDDEN_HOOKS[how]
+    repo = _project(tmp_path, {"conftest.py": "pytest_plugins = ['qa.plugin']\n",
+                               "qa/__init__.py": "", "qa/plugin.py": "import pytest\n",
+                               "tests/conftest.py": "import pytest\n"})  # fmt: skip
+    stage(repo, {"calc.py": BROKEN_ADD, path: text})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    assert any(path in u["text"] and u["unverified"] for u in proc.json["uncertainty"]), proc.json

@@ -253,6 +253,29 @@ def test_a_build_constraint_the_change_puts_on_a_test_file_is_a_question(tmp_pat
     assert done.exit_code == 3, done
 
 
+MAIN_TEST = 'package enc\n\nimport (\n\t"os"\n\t"testing"\n)\n\n' + (
+    "func TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n"
+)
+NARROWING_MAIN = 'package enc\n\nimport (\n\t"flag"\n\t"os"\n\t"testing"\n)\n\n' + (
+    'func TestMain(m *testing.M) {\n\tflag.Parse()\n\tflag.Set("test.run", "^(TestOther)$")\n'
+    "\tos.Exit(m.Run())\n}\n"
+)
+
+
+@needs_go
+def test_a_testmain_the_change_edits_to_run_fewer_tests_is_a_question(tmp_path, go_env):
+    """The change breaks Upper and edits TestMain to run TestOther alone (go 1.19 has no
+    -test.skip): TestUpper is gone without a word, while its package still ran a test
+    (helper-46)."""
+    repo = _go_repo(tmp_path, {"enc/enc.go": ENC, "enc/enc_test.go": ENC_TEST,
+                               "enc/main_test.go": MAIN_TEST})  # fmt: skip
+    stage(repo, {"enc/enc.go": ENC.replace("ToUpper", "ToLower"),
+                 "enc/main_test.go": NARROWING_MAIN})  # fmt: skip
+    done = review(repo, format="json")
+    assert done.exit_code == 3, done
+    assert "example.com/m/enc.TestUpper" in _kinds(done.json), done
+
+
 @needs_go
 def test_a_go_test_named_in_text_without_its_package_is_run_by_its_name(tmp_path, go_env):
     """A command read as text (`-count 1`, a flag and its value) names `TestUpper` alone: it
@@ -495,6 +518,28 @@ def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
         path = "tests/more/test_tools.py" if how == "a-directory" else "tests/test_tools.py"
         assert _kinds(done.json) == {f"{path}::test_double": "newly_skipped"}, done
         assert done.exit_code == 3, done
+
+
+DISABLED = "def disabled(func):\n    func.__test__ = False\n    return func\n"
+
+
+def test_a_test_an_unchanged_helper_turns_off_is_a_question(tmp_path):
+    """The change breaks `double` and puts the tests' own `@disabled` (unchanged: it sets the
+    function's `__test__` to False) on its test: pytest skips it without a word, on both sides
+    alike (the base runs the change's tests). The base's own suite ran it (helper-46)."""
+    repo = _pytest_repo(tmp_path, {"tests/helpers.py": DISABLED, "pytest.ini": "[pytest]\n"
+                                   "pythonpath = . tests\n"})  # fmt: skip
+    off = TOOLS_TEST.replace("import tools\n", "import tools\nfrom helpers import disabled\n")
+    stage(
+        repo,
+        {
+            "tools.py": TOOLS.replace("x * 2", "x * 3"),
+            "tests/test_tools.py": off.replace("\n\ndef test", "\n\n@disabled\ndef test"),
+        },
+    )
+    done = review(repo, format="json")
+    assert done.exit_code == 3, done
+    assert _kinds(done.json) == {"tests/test_tools.py::test_double": "newly_skipped"}, done
 
 
 FORMATS = """FORMATS = {"json"}

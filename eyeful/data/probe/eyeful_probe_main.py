@@ -222,7 +222,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
     """Names of a collected module that name tests but hold None (a decorator of the code that
-    forgot its ``return``), and a module whose ``__test__`` is False (it may be the code's
+    forgot its ``return``) or a function whose ``__test__`` is False, and a module whose
+    ``__test__`` is False (it may be the code's
     flag): pytest collects nothing from them, and says nothing."""
     try:
         namespace = getattr(getattr(collector, "_obj", None), "__dict__", None) or {}
@@ -231,13 +232,23 @@ def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
         turned_off = namespace.get("__test__", True) is False  # `__test__ = code.FLAG`, say
         return turned_off + sum(
             1 for name, value in list(namespace.items())
-            if value is None and any(
+            if (value is None or _turned_off(value)) and any(
                 fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
                 for p in prefixes
             )
         )  # fmt: skip
     except Exception:  # never stop the run
         return 0
+
+
+def _turned_off(value: object) -> bool:
+    """A function whose ``__test__`` is False (a helper's `@disabled`): pytest skips it without a
+    word. (A class so marked is the usual way to name a helper `Test...`: not counted.)"""
+    return (
+        callable(value)
+        and not isinstance(value, type)
+        and (getattr(value, "__test__", True) is False)
+    )
 
 
 def _not_collected(modules: set[str], config: pytest.Config) -> int:
@@ -417,6 +428,40 @@ def _plugin_files(config: pytest.Config) -> list[str]:
         if isinstance(name, str):
             files.append(name)
     return files
+
+
+# pytest's hooks that run a test, write its report or status, set it up, or run the whole loop:
+# what an implementation of them makes of a failure (a pass, a skip) the report says.
+_OUTCOME_HOOKS = (
+    "pytest_runtest_makereport", "pytest_runtest_call", "pytest_pyfunc_call",
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_report_teststatus",
+    "pytest_runtest_logreport", "pytest_runtestloop",
+)  # fmt: skip
+
+
+def _outcome_hook_files(config: pytest.Config) -> list[str]:
+    """The files (real paths) whose functions implement an outcome hook in this run, outside
+    the standard library, the installed distributions and this probe: a conftest, a plugin the
+    project loads (`pytest_plugins`, `-p`), an object registered by a hook, under any name
+    (``specname``)."""
+    found: set[str] = set()
+    libraries = library_roots()
+    for name in _OUTCOME_HOOKS:
+        caller = getattr(config.hook, name, None)
+        for impl in caller.get_hookimpls() if caller is not None else []:
+            function = impl.function
+            for _ in range(20):  # through decorators that keep what they wrap
+                wrapped = getattr(function, "__wrapped__", None)
+                if wrapped is None:
+                    break
+                function = wrapped
+            code = getattr(function, "__code__", None)
+            if code is None:
+                continue
+            path = os.path.realpath(code.co_filename)
+            if path != os.path.realpath(__file__) and not path.startswith(libraries):
+                found.add(path)
+    return sorted(found)
 
 
 def _distributing(config: pytest.Config) -> bool:
@@ -1023,6 +1068,9 @@ class _Probe:
             shadowed = _shadowed([os.getcwd(), str(getattr(self.config, "rootpath", "") or "")])
             if shadowed:
                 self._line({"t": "shadowed", "modules": shadowed})
+            hooks = _outcome_hook_files(self.config)
+            if hooks:
+                self._line({"t": "outcome_hooks", "files": hooks[:200]})
             if (
                 self.deselected
                 or self.uncollected
