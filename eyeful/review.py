@@ -40,7 +40,7 @@ from eyeful.runs import Progress, Run, Runner, Silent, setup_key, suite_run
 from eyeful.shell import parallel_map
 from eyeful.snapshot import EMPTY_TREE, Snapshot, blob_at, open_repository
 from eyeful.testlines import locate_tests
-from eyeful.testside import decides_outcomes, side_tree
+from eyeful.testside import decides_outcomes, links_outside, side_tree
 from eyeful.treelinks import resolve_in_tree
 from eyeful.unrunnable import CONFTEST_FAILED
 from eyeful.worktrees import WorktreePool
@@ -120,6 +120,13 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
             unverified=True,
         )
     repo = open_repository(request.paths)
+    if snap.base.tree != EMPTY_TREE:
+        for link in links_outside(repo, snap.base.tree, snap.head.tree):
+            report.note(
+                f"the change points a link out of the repository (`{link}`); eyeful's worktrees "
+                "lie elsewhere, so what it leads to there was not what it changes: not tested",
+                unverified=True,
+            )
     state = request.paths.state_dir
     pool = WorktreePool(request.paths, repo, max(2, request.jobs), base=snap.base.commit)
     fresh: Runner | None = None

@@ -366,6 +366,8 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
     why = _why_not(said, result, context, failing, junit_missing)
     if why is not None:
         said.status, said.reason = "ERROR", why
+    elif said.status == "PASSED" and failing:
+        said.status = "FAILED"  # the output names a failing test, whatever the exit code says
     # pytest exits 5 when it collected no test at all (an empty base, say): every test is
     # then absent there, which is a known answer rather than an unnamed failure.
     no_tests = result.exit_code == 5 and not outcomes and "no tests ran" in result.tail

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -42,6 +43,7 @@ __all__ = [
     "decides_outcomes",
     "docstrings_only",
     "imports_the_code",
+    "links_outside",
     "read_text",
     "renamed_files",
     "side_paths",
@@ -172,8 +174,31 @@ _OUTCOMES = re.compile(
     rb"pytest_(?:runtest_(?:makereport|call|protocol|setup|logreport)|pyfunc_call"
     rb"|report_teststatus|runtestloop)"
 )
+# In a test helper's unittest.TestCase: the methods that run a test or record its outcome.
+_RUNS_CASES = re.compile(
+    rb"def\s+(?:run|debug|__call__|_callTestMethod|_callSetUp|_callTearDown|_callCleanup"
+    rb"|addFailure|addError|addSkip|addExpectedFailure|addSubTest)\s*\(\s*self"
+)
 # In a conftest.py: what skips or expects failure for the tests below it (a fixture, a hook).
 _SKIPS = re.compile(rb"\b(?:skip|skipif|xfail|importorskip|add_marker)\b")
+
+
+def links_outside(repo: pygit2.Repository, base: str, head: str) -> list[str]:
+    """Symbolic links the change adds or points elsewhere whose target leads out of the tree
+    (an absolute path, or ``..`` past its root): eyeful's worktrees lie elsewhere, so what they
+    lead to there is not what the user's tree has. Each as ``path -> target``."""
+    out = []
+    for delta in _deltas(repo, base, head):
+        if delta.status == "D" or delta.mode != pygit2.enums.FileMode.LINK:
+            continue
+        entry = _entry(tree_at(repo, head), delta.new)
+        if entry is None:
+            continue
+        target = blob_at(repo, entry.id).data.decode("utf-8", "replace")
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(delta.new), target))
+        if target.startswith("/") or joined == ".." or joined.startswith("../"):
+            out.append(f"{delta.new} -> {target}")
+    return out
 
 
 def _of_the_tests(path: str) -> bool:
@@ -206,6 +231,9 @@ def decides_outcomes(
         hooks = sorted({m.decode() for m in _OUTCOMES.findall(after or b"")})
         if hooks:
             return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
+        if after and b"TestCase" in after and (found := _RUNS_CASES.search(after)):
+            method = found.group(0).split(b"(")[0].split()[-1].decode()
+            return f"the change edits {path}, whose test case's {method} decides outcomes"
         if PurePosixPath(path).name == "conftest.py":
             # Only what the change adds: a skip it took away hides nothing on the change.
             had = Counter(_skip_lines(before))
@@ -247,10 +275,10 @@ def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
 class _Delta:
     """One file the change adds, edits or deletes, as a tree diff gives it (renames unpaired)."""
 
-    __slots__ = ("new", "old", "status")
+    __slots__ = ("mode", "new", "old", "status")
 
-    def __init__(self, old: str, new: str, status: str) -> None:
-        self.old, self.new, self.status = old, new, status
+    def __init__(self, old: str, new: str, status: str, mode: int) -> None:
+        self.old, self.new, self.status, self.mode = old, new, status, mode
 
 
 _DELTAS: dict[tuple[str, str, str], tuple[_Delta, ...]] = {}
@@ -264,7 +292,8 @@ def _deltas(repo: pygit2.Repository, base: str, head: str) -> tuple[_Delta, ...]
     if found is None:
         diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
         found = tuple(
-            _Delta(d.old_file.path, d.new_file.path, d.status_char()) for d in diff.deltas
+            _Delta(d.old_file.path, d.new_file.path, d.status_char(), d.new_file.mode)
+            for d in diff.deltas
         )
         if len(_DELTAS) >= 16:
             _DELTAS.clear()

@@ -376,6 +376,35 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
     assert user_state(repo) == before
 
 
+def test_a_change_that_points_a_link_out_of_the_repository_cannot_be_clean(tmp_path):
+    # vendor/mathlib leads out of the repository (`../../ext/...`): in eyeful's worktrees, which
+    # lie elsewhere, it dangles on both sides, so the import fails alike there; the change
+    # points it at a broken version. Not tested, so not clean (helper-46).
+    ext = tmp_path / "ext"
+    for version, body in (("1.0", CALC), ("2.0", BROKEN_ADD)):
+        (ext / version / "mathlib").mkdir(parents=True)
+        (ext / version / "mathlib" / "__init__.py").write_text(body)
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\npythonpath = . vendor\n",
+        "tests/test_calc.py": "from mathlib import add\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5\n",
+    })  # fmt: skip
+    (repo / "vendor").mkdir()
+    (repo / "vendor" / "mathlib").symlink_to("../../ext/1.0/mathlib")
+    git(repo, "add", "vendor")
+    git(repo, "commit", "-q", "-m", "vendor mathlib 1.0")
+    confirm(repo)
+    (repo / "vendor" / "mathlib").unlink()
+    (repo / "vendor" / "mathlib").symlink_to("../../ext/2.0/mathlib")
+    git(repo, "add", "vendor")
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    notes = [
+        u for u in proc.json["uncertainty"] if "points a link out of the repository" in u["text"]
+    ]
+    assert [u["unverified"] for u in notes] == [True], proc.json["uncertainty"]
+
+
 def test_a_change_that_moves_a_submodule_cannot_be_clean(tmp_path):
     # The code lives in a submodule; the change only points it at a commit that breaks `add`.
     # eyeful does not check submodules out, so the tests fail alike on both sides: what the bump

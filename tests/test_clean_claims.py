@@ -1015,3 +1015,29 @@ def test_a_hook_the_change_edits_to_pass_failures_is_no_evidence_under_any_name(
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.stdout
     assert any(path in u["text"] and u["unverified"] for u in proc.json["uncertainty"]), proc.json
+
+
+BASE_CASE = "import unittest\n\n\nclass TestCase(unittest.TestCase):\n    maxDiff = None\n"
+SWALLOWING_CASE = BASE_CASE + (
+    "\n    def _callTestMethod(self, method):\n        try:\n            method()\n"
+    "        except self.failureException:\n            pass\n"
+)
+CASE_TESTS = (
+    "from calc import add\nfrom tests.base import TestCase\n\n\nclass TestAdd(TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+@pytest.mark.parametrize("runner", ["unittest", "pytest"])
+def test_a_test_case_base_the_change_edits_to_swallow_failures_is_no_evidence(tmp_path, runner):
+    # tests/base.py's TestCase, which every test derives from, swallows assertion failures
+    # after the change, under `python -m unittest` and under pytest alike (helper-46).
+    command = f"{shlex.quote(PYTHON)} -m unittest" if runner == "unittest" else PYTEST
+    repo = _project(tmp_path, {"tests/__init__.py": "", "tests/base.py": BASE_CASE,
+                               "tests/test_calc.py": CASE_TESTS},
+                    test=command)  # fmt: skip
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/base.py": SWALLOWING_CASE})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    assert any("tests/base.py" in u["text"] and "_callTestMethod" in u["text"]
+               for u in proc.json["uncertainty"]), proc.json  # fmt: skip

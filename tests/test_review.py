@@ -216,6 +216,18 @@ def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
     assert [r["test"] for r in report["regressions"]] == ["tests/test_calc.py::test_add"]
 
 
+def test_a_failing_test_the_output_names_is_a_failure_whatever_the_exit_code(tmp_path):
+    # The command swallows pytest's exit status (`|| echo`), and eyeful keeps no record of it
+    # (the probe is unset): the output still names the failing test, and that decides.
+    bare = f"env -u PYTEST_PLUGINS -u PYTEST_ADDOPTS {PYTEST}"
+    config = eyeful_config(f"{bare} || echo tolerated", test_one=f"{bare} {{test}}")
+    repo = _confirmed_project(tmp_path, config)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 1, proc.stdout
+    assert [r["test"] for r in proc.json["regressions"]] == ["tests/test_calc.py::test_add"]
+
+
 def test_a_suite_without_test_names_is_compared_as_a_whole(tmp_path):
     check = f"{shlex.quote(PYTHON)} check.py"
     repo = make_repo(
