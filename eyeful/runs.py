@@ -168,6 +168,7 @@ class Run(Model):
         entry["rootdir"] = self.rootdir
         entry["narrowed"] = self.narrowed
         entry["mapped"] = self.mapped
+        entry["outcome_hooks"] = self.outcome_hooks  # a clean from the cache needs it too
         return entry
 
     def test_files(self) -> list[str]:
