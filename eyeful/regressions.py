@@ -29,6 +29,7 @@ from eyeful.claims import Context as Context
 from eyeful.claims import Evidence as Evidence
 from eyeful.claims import Seen as Seen
 from eyeful.claims import decide as decide
+from eyeful.classtests import class_defines
 from eyeful.evidence import EXCERPT_LINES, module_seen
 from eyeful.failures import Failure, report_cause
 from eyeful.go_records import go_package, split_go_id
@@ -135,6 +136,8 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
         # The parameters (after the first `[`) may hold anything, `::` included.
         parts = rest.split("[", 1)[0].split("::")
         text = blob.data.decode(errors="replace")
+        if len(parts) > 1 and (said := class_defines(text, parts[:-1], parts[-1])) is not None:
+            return said
         if re.search(rf"\bdef {re.escape(parts[-1])}\b", text) is not None:
             return True
         # A test its class inherits (a mixin of checks in another module): the class is here.
@@ -164,11 +167,16 @@ def file_unchanged(repo: pygit2.Repository, base: str, head: str, test: str) -> 
     elif "/" in test or "." not in test:
         return False
     else:
+        # The module the id names: its longest prefix that is a file (not the packages above
+        # it, whose `__init__.py` the change may leave alone while it edits the module).
         parts = test.split(".")
-        names = {f"{'/'.join(parts[:cut])}{end}" for cut in range(1, len(parts) + 1)
-                 for end in (".py", "/__init__.py")}  # fmt: skip
-        paths = [p for p, _ in blobs(repo, tree_at(repo, head)) if p in names or any(
-            p.endswith("/" + n) for n in names)]  # fmt: skip
+        every = [p for p, _ in blobs(repo, tree_at(repo, head)) if p.endswith(".py")]
+        paths = []
+        for cut in range(len(parts), 0, -1):
+            names = {f"{'/'.join(parts[:cut])}{end}" for end in (".py", "/__init__.py")}
+            paths = [p for p in every if p in names or any(p.endswith("/" + n) for n in names)]
+            if paths:
+                break
     old, new = tree_at(repo, base), tree_at(repo, head)
     for path in paths:
         try:
@@ -199,6 +207,10 @@ def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool 
             return True  # a module's own id (it skipped itself: unittest.SkipTest at import)
         if found:
             names = parts[cut:]
+            if len(names) > 1 and len(found) == 1 and found[0].filemode in REGULAR_FILE_MODES:
+                text = blob_at(repo, found[0].id).data.decode(errors="replace")
+                if (said := class_defines(text, names[:-1], names[-1])) is not None:
+                    return said
             pattern = rf"\bdef {re.escape(names[-1])}\b"
             if len(names) > 1:
                 pattern += rf"|\bclass {re.escape(names[-2])}\b"

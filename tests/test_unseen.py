@@ -633,3 +633,37 @@ def test_a_test_another_branch_collected_is_no_question_where_the_bases_suite_ha
     done = review(repo, format="json")
     assert _kinds(done.json) == {}, done
     assert done.exit_code == 0, done
+
+
+CLASS_TESTS = {
+    "unittest": "import unittest\n\nfrom tools import double\n\n\nclass ToolsTest(unittest.TestCase):\n"
+    "    def test_double(self):\n        self.assertEqual(double(2), 4)\n\n"
+    "    def test_double_zero(self):\n        self.assertEqual(double(0), 0)\n",
+    "pytest": "from tools import double\n\n\nclass TestTools:\n"
+    "    def test_double(self):\n        assert double(2) == 4\n\n"
+    "    def test_double_zero(self):\n        assert double(0) == 0\n",
+}
+
+
+@pytest.mark.parametrize("runner", list(CLASS_TESTS))
+@pytest.mark.parametrize("edit", ["delete", "rename"])
+def test_a_test_method_the_change_deletes_from_a_class_that_stays_is_no_question(
+    tmp_path, runner, edit
+):
+    """The base's suite is cached (an earlier review); the change deletes (or renames) one test
+    method of a class it keeps, deriving from unittest's TestCase alone or from nothing: the
+    method is gone, not "still defined" (helper-47, cachetools 59d4db2)."""
+    test = f"{shlex.quote(PYTHON)} -m unittest" if runner == "unittest" else PYTEST
+    files = {"tests/__init__.py": "", "tests/test_tools.py": CLASS_TESTS[runner],
+             "tests/test_other.py": OTHER}  # fmt: skip
+    repo = _pytest_repo(tmp_path, files, test=test)
+    stage(repo, {"tools.py": TOOLS + "\n# a comment\n"})
+    assert review(repo).exit_code == 0  # the earlier review: the base's suite is cached
+    git(repo, "commit", "-qm", "a comment")
+    kept = CLASS_TESTS[runner].split("\n\n    def test_double_zero")[0] + "\n"
+    if edit == "rename":
+        kept = CLASS_TESTS[runner].replace("test_double_zero", "test_double_of_zero")
+    stage(repo, {"tests/test_tools.py": kept})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done
+    assert _kinds(done.json) == {}, done
