@@ -17,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+
+from eyeful.worktrees import STOP
 
 _SHOWN = 3
 
@@ -110,6 +112,22 @@ def config_from_user_tree(
         "up to your tree's. Commit (or stage) the pytest configuration the tests need, so each "
         "side runs with its own"
     )
+
+
+@contextlib.contextmanager
+def config_stop(worktree: Path) -> Iterator[None]:
+    """An empty pytest configuration at ``worktree``'s root while the block runs, so pytest stops
+    looking there (as in a clone of the tree, where nothing lies above), then removed: the next
+    checkout's tree must not find it. One the tree has is never touched."""
+    marker = worktree / STOP
+    if marker.exists() or marker.is_symlink():
+        yield
+        return
+    marker.write_text("[pytest]\n", encoding="utf-8")
+    try:
+        yield
+    finally:
+        marker.unlink(missing_ok=True)
 
 
 _MAX_COMPARED = 2_000  # files of an installed copy compared with the tree's

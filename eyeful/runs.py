@@ -690,6 +690,14 @@ class Runner:
         self.progress.finished(run)
         return run
 
+    def _leaked(self, attempt: testrun.Attempt, worktree: Worktree) -> str | None:
+        """Why a pytest run took its configuration from the user's working tree, or None."""
+        if attempt.record is None or attempt.record.runner != "pytest":
+            return None
+        return imports.config_from_user_tree(
+            attempt.record.rootdir, attempt.record.inifile, worktree.path, self.pool.paths.root
+        )
+
     def _run_tests(
         self,
         worktree: Worktree,
@@ -717,19 +725,23 @@ class Runner:
         self.progress.started(f"{label} on the {side}", command)
         env = project_env() if env is None else env
         attempt = self._attempt(worktree, given, env, report, trace, jail, reach)
-        wrong = attempt.imported_from(self.pool.paths.root)
-        if wrong:
-            roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
-            attempt = self._attempt(
-                worktree, given, imports.with_roots_first(env, roots), report, trace, jail, reach
-            )
+        with contextlib.ExitStack() as stop:
+            if self._leaked(attempt, worktree) is not None:
+                # The tree has no pytest configuration where pytest looks, and pytest went up to
+                # the user's (eyeful's worktrees lie inside it): once more, stopped at the
+                # worktree's root, as in a clone of the tree, where there is nothing above.
+                stop.enter_context(imports.config_stop(worktree.path))
+                attempt = self._attempt(worktree, given, env, report, trace, jail, reach)
             wrong = attempt.imported_from(self.pool.paths.root)
+            if wrong:
+                roots = imports.worktree_roots(wrong, self.pool.paths.root, worktree.path)
+                attempt = self._attempt(
+                    worktree, given, imports.with_roots_first(env, roots), report, trace, jail,
+                    reach,
+                )  # fmt: skip
+                wrong = attempt.imported_from(self.pool.paths.root)
+            leaked = self._leaked(attempt, worktree)
         run = self._record(side, name, command, tree, attempt.result)
-        leaked = None
-        if attempt.record is not None and attempt.record.runner == "pytest":
-            leaked = imports.config_from_user_tree(
-                attempt.record.rootdir, attempt.record.inifile, worktree.path, self.pool.paths.root
-            )
         stale = imports.stale_copies(attempt.record.shadowed, worktree.path) if (
             attempt.record is not None
         ) else []  # fmt: skip

@@ -25,6 +25,10 @@ from eyeful.errors import EyefulError
 from eyeful.gitutil import WORKTREE_PREFIX, WORKTREES_DIR, RepoPaths, git
 from eyeful.shell import check_cancelled
 
+STOP = ".pytest.ini"
+"""The configuration file eyeful puts at a worktree's root for one run whose tree has none where
+pytest looks (eyeful/imports.py ``config_stop``): an empty ``[pytest]`` section."""
+
 # A commit with no parent (no history known) is dated 1980-01-02: a zip's first date, as tools
 # that stamp a build with the last commit's time need one.
 _SIGNATURE = pygit2.Signature("eyeful", "eyeful@localhost", 315_619_200, 0)
@@ -202,11 +206,22 @@ class Worktree:
         else:
             git("clean", "-ffdq", cwd=self.path)
         self.taint_mark.unlink(missing_ok=True)
+        self._unstop(repo, tree)
         changed = _between(repo, old, commit) if old is not None else None
         if changed is None:
             changed = _names(git("ls-files", "-z", cwd=self.path).stdout)
         self.stamp(sorted(set(changed) | set(dirty)))
         return whole
+
+    def _unstop(self, repo: pygit2.Repository, tree: str) -> None:
+        """The empty pytest configuration a run cut short left at the root (eyeful/imports.py
+        ``config_stop``), where the tree does not have one: an ignored file that `git clean`
+        keeps would otherwise decide the next tree's configuration."""
+        stop = self.path / STOP
+        if stop.exists() or stop.is_symlink():
+            found = repo.get(tree)
+            if not isinstance(found, pygit2.Tree) or STOP not in found:
+                stop.unlink(missing_ok=True)
 
     def stamp(self, paths: list[str]) -> None:
         """Give ``paths`` a modification time later than anything built in this worktree before.

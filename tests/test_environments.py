@@ -30,6 +30,7 @@ from tests.gitrepo import (
     python_project,
     report_json,
     stage,
+    user_state,
     write,
 )
 
@@ -495,18 +496,40 @@ def _stat(path: str) -> os.stat_result | None:
         return None
 
 
-def test_pytest_configuration_read_from_your_tree_is_no_result(tmp_path):
+def test_pytest_configuration_in_your_tree_is_not_the_reviewed_trees(tmp_path):
     """Neither side has a pytest configuration; the working tree has one, untracked. pytest,
     looking upward from eyeful's worktree (under `.git`), found it and ran both sides with it:
-    ids like `.git/eyeful/worktrees/wt-0/tests/...`, and whatever it says (`-k`) decided."""
+    ids like `.git/eyeful/worktrees/wt-0/tests/...`, and whatever it says (`-k`) decided. Each
+    side now runs as in a clone of its tree, where nothing lies above: with no configuration."""
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": CALC,
                                          "tests/test_calc.py": CALC_TESTS})  # fmt: skip
     confirm(repo)
     stage(repo, {"calc.py": BROKEN_ADD})
     write(repo, {"pytest.ini": '[pytest]\naddopts = -k "not test_add"\n'})
+    before = user_state(repo)
     done = review(repo, format="json")
-    assert done.exit_code == 3, done.markdown
-    assert "pytest.ini" in done.markdown and "outside the checkout" in done.markdown, done.markdown
+    assert done.exit_code == 1, done.markdown
+    assert [f["test"] for f in done.json["regressions"]] == ["tests/test_calc.py::test_add"]
+    assert user_state(repo) == before
+
+
+def test_a_change_that_adds_the_pytest_configuration_the_base_lacks_compares_alike(tmp_path):
+    """The change adds `[tool.pytest.ini_options]` to a pyproject.toml whose base has none, and a
+    test fails on both sides alike (helper-47, toolz af7f85a): the base's run, finding no
+    configuration in its tree, went up to the working tree's and was lost (exit 3)."""
+    pyproject = '[project]\nname = "calc"\nversion = "0"\n\n' + eyeful_config()
+    failing = CALC_TESTS + "\n\ndef test_installed():\n    import calc_plugin  # noqa: F401\n"
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": pyproject, "calc.py": CALC,
+                                         "tests/test_calc.py": failing})  # fmt: skip
+    confirm(repo)
+    with_config = pyproject.replace(
+        'version = "0"\n', 'version = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["."]\n'
+    )
+    stage(repo, {"pyproject.toml": with_config})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done.markdown
+    kinds = {f["test"]: f["kind"] for f in done.json["other_failures"]}
+    assert kinds == {"tests/test_calc.py::test_installed": "pre_existing"}, done.json
 
 
 PKG = "def add(a, b):\n    return a + b\n"

@@ -636,7 +636,8 @@ def test_a_test_another_branch_collected_is_no_question_where_the_bases_suite_ha
 
 
 CLASS_TESTS = {
-    "unittest": "import unittest\n\nfrom tools import double\n\n\nclass ToolsTest(unittest.TestCase):\n"
+    "unittest": "import unittest\n\nfrom tools import double\n\n\n"
+    "class ToolsTest(unittest.TestCase):\n"
     "    def test_double(self):\n        self.assertEqual(double(2), 4)\n\n"
     "    def test_double_zero(self):\n        self.assertEqual(double(0), 0)\n",
     "pytest": "from tools import double\n\n\nclass TestTools:\n"
