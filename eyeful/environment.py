@@ -78,6 +78,7 @@ for entry in sys.path:
             read.append(" ".join([name, stamp(full), stamp(os.path.join(full, "METADATA")),
                                   stamp(os.path.join(full, "PKG-INFO"))]))
 impl = getattr(sys, "implementation", None)
+site = sys.modules.get("site")
 try:
     shown = ascii
 except NameError:
@@ -89,26 +90,115 @@ print("eyeful-interpreter " + shown({
     "executable": sys.executable,
     "prefix": sys.prefix,
     "base_prefix": getattr(sys, "base_prefix", None),
+    "user_site": getattr(site, "USER_SITE", None) if getattr(site, "ENABLE_USER_SITE", 0) else None,
     "read": read,
 }))
 """
+_SUFFIXES = (".dist-info", ".egg-info", ".egg-link", ".egg", ".pth")
 
 
-def _said(text: str) -> dict[str, object]:
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def _read_again(read: list[str]) -> list[str]:
+    """What :data:`_PROBE` reads, read again in this process from the ``sys.path`` entries it
+    named (its ``path`` lines): the same list while nothing installed there changed."""
+    out: list[str] = []
+    for line in read:
+        if not line.startswith("path "):
+            continue
+        entry = Path(line[len("path ") :])
+        out.append(line)
+        if not entry.is_dir():
+            out.append(_stamp(entry))
+            continue
+        try:
+            names = sorted(p.name for p in entry.iterdir())
+        except OSError:
+            out.append("unlistable")
+            continue
+        for name in names:
+            if name.endswith(_SUFFIXES):
+                full = entry / name
+                stamps = [_stamp(full), _stamp(full / "METADATA"), _stamp(full / "PKG-INFO")]
+                out.append(" ".join([name, *stamps]))
+    return out
+
+
+_ANSWERS: dict[tuple[object, ...], tuple[dict[str, object], list[str]]] = {}
+"""Interpreters asked by this process (a suite's in-process reviews, an eval), by what their
+answer depends on besides the files they read (:func:`_answer_key`), with those files' reading:
+asked again only when a reading differs (:func:`_answered`)."""
+_ANSWERS_LOCK = threading.Lock()
+
+
+def _answer_key(python: str, env: Mapping[str, str], site: bool) -> tuple[object, ...] | None:
+    """What an interpreter's answer depends on besides what it reads: the file run and its
+    identity, a virtualenv's ``pyvenv.cfg``, the variables Python reads at start (``PYTHON*``,
+    HOME for the user's site-packages). None for anything but a binary (a version manager's
+    shim decides by the directory it runs in and more: always asked)."""
+    try:
+        real = Path(python).resolve()
+        with real.open("rb") as handle:
+            if handle.read(4) != b"\x7fELF":
+                return None
+        st = real.stat()
+    except OSError:
+        return None
+    here = Path(python).parent
+    configs = tuple(_stamp(d / "pyvenv.cfg") for d in (here, here.parent))
+    variables = tuple(
+        sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") or k == "HOME")
+    )
+    return (python, str(real), st.st_ino, st.st_mtime_ns, st.st_size, site, configs, variables)
+
+
+def _answered(key: tuple[object, ...] | None) -> dict[str, object] | None:
+    """The answer this process got from the same interpreter, where what it read is still what
+    it would read (the same installed distributions, `.pth` files and user site-packages)."""
+    if key is None:
+        return None
+    with _ANSWERS_LOCK:
+        found = _ANSWERS.get(key)
+    if found is None:
+        return None
+    said, read = found
+    user_site = said.get("user_site")
+    if isinstance(user_site, str) and Path(user_site).is_dir() != (f"path {user_site}" in read):
+        return None  # the user's site-packages came or went: sys.path is not what it was
+    return _digested(said, read) if _read_again(read) == read else None
+
+
+def _digested(said: dict[str, object], read: list[str]) -> dict[str, object]:
+    digest = hashlib.sha256()
+    for item in read:
+        digest.update(item.encode("utf-8", "surrogateescape") + b"\0")
+    return {**said, "distributions": digest.hexdigest()}
+
+
+def _said(text: str, key: tuple[object, ...] | None = None) -> dict[str, object]:
     """What an interpreter said (:data:`_PROBE`), with the digest of what it read in place of
-    the list: the same value the probe computed itself before it printed the list instead."""
+    the list: the same value the probe computed itself before it printed the list instead.
+    With ``key``, remembered for the next time this process asks (:func:`_answered`)."""
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return {"unusable": "unreadable"}
     if not isinstance(value, dict) or not isinstance(value.get("read"), list):
         return {"unusable": "unreadable"}
-    digest = hashlib.sha256()
-    for item in value.pop("read"):
-        if isinstance(item, bytes):  # Python 2's str
-            item = item.decode("utf-8", "surrogateescape")
-        digest.update(str(item).encode("utf-8", "surrogateescape") + b"\0")
-    return {**value, "distributions": digest.hexdigest()}
+    read = [
+        item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else str(item)
+        for item in value.pop("read")  # (Python 2's str is bytes)
+    ]
+    if key is not None and all(isinstance(k, str) for k in value):
+        with _ANSWERS_LOCK:
+            _ANSWERS[key] = (value, read)
+    return _digested(value, read)
 
 
 class _Probe:
@@ -118,6 +208,10 @@ class _Probe:
         self.started = time.monotonic()
         self.proc: subprocess.Popen[bytes] | None = None
         self.failed: str | None = None
+        self.key = _answer_key(python, env, site)
+        self.known = _answered(self.key)
+        if self.known is not None:
+            return
         argv = [python, *([] if site else ["-S"]), "-c", _PROBE]
         try:
             self.proc = subprocess.Popen(
@@ -135,6 +229,8 @@ class _Probe:
         track(self.proc.pid)
 
     def result(self) -> dict[str, object]:
+        if self.known is not None:
+            return self.known
         if self.proc is None:
             return {"unusable": self.failed}
         try:
@@ -150,7 +246,7 @@ class _Probe:
         said = [line[len(_MARK) :] for line in lines if line.startswith(_MARK)]
         if self.proc.returncode != 0 or not said:
             return {"unusable": f"exit {self.proc.returncode}"}
-        return _said(said[-1])
+        return _said(said[-1], self.key)
 
 
 def _pythons(path: str) -> dict[str, list[str] | None]:

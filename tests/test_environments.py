@@ -581,3 +581,27 @@ def test_an_installed_copy_whose_version_file_a_build_wrote_is_the_trees(tmp_pat
     done = review(repo, format="json")
     assert done.json["incomplete"] == [], done
     assert done.exit_code == 0, done
+
+
+def test_an_interpreter_asked_again_in_one_process_is_read_not_started(tmp_path):
+    """A second review in the same process (the suite's, an eval's) reads what the interpreter
+    read before instead of starting it again, and asks it again as soon as anything installed
+    on it differs: a distribution added in its site-packages."""
+    import venv
+
+    from eyeful.environment import _Probe
+
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    python = str(tmp_path / "venv" / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    first = _Probe(python, env, tmp_path, site=True)
+    assert first.proc is not None
+    said = first.result()
+    again = _Probe(python, env, tmp_path, site=True)
+    assert again.proc is None and again.result() == said  # read, not started
+    [site] = (tmp_path / "venv" / "lib").glob("python*/site-packages")
+    (site / "extra-1.0.dist-info").mkdir()
+    (site / "extra-1.0.dist-info" / "METADATA").write_text("Name: extra\nVersion: 1.0\n")
+    after = _Probe(python, env, tmp_path, site=True)
+    assert after.proc is not None  # asked again
+    assert after.result()["distributions"] != said["distributions"]
