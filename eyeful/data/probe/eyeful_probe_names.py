@@ -9,6 +9,7 @@ Standard library only. PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import site
 import sysconfig
@@ -36,8 +37,10 @@ def module_file(module: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
+@functools.cache
 def library_roots() -> tuple[str, ...]:
-    """The standard library's and the installed distributions' directories."""
+    """The standard library's and the installed distributions' directories (read once a run:
+    they do not move while it runs)."""
     paths = sysconfig.get_paths()
     roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
     with contextlib.suppress(Exception):  # an old virtualenv's site module lacks them
