@@ -646,8 +646,7 @@ CLASS_TESTS = {
 }
 
 
-@pytest.mark.parametrize("runner", list(CLASS_TESTS))
-@pytest.mark.parametrize("edit", ["delete", "rename"])
+@pytest.mark.parametrize(("runner", "edit"), [("unittest", "delete"), ("pytest", "rename")])
 def test_a_test_method_the_change_deletes_from_a_class_that_stays_is_no_question(
     tmp_path, runner, edit
 ):
