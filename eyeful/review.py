@@ -107,26 +107,8 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
     report = Report(base=SideInfo.of(snap.base), head=SideInfo.of(snap.head))
     if snap.empty:
         return report.finish(nothing_to_review=True)
-    for path in snap.submodules:
-        if path not in snap.moved_submodules:
-            report.note(
-                f"submodule `{path}` was left out: eyeful does not check out submodules",
-                unverified=False,
-            )
-    for path in snap.moved_submodules:
-        report.note(
-            f"the change moves submodule `{path}` (adds, removes or points it at another "
-            "commit), and eyeful does not check out submodules: what that changes was not tested",
-            unverified=True,
-        )
     repo = open_repository(request.paths)
-    if snap.base.tree != EMPTY_TREE:
-        for link in links_outside(repo, snap.base.tree, snap.head.tree):
-            report.note(
-                f"the change points a link out of the repository (`{link}`); eyeful's worktrees "
-                "lie elsewhere, so what it leads to there was not what it changes: not tested",
-                unverified=True,
-            )
+    _left_out(repo, snap, report)
     state = request.paths.state_dir
     pool = WorktreePool(request.paths, repo, max(2, request.jobs), base=snap.base.commit)
     fresh: Runner | None = None
@@ -156,6 +138,32 @@ def review(request: ReviewRequest, progress: Progress | None = None) -> Report:
     given = _given(fresh, request.snapshot.head.tree, how)
     add_reruns(report, commands.test, how if how is not None and how.ready else None, given)
     return report.finish()
+
+
+def _left_out(repo: pygit2.Repository, snap: Snapshot, report: Report) -> None:
+    """What eyeful's worktrees do not have, on the checklist: submodules (never checked out),
+    and where the change moves one or points a link out of the repository, what that changes
+    was not tested, so the review cannot be clean."""
+    for path in snap.submodules:
+        if path not in snap.moved_submodules:
+            report.note(
+                f"submodule `{path}` was left out: eyeful does not check out submodules",
+                unverified=False,
+            )
+    for path in snap.moved_submodules:
+        report.note(
+            f"the change moves submodule `{path}` (adds, removes or points it at another "
+            "commit), and eyeful does not check out submodules: what that changes was not tested",
+            unverified=True,
+        )
+    if snap.base.tree == EMPTY_TREE:
+        return
+    for link in links_outside(repo, snap.base.tree, snap.head.tree):
+        report.note(
+            f"the change points a link out of the repository (`{link}`); eyeful's worktrees "
+            "lie elsewhere, so what it leads to there was not what it changes: not tested",
+            unverified=True,
+        )
 
 
 def _given(runner: Runner | None, tree: str, how: focus.Focus | None) -> Callable[[str], str]:
