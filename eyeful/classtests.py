@@ -44,12 +44,42 @@ def _from_unittest(module: ast.Module) -> set[str]:
     }
 
 
+_DYNAMIC = frozenset({"locals", "exec", "eval", "setattr", "vars", "globals"})
+
+
+def _body(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """A class body's statements, those under `if`, `try`, `with`, `for` and `while` too (a
+    method defined only where a feature is there)."""
+    out: list[ast.stmt] = []
+    for node in statements:
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                out += _body([n for n in inner if isinstance(n, ast.stmt)])
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        out += _body(handler.body)
+    return out
+
+
 def _has(
     cls: ast.ClassDef, name: str, module: ast.Module, unittest_names: set[str], seen: set[str]
 ) -> bool:
     if cls.decorator_list:
         return True  # a class decorator may make methods (parametrized classes)
-    for node in cls.body:
+    body = _body(cls.body)
+    for node in body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id in _DYNAMIC
+            for call in ast.walk(node)
+        ):
+            return True  # methods made at run time (`locals()[...] = ...`): it may be there
+    for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return True
         targets = node.targets if isinstance(node, ast.Assign) else []

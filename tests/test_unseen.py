@@ -667,3 +667,31 @@ def test_a_test_method_the_change_deletes_from_a_class_that_stays_is_no_question
     done = review(repo, format="json")
     assert done.exit_code == 0, done
     assert _kinds(done.json) == {}, done
+
+
+FEATURE_TESTS = (
+    "import tools\n\n\nclass TestTools:\n    def test_double(self):\n"
+    "        assert tools.double(2) == 4\n\n    if hasattr(tools, 'fast_double'):\n\n"
+    "        def test_fast_double(self):\n            assert tools.fast_double(2) == 4\n"
+)
+
+
+def test_a_test_method_defined_under_an_if_in_its_class_is_still_defined(tmp_path):
+    """The class defines `test_fast_double` only where the code has `fast_double`: the change
+    renames and breaks it, and adds a test to the file. The test is still defined (under its
+    `if`), so its leaving the run is a question, not a deletion (helper-48)."""
+    repo = _pytest_repo(tmp_path, {"tools.py": TOOLS + "\n\ndef fast_double(x):\n    return x * 2\n",
+                                   "tests/test_tools.py": FEATURE_TESTS})  # fmt: skip
+    stage(repo, {"tools.py": TOOLS + "\n# a comment\n\n\ndef fast_double(x):\n    return x * 2\n"})
+    assert review(repo).exit_code == 0  # the earlier review: the base's suite is cached
+    git(repo, "commit", "-qm", "a comment")
+    stage(
+        repo,
+        {
+            "tools.py": TOOLS + "\n\ndef double_fast(x):\n    return x * 3\n",
+            "tests/test_tools.py": FEATURE_TESTS + "\n\ndef test_more():\n    pass\n",
+        },
+    )
+    done = review(repo, format="json")
+    assert done.exit_code == 3, done
+    assert "tests/test_tools.py::TestTools::test_fast_double" in _kinds(done.json), done
