@@ -206,8 +206,8 @@ def confirm(
         ev.representation = (
             layout
             or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
-            or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config)
-            or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, bool(changed))
+            or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config, changed)
+            or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, changed)
         )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
@@ -276,7 +276,11 @@ def _looked_not_ran(
 
 
 def _configured_not_ran(
-    test: str, ran: dict[str, dict[str, list[int]]], run: Run | None, config: str | None
+    test: str,
+    ran: dict[str, dict[str, list[int]]],
+    run: Run | None,
+    config: str | None,
+    changed: hunks.ChangedLines,
 ) -> str | None:
     """A test that ran none of the change's lines (traced alone on the change, starting no
     process) where the change edits the pytest configuration and the base kept its own
@@ -285,7 +289,7 @@ def _configured_not_ran(
     lines = ran.get(test)
     if config is None or run is None or lines is None or any(lines.values()):
         return None
-    if run.started_processes:
+    if run.started_processes or _imported_the_change(run, changed):
         return None
     return (
         f"it ran none of the change's lines, and the change edits the pytest configuration in "
@@ -298,7 +302,7 @@ def _data_not_ran(
     ran: dict[str, dict[str, list[int]]],
     run: Run | None,
     data: dict[str, set[str]],
-    code_changed: bool,
+    changed: hunks.ChangedLines,
 ) -> str | None:
     """A test whose file names a data file the change edits that only the tests name
     (:func:`eyeful.testside.data_of_tests`: a table of cases), and that ran none of the change's
@@ -307,14 +311,25 @@ def _data_not_ran(
     named = sorted(path for path, files in data.items() if id_path(test) in files)
     if not named:
         return None
-    if code_changed:
+    if changed:
         lines = ran.get(test)
         if run is None or lines is None or any(lines.values()) or run.started_processes:
+            return None
+        if _imported_the_change(run, changed):
             return None
     return (
         f"it ran none of the change's lines, and the change edits {named[0]}, {DATA} (the "
         "base ran with its own)"
     )
+
+
+def _imported_the_change(run: Run, changed: hunks.ChangedLines) -> bool:
+    """Whether the run ran a changed line while modules were imported (a module's constant, a
+    decorator's body): what the code does, though no test's own phases ran it."""
+    for found in [run.executed_at_import or {}, *(run.executed_in_module or {}).values()]:
+        if any(set(lines) & changed.get(path, frozenset()) for path, lines in found.items()):
+            return True
+    return False
 
 
 def _old_versions(

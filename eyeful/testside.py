@@ -572,15 +572,17 @@ def _test_modules(collected: list[str]) -> tuple[set[str], set[str]]:
 def data_of_tests(
     repo: pygit2.Repository, base: str, head: str, side: list[str]
 ) -> dict[str, set[str]]:
-    """The files the change edits that are neither Python nor on the tests' side (``side``)
-    whose name the tests' Python files hold and no other Python file does (a table of cases a
-    test reads): each with the files of the tests that name it. {} where the tree is too big to
-    read (:data:`_MAX_WALKED` files)."""
+    """The files the change edits that are neither Python nor on the tests' side (``side``) nor
+    in a package of the code, whose name the tests' Python files hold and no other Python file
+    does (a table of cases a test reads): each with the files of the tests that name it. {}
+    where the tree is too big to read (:data:`_MAX_WALKED` files)."""
+    head_tree = tree_at(repo, head)
     data = {
         PurePosixPath(d.new).name.encode(): d.new
         for d in _deltas(repo, base, head)
         if not d.new.endswith(".py") and d.new not in side and d.status != "D"
-    }
+        and not _in_a_package(head_tree, d.new)
+    }  # fmt: skip
     if not data:
         return {}
     by_tests: dict[str, set[str]] = {}
@@ -622,6 +624,17 @@ def imports_the_code(repo: pygit2.Repository, tree: str, path: str) -> bool:
                 if _entry(root, candidate) is not None and not _NAMED_DIR.fullmatch(name):
                     return True
     return False
+
+
+def _in_a_package(tree: pygit2.Tree, path: str) -> bool:
+    """Whether ``path`` lies in a package of the code (a directory with an ``__init__.py``, not
+    named as tests): its data, which the code reads by names its callers give."""
+    parents = PurePosixPath(path).parents
+    return any(
+        str(parent) != "." and not _NAMED_DIR.fullmatch(parent.name)
+        and _entry(tree, f"{parent}/__init__.py") is not None
+        for parent in parents
+    )  # fmt: skip
 
 
 def config_kept(repo: pygit2.Repository, base: str, head: str, side: list[str]) -> str | None:

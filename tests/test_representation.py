@@ -354,3 +354,32 @@ def test_a_new_case_in_the_tests_data_failing_on_old_code_is_a_question(tmp_path
     assert done.exit_code == 3, done
     assert _kinds(done.json) == {"tests/test_spec.py::test_conformance": "unconfirmed"}, done
     assert "the new data, not the code, may be what fails it" in _notes(done.json)
+
+
+def test_a_change_to_the_codes_own_data_or_import_time_value_still_blocks(tmp_path):
+    """Controls for the two questions above (helper-48): data inside the code's package that the
+    code opens by a name its caller gives, and a module constant (run at import, not in the
+    test's phases) edited with the pytest options: each is a break of what the code does."""
+    rates = "import json\nfrom pathlib import Path\n\nRATE = 0.9\n\n\ndef table(name):\n" + (
+        "    return json.loads((Path(__file__).parent / 'data' / name).read_text())\n\n\n"
+        "def convert(x):\n    return x * RATE\n"
+    )
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["."]\n\n' + eyeful_config(),
+        "mypkg/__init__.py": rates, "mypkg/data/rates.json": '{"eur": 0.9}\n',
+        "tests/test_rates.py": "import mypkg\n\n\ndef test_table():\n"
+        "    assert mypkg.table('rates.json')['eur'] == 0.9\n\n\ndef test_convert():\n"
+        "    assert mypkg.convert(10) == 9\n",
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"mypkg/data/rates.json": '{"eur": 9.0}\n'})
+    done = review(repo, format="json")
+    assert done.exit_code == 1, done
+    assert _kinds(done.json) == {"tests/test_rates.py::test_table": "regression"}, done
+    git(repo, "reset", "-q", "--hard")
+    strict = '[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n\n'
+    stage(repo, {"mypkg/__init__.py": rates.replace("RATE = 0.9", "RATE = 9.0"),
+                 "pyproject.toml": strict + eyeful_config()})  # fmt: skip
+    done = review(repo, format="json")
+    assert done.exit_code == 1, done
+    assert _kinds(done.json) == {"tests/test_rates.py::test_convert": "regression"}, done

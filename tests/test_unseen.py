@@ -680,8 +680,8 @@ def test_a_test_method_defined_under_an_if_in_its_class_is_still_defined(tmp_pat
     """The class defines `test_fast_double` only where the code has `fast_double`: the change
     renames and breaks it, and adds a test to the file. The test is still defined (under its
     `if`), so its leaving the run is a question, not a deletion (helper-48)."""
-    repo = _pytest_repo(tmp_path, {"tools.py": TOOLS + "\n\ndef fast_double(x):\n    return x * 2\n",
-                                   "tests/test_tools.py": FEATURE_TESTS})  # fmt: skip
+    fast = "\n\ndef fast_double(x):\n    return x * 2\n"
+    repo = _pytest_repo(tmp_path, {"tools.py": TOOLS + fast, "tests/test_tools.py": FEATURE_TESTS})
     stage(repo, {"tools.py": TOOLS + "\n# a comment\n\n\ndef fast_double(x):\n    return x * 2\n"})
     assert review(repo).exit_code == 0  # the earlier review: the base's suite is cached
     git(repo, "commit", "-qm", "a comment")
