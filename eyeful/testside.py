@@ -223,27 +223,82 @@ def decides_outcomes(
     probe's ``outcome_hooks``), whatever their names. None: no such file."""
     for delta in _deltas(repo, base, head):
         old, path = delta.old, delta.new
-        if path in (hooked or ()) and delta.status != "D":
-            return f"the change edits {path}, whose functions decide outcomes in the change's run"
-        if not path.endswith(".py") or not _of_the_tests(path):
+        ours = path.endswith(".py") and _of_the_tests(path)
+        if not ours and (delta.status == "D" or path not in (hooked or ())):
             continue
         before, after = regular_file(repo, base, old), regular_file(repo, head, path)
+        if path in (hooked or ()) and delta.status != "D" and _beyond_fixtures(before, after):
+            return f"the change edits {path}, whose functions decide outcomes in the change's run"
+        if not ours:
+            continue
         hooks = sorted({m.decode() for m in _OUTCOMES.findall(after or b"")})
-        if hooks:
+        if hooks and _beyond_fixtures(before, after):
             return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
         if after and b"TestCase" in after and (found := _RUNS_CASES.search(after)):
             method = found.group(0).split(b"(")[0].split()[-1].decode()
             return f"the change edits {path}, whose test case's {method} decides outcomes"
         if PurePosixPath(path).name == "conftest.py":
             # Only what the change adds: a skip it took away hides nothing on the change.
-            had = Counter(_skip_lines(before))
-            if any(count > had[line] for line, count in Counter(_skip_lines(after)).items()):
+            had = Counter(_skip_statements(before))
+            if any(count > had[one] for one, count in Counter(_skip_statements(after)).items()):
                 return f"the change adds to what {path} skips or expects to fail"
     return None
 
 
-def _skip_lines(data: bytes | None) -> list[bytes]:
-    return [line.strip() for line in (data or b"").splitlines() if _SKIPS.search(line)]
+def _parsed(data: bytes | None) -> ast.Module | None:
+    try:
+        return ast.parse(data or b"")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _skip_statements(data: bytes | None) -> list[str]:
+    """The statements (and decorators) of a conftest that skip or expect failure, each as its
+    syntax (so a statement rewrapped, or a comment that says "skip", is the same); by line where
+    the file does not parse."""
+    module = _parsed(data)
+    if module is None:
+        return [line.strip().decode("utf-8", "replace") for line in (data or b"").splitlines()
+                if _SKIPS.search(line)]  # fmt: skip
+    found = []
+    for node in ast.walk(module):
+        parts: list[ast.AST] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            parts = list(node.decorator_list)
+        elif isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            parts = [node]
+        for part in parts:
+            names = {n.id for n in ast.walk(part) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(part) if isinstance(n, ast.Attribute)}
+            if names & _SKIP_NAMES:
+                found.append(ast.dump(part))
+    return found
+
+
+_SKIP_NAMES = frozenset({"skip", "skipif", "xfail", "importorskip", "add_marker"})
+
+
+def _beyond_fixtures(before: bytes | None, after: bytes | None) -> bool:
+    """Whether a file that holds an outcome hook changed otherwise than in its fixtures and
+    tests (each a top-level function, compared as syntax): a fixture the change adds beside a
+    report hook (a screenshot on failure) changes no outcome; anything else may. True where a
+    side does not parse."""
+    sides = [_parsed(before), _parsed(after)]
+    if sides[0] is None or sides[1] is None:
+        return True
+
+    def rest(module: ast.Module) -> Counter[str]:
+        return Counter(ast.dump(node) for node in module.body if not _fixture_or_test(node))
+
+    return rest(sides[0]) != rest(sides[1])
+
+
+def _fixture_or_test(node: ast.stmt) -> bool:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if node.name.startswith("test"):
+        return True
+    return any("fixture" in ast.dump(decorator) for decorator in node.decorator_list)
 
 
 _LOAD_TESTS = re.compile(rb"\bload_tests\b")

@@ -1043,3 +1043,31 @@ def test_a_test_case_base_the_change_edits_to_swallow_failures_is_no_evidence(tm
     assert proc.exit_code == 3, proc.stdout
     assert any("tests/base.py" in u["text"] and "_callTestMethod" in u["text"]
                for u in proc.json["uncertainty"]), proc.json  # fmt: skip
+
+
+SCREENSHOT_HOOK = (
+    "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+    "    item.user_properties.append(('seen', outcome.get_result().outcome))\n"
+)
+WINDOWS_ONLY = (
+    "import sys\n\nimport pytest\n\n"
+    "windows_only = pytest.mark.skipif(sys.platform != 'win32', reason='windows')\n"
+)
+
+
+@pytest.mark.parametrize("edit", ["a fixture beside a report hook", "a skip rewrapped"])
+def test_a_conftest_edit_that_decides_no_outcome_stays_clean(tmp_path, edit):
+    # Controls for the rules above (helper-48): a fixture the change adds beside an unchanged
+    # report hook (a screenshot on failure), and a skip marker only rewrapped, decide nothing.
+    conftest = SCREENSHOT_HOOK if edit.startswith("a fixture") else WINDOWS_ONLY
+    repo = _project(tmp_path, {"tests/conftest.py": conftest})
+    if edit.startswith("a fixture"):
+        edited = conftest + "\n\n@pytest.fixture\ndef zeros():\n    return [0, 0]\n"
+    else:
+        edited = conftest.replace("skipif(sys.platform", "skipif(\n    sys.platform").replace(
+            ", reason='windows')", ",\n    reason='windows',\n)"
+        )
+    stage(repo, {"tests/conftest.py": edited, "calc.py": CALC + "\n# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.stdout
