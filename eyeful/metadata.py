@@ -6,12 +6,13 @@ change to the version's source must install again, or the tests that ask
 Read from pyproject.toml: setuptools' ``[tool.setuptools.dynamic]`` (``attr``: the assignment
 of that name in the module's file, found at the top level or under ``src/``; ``file``: the
 files), hatch's and pdm's ``version`` ``path``, and flit's version (the module named as the
-project). For an ``attr``, only the lines assigning the name count: the rest of the module is
-code, which an editable install does not copy.
+project). For an ``attr``, only the module's top-level assignments count (the version may be built
+from another name): the rest of the module is code, which an editable install does not copy.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -77,8 +78,10 @@ def _blob(tree: pygit2.Tree, path: str) -> dict[str, str]:
 def _assignments(
     repo: pygit2.Repository, tree: pygit2.Tree, module: str, name: str
 ) -> dict[str, str]:
-    """The lines of ``module``'s file (``a/b/__init__.py`` or ``a/b.py``, at the top or under
-    ``src/``) that assign ``name``."""
+    """What ``name`` is made of in ``module``'s file (``a/b/__init__.py`` or ``a/b.py``, at the
+    top or under ``src/``): every assignment at the module's top level, as syntax (the version
+    may be built from another: `__version__ = ".".join(map(str, version_info))`); where the
+    file does not parse, the lines that assign ``name``."""
     base = module.replace(".", "/")
     assigns = re.compile(rb"^\s*" + re.escape(name.encode()) + rb"\s*(?::[^=]*)?=.*$", re.M)
     for root in ("", "src/"):
@@ -87,6 +90,14 @@ def _assignments(
                 data = blob_at(repo, tree[path].id).data
             except (KeyError, ValueError, AssertionError):
                 continue
-            lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
-            return {f"{path}#{name}": lines.decode("utf-8", "replace")}
+            try:
+                parsed = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
+                return {f"{path}#{name}": lines.decode("utf-8", "replace")}
+            top = [
+                ast.dump(node) for node in parsed.body
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            ]  # fmt: skip
+            return {f"{path}#{name}": "\n".join(top)}
     return {}

@@ -441,9 +441,9 @@ def test_a_test_of_the_exact_tag_is_alike_on_both_sides(tmp_path: Path) -> None:
 # A version bump installs again (helper-45) -----------------------------------------------------
 
 RECORD_VERSION = (
-    "import re\n"
-    "text = open('src/verpkg/__init__.py').read()\n"
-    "open('installed-version.txt', 'w').write(re.search(r'__version__ = \"(.*)\"', text)[1])\n"
+    "import runpy\n"
+    "said = runpy.run_path('src/verpkg/__init__.py')\n"
+    "open('installed-version.txt', 'w').write(said['__version__'])\n"
 )
 VERSION_TEST = (
     "import verpkg\n\n\ndef test_installed_metadata_is_the_trees():\n"
@@ -451,7 +451,8 @@ VERSION_TEST = (
 )
 
 
-def test_a_change_to_the_version_source_runs_setup_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("made", ["written", "built from version_info"])
+def test_a_change_to_the_version_source_runs_setup_again(tmp_path: Path, made: str) -> None:
     # setup records the version an install would (a `*.dist-info`); the version comes from the
     # package's `__version__` (setuptools' dynamic attr). Bumping it must install again: a
     # worktree keeping the last install's version blocked a plain version bump.
@@ -462,6 +463,11 @@ def test_a_change_to_the_version_source_runs_setup_again(tmp_path: Path) -> None
         + eyeful_config(setup="python record.py", extra='isolate = "none"\n')
     )
     init = '__version__ = "1.0.0"\n\n\ndef double(x):\n    return 2 * x\n'
+    bump = ("1.0.0", "1.1.0")
+    if made != "written":  # a bump edits version_info alone
+        init = init.replace('"1.0.0"', '".".join(map(str, version_info))')
+        init = "version_info = (1, 0, 0)\n" + init
+        bump = ("(1, 0, 0)", "(1, 1, 0)")
     repo = make_repo(tmp_path / "repo", {
         "pyproject.toml": pyproject, "record.py": RECORD_VERSION,
         ".gitignore": "installed-version.txt\n", "src/verpkg/__init__.py": init,
@@ -471,12 +477,12 @@ def test_a_change_to_the_version_source_runs_setup_again(tmp_path: Path) -> None
     stage(repo, {"README.md": "verpkg\n"})  # an earlier review: the worktrees are set up
     assert review(repo).exit_code == 0
     git(repo, "reset", "-q", "README.md")
-    stage(repo, {"src/verpkg/__init__.py": init.replace("1.0.0", "1.1.0")})
+    stage(repo, {"src/verpkg/__init__.py": init.replace(*bump)})
     done = review(repo, format="json")
     assert done.exit_code == 0, done.stdout
     # An edit of the module's code, its version alone kept, does not install again.
     git(repo, "commit", "-qam", "1.1.0")
-    stage(repo, {"src/verpkg/__init__.py": init.replace("1.0.0", "1.1.0").replace("2 *", "2*")})
+    stage(repo, {"src/verpkg/__init__.py": init.replace(*bump).replace("2 *", "2*")})
     again = review(repo, format="json")
     assert again.exit_code == 0, again.stdout
     assert [r["name"] for r in again.json["runs"]].count("setup") == 0, again.json["runs"]
