@@ -62,6 +62,8 @@ class Reading:
     """The changed files a test's code looked at otherwise than by running them."""
     looked: dict[str, str] = field(default_factory=dict)
     """What it did to each of them."""
+    outcome_hooks: list[str] = field(default_factory=list)
+    """The files whose functions implemented an outcome hook (as the repository names them)."""
     stopped: str | None = None
     skips: dict[str, str] = field(default_factory=dict)
     """Each skipped test's reason, as the runner gave it."""
@@ -230,6 +232,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     # What the tests looked at holds where tracing stopped too (a test took the tracer away).
     reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
     reading.looked_by_tests = [_relative(p, root) for p in record.looked_by_tests]
+    reading.outcome_hooks = [_relative(p, root) for p in record.outcome_hooks]
     reading.started_processes = record.started_processes
     reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once

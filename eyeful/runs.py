@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import re
 import shutil
 import tempfile
@@ -298,13 +297,6 @@ def _setup_inputs(
             if entry.type_str == "blob" and setup_input(path, patterns):
                 inputs[path] = str(entry.id)
     return inputs
-
-
-def _in_tree(paths: list[str], root: Path) -> list[str] | None:
-    """Real paths under the worktree ``root``, as paths in the repository; None when none is."""
-    real = str(root.resolve()) + os.sep
-    inside = [p[len(real) :] for p in paths if p.startswith(real)]
-    return sorted(inside) or None
 
 
 _RECENT = 4
@@ -770,9 +762,7 @@ class Runner:
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.looked_by_tests = said.looked_by_tests or None
             run.started_processes = said.started_processes
-            run.outcome_hooks = _in_tree(attempt.record.outcome_hooks, worktree.path) if (
-                attempt.record is not None
-            ) else None  # fmt: skip
+            run.outcome_hooks = said.outcome_hooks or None
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

@@ -256,6 +256,7 @@ class Said:
     ran: dict[str, dict[str, list[int]]] | None = None
     read_as_text: list[str] = field(default_factory=list)
     looked_by_tests: list[str] = field(default_factory=list)
+    outcome_hooks: list[str] = field(default_factory=list)
     started_processes: bool = False
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
@@ -334,6 +335,7 @@ def _from_record(
     said.executed_in_module = reading.executed_in_module
     said.entered, said.read_as_text = reading.entered, reading.read_as_text
     said.looked_by_tests = reading.looked_by_tests
+    said.outcome_hooks = reading.outcome_hooks
     said.started_processes = reading.started_processes
     said.ran = reading.ran
     said.looked = reading.looked
