@@ -24,8 +24,9 @@ import fnmatch
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
+from typing import NamedTuple, TypeVar, cast
 
 import pygit2
 
@@ -170,17 +171,21 @@ _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
 
 # What in a Python file can decide a collected test's outcome: pytest's hooks that run its
 # call, write its report or its status, run the whole loop, or set it up (a skip there).
-_OUTCOMES = re.compile(
-    rb"pytest_(?:runtest_(?:makereport|call|protocol|setup|logreport)|pyfunc_call"
-    rb"|report_teststatus|runtestloop)"
-)
+OUTCOME_HOOKS = (
+    "pytest_runtest_makereport", "pytest_runtest_call", "pytest_pyfunc_call",
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_report_teststatus",
+    "pytest_runtest_logreport", "pytest_runtestloop",
+)  # fmt: skip
+"""The probe names the files implementing these too (its ``_OUTCOME_HOOKS``: the same list)."""
+_OUTCOMES = re.compile("|".join(OUTCOME_HOOKS).encode())
 # In a test helper's unittest.TestCase: the methods that run a test or record its outcome.
 _RUNS_CASES = re.compile(
     rb"def\s+(?:run|debug|__call__|_callTestMethod|_callSetUp|_callTearDown|_callCleanup"
     rb"|addFailure|addError|addSkip|addExpectedFailure|addSubTest)\s*\(\s*self"
 )
 # In a conftest.py: what skips or expects failure for the tests below it (a fixture, a hook).
-_SKIPS = re.compile(rb"\b(?:skip|skipif|xfail|importorskip|add_marker)\b")
+_SKIP_NAMES = frozenset({"skip", "skipif", "xfail", "importorskip", "add_marker"})
+_SKIPS = re.compile(rb"\b(?:" + "|".join(sorted(_SKIP_NAMES)).encode() + rb")\b")
 
 
 def links_outside(repo: pygit2.Repository, base: str, head: str) -> list[str]:
@@ -188,10 +193,11 @@ def links_outside(repo: pygit2.Repository, base: str, head: str) -> list[str]:
     (an absolute path, or ``..`` past its root): eyeful's worktrees lie elsewhere, so what they
     lead to there is not what the user's tree has. Each as ``path -> target``."""
     out = []
+    head_tree = tree_at(repo, head)
     for delta in _deltas(repo, base, head):
         if delta.status == "D" or delta.mode != pygit2.enums.FileMode.LINK:
             continue
-        entry = _entry(tree_at(repo, head), delta.new)
+        entry = _entry(head_tree, delta.new)
         if entry is None:
             continue
         target = blob_at(repo, entry.id).data.decode("utf-8", "replace")
@@ -275,9 +281,6 @@ def _skip_statements(data: bytes | None) -> list[str]:
     return found
 
 
-_SKIP_NAMES = frozenset({"skip", "skipif", "xfail", "importorskip", "add_marker"})
-
-
 def _beyond_fixtures(before: bytes | None, after: bytes | None) -> bool:
     """Whether a file that holds an outcome hook changed otherwise than in its fixtures and
     tests (each a top-level function, compared as syntax): a fixture the change adds beside a
@@ -327,56 +330,56 @@ def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
     return None
 
 
-class _Delta:
+class _Delta(NamedTuple):
     """One file the change adds, edits or deletes, as a tree diff gives it (renames unpaired)."""
 
-    __slots__ = ("mode", "new", "old", "status")
+    old: str
+    new: str
+    status: str
+    mode: int
 
-    def __init__(self, old: str, new: str, status: str, mode: int) -> None:
-        self.old, self.new, self.status, self.mode = old, new, status, mode
+
+_T = TypeVar("_T")
+_BY_TREES: dict[tuple[str, str, str, str], object] = {}
+"""What was read of two trees, by what, repository and trees (content-addressed, so never
+stale): a review asks the same diff for collection, outcomes, configuration, data and code,
+and the same renames for collection and where a test went."""
 
 
-_DELTAS: dict[tuple[str, str, str], tuple[_Delta, ...]] = {}
-"""The trees' diffs by repository and trees (content-addressed, never stale): a review reads the
-same one for collection, outcomes, configuration, data and code (each a function below)."""
+def _by_trees(what: str, repo: pygit2.Repository, base: str, head: str,
+              make: Callable[[], _T]) -> _T:  # fmt: skip
+    key = (what, repo.path, base, head)
+    if key not in _BY_TREES:
+        if len(_BY_TREES) >= 32:
+            _BY_TREES.clear()
+        _BY_TREES[key] = make()
+    return cast(_T, _BY_TREES[key])
 
 
 def _deltas(repo: pygit2.Repository, base: str, head: str) -> tuple[_Delta, ...]:
-    key = (repo.path, base, head)
-    found = _DELTAS.get(key)
-    if found is None:
+    def make() -> tuple[_Delta, ...]:
         diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
-        found = tuple(
+        return tuple(
             _Delta(d.old_file.path, d.new_file.path, d.status_char(), d.new_file.mode)
             for d in diff.deltas
         )
-        if len(_DELTAS) >= 16:
-            _DELTAS.clear()
-        _DELTAS[key] = found
-    return found
 
-
-_RENAMES: dict[tuple[str, str, str], dict[str, str]] = {}
-"""renamed_files' answers by repository and trees (content-addressed, so never stale): a review
-asks more than once (what decides collection, where a test went)."""
+    return _by_trees("deltas", repo, base, head, make)
 
 
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
     """Files the change renamed, as git finds renames: new path -> the base's path."""
-    key = (repo.path, base, head)
-    found = _RENAMES.get(key)
-    if found is None:
+
+    def make() -> dict[str, str]:
         diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
         diff.find_similar()
-        found = {
+        return {
             d.new_file.path: d.old_file.path
             for d in diff.deltas
             if d.status_char() == "R" and d.new_file.path != d.old_file.path
         }
-        if len(_RENAMES) >= 16:
-            _RENAMES.clear()
-        _RENAMES[key] = found
-    return dict(found)
+
+    return dict(_by_trees("renames", repo, base, head, make))
 
 
 def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:

@@ -1032,3 +1032,21 @@ def test_what_a_test_hides_from_the_watch_still_counts_as_looked_at(tmp_path):
         assert record.read_as_text == [code], (name, record)
         how = record.looked[code]
         assert how.startswith("set a tracer") if name == "tracer" else how == "read", (name, how)
+
+
+def test_the_probe_and_the_core_name_the_same_outcome_hooks():
+    # The probe runs in the project's Python and cannot import eyeful: its list of the hooks
+    # that decide outcomes is a copy, which must stay the core's (testside.OUTCOME_HOOKS).
+    import ast
+
+    from eyeful.probeload import PROBE_DIR
+    from eyeful.testside import OUTCOME_HOOKS
+
+    module = ast.parse((PROBE_DIR / "eyeful_probe_main.py").read_text(encoding="utf-8"))
+    [listed] = [
+        node.value for node in module.body
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "_OUTCOME_HOOKS" for t in node.targets
+        )
+    ]  # fmt: skip
+    assert ast.literal_eval(listed) == OUTCOME_HOOKS
