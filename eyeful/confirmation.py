@@ -51,7 +51,6 @@ from eyeful.testside import (
     code_unchanged,
     config_kept,
     data_of_tests,
-    imports_the_code,
     renamed_files,
     side_paths,
     side_tree,
@@ -127,12 +126,6 @@ def confirm(
         layout = code_unchanged(repo, snap.base.tree, snap.head.tree, edited)
         own_config = config_kept(repo, snap.base.tree, snap.head.tree, side)
         tests_data = data_of_tests(repo, snap.base.tree, snap.head.tree, side) if not layout else {}
-        # (a test of the data alone, an asset's checksum, is the data's: it blocks)
-        running = {
-            path for files in tests_data.values() for path in files
-            if imports_the_code(repo, snap.head.tree, path)
-        }  # fmt: skip
-        tests_data = {p: files & running for p, files in tests_data.items() if files & running}
         # Which of the change's lines each failing test runs: traced in its first run alone on
         # the change (a pytest run: the probe's tracer), never in a suite run.
         changed = (
@@ -286,10 +279,7 @@ def _configured_not_ran(
     process) where the change edits the pytest configuration and the base kept its own
     (:func:`eyeful.testside.config_kept`): the options, not the code, may be what fails it (a
     module's old warning made an error by the new filters)."""
-    lines = ran.get(test)
-    if config is None or run is None or lines is None or any(lines.values()):
-        return None
-    if run.started_processes or _imported_the_change(run, changed):
+    if config is None or not _ran_none(test, ran, run, changed):
         return None
     return (
         f"it ran none of the change's lines, and the change edits the pytest configuration in "
@@ -311,25 +301,27 @@ def _data_not_ran(
     named = sorted(path for path, files in data.items() if id_path(test) in files)
     if not named:
         return None
-    if changed:
-        lines = ran.get(test)
-        if run is None or lines is None or any(lines.values()) or run.started_processes:
-            return None
-        if _imported_the_change(run, changed):
-            return None
+    if changed and not _ran_none(test, ran, run, changed):
+        return None
     return (
         f"it ran none of the change's lines, and the change edits {named[0]}, {DATA} (the "
         "base ran with its own)"
     )
 
 
-def _imported_the_change(run: Run, changed: hunks.ChangedLines) -> bool:
-    """Whether the run ran a changed line while modules were imported (a module's constant, a
-    decorator's body): what the code does, though no test's own phases ran it."""
+def _ran_none(
+    test: str, ran: dict[str, dict[str, list[int]]], run: Run | None, changed: hunks.ChangedLines
+) -> bool:
+    """Whether ``test``'s traced run alone on the change ran none of the change's lines: not in
+    its setup, call and teardown, not while modules were imported (a module's constant, a
+    decorator's body: what the code does too), and started no process whose lines go unseen."""
+    lines = ran.get(test)
+    if run is None or lines is None or any(lines.values()) or run.started_processes:
+        return False
     for found in [run.executed_at_import or {}, *(run.executed_in_module or {}).values()]:
         if any(set(lines) & changed.get(path, frozenset()) for path, lines in found.items()):
-            return True
-    return False
+            return False
+    return True
 
 
 def _old_versions(

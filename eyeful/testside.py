@@ -43,7 +43,6 @@ __all__ = [
     "data_of_tests",
     "decides_outcomes",
     "docstrings_only",
-    "imports_the_code",
     "links_outside",
     "read_text",
     "renamed_files",
@@ -632,7 +631,8 @@ def data_of_tests(
 ) -> dict[str, set[str]]:
     """The files the change edits that are neither Python nor on the tests' side (``side``) nor
     in a package of the code, whose name the tests' Python files hold and no other Python file
-    does (a table of cases a test reads): each with the files of the tests that name it. {}
+    does (a table of cases a test reads): each with the files of the tests that name it and
+    import the code (a test of the file alone, an asset's checksum, is the data's). {}
     where the tree is too big to read (:data:`_MAX_WALKED` files)."""
     head_tree = tree_at(repo, head)
     data = {
@@ -657,7 +657,15 @@ def data_of_tests(
                     by_tests.setdefault(changed, set()).add(path)
                 else:
                     by_code.add(changed)
-    return {path: files for path, files in by_tests.items() if path not in by_code}
+    # A test of the file alone (an asset's checksum) imports none of the code: the data's.
+    running = {
+        path for files in by_tests.values() for path in files
+        if imports_the_code(repo, head, path)
+    }  # fmt: skip
+    return {
+        path: files & running for path, files in by_tests.items()
+        if path not in by_code and files & running
+    }  # fmt: skip
 
 
 def imports_the_code(repo: pygit2.Repository, tree: str, path: str) -> bool:
