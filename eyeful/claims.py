@@ -42,6 +42,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from eyeful.completeness import UNITTEST_UNFINISHED
 from eyeful.errors import EXIT_BLOCKING, EXIT_OK, EXIT_UNVERIFIED
 from eyeful.model import Model
 
@@ -320,11 +321,8 @@ def stops_at_first_failure(command: str, runner: str) -> str | None:
     if runner not in _FAILFAST:
         return None
     pattern, (first, second) = _FAILFAST[runner]
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    starts = [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == [first, second]]
+    words = _words(command)
+    starts = _after(words, first, second)
     if runner == "go":  # go's flags in the command's environment too: `GOFLAGS=-failfast`
         flags = [w.split() for w in words[: starts[0] if starts else 0] if w.startswith("GOFLAGS=")]
         words += [f.removeprefix("GOFLAGS=") for group in flags for f in group]
@@ -332,6 +330,26 @@ def stops_at_first_failure(command: str, runner: str) -> str | None:
         return None
     flag = "-failfast" if runner == "go" else "-f"
     return f"the test command stops at its first failure ({flag}): the tests after it did not run"
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _after(words: list[str], first: str, second: str) -> list[int]:
+    """Where the words after each ``first second`` (``-m unittest``) start."""
+    return [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == [first, second]]
+
+
+def unittest_unfinished(command: str, ended: bool) -> str | None:
+    """Why a passing run of ``python -m unittest`` says nothing: its output never ``ended``
+    with unittest's summary."""
+    if ended or not _after(_words(command), "-m", "unittest"):
+        return None
+    return UNITTEST_UNFINISHED
 
 
 def stop_cause(command: str, exit_code: int | None, status: str, tail: str) -> str:

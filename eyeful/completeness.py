@@ -21,6 +21,13 @@ _STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"FAIL\s+(\S+)\s+\[setup failed\]"), "Go package {0} could not be set up"),
     (re.compile(r"panic: .*"), "a Go test panicked, so the tests after it did not run"),
 )  # fmt: skip
+UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
+"""unittest's summary, the last thing its runner prints: a run without it never reached its end."""
+UNITTEST_UNFINISHED = (
+    "unittest never printed its summary (`Ran N tests in ...`), the last thing it prints: the "
+    "process ended before unittest did (killed, or `os._exit` in the code under test), so its "
+    "exit status says nothing about the tests"
+)
 _NONE_RAN = re.compile(
     r"(?:=+ )?no tests ran in .*|.*\[no tests to run\]|testing: warning: no tests to run"
 )
@@ -32,6 +39,7 @@ class CompletenessScanner:
     def __init__(self) -> None:
         self.stopped: str | None = None
         self.none_ran = False
+        self.unittest_ended = False
 
     def feed(self, line: str) -> None:
         line = line[:4096].strip()
@@ -39,6 +47,9 @@ class CompletenessScanner:
             return
         if _NONE_RAN.fullmatch(line):
             self.none_ran = True
+            return
+        if UNITTEST_RAN.fullmatch(line):
+            self.unittest_ended = True
             return
         if self.stopped is not None:
             return

@@ -28,6 +28,7 @@ from pathlib import Path, PurePath
 from typing import Literal
 
 from eyeful import failures as failures_
+from eyeful.completeness import UNITTEST_UNFINISHED
 from eyeful.records import FailureRecord, RunRecord
 
 Outcome = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed", "xpass_strict"]
@@ -63,6 +64,7 @@ class Reading:
     looked: dict[str, str] = field(default_factory=dict)
     """What it did to each of them."""
     outcome_hooks: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
     """The files whose functions implemented an outcome hook (as the repository names them)."""
     stopped: str | None = None
     skips: dict[str, str] = field(default_factory=dict)
@@ -233,6 +235,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     reading.read_as_text = [_relative(p, root) for p in record.read_as_text]
     reading.looked_by_tests = [_relative(p, root) for p in record.looked_by_tests]
     reading.outcome_hooks = [_relative(p, root) for p in record.outcome_hooks]
+    reading.left_out = [_relative(p, root) for p in record.left_out]
     reading.started_processes = record.started_processes
     reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once
@@ -278,6 +281,10 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         )
     elif record.ended_early and reading.unfinished is None:
         reading.stopped = record.ended_early  # go names no test it did not start
+    elif record.runner == "unittest" and not record.finished:
+        # unittest names only the tests it started: without its summary, the process ended
+        # before unittest did, maybe before tests it never named.
+        reading.unfinished = UNITTEST_UNFINISHED
     reading.none_ran = record.finished and not record.collected and not record.collect_errors
     return reading
 

@@ -5,8 +5,9 @@ Pure: nothing here prints or writes. :func:`scan` reads the working tree's files
 does not ignore) and what :func:`environment_facts` learnt from the ``python`` on PATH, and
 returns a :class:`Proposal`: the commands, and the reasons it chose them, in words.
 
-The runner: pytest when the project configures it (``[tool.pytest.ini_options]``, ``pytest.ini``,
-``[pytest]`` in ``tox.ini``, ``[tool:pytest]`` in ``setup.cfg``), has a ``conftest.py``, or has
+The runner: pytest when the project configures it (``pytest.toml``, ``pytest.ini``,
+``[tool.pytest.ini_options]``, ``[pytest]`` in ``tox.ini``, ``[tool:pytest]`` in ``setup.cfg``),
+has a ``conftest.py``, or has
 test files that import pytest or hold plain ``def test_...`` functions; else ``python -m
 unittest`` for test files with ``unittest.TestCase`` classes; else ``go test ./...`` for a
 ``go.mod`` at the top. ``test_one`` is written only where eyeful cannot derive it from ``test``
@@ -247,6 +248,13 @@ def pyproject_table(files: _Files) -> dict[str, Any] | None:
         return None
 
 
+def _toml_table(text: str | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text or "")
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
 def _options(where: str, options: Mapping[str, object]) -> _PytestConfig:
     return _PytestConfig(
         where, _words(options.get("pythonpath")), _words(options.get("testpaths")),
@@ -256,6 +264,10 @@ def _options(where: str, options: Mapping[str, object]) -> _PytestConfig:
 
 def _pytest_config(files: _Files, pyproject: dict[str, Any] | None) -> _PytestConfig:
     """pytest's own configuration, in the order pytest looks for it."""
+    for name in ("pytest.toml", ".pytest.toml"):  # pytest 9's
+        if files.has(name):
+            table = _toml_table(files.text(name)).get("pytest")
+            return _options(name, table if isinstance(table, dict) else {})
     for name in ("pytest.ini", ".pytest.ini"):
         if files.has(name):
             return _options(name, _ini_section(files.text(name), "pytest") or {})

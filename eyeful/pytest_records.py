@@ -183,7 +183,11 @@ _NARROWED = (
     ("uncollected", "{} not collected (PytestCollectionWarning)"),
     ("dropped", "{} taken out by a collection hook"),
     ("ignored", "{} test modules left uncollected beside collected ones"),
-    ("made_none", "{} tests' names holding None (a decorator that returned nothing)"),
+    (
+        "made_none",
+        "{} tests pytest dropped without a word (a decorator's result that is no "
+        "function, a class turned off or made abstract by its base, a doctest hidden)",
+    ),
 )
 
 
@@ -255,6 +259,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     imported: set[str] = set()
     shadowed: dict[str, str] = {}
     hooks: set[str] = set()
+    left_out: set[str] = set()
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
@@ -363,6 +368,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 shadowed |= {k: v for k, v in modules.items() if isinstance(v, str)}
             elif kind == "outcome_hooks":
                 hooks.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
+            elif kind == "left_out":
+                left_out.update(f for f in records.as_list(line.get("paths")) if isinstance(f, str))
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -432,6 +439,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         imported=sorted(imported),
         shadowed=shadowed,
         outcome_hooks=sorted(hooks),
+        left_out=sorted(left_out),
         sandboxed=sandboxed,
         executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
         executed_in_module={

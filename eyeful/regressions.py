@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Literal
 
 import pygit2
@@ -140,6 +141,13 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
             return said
         if re.search(rf"\bdef {re.escape(parts[-1])}\b", text) is not None:
             return True
+        if len(parts) == 1 and ">>>" in text and ("." in parts[0] or _names_module(path, parts[0])):
+            # A doctest's (`calc.py::calc.add`, a name no function has): its function, class or
+            # module is here.
+            last = parts[0].rsplit(".", 1)[-1]
+            return _names_module(path, parts[0]) or (
+                re.search(rf"\b(?:def|class) {re.escape(last)}\b", text) is not None
+            )
         # A test its class inherits (a mixin of checks in another module): the class is here.
         return len(parts) > 1 and re.search(rf"\bclass {re.escape(parts[-2])}\b", text) is not None
     python = _python_test(repo, tree, test)
@@ -157,6 +165,13 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
     top = name.split("/")[0]
     needle = re.compile(rf"\bfunc {re.escape(top)}\(".encode())
     return any(needle.search(blob_at(repo, entry.id).data) for entry in go)
+
+
+def _names_module(path: str, name: str) -> bool:
+    """Whether ``name`` (dotted) is the module at ``path``: a module docstring's doctest id."""
+    pure = PurePosixPath(path)
+    own = pure.parent.name if pure.name == "__init__.py" else pure.stem
+    return pure.suffix == ".py" and name.rsplit(".", 1)[-1] == own
 
 
 def file_unchanged(repo: pygit2.Repository, base: str, head: str, test: str) -> bool:

@@ -117,6 +117,9 @@ class Run(Model):
     """pytest: the repository's files (paths in it) whose functions implement a hook that
     decides a test's outcome in this run: one the change edits makes its passes no evidence
     (eyeful/review.py)."""
+    left_out: list[str] | None = Field(default=None, exclude=True)
+    """pytest: the directories and Python files (paths in the repository, or outside it) its
+    collection left out by a conftest's or a hook's word (eyeful/unreached.py)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -168,6 +171,7 @@ class Run(Model):
         entry["narrowed"] = self.narrowed
         entry["mapped"] = self.mapped
         entry["outcome_hooks"] = self.outcome_hooks  # a clean from the cache needs it too
+        entry["left_out"] = self.left_out
         return entry
 
     def test_files(self) -> list[str]:
@@ -763,6 +767,7 @@ class Runner:
             run.looked_by_tests = said.looked_by_tests or None
             run.started_processes = said.started_processes
             run.outcome_hooks = said.outcome_hooks or None
+            run.left_out = said.left_out or None
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from eyeful.tomlcompat import tomllib
@@ -25,14 +26,38 @@ __all__ = ["CONFIG_FILES", "overlaid", "section_alone_differs", "section_differs
 CONFIG_FILES = {
     "pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest",
     "pytest.ini": "pytest", ".pytest.ini": "pytest",
+    "pytest.toml": "[pytest]", ".pytest.toml": "[pytest]",
 }  # fmt: skip
-"""The files pytest reads its configuration from, and their INI section's name. pytest.ini is
-pytest's alone, but its options are the same: ``pythonpath`` or ``addopts`` in it are the code's
-layout too. A file added or deleted is not moved either: which file pytest finds decides which
-configuration it reads at all."""
+"""The files pytest reads its configuration from, and their section: an INI section's name, a
+TOML table's (``[pytest]``: pytest 9's own TOML files) or None (pyproject.toml's
+``[tool.pytest.ini_options]``, or pytest 9's ``[tool.pytest]``). pytest.ini and pytest.toml are
+pytest's alone, but their options are the same: ``pythonpath`` or ``addopts`` in them are the
+code's layout too. A file added or deleted is not moved either: which file pytest finds decides
+which configuration it reads at all."""
 
 _TOML_HEADER = re.compile(r"\s*\[\s*tool\s*\.\s*pytest\s*\.\s*ini_options\s*\]\s*(#.*)?")
 _TOML_TABLE = re.compile(r"\s*\[\[?[^\]\n]+\]\]?\s*(#.*)?")
+_PYTEST_TABLE = re.compile(r"\s*\[\s*pytest\s*\]\s*(#.*)?")
+
+
+def _reader(name: str) -> Callable[[str], tuple[Any, Any] | None]:
+    """How a configuration file named ``name`` is read: its pytest options and the rest."""
+    section = CONFIG_FILES[name]
+    if section is None:
+        return _toml
+    if section == "[pytest]":
+        return _pytest_toml
+    return lambda text: _ini(text, section)
+
+
+def _headers(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The pytest section's header in a file named ``name``, and any section's."""
+    section = CONFIG_FILES[name]
+    if section is None:
+        return _TOML_HEADER, _TOML_TABLE
+    if section == "[pytest]":
+        return _PYTEST_TABLE, _TOML_TABLE
+    return re.compile(rf"\[{re.escape(section)}\]\s*"), re.compile(r"\[[^\]\n]+\]\s*")
 
 
 def overlaid(name: str, base: str | None, head: str | None) -> str | None:
@@ -40,15 +65,13 @@ def overlaid(name: str, base: str | None, head: str | None) -> str | None:
     of ``head``; None when the sections are alike, or when that cannot be made faithfully."""
     if base is None or head is None or name not in CONFIG_FILES:
         return None
-    section = CONFIG_FILES[name]
-    read = _toml if section is None else (lambda text: _ini(text, section))
+    read = _reader(name)
     base_read, head_read = read(base), read(head)
     if base_read is None or head_read is None or base_read[0] == head_read[0]:
         return None
     if not _demands_only(base_read[0], head_read[0]):
         return None
-    header = _TOML_HEADER if section is None else re.compile(rf"\[{re.escape(section)}\]\s*")
-    table = _TOML_TABLE if section is None else re.compile(r"\[[^\]\n]+\]\s*")
+    header, table = _headers(name)
     block = _block(head.splitlines(keepends=True), header, table)
     lines = base.splitlines(keepends=True)
     start, end = _span(lines, header, table)
@@ -67,8 +90,7 @@ def section_differs(name: str, base: str | None, head: str | None) -> bool:
     each side; None: absent); a side that cannot be read may differ."""
     if name not in CONFIG_FILES:
         return False
-    section = CONFIG_FILES[name]
-    read = _toml if section is None else (lambda text: _ini(text, section))
+    read = _reader(name)
     base_read = read(base) if base is not None else (None, None)
     head_read = read(head) if head is not None else (None, None)
     return base_read is None or head_read is None or base_read[0] != head_read[0]
@@ -79,8 +101,7 @@ def section_alone_differs(name: str, base: str | None, head: str | None) -> bool
     pytest section alone (both sides present and read): the tests' configuration, no more."""
     if name not in CONFIG_FILES or base is None or head is None:
         return False
-    section = CONFIG_FILES[name]
-    read = _toml if section is None else (lambda text: _ini(text, section))
+    read = _reader(name)
     base_read, head_read = read(base), read(head)
     if base_read is None or head_read is None:
         return False
@@ -181,16 +202,23 @@ def _toml(text: str) -> tuple[Any, Any] | None:
     tool = data.get("tool")
     pytest = tool.get("pytest") if isinstance(tool, dict) else None
     options = pytest.get("ini_options") if isinstance(pytest, dict) else None
+    if isinstance(pytest, dict) and any(k != "ini_options" for k in pytest):
+        options = pytest  # pytest 9's `[tool.pytest]`, its options as TOML
     rest = {k: v for k, v in data.items() if k != "tool"}
     if isinstance(tool, dict):
         others = {k: v for k, v in tool.items() if k != "pytest"}
-        if isinstance(pytest, dict):
-            kept = {k: v for k, v in pytest.items() if k != "ini_options"}
-            if kept:
-                others["pytest"] = kept
         if others:
             rest["tool"] = others
     return options, rest
+
+
+def _pytest_toml(text: str) -> tuple[Any, Any] | None:
+    """pytest.toml's ``[pytest]`` table, and the rest of the file."""
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
+    return data.get("pytest"), {k: v for k, v in data.items() if k != "pytest"}
 
 
 def _ini(text: str, section: str) -> tuple[Any, Any] | None:

@@ -68,8 +68,8 @@ class _KeptOutput:
         if self.go:
             return go_records.read_go_json(self.lines)
         unittest = unittest_records.read_unittest("\n".join(self.lines))
-        if unittest.tests or unittest.collect_errors:
-            return unittest
+        if unittest.collected or unittest.collect_errors:
+            return unittest  # (a test it started and never ended: the process ended there)
         return None
 
 
@@ -257,6 +257,7 @@ class Said:
     read_as_text: list[str] = field(default_factory=list)
     looked_by_tests: list[str] = field(default_factory=list)
     outcome_hooks: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
     started_processes: bool = False
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
@@ -336,6 +337,7 @@ def _from_record(
     said.entered, said.read_as_text = reading.entered, reading.read_as_text
     said.looked_by_tests = reading.looked_by_tests
     said.outcome_hooks = reading.outcome_hooks
+    said.left_out = reading.left_out
     said.started_processes = reading.started_processes
     said.ran = reading.ran
     said.looked = reading.looked
@@ -366,6 +368,8 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
     said.failures = found
     failing = any(o in evidence.FAILING for o in outcomes.values())
     why = _why_not(said, result, context, failing, junit_missing)
+    if why is None and said.status == "PASSED" and not failing:
+        why = claims.unittest_unfinished(context.command, attempt.coverage.unittest_ended)
     if why is not None:
         said.status, said.reason = "ERROR", why
     elif said.status == "PASSED" and failing:

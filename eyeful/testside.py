@@ -43,6 +43,7 @@ __all__ = [
     "data_of_tests",
     "decides_outcomes",
     "docstrings_only",
+    "left_out_tests",
     "links_outside",
     "read_text",
     "renamed_files",
@@ -165,7 +166,8 @@ _COLLECTS = re.compile(
     rb"|collect_ignore|__test__|load_tests"
 )
 # pytest's own files: a conftest.py can turn on a hook without naming one (`from x import *`).
-_ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini"})
+_PLACES = frozenset({"__init__.py", "go.mod"})  # added or deleted: where tests are looked for
+_ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
 
 
 # What in a Python file can decide a collected test's outcome: pytest's hooks that run its
@@ -308,6 +310,37 @@ _TEST_MAIN = re.compile(rb"^func\s+TestMain\s*\(", re.M)  # it may set -test.run
 _MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
 
 
+def left_out_tests(repo: pygit2.Repository, tree: str, paths: list[str]) -> str | None:
+    """A test module of ``tree`` (named as pytest names them) in what a run's collection left
+    out by a conftest's or a hook's word (``paths``: repository paths of directories and files,
+    the probe's ``left_out``), named; None when none holds one: an untracked virtualenv, a
+    ``setup.py`` a conftest leaves out."""
+    top = tree_at(repo, tree)
+    patterns = ["test_*.py", "*_test.py", *_python_files(repo, top, "")]
+
+    def named(name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+    for path in paths:
+        entry = _entry(top, path) if path and not path.startswith(("/", "..", "<")) else None
+        if entry is None:
+            continue
+        if entry.type_str != "tree":
+            if named(PurePosixPath(path).name):
+                return path
+            continue
+        pending, seen = [(path, tree_at(repo, entry.id))], 0
+        while pending and seen <= _MAX_WALKED:
+            folder, subtree = pending.pop()
+            for item in subtree:
+                seen += 1
+                if item.type_str == "tree":
+                    pending.append((f"{folder}/{item.name}", tree_at(repo, item.id)))
+                elif named(item.name or ""):
+                    return f"{folder}/{item.name}"
+    return None
+
+
 def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
     """A test module (``test*.py``, unittest's default pattern) or a test package's
     ``__init__.py`` that decides its tests with unittest's ``load_tests`` protocol (its own, or
@@ -391,6 +424,12 @@ def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | N
         old, path = delta.old, delta.new
         name = PurePosixPath(path).name
         if name in _ALWAYS:
+            return f"the change edits {path}"
+        if delta.status in "AD" and name in _PLACES:
+            # A package made a namespace package (unittest's discovery skips it), or a Go
+            # module nested in a package (`./...` no longer enters it): its tests are gone.
+            return f"the change {'adds' if delta.status == 'A' else 'deletes'} {path}"
+        if name == "go.work":
             return f"the change edits {path}"
         if name in CONFIG_FILES and section_differs(
             name, read_text(repo, base, old), read_text(repo, head, path)
@@ -769,11 +808,11 @@ def _python_files(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str) -> l
 
 def _option(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str, key: str) -> list[str]:
     """A pytest option of the configuration at ``rootdir`` that lists words (pytest.ini,
-    tox.ini, setup.cfg, pyproject.toml)."""
+    tox.ini, setup.cfg, pytest.toml, pyproject.toml)."""
     found: list[str] = []
     at = f"{rootdir}/" if rootdir else ""
-    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"),
-                          ("setup.cfg", "tool:pytest")):  # fmt: skip
+    for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest"),
+                          ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):  # fmt: skip
         text = _text(repo, tree, at + name)
         if text is None:
             continue
@@ -786,15 +825,20 @@ def _option(repo: pygit2.Repository, tree: pygit2.Tree, rootdir: str, key: str) 
             continue
         if parser.has_option(section, key):
             found += parser.get(section, key).split()
-    pyproject = _text(repo, tree, at + "pyproject.toml")
-    if pyproject is not None:
+    for name in ("pytest.toml", ".pytest.toml", "pyproject.toml"):
+        text = _text(repo, tree, at + name)
+        if text is None:
+            continue
         try:
-            data = tomllib.loads(pyproject)
+            data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError):
             data = {}
-        tool = data.get("tool", {})
-        pytest = tool.get("pytest", {}) if isinstance(tool, dict) else {}
-        options = pytest.get("ini_options", {}) if isinstance(pytest, dict) else {}
+        if name != "pyproject.toml":
+            options = data.get("pytest", {})
+        else:
+            tool = data.get("tool", {})
+            pytest = tool.get("pytest", {}) if isinstance(tool, dict) else {}
+            options = pytest.get("ini_options", pytest) if isinstance(pytest, dict) else {}
         listed = options.get(key, []) if isinstance(options, dict) else []
         if isinstance(listed, str):
             listed = listed.split()

@@ -6,6 +6,7 @@ import ast
 import re
 
 from eyeful import records
+from eyeful.completeness import UNITTEST_RAN
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 # "test_x (pkg.mod.TestCls.test_x)" (3.11+) or "test_x (pkg.mod.TestCls)" (older); a subtest adds
@@ -15,7 +16,6 @@ _UT_RESULT = re.compile(
     r"(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|\".*\"))\s*"
 )
 _UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): ([\w.]+) \(([\w.]+)\)(.*)")
-_UT_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 # A module that raised SkipTest while it was imported: "mod (unittest.loader.ModuleSkipped.mod)".
 _UT_MODULE_SKIP = re.compile(
     r"[\w.]+ \(unittest\.loader\.ModuleSkipped\.([\w.]+)\) \.\.\. skipped ('.*'|\".*\")\s*"
@@ -106,7 +106,7 @@ def read_unittest(text: str) -> records.RunRecord:
     module_skips: dict[str, str] = {}
     while index < len(lines):
         line = lines[index]
-        if line.startswith(("=" * 70, "-" * 70)) or _UT_RAN.fullmatch(line):
+        if line.startswith(("=" * 70, "-" * 70)) or UNITTEST_RAN.fullmatch(line):
             break
         index += 1
         module_skip = _UT_MODULE_SKIP.fullmatch(line)
@@ -158,7 +158,7 @@ def read_unittest(text: str) -> records.RunRecord:
     while index < len(lines):
         line = lines[index]
         index += 1
-        if _UT_RAN.fullmatch(line):
+        if UNITTEST_RAN.fullmatch(line):
             finished = True
             continue
         block = _UT_BLOCK.fullmatch(line)
@@ -167,10 +167,10 @@ def read_unittest(text: str) -> records.RunRecord:
         index += 1
         body: list[str] = []
         while index < len(lines) and not lines[index].startswith("=" * 70):
-            if _UT_RAN.fullmatch(lines[index]):
+            if UNITTEST_RAN.fullmatch(lines[index]):
                 break
             following = lines[index + 1] if index + 1 < len(lines) else ""
-            if lines[index].startswith("-" * 70) and _UT_RAN.fullmatch(following):
+            if lines[index].startswith("-" * 70) and UNITTEST_RAN.fullmatch(following):
                 break
             body.append(lines[index])
             index += 1

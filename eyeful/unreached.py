@@ -30,7 +30,7 @@ from eyeful.report import Report
 from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import collection_changed, loads_its_tests, renamed_files
+from eyeful.testside import collection_changed, left_out_tests, loads_its_tests, renamed_files
 
 _ROUNDS = 8
 """Commands run on the change to reach the tests a stopped run did not: each reaches at least
@@ -61,7 +61,9 @@ def _skips_on_base(
     else one run where the change edits what decides collection, where the change's run took
     collected tests out (a hook or `-k`/`-m` deselected them or a hook dropped them, pytest would
     not collect a class, a test module sits uncollected beside collected ones, a Go package ran
-    none of its tests: the code decides each), where a unittest module decides its own tests
+    none of its tests: the code decides each), where its collection left out a directory or
+    test module of the tree by a conftest's or hook's word (a `collect_ignore` the code
+    computes, a `pyvenv.cfg`), where a unittest module decides its own tests
     (``load_tests``), or where it skipped tests under ids the base does not have (new parametrize
     ids: the base's own ids may be gone)."""
     base = snap.base.tree
@@ -112,6 +114,8 @@ def _skips_on_base(
             changed = collection_changed(repo, base, snap.head.tree) is not None
             if not changed and change.tests_from == "unittest":
                 changed = loads_its_tests(repo, snap.head.tree) is not None
+            if not changed and change.left_out:
+                changed = left_out_tests(repo, snap.head.tree, change.left_out) is not None
         if changed or change.narrowed:
             hint = _base_suite(runner, base, report)
     skips = asked(hint)

@@ -334,6 +334,37 @@ def test_a_test_the_change_deselects_with_addopts_is_a_question(tmp_path):
     assert proc.exit_code == 3, proc.markdown
 
 
+LEAVES_OUT = 'addopts = ["--ignore=tests/test_calc.py"]\n'
+
+
+@pytest.mark.parametrize(
+    ("where", "base", "head"),
+    [
+        ("pytest.toml", None, '[pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
+        (".pytest.toml", None, '[pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
+        ("pyproject.toml", '[tool.pytest]\npythonpath = ["."]\n',
+         '[tool.pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
+    ],
+    ids=["pytest.toml", ".pytest.toml", "tool.pytest"],
+)  # fmt: skip
+def test_tests_left_out_in_pytest_9s_toml_configuration_are_a_question(tmp_path, where, base, head):
+    """helper-49: pytest 9 reads pytest.toml (or .pytest.toml) before pytest.ini, and a
+    `[tool.pytest]` table of pyproject.toml: a change that left out (`--ignore`) the tests of
+    what it broke there was clean, the file not one eyeful knew decides collection."""
+    files = {"pyproject.toml": eyeful_config(), "calc.py": CALC, "tests/test_calc.py": CALC_TESTS,
+             "tests/test_other.py": "def test_other():\n    assert True\n"}  # fmt: skip
+    if base is None:
+        files["pytest.ini"] = PYTEST_INI
+    else:
+        files[where] += base
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    stage(repo, {where: head if base is None else eyeful_config() + head, "calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert ("tests/test_calc.py::test_add", "newly_skipped") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 PLUGIN_DROPS = """def pytest_collection_modifyitems(items):
     items[:] = [item for item in items if item.name != "test_add"]
 """
@@ -914,6 +945,42 @@ def test_a_unittest_run_ended_by_os_exit_says_so_not_pytest_exit(tmp_path):
     assert "pytest.exit" not in stopped["why"], stopped
     assert stopped["why"].startswith("the run ended early with exit status 0"), stopped
     assert done.exit_code == 3
+
+
+MAIN_CALC = "import os\nimport sys\n\n\ndef add(a, b):\n    return a + b\n\n\ndef main(argv):\n"
+MAIN_TESTS = (
+    "import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_main(self):\n        self.assertEqual(calc.main(['2', '2']), 0)\n\n"
+    "    def test_zadd(self):\n        self.assertEqual(calc.add(2, 2), 4)\n"
+)
+
+
+@pytest.mark.parametrize("where", ["in-a-test", "at-import"])
+def test_a_unittest_run_that_never_printed_its_summary_is_no_pass(tmp_path, where):
+    """helper-49: the change's `main` ends the process with `os._exit(0)` (to skip a slow
+    teardown) and breaks `add`. unittest never printed `Ran N tests`, `test_zadd` never ran, the
+    exit status was 0: read as a pass (the test it started has no result), clean. Every unittest
+    run ends with that line; a test it started and never ended is run by id."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} -m unittest"),
+         "calc.py": MAIN_CALC + "    print(add(int(argv[0]), int(argv[1])))\n    return 0\n",
+         "tests/__init__.py": "", "tests/test_a.py": MAIN_TESTS},
+    )  # fmt: skip
+    confirm(repo)
+    exits = "    print(add(int(argv[0]), int(argv[1])))\n    sys.stdout.flush()\n    os._exit(0)\n"
+    if where == "at-import":  # no test started: nothing names one
+        exits += "\n\nDEFAULT = main(['0', '0'])\n"
+    stage(repo, {"calc.py": (MAIN_CALC + exits).replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    assert done.exit_code == 3, done
+    if where == "in-a-test":
+        [stopped] = done.json["incomplete"]
+        assert stopped["ids"] == ["tests.test_a.T.test_main"], stopped
+    else:
+        [change] = [r for r in done.json["runs"] if (r["side"], r["name"]) == ("change", "test")]
+        assert change["status"] == "ERROR", change
+        assert "Ran N tests" in change["reason"], change
 
 
 @pytest.mark.parametrize(

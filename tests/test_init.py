@@ -44,6 +44,7 @@ LAYOUTS: dict[str, dict[str, str | bytes]] = {
     "pytest.ini": {"pytest.ini": "[pytest]\n", "calc.py": CALC, "tests/test_calc.py": CASES},
     "tox.ini": {"tox.ini": "[tox]\n\n[pytest]\nxfail_strict = true\n", "test_calc.py": CASES},
     "setup.cfg": {"setup.cfg": "[tool:pytest]\naddopts = -ra\n", "test_calc.py": CASES},
+    "pytest.toml": {"pytest.toml": '[pytest]\naddopts = ["-ra"]\n', "test_calc.py": CASES},
     "conftest": {"conftest.py": "", "calc.py": CALC, "tests/test_calc.py": CASES},
     # Doctests in the package's modules (boltons, toolz): the command is not narrowed to tests/.
     "doctests": {
@@ -132,6 +133,7 @@ def _proposal(repo: Path, facts: EnvironmentFacts | None = None):
         ("pytest.ini", "python -m pytest -q tests", "pytest is configured (pytest.ini)"),
         ("tox.ini", "python -m pytest -q", "pytest is configured ([pytest] in tox.ini)"),
         ("setup.cfg", "python -m pytest -q", "([tool:pytest] in setup.cfg)"),
+        ("pytest.toml", "python -m pytest -q", "pytest is configured (pytest.toml)"),
         ("conftest", "python -m pytest -q tests", "conftest.py is pytest's"),
         ("doctests", "python -m pytest -q calc.py tests", "pytest is configured (pytest.ini)"),
         ("doctests-package", "python -m pytest -q calc tests", "pytest is configured"),

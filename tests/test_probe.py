@@ -1050,3 +1050,138 @@ def test_the_probe_and_the_core_name_the_same_outcome_hooks():
         )
     ]  # fmt: skip
     assert ast.literal_eval(listed) == OUTCOME_HOOKS
+
+
+DROPS_CODE = '''import abc
+
+
+class Traced:
+    def __init__(self, func):
+        self.func = func
+
+
+def off(cls):
+    cls.__test__ = False
+    return cls
+
+
+@off
+class Base:
+    pass
+
+
+class Abstract(abc.ABC):
+    @abc.abstractmethod
+    def backend(self): ...
+
+
+def hides(func):
+    def wrapper(*args):
+        return func(*args)
+    return wrapper
+
+
+@hides
+def documented():
+    """>>> documented()"""
+'''
+DROPS_TESTS = '''import abc
+
+import dropcode
+from dropcode import documented  # noqa: F401  (a function of another module: not this one's)
+
+
+@dropcode.Traced
+def test_traced():
+    pass
+
+
+class TestOff(dropcode.Base):
+    def test_x(self):
+        pass
+
+
+class TestAbstract(dropcode.Abstract):
+    def test_x(self):
+        pass
+
+
+def hides(func):  # doctest looks for examples in this module's own functions
+    def wrapper(*args):
+        return func(*args)
+    return wrapper
+
+
+@hides
+def here():
+    """>>> here()"""
+
+
+@dropcode.hides  # (its wrapper is another module's: doctest never looked there)
+def there():
+    """>>> there()"""
+'''
+# What a project names `test...` on purpose and pytest rightly leaves alone: not counted.
+KEPT_TESTS = """import abc
+
+
+class TestBase(abc.ABC):
+    @abc.abstractmethod
+    def backend(self): ...
+
+    def test_backend(self):
+        assert self.backend()
+
+
+class TestHelper:
+    __test__ = False
+
+
+test_cases = [(1, 2), (2, 4)]
+test_data = {"a": 1}
+
+
+class Client:
+    pass
+
+
+test_client = Client()
+
+
+def test_real():
+    pass
+"""
+
+
+def test_tests_pytest_drops_without_a_word_are_counted_and_helpers_are_not(tmp_path):
+    """The probe's sign that collected tests were dropped (helper-49): a decorator's object that
+    holds the test, a class turned off or made abstract by its base in another module, a doctest
+    a decorator hid; the names a project gives helpers on purpose are not counted."""
+    root = write(tmp_path / "p", {"pytest.ini": "[pytest]\npythonpath = .\n",
+                                  "dropcode.py": DROPS_CODE, "drops/test_drops.py": DROPS_TESTS,
+                                  "kept/test_kept.py": KEPT_TESTS})  # fmt: skip
+    dropped = Run(root, ["-q", "--doctest-modules", "drops"], tmp_path / "r1", clean_env())
+    assert dropped.must_record().narrowed is not None, dropped.stdout
+    assert dropped.must_record().narrowed.startswith("4 tests pytest dropped"), dropped.stdout
+    kept = Run(root, ["-q", "--doctest-modules", "kept"], tmp_path / "r2", clean_env())
+    assert kept.must_record().narrowed is None, kept.stdout
+    assert list(kept.must_record().tests) == ["kept/test_kept.py::test_real"]
+
+
+def test_what_collection_leaves_out_by_a_conftests_word_is_recorded(tmp_path):
+    """A conftest's `collect_ignore` and a directory that looks like a virtualenv are recorded
+    (the code or the change may decide them); `--ignore` and `norecursedirs` (`build`), alike on
+    every tree, are not."""
+    root = write(tmp_path / "p", {
+        "pytest.ini": "[pytest]\n", "conftest.py": 'collect_ignore = ["manual", "setup.py"]\n',
+        "setup.py": "", "test_a.py": "def test_a():\n    pass\n",
+        "manual/test_m.py": "def test_m():\n    pass\n",
+        "venvish/pyvenv.cfg": "home = /usr/bin\n", "venvish/test_v.py": "def test_v():\n    pass\n",
+        "skipped/test_s.py": "def test_s():\n    pass\n",
+        "build/test_b.py": "def test_b():\n    pass\n",
+    })  # fmt: skip
+    run = Run(root, ["-q", "--ignore=skipped"], tmp_path / "r", clean_env())
+    record = run.must_record()
+    assert list(record.tests) == ["test_a.py::test_a"], run.stdout
+    real = os.path.realpath(root)
+    assert [os.path.relpath(p, real) for p in record.left_out] == ["manual", "setup.py", "venvish"]

@@ -277,6 +277,22 @@ def test_a_testmain_the_change_edits_to_run_fewer_tests_is_a_question(tmp_path, 
 
 
 @needs_go
+def test_a_go_module_the_change_nests_in_a_package_is_a_question(tmp_path, go_env):
+    """helper-49: the change adds `enc/go.mod` and breaks Upper: `./...` no longer enters the
+    nested module, its package and tests are gone without a word, and the review was clean."""
+    repo = _go_repo(tmp_path, {"enc/enc.go": ENC, "enc/enc_test.go": ENC_TEST,
+                               "other/other_test.go": OTHER_GO})  # fmt: skip
+    stage(repo, {"enc/enc.go": ENC.replace("ToUpper", "ToLower"),
+                 "enc/go.mod": "module example.com/enc\n\ngo 1.19\n"})  # fmt: skip
+    done = review(repo, format="json")
+    assert "example.com/m/enc.TestUpper" in _kinds(done.json), done
+    assert done.exit_code == 3, done
+
+
+OTHER_GO = 'package other\n\nimport "testing"\n\nfunc TestOther(t *testing.T) {}\n'
+
+
+@needs_go
 def test_a_go_test_named_in_text_without_its_package_is_run_by_its_name(tmp_path, go_env):
     """A command read as text (`-count 1`, a flag and its value) names `TestUpper` alone: it
     was taken for a package (`go test TestUpper -run ^`), failed alike on both sides, and the
@@ -382,6 +398,21 @@ def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
             "imported": "tests.support.TestFast.test_put"}[how]  # fmt: skip
     done = review(_unittest_repo(tmp_path, files), format="json")
     assert _kinds(done.json) == {gone: "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_unittest_package_the_change_makes_a_namespace_package_is_a_question(tmp_path):
+    """helper-49: the change deletes `tests/integration/__init__.py` and breaks put: unittest's
+    discovery skips a namespace package, the tests there are gone without a word, clean."""
+    plain = FAST_LOADED.split("\n\n\nclass TestOther")[0] + "\n"
+    files = {"tests/integration/__init__.py": "", "tests/integration/test_fast.py": plain,
+             "tests/test_other.py": OTHER_TEST}  # fmt: skip
+    repo = _unittest_repo(tmp_path, files)
+    git(repo, "rm", "-q", "tests/integration/__init__.py")
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {
+        "tests.integration.test_fast.TestFast.test_put": "newly_skipped"
+    }, done
     assert done.exit_code == 3, done
 
 
@@ -518,6 +549,90 @@ def test_a_test_module_the_code_leaves_uncollected_is_a_question(tmp_path, how):
         path = "tests/more/test_tools.py" if how == "a-directory" else "tests/test_tools.py"
         assert _kinds(done.json) == {f"{path}::test_double": "newly_skipped"}, done
         assert done.exit_code == 3, done
+
+
+@pytest.mark.parametrize("how", ["code-ignores-it", "pyvenv-cfg"])
+def test_a_test_directory_beside_the_collected_ones_left_out_is_a_question(tmp_path, how):
+    """helper-49: the change breaks `double` while collection leaves out the directory of its
+    tests, a sibling of the only directory collected (`tests/unit/`, `tests/integration/`): an
+    unchanged conftest's `collect_ignore` as the code says, or a `pyvenv.cfg` the change adds
+    (pytest skips what looks like a virtualenv). Nothing looked beside: clean, exit 0."""
+    conftest = IGNORE_BY_CODE.replace('"test_tools.py"', '"integration"')
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "tools.py": TOOLS, "tests/conftest.py": conftest,
+         "tests/unit/test_other.py": OTHER, "tests/integration/test_tools.py": TOOLS_TEST},
+    )  # fmt: skip
+    confirm(repo)
+    broken = TOOLS.replace("x * 2", "x * 3")
+    if how == "code-ignores-it":
+        stage(repo, {"tools.py": broken.replace("True", "False")})
+    else:
+        stage(repo, {"tools.py": broken, "tests/integration/pyvenv.cfg": "home = /usr/bin\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/integration/test_tools.py::test_double": "newly_skipped"}
+    assert done.exit_code == 3, done
+
+
+SUITE = "\n\nclass Suite:\n    def check(self, got, want):\n        assert got == want\n"
+SUITE_TEST = (
+    "import tools\n\n\nclass TestTools(tools.Suite):\n    def test_double(self):\n"
+    "        self.check(tools.double(2), 4)\n"
+)
+DOCSTRING = '    """Twice x.\n\n    >>> double(2)\n    4\n    """\n'
+DOCUMENTED = TOOLS.replace("    return x * 2", DOCSTRING + "    return x * 2")
+HIDES = (
+    "def logged(func):\n    def wrapper(*args):\n        return func(*args)\n    return wrapper\n"
+)
+
+
+@pytest.mark.parametrize("how", ["no-function", "inherited-off", "abstract", "doctest-hidden"])
+def test_a_test_pytest_drops_without_a_word_is_a_question(tmp_path, how):
+    """helper-49: the change breaks `double` and, in the code, makes pytest drop its test with no
+    warning: the test's decorator now returns an object that is no function; the test class's
+    base (the code's) gets `__test__ = False` or an abstract method; a decorator without
+    `functools.wraps` hides the function's doctest. No base run was cached: clean, exit 0."""
+    if how == "no-function":
+        files = {
+            "tools.py": TOOLS + "\n\ndef traced(func):\n    return func\n",
+            "tests/test_tools.py": TOOLS_TEST.replace("\n\ndef", "\n\n@tools.traced\ndef"),
+        }
+        broken = (
+            TOOLS + "\n\nclass traced:\n    def __init__(self, func):\n        self.func = func\n"
+        )
+        gone = "tests/test_tools.py::test_double"
+    elif how in ("inherited-off", "abstract"):
+        # (`internal` in a module the change leaves alone: the one it edits names no `__test__`)
+        files = {
+            "tools.py": TOOLS + SUITE,
+            "tests/test_tools.py": SUITE_TEST,
+            "marks.py": "def internal(cls):\n    cls.__test__ = False\n    return cls\n",
+        }
+        if how == "inherited-off":
+            broken = "from marks import internal\n\n" + (
+                TOOLS + SUITE.replace("class Suite", "@internal\nclass Suite")
+            )
+        else:
+            broken = (
+                "import abc\n\n"
+                + TOOLS
+                + SUITE.replace("Suite:", "Suite(abc.ABC):")
+                + ("\n    @abc.abstractmethod\n    def backend(self): ...\n")
+            )
+        gone = "tests/test_tools.py::TestTools::test_double"
+    else:
+        files = {
+            "tools.py": DOCUMENTED,
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "tests/test_tools.py": OTHER,
+        }  # only the doctest checks double
+        broken = HIDES + "\n\n" + DOCUMENTED.replace("def double", "@logged\ndef double")
+        gone = "tools.py::tools.double"
+    repo = _pytest_repo(tmp_path, files)
+    stage(repo, {"tools.py": broken.replace("x * 2", "x * 3")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {gone: "newly_skipped"}, done
+    assert done.exit_code == 3, done
 
 
 DISABLED = "def disabled(func):\n    func.__test__ = False\n    return func\n"

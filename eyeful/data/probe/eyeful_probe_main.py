@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH109, PTH113, PTH114, PTH118, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH109, PTH112, PTH113, PTH114, PTH118, PTH119, PTH120, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -59,6 +59,9 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   ``parents``, the packages each file's imports only pass through): the map of what each test
   could see (eyeful/affected.py). Where coverage.py measures the run on Python before 3.12, the
   tests' and modules' lines come at the finish, from coverage's data (eyeful_probe_cov.py).
+- ``left_out``: ``paths``: the directories and Python files collection left out by the word of
+  a conftest (``collect_ignore``), a hook or a virtualenv's ``pyvenv.cfg`` (not ``--ignore`` or
+  ``norecursedirs``), at most 200; main and workers.
 - ``imported``: ``files``: the ``__file__`` of each imported module outside the standard
   library and site-/dist-packages (bounded), ``total``.
 
@@ -146,6 +149,7 @@ LONGREPR_CHARS = 8000  # of a collection error's text (its end kept)
 REASON_CHARS = 1000
 MAX_CHAIN = 10
 MAX_FRAMES = 50
+MAX_LEFT_OUT = 200
 MAX_IMPORTED = 5000
 CHUNK = 500  # ids per "collected" line
 
@@ -221,34 +225,87 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
-    """Names of a collected module that name tests but hold None (a decorator of the code that
-    forgot its ``return``) or a function whose ``__test__`` is False, and a module whose
-    ``__test__`` is False (it may be the code's
-    flag): pytest collects nothing from them, and says nothing."""
+    """Names of a collected module that name tests pytest drops without a word: a name holding
+    None (a decorator of the code that forgot its ``return``) or an object that is no function
+    but wraps the test (a decorator's class without ``__call__``), a function whose
+    ``__test__`` is False, a class that inherits a False ``__test__`` or is abstract by what it
+    inherits (a base class of the code's); a module whose ``__test__`` is False (it may be the
+    code's flag); and under ``--doctest-modules``, a function whose docstring's examples a
+    decorator without ``functools.wraps`` hid."""
     try:
-        namespace = getattr(getattr(collector, "_obj", None), "__dict__", None) or {}
-        prefixes = [str(p) for p in config.getini("python_functions")]
-        prefixes += [str(p) for p in config.getini("python_classes")]
+        module = getattr(collector, "_obj", None)
+        namespace = getattr(module, "__dict__", None) or {}
+        here = getattr(module, "__name__", None)
+        functions = [str(p) for p in config.getini("python_functions")]
+        classes = [str(p) for p in config.getini("python_classes")]
+        if type(collector).__name__ == "DoctestModule":  # (its module's tests: as a Module)
+            return sum(1 for value in list(namespace.values()) if _hid_examples(value, here))
         turned_off = namespace.get("__test__", True) is False  # `__test__ = code.FLAG`, say
         return turned_off + sum(
             1 for name, value in list(namespace.items())
-            if (value is None or _turned_off(value)) and any(
-                fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
-                for p in prefixes
-            )
+            if (_named(name, functions) and _dropped_function(name, value))
+            or (_named(name, classes) and _dropped_class(value, here))
         )  # fmt: skip
     except Exception:  # never stop the run
         return 0
 
 
-def _turned_off(value: object) -> bool:
-    """A function whose ``__test__`` is False (a helper's `@disabled`): pytest skips it without a
-    word. (A class so marked is the usual way to name a helper `Test...`: not counted.)"""
-    return (
-        callable(value)
-        and not isinstance(value, type)
-        and (getattr(value, "__test__", True) is False)
+def _named(name: str, prefixes: list[str]) -> bool:
+    return any(
+        fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
+        for p in prefixes
     )
+
+
+def _dropped_function(name: str, value: object) -> bool:
+    """A test function's name holding None, a function whose ``__test__`` is False (a helper's
+    `@disabled`), or an object that is no function but holds the test function (its
+    ``__wrapped__``, or an attribute): pytest skips each without a word."""
+    if value is None:
+        return True
+    if isinstance(value, type):
+        return False
+    if callable(value):
+        return getattr(value, "__test__", True) is False
+    held = [getattr(value, "__wrapped__", None), *getattr(value, "__dict__", {}).values()]
+    return any(getattr(v, "__name__", None) == name and callable(v) for v in held)
+
+
+def _dropped_class(value: object, here: str | None) -> bool:
+    """A test class that inherits a False ``__test__`` (a decorated base), or is abstract by
+    abstract methods it inherits from another module. (A class that sets ``__test__ = False``
+    itself, or declares its own abstract methods, is the usual way to name a helper `Test...`:
+    not counted.)"""
+    if not isinstance(value, type) or getattr(value, "__module__", None) != here:
+        return False
+    if "__test__" not in value.__dict__ and getattr(value, "__test__", True) is False:
+        return True
+    abstract = getattr(value, "__abstractmethods__", None)
+    if not abstract:
+        return False
+    for name in abstract:
+        owner = next((c for c in value.__mro__ if name in c.__dict__), None)
+        if owner is not None and getattr(owner, "__module__", None) == here:
+            return False
+    return True
+
+
+def _hid_examples(value: object, here: str | None) -> bool:
+    """A function of this module whose docstring holds no example while the function it wraps
+    (a decorator without ``functools.wraps``, its closure) has one: doctest no longer sees it."""
+    if not callable(value) or getattr(value, "__module__", None) != here:
+        return False
+    if ">>>" in (getattr(value, "__doc__", None) or "") or hasattr(value, "__wrapped__"):
+        return False
+    cells = getattr(value, "__closure__", None) or ()
+    for cell in cells:
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(inner) and ">>>" in (getattr(inner, "__doc__", None) or ""):
+            return True
+    return False
 
 
 def _not_collected(modules: set[str], config: pytest.Config) -> int:
@@ -283,6 +340,24 @@ def _not_collected(modules: set[str], config: pytest.Config) -> int:
                 left = path in ignored or any(fnmatch.fnmatch(path, g) for g in globs)
                 count += path not in modules and not left
     return count
+
+
+class _GivenOut:
+    """What the command line (``--ignore``, ``--ignore-glob``, in addopts too) and
+    ``norecursedirs`` leave out of collection: alike on every tree, not the code's doing."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.paths = {os.path.abspath(str(p)) for p in config.getoption("ignore") or ()}
+        self.globs = [os.path.abspath(str(p)) for p in config.getoption("ignore_glob") or ()]
+        self.dirs = [str(p) for p in config.getini("norecursedirs")]
+
+    def covers(self, path: str) -> bool:
+        if path in self.paths or any(fnmatch.fnmatch(path, g) for g in self.globs):
+            return True
+        name = os.path.basename(path)
+        return os.path.isdir(path) and any(
+            fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p) for p in self.dirs
+        )
 
 
 def _entries(directory: str) -> list[os.DirEntry[str]]:
@@ -763,6 +838,8 @@ class _Probe:
         self.dropped = 0  # items those hooks took out without saying (no pytest_deselected)
         self.modules: set[str] = set()  # the files of the modules pytest collected
         self.ignored = 0  # test modules beside those that pytest did not collect
+        self.left_out: list[str] = []  # what collection left out by a conftest's or hook's word
+        self.given_out: _GivenOut | None = None
         self.made_none = 0  # names of tests in collected modules that hold None
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
@@ -873,6 +950,25 @@ class _Probe:
                 self._line({"t": "kinds", "kinds": {name: kinds[name] for name in chunk}})
         except Exception as error:
             self._internal_error("pytest_collection_finish", error)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_ignore_collect(self, collection_path: object) -> Generator[None, Any, None]:
+        """What collection left out by the word of a conftest (``collect_ignore``), a hook or a
+        virtualenv's ``pyvenv.cfg``, which the code or the change may decide; not what the
+        command line (``--ignore``) or ``norecursedirs`` leave out, alike on every tree."""
+        outcome = yield
+        try:
+            if outcome.get_result() is not True or len(self.left_out) >= MAX_LEFT_OUT:
+                return
+            path = os.path.abspath(str(collection_path))
+            if path == self.loader or not (path.endswith(".py") or os.path.isdir(path)):
+                return
+            if self.given_out is None:
+                self.given_out = _GivenOut(self.config)
+            if not self.given_out.covers(path):
+                self.left_out.append(path)
+        except Exception:  # never stop the run (a hook's own error is pytest's to report)
+            return
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
@@ -1071,6 +1167,8 @@ class _Probe:
             hooks = _outcome_hook_files(self.config)
             if hooks:
                 self._line({"t": "outcome_hooks", "files": hooks[:200]})
+            if self.left_out:
+                self._line({"t": "left_out", "paths": self.left_out})
             if (
                 self.deselected
                 or self.uncollected
