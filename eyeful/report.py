@@ -385,7 +385,7 @@ def _hook_line(report: Report, hook: Hook) -> str:
 
 
 _KIND_TEXT = {
-    "pre_existing": "fails on the base too (pre-existing)",
+    "pre_existing": "fails with the base's code too, under the change's tests (pre-existing)",
     "new_test": "is new in the change and fails (not on the base, so not a regression)",
     "undetermined": "fails on the change; the base could not tell whether it passed there",
 }

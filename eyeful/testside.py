@@ -241,8 +241,7 @@ def decides_outcomes(
         hooks = sorted({m.decode() for m in _OUTCOMES.findall(after or b"")})
         if hooks and _beyond_fixtures(before, after):
             return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
-        if after and b"TestCase" in after and (found := _RUNS_CASES.search(after)):
-            method = found.group(0).split(b"(")[0].split()[-1].decode()
+        if after and b"TestCase" in after and (method := _case_runner_edited(before, after)):
             return f"the change edits {path}, whose test case's {method} decides outcomes"
         if PurePosixPath(path).name == "conftest.py":
             # Only what the change adds: a skip it took away hides nothing on the change.
@@ -250,6 +249,48 @@ def decides_outcomes(
             if any(count > had[one] for one, count in Counter(_skip_statements(after)).items()):
                 return f"the change adds to what {path} skips or expects to fail"
     return None
+
+
+def _case_runner_edited(before: bytes | None, after: bytes) -> str | None:
+    """The first method of a ``unittest.TestCase`` class (one whose bases name a TestCase, or
+    such a class of the file) that runs a test or records its outcome (``run``,
+    ``_callTestMethod``, ``addFailure``...) and that the change adds or edits, compared as
+    syntax; a helper class's ``run`` (a fake thread's) is no test case's. By text where the
+    file does not parse."""
+    module = _parsed(after)
+    if module is None:
+        found = _RUNS_CASES.search(after)
+        return None if found is None else found.group(0).split(b"(")[0].split()[-1].decode()
+    old = _case_runners(_parsed(before))
+    for key, body in _case_runners(module).items():
+        if old.get(key) != body:
+            return key.rsplit(".", 1)[-1]
+    return None
+
+
+def _case_runners(module: ast.Module | None) -> dict[str, str]:
+    """The outcome-deciding methods of the TestCase classes in ``module``, by
+    ``Class.method``, each as its syntax."""
+    if module is None:
+        return {}
+    classes = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
+    cases: set[str] = set()
+    grew = True
+    while grew:  # a TestCase of the file's own base classes too
+        grew = False
+        for node in classes:
+            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")
+                     for b in node.bases}  # fmt: skip
+            if node.name not in cases and any("TestCase" in b or b in cases for b in bases):
+                cases.add(node.name)
+                grew = True
+    return {
+        f"{node.name}.{item.name}": ast.dump(item)
+        for node in classes if node.name in cases
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and _RUNS_CASES.fullmatch(f"def {item.name}(self".encode())
+    }  # fmt: skip
 
 
 def _parsed(data: bytes | None) -> ast.Module | None:

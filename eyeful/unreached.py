@@ -266,6 +266,9 @@ def disappeared(
     collected = set(change.collected) | set(change.tests or {})
     passed = [t for t in hint.collected if (hint.tests or {}).get(t) == "passed"]
     missing = [t for t in passed if t not in collected and on_change(t) not in collected]
+    # A test module that failed to import on the change is one failure, its tests not gone.
+    broken = [t for t, o in (change.tests or {}).items() if o == "error" and _module_id(t)]
+    missing = [t for t in missing if not any(_in_module(on_change(t), m) for m in broken)]
     # A function the change runs under other ids (parametrized, its ids renamed) has not gone:
     # unless it holds back (skips, xfails) ids the base did not have (ids renamed to hide), or
     # runs under fewer ids than the base collected (a case the code no longer lists).
@@ -286,6 +289,18 @@ def disappeared(
         return function not in ran or function in held or fewer
 
     return {t: _NOT_COLLECTED for t in missing if on_head(t) and gone(t)}
+
+
+def _module_id(test: str) -> bool:
+    """Whether ``test`` names a module (a collection error's id): pytest's path, unittest's
+    dotted name; never a Go package's (a path with a dot in it)."""
+    return test.endswith(".py") if "::" not in test and "/" in test else "::" not in test
+
+
+def _in_module(test: str, module: str) -> bool:
+    if module.endswith(".py"):
+        return id_path(test) == module
+    return test.startswith(module + ".")
 
 
 def _function(test: str) -> str:

@@ -1112,6 +1112,49 @@ def test_a_test_case_base_the_change_edits_to_swallow_failures_is_no_evidence(tm
                for u in proc.json["uncertainty"]), proc.json  # fmt: skip
 
 
+def test_a_module_the_change_cannot_import_is_one_block_whatever_was_reviewed_before(tmp_path):
+    """helper-50 (six 48ffe3c): the change makes the code raise at import, so the test module
+    fails to collect: one blocking failure. After an earlier review (its run cached, a pointer to
+    the tests to look for), each test of that module was a question as well ("not collected on
+    the change"): 182 of them for six, none in a fresh clone."""
+    repo = _project(tmp_path, {})
+    stage(repo, {"README.md": "calc\n"})
+    assert review(repo, format="json").exit_code == 0
+    stage(repo, {"calc.py": CALC + "\nraise TypeError('unsupported Python')\n"})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py", "regression")], proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
+WORKER_TESTS = (
+    "# the calc tests\nimport unittest\n\nfrom calc import add\n\n\n"
+    "def test_a_worker_runs_add():\n    class Worker:\n        def run(self):\n"
+    "            return add(2, 2)\n\n    assert Worker().run() == 4\n\n\n"
+    "class TestAdd(unittest.TestCase):\n    def test_zero(self):\n"
+    "        self.assertEqual(add(0, 0), 0)\n"
+)
+
+
+OWN_RUNNER_TESTS = (
+    "import unittest\n\nfrom calc import add\n\n\nclass TestAdd(unittest.TestCase):\n"
+    "    def _callTestMethod(self, method):\n        method()\n\n"
+    "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+)
+
+
+@pytest.mark.parametrize("owner", ["a helper class", "an unchanged test case"])
+def test_a_run_method_the_change_leaves_alone_decides_nothing(tmp_path, owner):
+    """helper-50 (six's test_six.py): a test module with a unittest test case and a helper
+    class whose `run` is no test case's, or a test case whose `_callTestMethod` the change does
+    not touch; the change edits a comment. It was exit 3 (`run decides outcomes`)."""
+    tests = WORKER_TESTS if owner == "a helper class" else OWN_RUNNER_TESTS
+    repo = _project(tmp_path, {"tests/test_calc.py": "# the calc tests\n" + tests})
+    stage(repo, {"tests/test_calc.py": "# the calc tests, edited\n" + tests})
+    proc = review(repo, format="json")
+    assert proc.json["uncertainty"] == [], proc.json["uncertainty"]
+    assert proc.exit_code == 0, proc.stdout
+
+
 SCREENSHOT_HOOK = (
     "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"

@@ -199,7 +199,10 @@ def test_pre_existing_and_new_failures_do_not_block(tmp_path):
     assert report["regressions"] == []
     md = review(repo).stdout
     assert "### Not blocking" in md
-    assert "`tests/test_calc.py::test_mul` fails on the base too (pre-existing)" in md
+    assert (
+        "`tests/test_calc.py::test_mul` fails with the base's code too, under the change's "
+        "tests (pre-existing)" in md
+    )
 
 
 def test_output_parsing_without_junit_still_finds_the_regression(tmp_path):
