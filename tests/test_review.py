@@ -143,9 +143,9 @@ def test_regression_blocks_with_exit_1_and_markdown_feedback(tmp_path):
     [rerun] = [line.strip() for line in blocking.splitlines() if line.strip().startswith("Rerun:")]
     command = rerun.removeprefix("Rerun: `").removesuffix("`")
     assert command == f"{PYTEST} tests/test_calc.py::test_add"
+    assert user_state(repo) == before  # (the pasted command below writes bytecode there)
     pasted = subprocess.run(command, shell=True, cwd=repo, capture_output=True, text=True)
     assert pasted.returncode == 1 and "1 failed" in pasted.stdout
-    assert user_state(repo) == before
 
 
 def test_json_report_fields(tmp_path):

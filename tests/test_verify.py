@@ -79,13 +79,9 @@ def _normalised(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """`eyeful demo --keep`, the README's first command, made once for the tests that read it;
-    then the same review asked again in the repository it kept, through the core (tests/core.py:
-    one review gives both the JSON and the markdown `git eyeful` prints).
-
-    The demo is started with PATH as `git eyeful` has it (git's exec-path first; PATH is part of
-    a cached run's key), so the rerun is served every project run from the demo's cache but the
-    regression's confirmations, which always run live. Sealed as conftest seals a test."""
+    """`eyeful demo --keep`, the README's first command, made once for the tests that read it:
+    its markdown on stdout, its JSON report kept beside the repository. Sealed as conftest seals
+    a test."""
     with pytest.MonkeyPatch.context() as mp:
         home = seal(tmp_path_factory, mp)
         where = tmp_path_factory.mktemp("demo")
@@ -100,17 +96,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict:
             env={**os.environ, **as_git, "TMPDIR": str(tmp)}, cwd=where, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
-        repo = Path(proc.stderr.split("The demo repository is at ")[1].strip()[:-1])
+        said = proc.stderr.split("The demo repository is at ")[1].strip()[:-1]
+        repo, _, report = (Path(p) for p in said.partition("; its JSON report, "))
         confirmations = home / ".config" / "eyeful" / "confirmed"
         out = {"stdout": proc.stdout, "stderr": proc.stderr, "repo": repo, "tmp": tmp,
                "left_in_tmp": sorted(p.name for p in tmp.iterdir()),
-               "confirmed_by_demo": confirmations.exists()}  # fmt: skip
-        confirm(repo)
-        findings = _write_findings(where / "findings.json", json.loads(DEMO_FINDINGS.read_text()))
-        again = review(repo, findings=findings, format="json")
-        assert again.exit_code == 1, again
-        out["report"] = again.json
-        out["rerun_markdown"] = again.markdown
+               "confirmed_by_demo": confirmations.exists(), "report_path": report,
+               "report": json.loads(report.read_text(encoding="utf-8"))}  # fmt: skip
         # The flaky reproduction's counter lived in each review's private TMPDIR, now gone.
         out["left_in_state"] = sorted(p.name for p in (repo / ".git" / "eyeful" / "tmp").iterdir())
         return out
@@ -153,6 +145,8 @@ class TestDemoReview:
         # (Without --keep it is removed, even when interrupted: test_cli.)
         assert demo["left_in_tmp"] == [demo["repo"].parent.name]
         assert demo["repo"].parent.parent == demo["tmp"]
+        assert demo["report_path"] == demo["repo"].parent / "report.json"
+        assert demo["report"]["exit_code"] == 1 and demo["report"]["outcome"] == "blocking"
         assert not demo["confirmed_by_demo"]
 
     def test_specified_boundary_blocks_with_verified_fix(self, demo_report):
@@ -224,21 +218,14 @@ class TestDemoReview:
             "extend-expired",
         ]
 
-    def test_unchanged_rerun_serves_the_suite_and_runs_every_gate_again_live(self, demo):
-        again = demo["report"]  # asked again after the demo's live review
-        # Nothing cached decides a finding: every reproduction runs again, live (a fix's
-        # pass_to_pass suite run may come from the cache: it decides no finding's kind).
-        repros = [r for f in again["findings"] for r in f["runs"] if r["name"] == "test_one"]
-        assert repros and not any(r["cached"] for r in repros)
+    def test_the_kept_json_report_is_the_reviews_the_markdown_shows(self, demo):
+        report = demo["report"]  # the same review as the markdown on stdout
+        first = demo["stdout"].splitlines()[0]
+        assert first.endswith(
+            f": {report['blocking']} blocking issues, {report['questions']} questions"
+        ), (first, report["blocking"], report["questions"])
+        # The flaky reproduction's counter lived in each review's private TMPDIR, now gone.
         assert not [name for name in demo["left_in_state"] if name.startswith("private-")]
-        # The suite comes from the cache; the regression's confirmation runs live.
-        assert all(r["cached"] for r in again["runs"] if r["name"] == "test")
-        assert {r["name"] for r in again["runs"] if not r["cached"]} == {"test_one"}
-        # The verdicts are the live review's: the same feedback, but for the cached run's note.
-        cached_note = re.compile(r"\(cached: ran [^,]+, took ")
-        assert cached_note.search(demo["rerun_markdown"])
-        rerun = _normalised(cached_note.sub("(", demo["rerun_markdown"]))
-        assert rerun == _normalised(demo["stdout"])  # the flaky runs' order may differ
 
     def test_markdown_feedback_shows_gates_oracle_fix_and_failing_test(self, demo):
         out = demo["stdout"]  # the live review's markdown
@@ -463,6 +450,20 @@ def test_derived_new_test_is_review_and_existing_test_blocks(tmp_path):
     assert found["new"]["label"] == "question"
     assert (found["old"]["oracle"]["graded"], found["old"]["kind"]) == ("derived", "fail")
     assert found["old"]["oracle"]["existing_test"] is True
+    # Asked again, unchanged: the suite comes from the cache, but nothing cached decides a
+    # finding: every reproduction runs again, live, and the verdicts are the same.
+    again = _review(
+        repo,
+        tmp_path,
+        [
+            _finding(id="new", oracle={"kind": "derived"}),
+            _finding(id="old", oracle={"kind": "derived"}, repro=existing),
+        ],
+    )
+    assert all(r["cached"] for r in again["runs"] if r["name"] == "test"), again["runs"]
+    repros = [r for f in again["findings"] for r in f["runs"] if r["name"] == "test_one"]
+    assert repros and not any(r["cached"] for r in repros)
+    assert {f["id"]: f["kind"] for f in again["findings"]} == {"new": "review", "old": "fail"}
 
 
 def test_a_test_the_change_adds_to_an_existing_file_is_not_shown_to_pass_on_the_base(tmp_path):

@@ -299,7 +299,11 @@ def install_hook_command() -> None:
 @app.command()
 def demo(
     keep: Annotated[
-        bool, typer.Option("--keep", help="Keep the throwaway repository and print its path.")
+        bool,
+        typer.Option(
+            "--keep",
+            help="Keep the throwaway repository (and report.json beside it), print its path.",
+        ),
     ] = False,
 ) -> None:
     """Review a broken change in a throwaway copy of the bundled example project."""
@@ -319,7 +323,9 @@ def demo(
         f"(On a real change `git eyeful` would exit {code} here; the demo itself succeeded.)"
     )
     if keep:
-        stderr.say(f"The demo repository is at {where}.")
+        from eyeful.cli.demo import REPORT
+
+        stderr.say(f"The demo repository is at {where}; its JSON report, {where.parent / REPORT}.")
 
 
 _eval_added = False

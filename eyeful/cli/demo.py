@@ -67,8 +67,14 @@ def make_demo_repo(where: Path) -> Path:
     return repo
 
 
+REPORT = "report.json"
+"""With ``--keep``: the review's JSON report (as ``git eyeful --format json`` prints it), beside
+the kept repository."""
+
+
 def run_demo(progress: Progress, *, keep: bool = False) -> tuple[str, int, Path]:
-    """Run the review on the demo repository; return the feedback, its exit code and the path."""
+    """Run the review on the demo repository; return the feedback, its exit code and the path.
+    Kept, the repository's directory holds the review's JSON report too (``REPORT``)."""
     if importlib.util.find_spec("pytest") is None:
         raise EyefulError(
             "the demo runs the example's tests with pytest, which this Python lacks: "
@@ -88,6 +94,12 @@ def run_demo(progress: Progress, *, keep: bool = False) -> tuple[str, int, Path]
         findings = parse_findings(findings_text, "sessions-findings.json")
         request = ReviewRequest(paths, config, snapshot, confirmed=True, findings=findings)
         report = review(request, progress)
+        if keep:
+            from eyeful.report import compact
+            from eyeful.textsafe import json_text
+
+            shown = json_text(compact(report).model_dump_json(indent=2)) + "\n"
+            (where / REPORT).write_text(shown, encoding="utf-8")
         return to_markdown(report), report.exit_code, repo
     finally:
         if not keep:

@@ -961,7 +961,9 @@ class _Probe:
             if outcome.get_result() is not True or len(self.left_out) >= MAX_LEFT_OUT:
                 return
             path = os.path.abspath(str(collection_path))
-            if path == self.loader or not (path.endswith(".py") or os.path.isdir(path)):
+            if path == self.loader or os.path.basename(path) == "__pycache__":
+                return  # (eyeful's loader; pytest's own rule for bytecode)
+            if not (path.endswith(".py") or os.path.isdir(path)):
                 return
             if self.given_out is None:
                 self.given_out = _GivenOut(self.config)
