@@ -23,6 +23,8 @@ _STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
 )  # fmt: skip
 UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 """unittest's summary, the last thing its runner prints: a run without it never reached its end."""
+UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")
+"""The line after it: unittest's verdict. A `Ran N tests` line a test prints itself has none."""
 UNITTEST_UNFINISHED = (
     "unittest never printed its summary (`Ran N tests in ...`), the last thing it prints: the "
     "process ended before unittest did (killed, or `os._exit` in the code under test), so its "
@@ -40,6 +42,7 @@ class CompletenessScanner:
         self.stopped: str | None = None
         self.none_ran = False
         self.unittest_ended = False
+        self._unittest_ran = False  # a `Ran N tests` line, its verdict not seen yet
 
     def feed(self, line: str) -> None:
         line = line[:4096].strip()
@@ -49,8 +52,14 @@ class CompletenessScanner:
             self.none_ran = True
             return
         if UNITTEST_RAN.fullmatch(line):
-            self.unittest_ended = True
+            self._unittest_ran, self.unittest_ended = True, False
             return
+        if self._unittest_ran:
+            self._unittest_ran = False
+            self.unittest_ended = bool(UNITTEST_VERDICT.fullmatch(line))
+            return
+        if self.unittest_ended and " ... " in line:
+            self.unittest_ended = False  # a test's line after it: that was a test's output
         if self.stopped is not None:
             return
         for pattern, why in _STOPS:

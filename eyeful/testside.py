@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import itertools
 import posixpath
 import re
+import shlex
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
@@ -45,6 +47,7 @@ __all__ = [
     "docstrings_only",
     "left_out_tests",
     "links_outside",
+    "named_configs",
     "read_text",
     "renamed_files",
     "side_paths",
@@ -189,6 +192,22 @@ _SKIP_NAMES = frozenset({"skip", "skipif", "xfail", "importorskip", "add_marker"
 _SKIPS = re.compile(rb"\b(?:" + "|".join(sorted(_SKIP_NAMES)).encode() + rb")\b")
 
 
+def _holds_tests(repo: pygit2.Repository, tree: str, path: str) -> bool:
+    """Whether the directory of ``path`` is a test directory by its name, or holds a test
+    module (named as pytest and unittest name them) in ``tree``."""
+    folder = PurePosixPath(path).parent
+    if _NAMED_DIR.fullmatch(folder.name):
+        return True
+    top = tree_at(repo, tree)
+    entry = top if str(folder) == "." else _entry(top, str(folder))
+    if entry is None or entry.type_str != "tree":
+        return False
+    return any(
+        item.type_str == "blob" and _DELETED_TESTS.fullmatch(item.name or "")
+        for item in tree_at(repo, entry.id)
+    )
+
+
 def links_outside(repo: pygit2.Repository, base: str, head: str) -> list[str]:
     """Symbolic links the change adds or points elsewhere whose target leads out of the tree
     (an absolute path, or ``..`` past its root): eyeful's worktrees lie elsewhere, so what they
@@ -269,28 +288,64 @@ def _case_runner_edited(before: bytes | None, after: bytes) -> str | None:
 
 
 def _case_runners(module: ast.Module | None) -> dict[str, str]:
-    """The outcome-deciding methods of the TestCase classes in ``module``, by
-    ``Class.method``, each as its syntax."""
+    """The outcome-deciding methods of the file's TestCase classes and of every class of the file
+    one of them derives from (a mixin's ``run``), by ``Class.method``, each as its syntax: a
+    ``def``, or an assignment in the class's body (``run = _quiet``); and any assignment to such
+    a method anywhere else (``unittest.TestCase.run = ...``)."""
     if module is None:
         return {}
-    classes = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
-    cases: set[str] = set()
-    grew = True
-    while grew:  # a TestCase of the file's own base classes too
-        grew = False
-        for node in classes:
-            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "")
-                     for b in node.bases}  # fmt: skip
-            if node.name not in cases and any("TestCase" in b or b in cases for b in bases):
-                cases.add(node.name)
-                grew = True
-    return {
-        f"{node.name}.{item.name}": ast.dump(item)
-        for node in classes if node.name in cases
-        for item in node.body
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and _RUNS_CASES.fullmatch(f"def {item.name}(self".encode())
+    classes = {n.name: n for n in ast.walk(module) if isinstance(n, ast.ClassDef)}
+    aliases = {"TestCase"} | {
+        a.asname for n in ast.walk(module) if isinstance(n, ast.ImportFrom)
+        for a in n.names if a.name == "TestCase" and a.asname
     }  # fmt: skip
+
+    def bases(node: ast.ClassDef) -> set[str]:
+        return {
+            b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases
+        }
+
+    cases = {name for name, node in classes.items() if any(
+        "TestCase" in b or b in aliases for b in bases(node))}  # fmt: skip
+    grew = True
+    while grew:  # a TestCase of the file's own TestCase classes too
+        grew = False
+        for name, node in classes.items():
+            if name not in cases and bases(node) & cases:
+                cases.add(name)
+                grew = True
+    pending = [base for name in cases for base in bases(classes[name]) if base in classes]
+    involved = set(cases)
+    while pending:  # the classes of the file they derive from: mixins, helpers' bases
+        name = pending.pop()
+        if name not in involved:
+            involved.add(name)
+            pending += [b for b in bases(classes[name]) if b in classes]
+    found: dict[str, str] = {}
+    for name in involved:
+        for item in classes[name].body:
+            named = _assigned_names(item)
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                named = [item.name]
+            for method in named:
+                if _RUNS_CASES.fullmatch(f"def {method}(self".encode()):
+                    found[f"{name}.{method}"] = ast.dump(item)
+    for assigned in ast.walk(module):  # `unittest.TestCase.run = ...`
+        if isinstance(assigned, ast.Assign):
+            for target in assigned.targets:
+                if isinstance(target, ast.Attribute) and _RUNS_CASES.fullmatch(
+                    f"def {target.attr}(self".encode()
+                ):
+                    found[f"{ast.unparse(target)}"] = ast.dump(assigned)
+    return found
+
+
+def _assigned_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
 
 
 def _parsed(data: bytes | None) -> ast.Module | None:
@@ -455,20 +510,45 @@ def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, st
     return dict(_by_trees("renames", repo, base, head, make))
 
 
-def collection_changed(repo: pygit2.Repository, base: str, head: str) -> str | None:
+def named_configs(command: str) -> frozenset[str]:
+    """The configuration files a test command names (pytest's ``-c FILE``, ``--config-file``),
+    as repository paths: relative ones, normalised."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    pairs = itertools.pairwise(words)
+    named = [after for word, after in pairs if word in ("-c", "--config-file")]
+    named += [w.split("=", 1)[1] for w in words if w.startswith("--config-file=")]
+    named += [w[2:] for w in words if w.startswith("-c") and len(w) > 2 and w[2] != "-"]
+    return frozenset(
+        posixpath.normpath(p) for p in named if p and not p.startswith(("/", "~", "$"))
+    )
+
+
+def collection_changed(
+    repo: pygit2.Repository, base: str, head: str, configs: frozenset[str] = frozenset()
+) -> str | None:
     """A file the change added, edited or deleted that can decide which tests a run collects
-    (a conftest.py, pytest.ini, a shared file's pytest section, a Python file with a
+    (a conftest.py, pytest.ini, a file the test command names as its configuration
+    (``configs``, `-c ci.ini`), a shared file's pytest section, a Python file with a
     collection hook, `pytest_plugins` or `load_tests` on either side), named in the reason;
     None when there is none: then the change's tests are the base's and those it added, with
     the code's own parametrizations."""
     for delta in _deltas(repo, base, head):
         old, path = delta.old, delta.new
         name = PurePosixPath(path).name
-        if name in _ALWAYS:
+        if name in _ALWAYS or path in configs or old in configs:
             return f"the change edits {path}"
-        if delta.status in "AD" and name in _PLACES:
-            # A package made a namespace package (unittest's discovery skips it), or a Go
-            # module nested in a package (`./...` no longer enters it): its tests are gone.
+        if (
+            delta.status in "AD"
+            and name in _PLACES
+            and (
+                name == "go.mod" or _holds_tests(repo, base if delta.status == "D" else head, path)
+            )
+        ):
+            # A package of tests made a namespace package (unittest's discovery skips it), or a
+            # Go module nested in a package (`./...` no longer enters it): its tests are gone.
             return f"the change {'adds' if delta.status == 'A' else 'deletes'} {path}"
         if name == "go.work":
             return f"the change edits {path}"

@@ -6,7 +6,7 @@ import ast
 import re
 
 from eyeful import records
-from eyeful.completeness import UNITTEST_RAN
+from eyeful.completeness import UNITTEST_RAN, UNITTEST_VERDICT
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
 # "test_x (pkg.mod.TestCls.test_x)" (3.11+) or "test_x (pkg.mod.TestCls)" (older); a subtest adds
@@ -102,12 +102,13 @@ def read_unittest(text: str) -> records.RunRecord:
     collected: list[str] = []
     pending: str | None = None
     index = 0
-    # The verbose listing: everything before the first block or "Ran N tests".
+    end = unittest_end(lines)
+    listing = _listing_end(lines, end)
+    # The verbose listing: everything before the first block or the summary (what a test
+    # prints there, a nested runner's `Ran N tests` or a line of dashes, included).
     module_skips: dict[str, str] = {}
-    while index < len(lines):
+    while index < listing:
         line = lines[index]
-        if line.startswith(("=" * 70, "-" * 70)) or UNITTEST_RAN.fullmatch(line):
-            break
         index += 1
         module_skip = _UT_MODULE_SKIP.fullmatch(line)
         if module_skip is not None:  # its tests are not collected: the module is skipped
@@ -154,13 +155,10 @@ def read_unittest(text: str) -> records.RunRecord:
     failures: dict[str, FailureRecord] = {}
     errors: list[records.CollectError] = []
     tests: dict[str, TestRecord] = {}
-    finished = False
-    while index < len(lines):
+    finished = end is not None
+    while index < (len(lines) if end is None else end):
         line = lines[index]
         index += 1
-        if UNITTEST_RAN.fullmatch(line):
-            finished = True
-            continue
         block = _UT_BLOCK.fullmatch(line)
         if block is None or index >= len(lines) or not lines[index].startswith("-" * 70):
             continue
@@ -213,6 +211,35 @@ def read_unittest(text: str) -> records.RunRecord:
     return records.record_of(
         "unittest", collected, tests, errors, finished, notes, skips=module_skips
     )
+
+
+def unittest_end(lines: list[str]) -> int | None:
+    """Where unittest's own summary is: the last ``Ran N tests in ...`` line that its verdict
+    (``OK``, ``FAILED (...)``) follows, no test's line after it; None when the run never
+    printed it (the process ended first). A test that prints such a line itself (a nested
+    runner's) is no end."""
+    found = None
+    for index, line in enumerate(lines):
+        if found is not None and _UT_TEST.match(line) and " ... " in line:
+            found = None  # a test after it: what came before was a test's own output
+        if UNITTEST_RAN.fullmatch(line):
+            after = [text for text in lines[index + 1 : index + 4] if text.strip()]
+            if after and UNITTEST_VERDICT.fullmatch(after[0].strip()):
+                found = index
+    return found
+
+
+def _listing_end(lines: list[str], end: int | None) -> int:
+    """Where the verbose listing ends: at the first failure block (a line of ``=`` then
+    ``FAIL:`` or ``ERROR:``), else at the line of dashes before the summary."""
+    stop = len(lines) if end is None else end
+    for index in range(stop):
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if lines[index].startswith("=" * 70) and _UT_BLOCK.fullmatch(following):
+            return index
+    if end is not None and end > 0 and lines[end - 1].startswith("-" * 70):
+        return end - 1
+    return stop
 
 
 def _literal(text: str) -> str:

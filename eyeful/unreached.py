@@ -30,7 +30,13 @@ from eyeful.report import Report
 from eyeful.runs import Run, Runner, suite_run
 from eyeful.snapshot import EMPTY_TREE, Snapshot
 from eyeful.testids import id_path
-from eyeful.testside import collection_changed, left_out_tests, loads_its_tests, renamed_files
+from eyeful.testside import (
+    collection_changed,
+    left_out_tests,
+    loads_its_tests,
+    named_configs,
+    renamed_files,
+)
 
 _ROUNDS = 8
 """Commands run on the change to reach the tests a stopped run did not: each reaches at least
@@ -111,7 +117,8 @@ def _skips_on_base(
     )
     if hint is None and _comparable(change):
         with runner.lock_repo():
-            changed = collection_changed(repo, base, snap.head.tree) is not None
+            configs = named_configs(runner.config.commands.test or "")
+            changed = collection_changed(repo, base, snap.head.tree, configs) is not None
             if not changed and change.tests_from == "unittest":
                 changed = loads_its_tests(repo, snap.head.tree) is not None
             if not changed and change.left_out:

@@ -834,20 +834,17 @@ def test_the_code_under_test_reading_its_own_files_is_behaviour_and_blocks(tmp_p
     assert code == 1
 
 
+# (pyproject.toml's section: test_warnings_made_errors_in_addopts_are_the_tests; each kind of
+# file and of option is reviewed once, every pairing is testconfig's, read in tests below.)
 @pytest.mark.parametrize(
     ("name", "stricter"),
-    [
-        ("pyproject.toml", lambda text: text.replace(
-            "[tool.pytest.ini_options]\n", "[tool.pytest.ini_options]\nfilterwarnings = ['error']\n"
-        )),
-        ("tox.ini", lambda text: text + "filterwarnings = error\n"),
-    ],
-    ids=["pyproject", "tox"],
+    [("tox.ini", lambda text: text + "filterwarnings = error\n")],
+    ids=["tox"],
 )  # fmt: skip
 def test_a_stricter_pytest_section_of_a_shared_file_is_the_tests(tmp_path, name, stricter):
     """The change only turns warnings into errors in the pytest section of a file it shares with
-    the project (pyproject.toml, tox.ini): the base runs with that section, the rest of the file
-    its own, and the failure is pre-existing, as with pytest.ini."""
+    the project (tox.ini; pyproject.toml below): the base runs with that section, the rest of the
+    file its own, and the failure is pre-existing, as with pytest.ini."""
     warns = (
         "import warnings\n\n\ndef add(a, b):\n"
         "    warnings.warn('add is deprecated', DeprecationWarning)\n    return a + b\n"
@@ -1119,7 +1116,7 @@ def test_a_unittest_module_found_from_a_start_directory_is_the_tests(tmp_path):
     assert code == 0
 
 
-@pytest.mark.parametrize("name", ["pyproject.toml", "pytest.ini"])
+@pytest.mark.parametrize("name", ["pyproject.toml"])  # (pytest.ini: filterwarnings, above)
 def test_warnings_made_errors_in_addopts_are_the_tests(tmp_path, name):
     """`-W error::DeprecationWarning` added to `addopts`: the tests' demand, as `filterwarnings`
     is; `addopts` stayed the base's, and the old code's warning blocked a config-only change."""
@@ -1154,6 +1151,21 @@ def test_addopts_moves_only_for_words_of_demand():
               "-ra -vvopythonpath=src", "-ra -rap no:x", "-ra -vvx", "-ra -Werror -x")  # fmt: skip
     for other in others:
         assert overlaid("pytest.ini", ini, ini.replace("-ra", other)) is None, other
+
+
+def test_pytest_9s_toml_configuration_moves_and_differs_as_the_ini_files_do():
+    """pytest.toml's `[pytest]` table and pyproject.toml's `[tool.pytest]` (pytest 9, native
+    TOML) are pytest's configuration like the INI sections: a change to a demand moves to the
+    base, one to the layout does not, and any change to them decides collection."""
+    from eyeful.testconfig import overlaid, section_differs
+
+    toml = '[pytest]\npythonpath = ["."]\n'
+    stricter = toml + 'filterwarnings = ["error"]\n'
+    assert overlaid("pytest.toml", "# ours\n" + toml, stricter) == "# ours\n" + stricter
+    assert overlaid(".pytest.toml", toml, toml.replace('"."', '"src"')) is None
+    native = '[project]\nname = "x"\n\n[tool.pytest]\npythonpath = ["."]\n'
+    assert section_differs("pyproject.toml", native, native + 'addopts = ["--ignore=t"]\n')
+    assert not section_differs("pyproject.toml", native, native.replace('"x"', '"y"'))
 
 
 def test_a_shared_files_pytest_section_moves_alone_or_not_at_all():

@@ -365,6 +365,22 @@ def test_tests_left_out_in_pytest_9s_toml_configuration_are_a_question(tmp_path,
     assert proc.exit_code == 3, proc.markdown
 
 
+def test_tests_left_out_in_a_configuration_the_command_names_are_a_question(tmp_path):
+    """helper-51: `pytest -c ci/pytest-ci.ini`: a change that left out the tests of what it broke
+    in that file was clean, the file not one pytest finds by its name."""
+    command = f"{PYTEST} -c ci/pytest-ci.ini --rootdir . tests"
+    files = {"pyproject.toml": eyeful_config(command), "calc.py": CALC,
+             "ci/pytest-ci.ini": PYTEST_INI, "tests/test_calc.py": CALC_TESTS,
+             "tests/test_other.py": "def test_other():\n    assert True\n"}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    stage(repo, {"ci/pytest-ci.ini": PYTEST_INI + "addopts = --ignore=tests/test_calc.py\n",
+                 "calc.py": BROKEN_ADD})  # fmt: skip
+    proc = review(repo, format="json")
+    assert ("tests/test_calc.py::test_add", "newly_skipped") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 PLUGIN_DROPS = """def pytest_collection_modifyitems(items):
     items[:] = [item for item in items if item.name != "test_add"]
 """
@@ -947,6 +963,22 @@ def test_a_unittest_run_ended_by_os_exit_says_so_not_pytest_exit(tmp_path):
     assert done.exit_code == 3
 
 
+def test_a_unittest_test_that_prints_a_summary_of_its_own_passes(tmp_path):
+    """helper-51: a test printing a nested runner's dashes and `Ran 3 tests` line ended the
+    listing there, so it had started and never ended: exit 3 on every review, a harmless one
+    too. unittest's own summary is the last one, with its verdict after it."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} -m unittest -v"),
+         "calc.py": CALC, "tests/__init__.py": "", "tests/test_0.py": ECHOES,
+         "tests/test_calc.py": UNITTEST_CALC},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "# calc\n" + CALC})
+    done = review(repo, format="json")
+    assert done.json["incomplete"] == [] and done.exit_code == 0, done
+
+
 MAIN_CALC = "import os\nimport sys\n\n\ndef add(a, b):\n    return a + b\n\n\ndef main(argv):\n"
 MAIN_TESTS = (
     "import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
@@ -955,17 +987,25 @@ MAIN_TESTS = (
 )
 
 
-@pytest.mark.parametrize("where", ["in-a-test", "at-import"])
+ECHOES = (
+    "import sys\nimport unittest\n\n\nclass E(unittest.TestCase):\n    def test_echo(self):\n"
+    "        sys.stderr.write('-' * 70 + '\\nRan 5 tests in 0.001s\\n')\n"
+)
+
+
+@pytest.mark.parametrize("where", ["in-a-test", "at-import", "after-an-echoed-summary"])
 def test_a_unittest_run_that_never_printed_its_summary_is_no_pass(tmp_path, where):
     """helper-49: the change's `main` ends the process with `os._exit(0)` (to skip a slow
     teardown) and breaks `add`. unittest never printed `Ran N tests`, `test_zadd` never ran, the
     exit status was 0: read as a pass (the test it started has no result), clean. Every unittest
-    run ends with that line; a test it started and never ended is run by id."""
+    run ends with that line and its verdict; a test it started and never ended is run by id.
+    helper-51: under `-q` a test that echoes a nested runner's `Ran 5 tests` line first."""
+    quiet = " -q" if where == "after-an-echoed-summary" else ""
     repo = make_repo(
         tmp_path / "repo",
-        {"pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} -m unittest"),
+        {"pyproject.toml": eyeful_config(f"{shlex.quote(PYTHON)} -m unittest{quiet}"),
          "calc.py": MAIN_CALC + "    print(add(int(argv[0]), int(argv[1])))\n    return 0\n",
-         "tests/__init__.py": "", "tests/test_a.py": MAIN_TESTS},
+         "tests/__init__.py": "", "tests/test_a.py": MAIN_TESTS, "tests/test_0.py": ECHOES},
     )  # fmt: skip
     confirm(repo)
     exits = "    print(add(int(argv[0]), int(argv[1])))\n    sys.stdout.flush()\n    os._exit(0)\n"
@@ -974,7 +1014,7 @@ def test_a_unittest_run_that_never_printed_its_summary_is_no_pass(tmp_path, wher
     stage(repo, {"calc.py": (MAIN_CALC + exits).replace("a + b", "a - b")})
     done = review(repo, format="json")
     assert done.exit_code == 3, done
-    if where == "in-a-test":
+    if where == "in-a-test":  # (the echo's dashes and line inside the listing are a test's own)
         [stopped] = done.json["incomplete"]
         assert stopped["ids"] == ["tests.test_a.T.test_main"], stopped
     else:
@@ -1124,6 +1164,42 @@ def test_a_module_the_change_cannot_import_is_one_block_whatever_was_reviewed_be
     proc = review(repo, format="json")
     assert _kinds(proc.json) == [("tests/test_calc.py", "regression")], proc.markdown
     assert proc.exit_code == 1, proc.markdown
+
+
+TOLERANT = {
+    "a mixin": "class Tolerant:\n    def run(self, result=None):\n"
+    "        result = result or self.defaultTestResult()\n"
+    "        result.addFailure = lambda test, err: result.addSuccess(test)\n"
+    "        return super().run(result)\n\n\nclass T(Tolerant, unittest.TestCase):\n",
+    "an alias's assignment": "from unittest import TestCase as Case\n\n\n"
+    "def quiet(self, result=None):\n    return result\n\n\nclass T(Case):\n    run = quiet\n\n",
+    "a monkeypatch": "unittest.TestCase.run = lambda self, result=None: result\n\n\n"
+    "class T(unittest.TestCase):\n",
+}
+
+
+@pytest.mark.parametrize("how", list(TOLERANT))
+def test_a_test_case_run_the_change_adds_by_any_route_is_no_evidence(tmp_path, how):
+    """helper-51: a mixin's `run` that turns failures into passes (the old text rule saw it, the
+    first version of the class rule did not), `run = quiet` in a TestCase under an alias, and
+    `unittest.TestCase.run` replaced: both sides pass alike, so the runs are no evidence."""
+    plain = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
+    test = "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"
+    repo = _project(tmp_path, {"tests/test_calc.py": plain + test},
+                    test=f"{shlex.quote(PYTHON)} -m unittest")  # fmt: skip
+    stage(
+        repo,
+        {
+            "calc.py": BROKEN_ADD,
+            "tests/test_calc.py": (
+                "import unittest\n\nfrom calc import add\n\n\n" + TOLERANT[how] + test
+            ),
+        },
+    )
+    proc = review(repo, format="json")
+    assert any("tests/test_calc.py" in u["text"] and u["unverified"]
+               for u in proc.json["uncertainty"]), proc.json  # fmt: skip
+    assert proc.exit_code == 3, proc.stdout
 
 
 WORKER_TESTS = (

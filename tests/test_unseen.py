@@ -416,6 +416,26 @@ def test_a_unittest_package_the_change_makes_a_namespace_package_is_a_question(t
     assert done.exit_code == 3, done
 
 
+def test_a_package_of_code_the_change_adds_brings_no_base_suite(tmp_path):
+    """helper-51: any `__init__.py` added ran the base's whole suite to compare collections;
+    only one beside test modules (or in a test directory) can take tests out of discovery."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(UNITTEST),
+            "kv/__init__.py": "",
+            "kv/fast.py": FAST,
+            "tests/__init__.py": "",
+            "tests/test_o.py": OTHER_TEST,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"helpers/__init__.py": "", "helpers/util.py": "X = 1\n"})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done
+    assert [r["side"] for r in done.json["runs"]] == ["change"], done.json["runs"]
+
+
 TWO_UT_SKIPS = """import unittest
 
 from kv import fast

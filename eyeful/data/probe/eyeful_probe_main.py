@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH103, PTH109, PTH112, PTH113, PTH114, PTH118, PTH119, PTH120, PTH206
+# ruff: noqa: PTH100, PTH103, PTH109, PTH112, PTH113, PTH114, PTH118, PTH119, PTH120, PTH123, PTH206
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """eyeful's pytest probe: what each test did, written as it happens. PYTEST_DONT_REWRITE
 
@@ -241,9 +241,10 @@ def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
         if type(collector).__name__ == "DoctestModule":  # (its module's tests: as a Module)
             return sum(1 for value in list(namespace.values()) if _hid_examples(value, here))
         turned_off = namespace.get("__test__", True) is False  # `__test__ = code.FLAG`, say
+        source = _Source(getattr(module, "__file__", None))
         return turned_off + sum(
             1 for name, value in list(namespace.items())
-            if (_named(name, functions) and _dropped_function(name, value))
+            if (_named(name, functions) and _dropped_function(name, value, source))
             or (_named(name, classes) and _dropped_class(value, here))
         )  # fmt: skip
     except Exception:  # never stop the run
@@ -257,12 +258,36 @@ def _named(name: str, prefixes: list[str]) -> bool:
     )
 
 
-def _dropped_function(name: str, value: object) -> bool:
-    """A test function's name holding None, a function whose ``__test__`` is False (a helper's
-    `@disabled`), or an object that is no function but holds the test function (its
-    ``__wrapped__``, or an attribute): pytest skips each without a word."""
+class _Source:
+    """A module's source text, read once and only if asked."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.text: str | None = None
+
+    def defines(self, name: str) -> bool:
+        """Whether the source has a ``def`` or ``class`` statement of ``name`` (True when it
+        cannot be read)."""
+        if self.text is None:
+            try:
+                with open(self.path or "", encoding="utf-8", errors="replace") as handle:
+                    self.text = handle.read()
+            except OSError:
+                return True
+        return (
+            re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", self.text, re.M)
+            is not None
+        )
+
+
+def _dropped_function(name: str, value: object, source: _Source) -> bool:
+    """A test function's name holding None where the module defines it (a decorator that
+    forgot its ``return``; not `test_dir = None`, nor an optional import's fallback), a function
+    whose ``__test__`` is False (a helper's `@disabled`), or an object that is no function but
+    holds the test function (its ``__wrapped__``, or an attribute): pytest skips each without a
+    word."""
     if value is None:
-        return True
+        return source.defines(name)
     if isinstance(value, type):
         return False
     if callable(value):
@@ -280,6 +305,10 @@ def _dropped_class(value: object, here: str | None) -> bool:
         return False
     if "__test__" not in value.__dict__ and getattr(value, "__test__", True) is False:
         return True
+    for method in ("__init__", "__new__"):  # pytest collects no class with a constructor
+        maker = next((c for c in value.__mro__ if method in c.__dict__), object)
+        if maker is not object and getattr(maker, "__module__", None) not in (here, "builtins"):
+            return True  # one it inherits from the code (its own: pytest's warning says it)
     abstract = getattr(value, "__abstractmethods__", None)
     if not abstract:
         return False
@@ -291,21 +320,27 @@ def _dropped_class(value: object, here: str | None) -> bool:
 
 
 def _hid_examples(value: object, here: str | None) -> bool:
-    """A function of this module whose docstring holds no example while the function it wraps
-    (a decorator without ``functools.wraps``, its closure) has one: doctest no longer sees it."""
-    if not callable(value) or getattr(value, "__module__", None) != here:
+    """A name of this module whose object holds no example while the function of this module it
+    wraps has one (a decorator without ``functools.wraps``, this module's or another's: the
+    function in its closure or, for a decorator's class, in an attribute): doctest no longer
+    sees it."""
+    if not callable(value) or isinstance(value, type):
         return False
     if ">>>" in (getattr(value, "__doc__", None) or "") or hasattr(value, "__wrapped__"):
         return False
-    cells = getattr(value, "__closure__", None) or ()
-    for cell in cells:
+    held: list[object] = []
+    for cell in getattr(value, "__closure__", None) or ():
         try:
-            inner = cell.cell_contents
+            held.append(cell.cell_contents)
         except ValueError:  # an empty cell
             continue
-        if callable(inner) and ">>>" in (getattr(inner, "__doc__", None) or ""):
-            return True
-    return False
+    held += list(getattr(value, "__dict__", {}).values())
+    return any(
+        callable(inner)
+        and getattr(inner, "__module__", None) == here
+        and ">>>" in (getattr(inner, "__doc__", None) or "")
+        for inner in held
+    )
 
 
 def _not_collected(modules: set[str], config: pytest.Config) -> int:
