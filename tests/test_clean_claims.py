@@ -341,11 +341,10 @@ LEAVES_OUT = 'addopts = ["--ignore=tests/test_calc.py"]\n'
     ("where", "base", "head"),
     [
         ("pytest.toml", None, '[pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
-        (".pytest.toml", None, '[pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
         ("pyproject.toml", '[tool.pytest]\npythonpath = ["."]\n',
          '[tool.pytest]\npythonpath = ["."]\n' + LEAVES_OUT),
     ],
-    ids=["pytest.toml", ".pytest.toml", "tool.pytest"],
+    ids=["pytest.toml", "tool.pytest"],  # (.pytest.toml, read alike: test_change_side)
 )  # fmt: skip
 def test_tests_left_out_in_pytest_9s_toml_configuration_are_a_question(tmp_path, where, base, head):
     """helper-49: pytest 9 reads pytest.toml (or .pytest.toml) before pytest.ini, and a

@@ -115,6 +115,7 @@ _MAP_VAR = "EYEFUL_PROBE_MAP"
 _LOADER_VAR = "EYEFUL_PROBE_LOADER"
 _IMPORTS_VAR = "EYEFUL_PROBE_IMPORTS"
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_OWN_FILE = os.path.realpath(__file__)
 _WORKER_KEY = "eyeful_probe"  # xdist's workerinput: what the controller hands its workers
 
 
@@ -566,10 +567,10 @@ def _outcome_hook_files(config: pytest.Config) -> list[str]:
                     break
                 function = wrapped
             code = getattr(function, "__code__", None)
-            if code is None:
-                continue
+            if code is None or code.co_filename.startswith(libraries):
+                continue  # (pytest's own: most of them, and no path to resolve)
             path = os.path.realpath(code.co_filename)
-            if path != os.path.realpath(__file__) and not path.startswith(libraries):
+            if path != _OWN_FILE and not path.startswith(libraries):
                 found.add(path)
     return sorted(found)
 
@@ -818,6 +819,8 @@ def _path_words(config: pytest.Config) -> list[int] | None:
     kept = getattr(parser, "optparser", None)  # older pytest builds it anew at each parse
     try:
         paths = list(getattr(parser.parse(args), "file_or_dir", None) or ())
+        if not paths:
+            return []  # (no word was a path: none to mark)
         found = _marked_at_once(parser, args, paths)
         if found is None:  # one parse per word: the slow way (a thousand ids, a second)
             found = [
