@@ -26,8 +26,9 @@ UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")
 """The line after it: unittest's verdict. A `Ran N tests` line a test prints itself has none."""
 UNITTEST_UNFINISHED = (
-    "unittest never printed its summary (`Ran N tests in ...`), the last thing it prints: the "
-    "process ended before unittest did (killed, or `os._exit` in the code under test), so its "
+    "unittest never printed its summary (`Ran N tests in ...` and its verdict), the last thing it "
+    "prints: the process ended before unittest did (killed, or `os._exit` in the code under "
+    "test), or the command discards its stderr (`2>/dev/null`), where unittest prints it; so its "
     "exit status says nothing about the tests"
 )
 _NONE_RAN = re.compile(

@@ -25,18 +25,18 @@ from tests.gitrepo import PYTHON
 # the end, so the workers finish together. Ordering only: no test depends on it, and a module
 # missing here runs last.
 MODULE_SECONDS = {
-    "test_change_side": 113, "test_hooks": 68, "test_verify": 51, "test_clean_claims": 45,
-    "test_fit": 40, "test_regress": 36, "test_agents": 30, "test_safety": 29,
-    "test_environments": 26, "test_replay": 23, "test_focused_ids": 22, "test_affected_maps": 22,
-    "test_cli": 22, "test_evidence": 22, "test_unseen": 21, "test_hardening": 20,
-    "test_affected_ways": 18, "test_sandbox": 18, "test_providers": 18, "test_eval_verified": 17,
-    "test_adversarial": 17, "test_awkward": 17, "test_affected": 16, "test_injection": 16,
-    "test_representation": 13, "test_structured_failures": 12, "test_contexts": 12,
-    "test_review": 10, "test_safety_inputs": 9, "test_failures": 8, "test_eval_mine": 8,
-    "test_map_marks": 8, "test_bounded_report": 7, "test_probe": 6, "test_forgery": 6,
-    "test_init": 6, "test_report": 5, "test_first_run": 5, "test_agent_jail": 4,
-    "test_eval_run": 4, "test_claims": 3, "test_runs_change": 3, "test_wording": 3,
-    "test_check_speed": 2, "test_sarif": 2, "test_results": 1,
+    "test_change_side": 105, "test_hooks": 60, "test_clean_claims": 58, "test_fit": 39,
+    "test_verify": 38, "test_unseen": 33, "test_regress": 31, "test_safety": 28, "test_agents": 28,
+    "test_cli": 27, "test_replay": 26, "test_representation": 26, "test_environments": 25,
+    "test_focused_ids": 22, "test_affected_maps": 21, "test_evidence": 21, "test_hardening": 19,
+    "test_awkward": 19, "test_providers": 18, "test_affected_ways": 17,
+    "test_structured_failures": 17, "test_injection": 16, "test_adversarial": 15,
+    "test_affected": 13, "test_eval_verified": 13, "test_contexts": 11, "test_review": 11,
+    "test_sandbox": 9, "test_failures": 9, "test_bounded_report": 8, "test_safety_inputs": 8,
+    "test_map_marks": 8, "test_eval_mine": 8, "test_probe": 7, "test_forgery": 6, "test_init": 6,
+    "test_first_run": 5, "test_report": 4, "test_claims": 4, "test_agent_jail": 4,
+    "test_wording": 3, "test_eval_run": 3, "test_runs_change": 3, "test_check_speed": 2,
+    "test_sarif": 1, "test_results": 1,
 }  # fmt: skip
 
 
