@@ -406,23 +406,32 @@ _TEST_MAIN = re.compile(rb"^func\s+TestMain\s*\(", re.M)  # it may set -test.run
 _MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
 
 
-def left_out_tests(repo: pygit2.Repository, tree: str, paths: list[str]) -> str | None:
-    """A test module of ``tree`` (named as pytest names them) in what a run's collection left
-    out by a conftest's or a hook's word (``paths``: repository paths of directories and files,
-    the probe's ``left_out``), named; None when none holds one: an untracked virtualenv, a
-    ``setup.py`` a conftest leaves out."""
+def left_out_tests(
+    repo: pygit2.Repository, tree: str, paths: list[str], command: str = ""
+) -> str | None:
+    """A test module of ``tree`` (named as pytest names them; under ``--doctest-modules``, in
+    the test ``command`` or the configuration's ``addopts``, any Python module with a ``>>>``
+    example too) in what a run's collection left out by a conftest's or a hook's word
+    (``paths``: repository paths of directories and files, the probe's ``left_out``), named;
+    None when none holds one: an untracked virtualenv, a ``setup.py`` a conftest leaves out."""
     top = tree_at(repo, tree)
     patterns = ["test_*.py", "*_test.py", *_python_files(repo, top, "")]
+    words = command.split() + _option(repo, top, "", "addopts")
+    doctests = "--doctest-modules" in words
 
-    def named(name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    def named(name: str, oid: pygit2.Oid | None = None) -> bool:
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            return True
+        if not doctests or not name.endswith(".py") or oid is None:
+            return False
+        return b">>>" in blob_at(repo, oid).data
 
     for path in paths:
         entry = _entry(top, path) if path and not path.startswith(("/", "..", "<")) else None
         if entry is None:
             continue
         if entry.type_str != "tree":
-            if named(PurePosixPath(path).name):
+            if named(PurePosixPath(path).name, entry.id):
                 return path
             continue
         pending, seen = [(path, tree_at(repo, entry.id))], 0
@@ -432,7 +441,7 @@ def left_out_tests(repo: pygit2.Repository, tree: str, paths: list[str]) -> str 
                 seen += 1
                 if item.type_str == "tree":
                     pending.append((f"{folder}/{item.name}", tree_at(repo, item.id)))
-                elif named(item.name or ""):
+                elif named(item.name or "", item.id):
                     return f"{folder}/{item.name}"
     return None
 

@@ -122,7 +122,8 @@ def _skips_on_base(
             if not changed and change.tests_from == "unittest":
                 changed = loads_its_tests(repo, snap.head.tree) is not None
             if not changed and change.left_out:
-                changed = left_out_tests(repo, snap.head.tree, change.left_out) is not None
+                command = runner.config.commands.test or ""
+                changed = left_out_tests(repo, snap.head.tree, change.left_out, command) is not None
         if changed or change.narrowed:
             hint = _base_suite(runner, base, report)
     skips = asked(hint)

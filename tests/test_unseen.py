@@ -594,6 +594,26 @@ def test_a_test_directory_beside_the_collected_ones_left_out_is_a_question(tmp_p
     assert done.exit_code == 3, done
 
 
+def test_a_module_of_doctests_the_code_leaves_out_is_a_question(tmp_path):
+    """helper-51: under `--doctest-modules`, a conftest leaves out `calc/fast.py` (a module of the
+    code, its doctests the tests) when the code turns the fast path off; the change does and
+    breaks it. Left out, but no test module by its name: clean, exit 0."""
+    fast = 'def add(a, b):\n    """\n    >>> add(2, 2)\n    4\n    """\n    return a + b\n'
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(), "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+         "conftest.py": 'import calc\n\ncollect_ignore = [] if calc.FAST else ["calc/fast.py"]\n',
+         "calc/__init__.py": "FAST = True\n", "calc/fast.py": fast, "tests/test_other.py": OTHER},
+    )  # fmt: skip
+    confirm(repo)
+    stage(
+        repo, {"calc/__init__.py": "FAST = False\n", "calc/fast.py": fast.replace("a + b", "a - b")}
+    )
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"calc/fast.py::calc.fast.add": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
 SUITE = "\n\nclass Suite:\n    def check(self, got, want):\n        assert got == want\n"
 SUITE_TEST = (
     "import tools\n\n\nclass TestTools(tools.Suite):\n    def test_double(self):\n"
