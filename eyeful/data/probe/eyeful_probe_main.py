@@ -98,7 +98,7 @@ import re
 import sys
 import time
 from collections.abc import Generator
-from types import TracebackType
+from types import FunctionType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -241,22 +241,35 @@ def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
         classes = [str(p) for p in config.getini("python_classes")]
         if type(collector).__name__ == "DoctestModule":  # (its module's tests: as a Module)
             return sum(1 for value in list(namespace.values()) if _hid_examples(value, here))
-        turned_off = namespace.get("__test__", True) is False  # `__test__ = code.FLAG`, say
+        count = int(namespace.get("__test__", True) is False)  # `__test__ = code.FLAG`, say
         source = _Source(getattr(module, "__file__", None))
-        return turned_off + sum(
-            1 for name, value in list(namespace.items())
-            if (_named(name, functions) and _dropped_function(name, value, source))
-            or (_named(name, classes) and _dropped_class(value, here))
-        )  # fmt: skip
+        test_function, test_class = _Names(functions), _Names(classes)
+        for name, value in list(namespace.items()):
+            if type(value) is _PLAIN_FUNCTION and "__test__" not in value.__dict__:
+                continue  # a test function as pytest collects it (the most names, at once)
+            if isinstance(value, type):
+                count += test_class.match(name) and _dropped_class(value, here)
+            else:
+                count += test_function.match(name) and _dropped_function(name, value, source)
+        return count
     except Exception:  # never stop the run
         return 0
 
 
-def _named(name: str, prefixes: list[str]) -> bool:
-    return any(
-        fnmatch.fnmatchcase(name, p) if any(c in p for c in "*?[") else name.startswith(p)
-        for p in prefixes
-    )
+_PLAIN_FUNCTION = FunctionType
+
+
+class _Names:
+    """pytest's ``python_functions`` or ``python_classes``: prefixes, or glob patterns."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        self.prefixes = tuple(p for p in patterns if not any(c in p for c in "*?["))
+        self.globs = [p for p in patterns if any(c in p for c in "*?[")]
+
+    def match(self, name: str) -> bool:
+        return name.startswith(self.prefixes) or any(
+            fnmatch.fnmatchcase(name, p) for p in self.globs
+        )
 
 
 class _Source:
