@@ -1188,7 +1188,7 @@ def test_tests_pytest_drops_without_a_word_are_counted_and_helpers_are_not(tmp_p
 def test_what_collection_leaves_out_by_a_conftests_word_is_recorded(tmp_path):
     """A conftest's `collect_ignore` and a directory that looks like a virtualenv are recorded
     (the code or the change may decide them); `--ignore` and `norecursedirs` (`build`), alike on
-    every tree, are not."""
+    every tree, are not, nor a `setup.py` (never a test module)."""
     root = write(tmp_path / "p", {
         "pytest.ini": "[pytest]\n", "conftest.py": 'collect_ignore = ["manual", "setup.py"]\n',
         "setup.py": "", "test_a.py": "def test_a():\n    pass\n",
@@ -1201,4 +1201,8 @@ def test_what_collection_leaves_out_by_a_conftests_word_is_recorded(tmp_path):
     record = run.must_record()
     assert list(record.tests) == ["test_a.py::test_a"], run.stdout
     real = os.path.realpath(root)
-    assert [os.path.relpath(p, real) for p in record.left_out] == ["manual", "setup.py", "venvish"]
+    assert [os.path.relpath(p, real) for p in record.left_out] == ["manual", "venvish"]
+    # A run of one directory leaves out nothing beside it: it was never asked for.
+    sub = Run(root, ["-q", "manual"], tmp_path / "r2", clean_env())
+    assert list(sub.must_record().tests) == ["manual/test_m.py::test_m"], sub.stdout
+    assert sub.must_record().left_out == []

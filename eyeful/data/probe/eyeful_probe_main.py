@@ -196,6 +196,8 @@ def pytest_configure(config: pytest.Config) -> None:
         probe.open()  # before the sandbox's watch starts, and before any test module is imported
         _active.append(probe)
         config.pluginmanager.register(probe, "eyeful_probe_recorder")
+        if getattr(pytest, "version_tuple", (0,)) < (8, 0):  # no pytest_collect_directory
+            config.pluginmanager.register(_IgnoreWatch(probe), "eyeful_probe_ignored")
         trace = env.get(_TRACE_VAR)
         if trace:
             from eyeful_probe_watch import Tracer  # beside it
@@ -389,6 +391,26 @@ def _not_collected(modules: set[str], config: pytest.Config) -> int:
                 left = path in ignored or any(fnmatch.fnmatch(path, g) for g in globs)
                 count += path not in modules and not left
     return count
+
+
+_NEVER_MODULES = frozenset({"conftest.py", "setup.py", "__main__.py"})  # no test module's
+
+
+class _IgnoreWatch:
+    """pytest 7 (no ``pytest_collect_directory``): its ignore hook watched, each path it left out
+    noted (a wrapper of a hook called for every path: pytest 8 needs none)."""
+
+    def __init__(self, probe: _Probe) -> None:
+        self.probe = probe
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_ignore_collect(self, collection_path: object) -> Generator[None, Any, None]:
+        outcome = yield
+        try:
+            if outcome.get_result() is True:
+                self.probe.note_left_out(collection_path)
+        except Exception:  # never stop the run (a hook's own error is pytest's to report)
+            return
 
 
 class _GivenOut:
@@ -890,6 +912,8 @@ class _Probe:
         self.modules: set[str] = set()  # the files of the modules pytest collected
         self.ignored = 0  # test modules beside those that pytest did not collect
         self.left_out: list[str] = []  # what collection left out by a conftest's or hook's word
+        self.entered: set[str] = set()  # the directories pytest 8's collection entered
+        self.files: set[str] = set()  # the files it made a collector of
         self.given_out: _GivenOut | None = None
         self.made_none = 0  # names of tests in collected modules that hold None
         self.internal = _internal_dirs()
@@ -1002,26 +1026,57 @@ class _Probe:
         except Exception as error:
             self._internal_error("pytest_collection_finish", error)
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_ignore_collect(self, collection_path: object) -> Generator[None, Any, None]:
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)  # (pytest 8's hook)
+    def pytest_collect_directory(self, path: object) -> None:
+        """The directories collection entered: what it did not enter beside them, it left out
+        (:meth:`_left_out`)."""
+        self.entered.add(str(path))
+
+    def note_left_out(self, collection_path: object) -> None:
+        """One path pytest's ignore hook left out (pytest 7: :class:`_IgnoreWatch`)."""
+        path = os.path.abspath(str(collection_path))
+        if path == self.loader or os.path.basename(path) == "__pycache__":
+            return  # (eyeful's loader; pytest's own rule for bytecode)
+        if len(self.left_out) >= MAX_LEFT_OUT or not (path.endswith(".py") or os.path.isdir(path)):
+            return
+        if self.given_out is None:
+            self.given_out = _GivenOut(self.config)
+        if not self.given_out.covers(path):
+            self.left_out.append(path)
+
+    def _left_out(self) -> list[str]:
         """What collection left out by the word of a conftest (``collect_ignore``), a hook or a
         virtualenv's ``pyvenv.cfg``, which the code or the change may decide; not what the
-        command line (``--ignore``) or ``norecursedirs`` leave out, alike on every tree."""
-        outcome = yield
-        try:
-            if outcome.get_result() is not True or len(self.left_out) >= MAX_LEFT_OUT:
-                return
-            path = os.path.abspath(str(collection_path))
-            if path == self.loader or os.path.basename(path) == "__pycache__":
-                return  # (eyeful's loader; pytest's own rule for bytecode)
-            if not (path.endswith(".py") or os.path.isdir(path)):
-                return
-            if self.given_out is None:
-                self.given_out = _GivenOut(self.config)
-            if not self.given_out.covers(path):
-                self.left_out.append(path)
-        except Exception:  # never stop the run (a hook's own error is pytest's to report)
-            return
+        command line (``--ignore``) or ``norecursedirs`` leave out, alike on every tree. Read
+        where pytest 8 entered: a directory beside the ones it entered, under the run's start
+        paths, that it did not enter; a test module there (any module under
+        ``--doctest-modules``) it made no collector of. (pytest 7: its ignore hook, watched.)"""
+        if not self.entered:
+            return self.left_out
+        given = _GivenOut(self.config)
+        starts = [os.path.abspath(str(arg).split("::")[0]) for arg in self.config.args]
+        patterns = [str(p) for p in self.config.getini("python_files")]
+        doctests = bool(getattr(self.config.option, "doctestmodules", False))
+        found: list[str] = []
+        for directory in sorted(self.entered):
+            if not any(directory == s or directory.startswith(s + os.sep) for s in starts):
+                continue  # (above the start paths: what lies beside them was never asked for)
+            for entry in _entries(directory):
+                if entry.name == "__pycache__" or entry.path == self.loader:
+                    continue
+                if entry.is_dir():
+                    left = entry.path not in self.entered
+                elif entry.name.endswith(".py") and entry.path not in self.files:
+                    left = entry.name not in _NEVER_MODULES and (
+                        doctests or any(fnmatch.fnmatch(entry.name, p) for p in patterns)
+                    )
+                else:
+                    left = False
+                if left and not given.covers(entry.path):
+                    found.append(entry.path)
+                if len(found) >= MAX_LEFT_OUT:
+                    return found
+        return found
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, Any, None]:
@@ -1035,6 +1090,8 @@ class _Probe:
                 tracer.collecting(os.path.realpath(str(collector.path)))
             tracer.resume()  # the module's import: the lines it runs there
         outcome = yield
+        if isinstance(collector, pytest.File):
+            self.files.add(str(collector.path))
         if module:
             self.modules.add(str(collector.path))
             self.made_none += _tests_made_none(collector, self.config)
@@ -1220,8 +1277,9 @@ class _Probe:
             hooks = _outcome_hook_files(self.config)
             if hooks:
                 self._line({"t": "outcome_hooks", "files": hooks[:200]})
-            if self.left_out:
-                self._line({"t": "left_out", "paths": self.left_out})
+            left_out = self._left_out()
+            if left_out:
+                self._line({"t": "left_out", "paths": left_out})
             if (
                 self.deselected
                 or self.uncollected
