@@ -1133,6 +1133,12 @@ class TestPlugin(dropcode.Plugin):  # a constructor from the code: pytest collec
 '''
 # What a project names `test...` on purpose and pytest rightly leaves alone: not counted.
 KEPT_TESTS = """import abc
+import unittest
+
+
+class TestCaseStyle(unittest.TestCase):  # its constructor is unittest's: pytest runs it
+    def test_x(self):
+        pass
 
 
 class TestBase(abc.ABC):
@@ -1182,7 +1188,10 @@ def test_tests_pytest_drops_without_a_word_are_counted_and_helpers_are_not(tmp_p
     assert dropped.must_record().narrowed.startswith("6 tests pytest dropped"), dropped.stdout
     kept = Run(root, ["-q", "--doctest-modules", "kept"], tmp_path / "r2", clean_env())
     assert kept.must_record().narrowed is None, kept.stdout
-    assert list(kept.must_record().tests) == ["kept/test_kept.py::test_real"]
+    assert sorted(kept.must_record().tests) == [
+        "kept/test_kept.py::TestCaseStyle::test_x",
+        "kept/test_kept.py::test_real",
+    ]
 
 
 def test_what_collection_leaves_out_by_a_conftests_word_is_recorded(tmp_path):

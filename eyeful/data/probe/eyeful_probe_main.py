@@ -321,6 +321,10 @@ def _dropped_class(value: object, here: str | None) -> bool:
         return False
     if "__test__" not in value.__dict__ and getattr(value, "__test__", True) is False:
         return True
+    unittest = sys.modules.get("unittest")
+    case = getattr(unittest, "TestCase", None)
+    if isinstance(case, type) and issubclass(value, case):
+        return False  # (pytest's unittest plugin runs these: their constructor is unittest's)
     for method in ("__init__", "__new__"):  # pytest collects no class with a constructor
         maker = next((c for c in value.__mro__ if method in c.__dict__), object)
         if maker is not object and getattr(maker, "__module__", None) not in (here, "builtins"):
