@@ -392,7 +392,10 @@ def _against_base(
     snap, config = request.snapshot, request.config
     if can_focus(runner, change):
         base_suite = runner.cached_suite(snap.base.tree, "base")
-        if base_suite is not None:
+        listed = any(
+            (r.side, r.name, r.tree) == ("base", "test", snap.base.tree) for r in report.runs
+        )  # (run live this review, to compare collections: listed once)
+        if base_suite is not None and not listed:
             report.runs.append(base_suite)
         progress.phase(
             f"the change fails: running {len(change.failing)} failing tests on their own, "

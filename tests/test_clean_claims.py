@@ -912,6 +912,18 @@ def test_a_unittest_suite_run_without_its_names_never_calls_a_broken_test_new(tm
     assert done.exit_code == 3, done
 
 
+def test_the_bases_suite_run_to_compare_collections_is_listed_once(tmp_path):
+    """helper-52: the change edits a conftest (what decides collection: the base's suite runs to
+    compare) and breaks add; that run was listed twice, live and then as the cached run the
+    regression's confirmation starts from."""
+    repo = _project(tmp_path, {"tests/conftest.py": "import pytest\n"})
+    stage(repo, {"tests/conftest.py": "import pytest  # the fixtures\n", "calc.py": BROKEN_ADD})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == [("tests/test_calc.py::test_add", "regression")], done.markdown
+    suites = [r for r in done.json["runs"] if (r["side"], r["name"]) == ("base", "test")]
+    assert len(suites) == 1, done.json["runs"]
+
+
 def test_a_test_module_renamed_to_a_name_pytest_does_not_collect_is_a_question(tmp_path):
     # The change breaks sub and renames tests/test_sub.py to tests/sub_checks.py unchanged:
     # pytest no longer collects it, and the review said clean (the test, gone from its old
@@ -936,6 +948,7 @@ def test_a_test_module_renamed_to_a_name_pytest_does_not_collect_is_a_question(t
     kinds = {f["test"]: f["kind"] for f in done.json["regressions"] + done.json["other_failures"]}
     assert kinds == {"tests/test_subtraction.py::test_sub": "regression"}, done.json
     assert done.exit_code == 1, done
+
     stage(repo, {"calc.py": "def sub(a, b):\n    return a - b\n"})
     done = review(repo, format="json")
     assert done.exit_code == 0 and not done.json["other_failures"], done.json
