@@ -76,6 +76,10 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     # none, and loading them costs most of a short pytest run's start-up. A test about plugins
     # turns this off in its own command (`env -u PYTEST_DISABLE_PLUGIN_AUTOLOAD ...`).
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    # The processes a test starts write their bytecode (in its temporary directories) whatever
+    # the shell that started the suite says: where PYTHONDONTWRITEBYTECODE is set, each of the
+    # projects' pytest runs compiled and rewrote its test modules anew, some 16 s of CPU a run.
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     # What pip and virtualenv download and unpack (eyeful's dependencies for pre-commit's hook
     # environments, build backends) is kept once per session, for all workers, instead of in
     # each test's HOME: content-addressed caches that change no result, only the downloading.
