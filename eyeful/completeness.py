@@ -21,6 +21,9 @@ _STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"FAIL\s+(\S+)\s+\[setup failed\]"), "Go package {0} could not be set up"),
     (re.compile(r"panic: .*"), "a Go test panicked, so the tests after it did not run"),
 )  # fmt: skip
+UNITTEST_TEST = re.compile(r"(\w+) \(([\w.]+)\)")
+"""unittest's name of a test in its verbose listing: "test_x (pkg.mod.TestCls.test_x)" (3.11+)
+or "test_x (pkg.mod.TestCls)" (older)."""
 UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 """unittest's summary, the last thing its runner prints: a run without it never reached its end."""
 UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")
@@ -59,7 +62,7 @@ class CompletenessScanner:
             self._unittest_ran = False
             self.unittest_ended = bool(UNITTEST_VERDICT.fullmatch(line))
             return
-        if self.unittest_ended and " ... " in line:
+        if self.unittest_ended and UNITTEST_TEST.match(line) and " ... " in line:
             self.unittest_ended = False  # a test's line after it: that was a test's output
         if self.stopped is not None:
             return

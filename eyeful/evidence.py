@@ -64,8 +64,9 @@ class Reading:
     looked: dict[str, str] = field(default_factory=dict)
     """What it did to each of them."""
     outcome_hooks: list[str] = field(default_factory=list)
-    left_out: list[str] = field(default_factory=list)
     """The files whose functions implemented an outcome hook (as the repository names them)."""
+    left_out: list[str] = field(default_factory=list)
+    """What collection left out by a conftest's or a hook's word (as the repository names it)."""
     stopped: str | None = None
     skips: dict[str, str] = field(default_factory=dict)
     """Each skipped test's reason, as the runner gave it."""

@@ -270,12 +270,12 @@ class RunRecord(_Model):
     """pytest: the project's own top-level packages (named as a directory of the tree, or of its
     ``src``) imported from a file outside it, an installed copy: name -> that file."""
     outcome_hooks: list[str] = Field(default_factory=list)
+    """pytest: the files (real paths) whose functions implement a hook that decides a test's
+    outcome (a conftest, a plugin the project loads), outside the installed distributions."""
     left_out: list[str] = Field(default_factory=list)
     """pytest: the directories and Python files (real paths) its collection left out by the word
     of a conftest, a hook or a virtualenv's ``pyvenv.cfg``; not by the command line's
     ``--ignore`` or ``norecursedirs``."""
-    """pytest: the files (real paths) whose functions implement a hook that decides a test's
-    outcome (a conftest, a plugin the project loads), outside the installed distributions."""
     invocation: Invocation | None = None
     """pytest: which words of its command line it took as paths (None: not recorded, or more
     than one pytest process led the run)."""

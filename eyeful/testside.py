@@ -271,11 +271,10 @@ def decides_outcomes(
 
 
 def _case_runner_edited(before: bytes | None, after: bytes) -> str | None:
-    """The first method of a ``unittest.TestCase`` class (one whose bases name a TestCase, or
-    such a class of the file) that runs a test or records its outcome (``run``,
-    ``_callTestMethod``, ``addFailure``...) and that the change adds or edits, compared as
-    syntax; a helper class's ``run`` (a fake thread's) is no test case's. By text where the
-    file does not parse."""
+    """The first method that runs a test or records its outcome (``run``, ``_callTestMethod``,
+    ``addFailure``...) of the file's TestCase classes, or of a class of the file one derives from
+    (:func:`_case_runners`), that the change adds or edits, compared as syntax; a helper class's
+    ``run`` (a fake thread's) is no test case's. By text where the file does not parse."""
     module = _parsed(after)
     if module is None:
         found = _RUNS_CASES.search(after)

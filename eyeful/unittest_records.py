@@ -6,12 +6,12 @@ import ast
 import re
 
 from eyeful import records
-from eyeful.completeness import UNITTEST_RAN, UNITTEST_VERDICT
+from eyeful.completeness import UNITTEST_RAN, UNITTEST_TEST, UNITTEST_VERDICT
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
 
-# "test_x (pkg.mod.TestCls.test_x)" (3.11+) or "test_x (pkg.mod.TestCls)" (older); a subtest adds
-# " (i=1)" or " [msg]"; the description (a docstring's first line) may follow on the next line.
-_UT_TEST = re.compile(r"(\w+) \(([\w.]+)\)")
+# A test's name (completeness.UNITTEST_TEST); a subtest adds " (i=1)" or " [msg]"; the
+# description (a docstring's first line) may follow on the next line.
+_UT_TEST = UNITTEST_TEST
 _UT_RESULT = re.compile(
     r"(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|\".*\"))\s*"
 )

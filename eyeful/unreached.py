@@ -117,12 +117,13 @@ def _skips_on_base(
     )
     if hint is None and _comparable(change):
         with runner.lock_repo():
-            configs = named_configs(runner.config.commands.test or "")
-            changed = collection_changed(repo, base, snap.head.tree, configs) is not None
+            command = runner.config.commands.test or ""
+            changed = (
+                collection_changed(repo, base, snap.head.tree, named_configs(command)) is not None
+            )
             if not changed and change.tests_from == "unittest":
                 changed = loads_its_tests(repo, snap.head.tree) is not None
             if not changed and change.left_out:
-                command = runner.config.commands.test or ""
                 changed = left_out_tests(repo, snap.head.tree, change.left_out, command) is not None
         if changed or change.narrowed:
             hint = _base_suite(runner, base, report)

@@ -313,10 +313,11 @@ def _dropped_function(name: str, value: object, source: _Source) -> bool:
 
 
 def _dropped_class(value: object, here: str | None) -> bool:
-    """A test class that inherits a False ``__test__`` (a decorated base), or is abstract by
-    abstract methods it inherits from another module. (A class that sets ``__test__ = False``
-    itself, or declares its own abstract methods, is the usual way to name a helper `Test...`:
-    not counted.)"""
+    """A test class that inherits a False ``__test__`` (a decorated base), a constructor from
+    another module (pytest collects no class with one; a ``unittest.TestCase``'s is unittest's,
+    and pytest runs those), or abstract methods from another module. (A class that sets
+    ``__test__ = False`` itself, defines its own constructor (pytest warns of it) or declares its
+    own abstract methods is the usual way to name a helper `Test...`: not counted.)"""
     if not isinstance(value, type) or getattr(value, "__module__", None) != here:
         return False
     if "__test__" not in value.__dict__ and getattr(value, "__test__", True) is False:
