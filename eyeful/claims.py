@@ -314,10 +314,11 @@ _FAILFAST = {
 }
 
 
-def stops_at_first_failure(command: str, runner: str) -> str | None:
+def stops_at_first_failure(command: str, runner: str, goflags: str = "") -> str | None:
     """Why a go or unittest run with a failure may not have started every test: its command
     stops at the first failure (``go test -failfast``, ``python -m unittest -f`` or ``-vf``),
-    a word after the runner's own (``go test``, ``-m unittest``)."""
+    a word after the runner's own (``go test``, ``-m unittest``); for go, in the GOFLAGS the
+    command gets (``goflags``: the environment's, or ``go env -w``'s) too."""
     if runner not in _FAILFAST:
         return None
     pattern, (first, second) = _FAILFAST[runner]
@@ -326,6 +327,7 @@ def stops_at_first_failure(command: str, runner: str) -> str | None:
     if runner == "go":  # go's flags in the command's environment too: `GOFLAGS=-failfast`
         flags = [w.split() for w in words[: starts[0] if starts else 0] if w.startswith("GOFLAGS=")]
         words += [f.removeprefix("GOFLAGS=") for group in flags for f in group]
+        words += goflags.split()
     if not starts or not any(pattern.fullmatch(word) for word in words[starts[0] :]):
         return None
     flag = "-failfast" if runner == "go" else "-f"

@@ -8,7 +8,11 @@
   of their ``METADATA``/``PKG-INFO``) in each directory of ``sys.path``: installing, removing,
   upgrading or reinstalling a distribution changes them. That is what ``importlib.metadata``
   finds, at the cost of a directory listing instead of reading every distribution's metadata;
-- PYTHONPATH, and the values of the variables `[tool.eyeful] env` names.
+- PYTHONPATH, and the values of the variables `[tool.eyeful] env` names;
+- the variables the runners eyeful reads take options or behaviour from (:data:`RUNNER_VARIABLES`:
+  ``PYTEST_ADDOPTS``, ``PYTHONWARNINGS``, ``GOFLAGS``, the locale, the time zone...), and the go
+  command's own environment file (``go env -w``): a run under ``PYTEST_ADDOPTS=--ignore=...``
+  is no answer for a review without it.
 
 With ``isolate = "venv"`` the commands' interpreter is the worktree's own virtualenv, made from
 the `python3` (else `python`) on the user's PATH, and what is installed in it is what setup
@@ -43,6 +47,16 @@ from pathlib import Path
 from eyeful.isolation import base_interpreter
 from eyeful.shell import kill_group, project_env, track, untrack
 
+# Passed through to every project command (eyeful/sandbox.py's list too), whatever `env` names.
+RUNNER_VARIABLES = frozenset(
+    {
+        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONWARNINGS",
+        "PYTHONHASHSEED", "PYTHONDEVMODE", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUTF8",
+        "PYTHONIOENCODING", "GOFLAGS", "GOTOOLCHAIN", "GOPATH", "GOPROXY", "GOENV", "TZ", "LANG",
+        "LANGUAGE",
+    }
+)  # fmt: skip
+_RUNNER_PREFIXES = ("LC_",)
 _TIMEOUT = 10.0  # seconds for an interpreter to say what it is
 _MARK = "eyeful-interpreter "
 
@@ -258,6 +272,49 @@ def _pythons(path: str) -> dict[str, list[str] | None]:
     return out
 
 
+def runner_variables(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``env`` the runners take options or behaviour from."""
+    return {
+        name: value for name, value in sorted(env.items())
+        if name in RUNNER_VARIABLES or name.startswith(_RUNNER_PREFIXES)
+    }  # fmt: skip
+
+
+def go_env_file(env: Mapping[str, str]) -> Path | None:
+    """The go command's environment file (``go env -w``): ``GOENV``, else ``go/env`` in the
+    user's configuration directory (``XDG_CONFIG_HOME``, else ``~/.config``)."""
+    named = env.get("GOENV")
+    if named is not None:
+        return Path(named) if named not in ("", "off") else None
+    config = env.get("XDG_CONFIG_HOME") or (
+        str(Path(env["HOME"]) / ".config") if env.get("HOME") else ""
+    )
+    return Path(config) / "go" / "env" if config else None
+
+
+def go_flags(env: Mapping[str, str]) -> str:
+    """The GOFLAGS the go command takes in ``env``: the variable, else the environment file's."""
+    if "GOFLAGS" in env:
+        return env["GOFLAGS"]
+    path = go_env_file(env)
+    try:
+        lines = (
+            [] if path is None else path.read_text(encoding="utf-8", errors="replace").splitlines()
+        )
+    except OSError:
+        return ""
+    return next((line[len("GOFLAGS=") :] for line in lines if line.startswith("GOFLAGS=")), "")
+
+
+def _go_env(env: Mapping[str, str]) -> str | None:
+    """The digest of the go command's environment file, where there is one."""
+    path = go_env_file(env)
+    try:
+        return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 class EnvironmentKey:
     """The environment part of a run's key, computed once: the interpreters are asked as soon as
     it is made, and read the first time :meth:`value` is called (from any thread)."""
@@ -273,6 +330,8 @@ class EnvironmentKey:
             "python": pythons,
             "PYTHONPATH": env.get("PYTHONPATH"),
             "env": {name: env.get(name) for name in names},
+            "runners": runner_variables(env),
+            "go env": _go_env(env),
         }
         self._probes: dict[str, _Probe] = {}
         if isolate:

@@ -26,7 +26,7 @@ from eyeful import failures as failures_
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config, setup_input
 from eyeful.confine import Refused, inside
-from eyeful.environment import EnvironmentKey
+from eyeful.environment import EnvironmentKey, go_flags
 from eyeful.extra import Extra
 from eyeful.hunks import ChangedLines
 from eyeful.metadata import metadata_sources
@@ -749,8 +749,9 @@ class Runner:
             run.status, run.reason = "ERROR", leaked
         else:
             context = testrun.Context(
-                command, side, name, self.config, worktree.path, report, jail is not None
-            )
+                command, side, name, self.config, worktree.path, report, jail is not None,
+                go_flags(env),
+            )  # fmt: skip
             said = testrun.read(attempt, context)
             run.status, run.reason, run.tests, run.tests_from = (
                 said.status,

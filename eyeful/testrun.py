@@ -237,6 +237,8 @@ class Context:
     sandboxed: bool = False
     """Run in the sandbox: a failure the sandbox caused (a write outside, the network) is an
     error of the run, not a failure of the code."""
+    goflags: str = ""
+    """The GOFLAGS the go command took (the environment's, or ``go env -w``'s)."""
 
 
 @dataclass
@@ -317,7 +319,9 @@ def _from_record(
     if failing and said.stopped is None and record.runner != "pytest":
         # go and unittest name only the tests they started: one stopped at its first failure
         # (`-failfast`, `-f`) leaves the rest unnamed.
-        said.stopped = claims.stops_at_first_failure(context.command, record.runner)
+        said.stopped = claims.stops_at_first_failure(
+            context.command, record.runner, context.goflags
+        )
     why = reading.unfinished or _why_not(said, result, context, failing, _junit_missing(context))
     if why is not None:
         said.status, said.reason = "ERROR", why
@@ -384,7 +388,9 @@ def _from_text(said: Said, attempt: Attempt, context: Context) -> None:
     if failing and said.stopped is None:
         # Read from text too: go and unittest name only the tests they started.
         for runner in ("go", "unittest"):
-            said.stopped = said.stopped or claims.stops_at_first_failure(context.command, runner)
+            said.stopped = said.stopped or claims.stops_at_first_failure(
+                context.command, runner, context.goflags
+            )
 
 
 def _report(context: Context) -> Path | None:

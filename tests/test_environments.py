@@ -426,6 +426,44 @@ def test_a_pythonpath_changed_since_is_not_served_from_the_cache(tmp_path):
     assert _kinds(report) == [("tests/test_calc.py::test_answer", "pre_existing")]
 
 
+def test_a_runners_variable_changed_since_is_not_served_from_the_cache(tmp_path, monkeypatch):
+    """helper-53: a review under `PYTEST_ADDOPTS=--ignore=tests/integration` (clean: the broken
+    test was not collected), then one without, as the hook runs it: it was served the first's
+    run, clean. The variables the runners read are in the key (and so in the fingerprint of a
+    review given again), and the go command's own environment file too."""
+    from eyeful.environment import environment_key
+
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": "[pytest]\npythonpath = .\n",
+            "calc.py": CALC,
+            "tests/unit/test_mul.py": "from calc import mul\n\n\ndef test_mul():\n"
+            "    assert mul(2, 3) == 6\n",
+            "tests/integration/test_add.py": "from calc import add\n\n\ndef test_add():\n"
+            "    assert add(2, 3) == 5\n",
+        },
+    )
+    confirm(repo)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    narrowed = dict(os.environ, PYTEST_ADDOPTS="--ignore=tests/integration")
+    assert review(repo, env=narrowed, format="json").exit_code == 0
+    again = review(repo, format="json")
+    assert not any(r["cached"] for r in again.json["runs"]), again.json["runs"]
+    assert _kinds(again.json) == [("tests/integration/test_add.py::test_add", "regression")]
+    assert again.exit_code == 1, again.markdown
+
+    keys = [environment_key([], repo)]
+    monkeypatch.setenv("LC_ALL", "C")
+    keys.append(environment_key([], repo))
+    go_env = Path(os.environ["XDG_CONFIG_HOME"]) / "go" / "env"
+    go_env.parent.mkdir(parents=True)
+    go_env.write_text("GOFLAGS=-failfast\n", encoding="utf-8")  # what `go env -w` writes
+    keys.append(environment_key([], repo))
+    assert len({json.dumps(key, sort_keys=True) for key in keys}) == 3, keys
+
+
 def test_an_interpreter_that_cannot_run_is_a_stable_marker_in_the_key(tmp_path, monkeypatch):
     from eyeful.environment import environment_key
 

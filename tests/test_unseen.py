@@ -10,6 +10,7 @@ pytest. Each failed on the code before its fix.
 from __future__ import annotations
 
 import shlex
+import subprocess
 
 import pytest
 
@@ -132,14 +133,20 @@ func TestAdd(t *testing.T) {
 
 
 @needs_go
-@pytest.mark.parametrize("how", ["failfast", "failfast-as-text", "panic", "subtest-panic"])
+@pytest.mark.parametrize(
+    "how", ["failfast", "failfast-as-text", "failfast-by-go-env-w", "panic", "subtest-panic"]
+)
 def test_a_go_run_that_never_started_a_test_after_a_failure_is_could_not_verify(
-    tmp_path, go_env, how
+    tmp_path, go_env, how, monkeypatch
 ):
     """A test that fails on both sides runs first and the change breaks `TestAdd`, which never
-    starts: `-failfast` stops there (in a command read as text too), or the first test (or its
-    subtest) panics and the test binary ends with it. go names only the tests it started, so
-    TestAdd went unseen: clean, exit 0."""
+    starts: `-failfast` stops there (in a command read as text too, or the user's `go env -w
+    GOFLAGS=-failfast`: helper-53), or the first test (or its subtest) panics and the test
+    binary ends with it. go names only the tests it started, so TestAdd went unseen: clean,
+    exit 0."""
+    if how == "failfast-by-go-env-w":
+        monkeypatch.delenv("GOFLAGS")
+        subprocess.run(["go", "env", "-w", "GOFLAGS=-mod=mod -failfast"], check=True)
     test = {
         "failfast": "go test -count=1 -failfast ./...",
         "failfast-as-text": "go test -failfast -count 1 ./...",
@@ -478,6 +485,10 @@ def test_every_unittest_test_skipped_on_the_change_is_asked_of_the_base(tmp_path
 def test_a_run_stops_at_its_first_failure_only_by_its_runners_own_flag(command, runner, stops):
     """`-f` is unittest's only after `-m unittest` (not python's `-Wdefault`, make's file)."""
     assert (claims.stops_at_first_failure(command, runner) is not None) is stops
+    # GOFLAGS from the environment the command gets (or `go env -w`'s) is go's too.
+    assert (claims.stops_at_first_failure(command, runner, "-failfast") is not None) is (
+        stops or runner == "go"
+    )
 
 
 def test_a_unittest_run_stopped_by_failfast_is_could_not_verify(tmp_path):
