@@ -143,6 +143,9 @@ def read_unittest(text: str) -> records.RunRecord:
             word = _UT_RESULT.fullmatch(after if dots else rest)
             if word is None:
                 break  # the test's own output
+            # The first word read: a word standing alone later may be a class fixture's
+            # ("ERROR" for a setUpClass). What the test printed can look like a result too
+            # ("warming cache ... ok", then its "FAIL"): its failure block decides (below).
             found = word[1]
             if found.startswith("skipped "):
                 outcomes[pending] = ("skipped", _literal(found[len("skipped ") :]))
@@ -160,9 +163,14 @@ def read_unittest(text: str) -> records.RunRecord:
         line = lines[index]
         index += 1
         block = _UT_BLOCK.fullmatch(line)
-        if block is None or index >= len(lines) or not lines[index].startswith("-" * 70):
+        if block is None:
             continue
-        index += 1
+        # The test's description (its docstring's first line) may come before the dashes.
+        dashes = next((at for at in (index, index + 1) if at < len(lines)
+                       and lines[at].startswith("-" * 70)), None)  # fmt: skip
+        if dashes is None:
+            continue
+        index = dashes + 1
         body: list[str] = []
         while index < len(lines) and not lines[index].startswith("=" * 70):
             if UNITTEST_RAN.fullmatch(lines[index]):
@@ -201,6 +209,11 @@ def read_unittest(text: str) -> records.RunRecord:
             notes.add(f"{test_id}: no result read")
             continue
         outcome, test_reason = outcomes[test_id]
+        if outcome in ("failed", "error") and test_id not in failures and finished:
+            # unittest prints a block for every failure and error of a run that ended: a FAIL
+            # read from the listing alone was the test's own output ("checking ... FAIL").
+            notes.add(f"{test_id}: no result read (a failure without its block)")
+            continue
         tests[test_id] = TestRecord(
             id=test_id,
             outcome=outcome,

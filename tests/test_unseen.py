@@ -16,7 +16,17 @@ import pytest
 
 from eyeful import claims
 from tests.core import review
-from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, needs_go, stage
+from tests.gitrepo import (
+    PYTEST,
+    PYTHON,
+    confirm,
+    eyeful_config,
+    git,
+    make_repo,
+    needs_go,
+    stage,
+    write,
+)
 
 GO_MOD = "module example.com/m\n\ngo 1.19\n"
 GO_ONE = "go test -json -count=1 -run {test} ./..."
@@ -464,6 +474,50 @@ def test_every_unittest_test_skipped_on_the_change_is_asked_of_the_base(tmp_path
     done = review(_unittest_repo(tmp_path, {"tests/test_a.py": TWO_UT_SKIPS}), format="json")
     assert _kinds(done.json) == {"tests.test_a.TestA.test_put": "newly_skipped"}, done
     assert done.exit_code == 3, done
+
+
+NOISY_CALC = (
+    "import sys\n\n\ndef double(x):\n    sys.stderr.write('warming cache ... ok\\n')\n"
+    "    return 2 * x\n\n\ndef half(x):\n    return x // 2\n"
+)
+NOISY_TESTS = (
+    "import unittest\n\nimport calc\n\n\nclass TestCalc(unittest.TestCase):\n"
+    '    def test_double(self):\n        """Doubling works."""\n'
+    "        self.assertEqual(calc.double(2), 4)\n\n"
+    "    def test_half(self):\n        self.assertEqual(calc.half(3), 1.5)  # a known bug\n"
+)
+
+
+def test_a_unittest_failure_after_a_docstring_and_a_printed_ok_blocks(tmp_path):
+    """helper-53: `test_double` has a docstring, so `-v` prints its first line after the test's
+    name and in its FAIL block; the code prints "warming cache ... ok" before unittest's FAIL.
+    The block was skipped (the dashes were not on the next line) and the printed "ok" read as
+    the result; a known failure explained the exit status: clean, exit 0."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
+                                         "calc.py": NOISY_CALC, "tests/__init__.py": "",
+                                         "tests/test_calc.py": NOISY_TESTS})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": NOISY_CALC.replace("2 * x", "3 * x")})
+    done = review(repo, format="json")
+    kinds = {"tests.test_calc.TestCalc.test_double": "regression",
+             "tests.test_calc.TestCalc.test_half": "pre_existing"}  # fmt: skip
+    assert _kinds(done.json) == kinds, done
+    assert done.exit_code == 1, done
+
+
+def test_a_failure_a_passing_unittest_test_prints_is_no_failure(tmp_path):
+    """The other way round: a test that passes prints "checking ... FAIL" before unittest's
+    "ok". unittest prints a block for every failure of a run that ended; without one, the
+    printed word is no result."""
+    from eyeful.unittest_records import read_unittest
+
+    write(tmp_path, {"calc.py": NOISY_CALC.replace("... ok", "... FAIL"),
+                     "tests/__init__.py": "", "tests/test_calc.py": NOISY_TESTS})  # fmt: skip
+    ran = subprocess.run([PYTHON, "-m", "unittest", "-v"], cwd=tmp_path, capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    record = read_unittest(ran.stderr)
+    assert "tests.test_calc.TestCalc.test_double" not in record.tests, ran.stderr
+    assert record.tests["tests.test_calc.TestCalc.test_half"].outcome == "failed", ran.stderr
 
 
 @pytest.mark.parametrize(
