@@ -188,6 +188,7 @@ _NARROWED = (
         "{} tests pytest dropped without a word (a decorator's result that is no "
         "function, a class turned off or made abstract by its base, a doctest hidden)",
     ),
+    ("args", "the paths to collect rewritten by the project (a conftest's `config.args`)"),
 )
 
 

@@ -419,6 +419,31 @@ def test_a_conftest_turning_on_a_hook_it_does_not_name_is_a_question(tmp_path):
     assert proc.exit_code == 3, proc.markdown
 
 
+# The conftest is unchanged: the code's flag decides which paths pytest collects.
+ARGS_BY_FLAG = (
+    "import calc\n\n\ndef pytest_configure(config):\n    if not calc.SLOW:\n"
+    "        config.args[:] = ['tests/unit']\n"
+)
+
+
+def test_paths_to_collect_that_a_conftest_rewrites_by_the_code_are_a_question(tmp_path):
+    """helper-53: the conftest narrows `config.args` to `tests/unit` when the code says so; the
+    change flips the flag and breaks `add`, tested under tests/slow/, which is then never
+    collected: no deselection, no ignore, no collect_ignore. It was clean, exit 0."""
+    add_test = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    mul_test = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(f"{PYTEST} tests"), "pytest.ini": PYTEST_INI,
+        "calc.py": "SLOW = True\n" + CALC, "tests/conftest.py": ARGS_BY_FLAG,
+        "tests/unit/test_mul.py": mul_test, "tests/slow/test_add.py": add_test})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": "SLOW = False\n" + BROKEN_ADD})
+    proc = review(repo, format="json")
+    unseen = [("tests/slow/test_add.py::test_add", "newly_skipped")]
+    assert _kinds(proc.json) == unseen, proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_collection_hook_that_keeps_every_test_is_clean(tmp_path):
     sorts = "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda i: i.name)\n"
     repo = _project(tmp_path, {})

@@ -921,6 +921,10 @@ class _Probe:
         self.files: set[str] = set()  # the files it made a collector of
         self.given_out: _GivenOut | None = None
         self.made_none = 0  # names of tests in collected modules that hold None
+        # The paths pytest decided to collect, before the project's pytest_configure ran (this
+        # is made in a tryfirst one): a conftest that rewrites them picks the tests by itself.
+        self.args_given = [str(arg) for arg in getattr(config, "args", ())]
+        self.args = 0  # 1 when collection started from other paths than those
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -1016,6 +1020,7 @@ class _Probe:
             if self.given >= 0:
                 self.dropped = max(0, self.given - len(session.items) - self.deselected)
             self.ignored = _not_collected(self.modules, self.config)
+            self.args = int([str(arg) for arg in getattr(self.config, "args", ())] != self.args_given)
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
@@ -1290,11 +1295,13 @@ class _Probe:
                 or self.uncollected
                 or self.dropped
                 or self.ignored
-                or (self.made_none)
+                or self.made_none
+                or self.args
             ):  # (collection's warnings come after pytest_collection_finish)
                 self._line({"t": "narrowed", "deselected": self.deselected,
                             "uncollected": self.uncollected, "dropped": self.dropped,
-                            "ignored": self.ignored, "made_none": self.made_none})  # fmt: skip
+                            "ignored": self.ignored, "made_none": self.made_none,
+                            "args": self.args})  # fmt: skip
             if self.tracer is not None:
                 self._line(self.tracer.stop())
             if self.reach is not None:
