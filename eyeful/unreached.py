@@ -253,6 +253,7 @@ class Skips:
 
 _NOT_COLLECTED = "its definition is still there"
 _XFAILED = "an xfail: whether it fails there says nothing of the change"
+_XPASSED = "marked xfail: an XPASS on the base; the change broke what it checks, or it is flaky"
 _HELD = ("skipped", "xfailed")
 """What a test the change's run held back ended as: skipped, or failing as expected (an `xfail`
 whose condition the change may have turned on)."""
@@ -334,7 +335,7 @@ def skipped_on_change(
     reasons = {**xfailed, **dict(change.skips or {}), **gone}
     skipped = sorted(t for t, o in outcomes.items() if o in _HELD and on_base(t))
     if hint is not None and hint.tests is not None and hint.collected is not None:
-        skipped = [t for t in skipped if (hint.tests or {}).get(t) not in (*_NOT_RUN, None)]
+        skipped = [t for t in skipped if _ran_there(hint, t, t in xfailed)]
     skipped += sorted(gone)
     out = Skips()
     if not skipped:
@@ -352,11 +353,17 @@ def skipped_on_change(
     if cached is None and runs and all(r.status != "ERROR" for r in runs):
         merged = _merged(runs)
         runner.cache.put("skips", _key(runner, base_tree, skipped), merged.model_dump(mode="json"))
+    xpassed = [t for t in skipped if t in xfailed and _outcome(runs, t) == "xpassed"]
+    flaky = _passes_again(runner, change, xpassed, out)
     for test in skipped:
         there = _seen(runs, test)
-        passed = any((r.tests or {}).get(test) == "passed" for r in runs)
-        if test in xfailed and runs and not passed:
-            continue  # an XPASS there: marked as a known failure on the base too
+        passed = _outcome(runs, test) == "passed"
+        if test in flaky:
+            continue  # it passes on the change too, at another run
+        if test in xpassed:
+            reasons[test] = _XPASSED  # helper-53: an XPASS there, an XFAIL here, every time
+        elif test in xfailed and runs and not passed:
+            continue  # failing as expected on the base too
         if claims.skip_kind(there) or (test in gone and _passed_live(hint, test)):
             # (A test the change no longer collects that the base's suite, run live in this
             # review, passed: its run by id may not reach it, as a class load_tests makes.)
@@ -365,6 +372,29 @@ def skipped_on_change(
             out.unknown.append(test)
     _in_the_base_suite(runner, base_tree, hint, out)
     return out
+
+
+def _outcome(runs: list[Run], test: str) -> str | None:
+    """What the run naming ``test`` among ``runs`` ended it as."""
+    return next((r.tests[test] for r in runs if r.tests and test in r.tests), None)
+
+
+def _passes_again(runner: Runner, change: Run, tests: list[str], out: Skips) -> set[str]:
+    """Of the tests the change's run failed as expected (xfail) and the base's passed (XPASS),
+    those that pass when run alone on the change too: a flaky test, not the change."""
+    if not tests:
+        return set()
+    runs = runner.one(change.tree, "change", tests, grouped=True)
+    out.runs += runs
+    return {t for t in tests if _outcome(runs, t) in ("passed", "xpassed")}
+
+
+def _ran_there(hint: Run, test: str, xfailed: bool) -> bool:
+    """Whether the base's cached suite ran ``test`` to a verdict: not skipped, nor marked as a
+    known failure, unless it passed there marked so (an XPASS, for a test the change's run
+    has failing as expected)."""
+    outcome = (hint.tests or {}).get(test)
+    return outcome not in (*_NOT_RUN, None) or (xfailed and outcome == "xpassed")
 
 
 def _passed_live(hint: Run | None, test: str) -> bool:
@@ -408,9 +438,8 @@ def _in_a_live_base_suite(
     suite = _live_base_suite(runner, base_tree, hint, out)
     for test in skipped:
         there = in_run(suite, test)
-        passed = suite is not None and (suite.tests or {}).get(test) == "passed"
-        if test in xfailed and there == "passed" and not passed:
-            continue  # an XPASS there: marked as a known failure on the base too
+        if test in xfailed and _outcome([] if suite is None else [suite], test) == "xpassed":
+            reasons[test] = _XPASSED  # an XPASS there, an XFAIL here (no run by id to tell)
         if claims.skip_kind(there):
             out.passed_on_base[test] = reasons.get(test, "")
         elif there == "unknown":
@@ -431,7 +460,10 @@ def _in_the_base_suite(runner: Runner, base_tree: str, hint: Run | None, out: Sk
     for test in list(out.passed_on_base):
         # Skipped there too, or not in the base's suite at all (an id run by name bypasses
         # `testpaths`: a test another branch's configuration collected): no question.
-        if (suite.tests or {}).get(test) in _NOT_RUN or in_run(suite, test) == "absent":
+        there = (suite.tests or {}).get(test)
+        if there == "xpassed" and out.passed_on_base[test] == _XPASSED:
+            continue  # passed marked xfail there too: what the question is about
+        if there in _NOT_RUN or in_run(suite, test) == "absent":
             del out.passed_on_base[test]
 
 

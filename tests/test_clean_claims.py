@@ -634,6 +634,19 @@ def test_a_flaky_expected_failure_that_passed_on_the_base_is_clean(tmp_path):
     assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
 
 
+def test_an_expected_failure_that_passes_on_the_base_every_time_is_a_question(tmp_path):
+    """helper-53: `xfail(strict=False)` on a test that passes on the base (XPASS) and that the
+    change breaks: an expected failure on the change, run alone there too. It was clean; unlike
+    the flaky one above, it fails on the change every time."""
+    marked = CALC_TESTS.replace("def test_add", "@pytest.mark.xfail(reason='flaky')\ndef test_add")
+    repo = _project(tmp_path, {"tests/test_calc.py": "import pytest\n" + marked})
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    assert "XPASS on the base" in proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_an_expected_failure_on_both_sides_is_clean(tmp_path):
     known = (
         "import pytest\n\n\n@pytest.mark.xfail(reason='known')\ndef test_known():\n    assert 0\n"

@@ -1020,7 +1020,9 @@ class _Probe:
             if self.given >= 0:
                 self.dropped = max(0, self.given - len(session.items) - self.deselected)
             self.ignored = _not_collected(self.modules, self.config)
-            self.args = int([str(arg) for arg in getattr(self.config, "args", ())] != self.args_given)
+            self.args = int(
+                [str(arg) for arg in getattr(self.config, "args", ())] != self.args_given
+            )
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
