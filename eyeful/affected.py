@@ -24,7 +24,7 @@ given.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -38,6 +38,7 @@ from eyeful.importtime import ANY_FUNCTION, at_import
 from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace, Reached
 from eyeful.results import is_pytest_command
+from eyeful.snapshot import blob_at, tree_at
 
 MAX_WALK = 1000
 """Commits looked back for a map: past ``affected_max_age`` only to say how old it is."""
@@ -438,6 +439,10 @@ def _by_map(
         return base
     test_files = {t.split("::")[0] for t in known.tests}
     ran = _reached(known, test_files)
+    linked = _linked(repo, tree, changed)
+    if linked is not None:
+        base.why_all = linked
+        return base
     files: set[str] = set()
     for path in changed:
         why = why_all(path, config, ran | test_files)
@@ -479,6 +484,30 @@ def _by_map(
         return base
     base.ids = given
     return base
+
+
+def _linked(repo: pygit2.Repository, tree: str, changed: list[str]) -> str | None:
+    """Why the map cannot tell for a changed file that a symbolic link of the tree leads to (or
+    into): the map names a file by the path a test imported it by (`calc.py -> impl/core.py`:
+    `calc.py`), so the change to `impl/core.py` would select none of its tests (helper-53)."""
+    wanted = set(changed)
+    for path, target in _links(repo, tree_at(repo, tree), ""):
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+        hit = next((c for c in sorted(wanted) if c == joined or c.startswith(joined + "/")), None)
+        if hit is not None and not target.startswith("/"):
+            return f"`{hit}` is reached through the link `{path}`: the map names the link"
+    return None
+
+
+def _links(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str]]:
+    """Every symbolic link of a tree, with its path and target."""
+    for entry in tree:
+        kind = entry.type_str
+        if kind == "tree":
+            yield from _links(repo, tree_at(repo, entry.id), f"{prefix}{entry.name}/")
+        elif kind == "blob" and entry.filemode == pygit2.enums.FileMode.LINK:
+            target = blob_at(repo, entry.id).data.decode("utf-8", "surrogateescape")
+            yield f"{prefix}{entry.name}", target
 
 
 def _under(path: str, folder: str) -> bool:
