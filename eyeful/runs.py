@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import posixpath
 import re
+import shlex
 import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Protocol
 
@@ -275,6 +278,7 @@ def setup_key(repo: pygit2.Repository, tree_id: str, config: Config) -> str | No
         return cache_key(setup=None, isolate="venv") if venv else None
     tree = tree_at(repo, tree_id)
     inputs = _setup_inputs(repo, tree, config.setup_inputs) | metadata_sources(repo, tree)
+    inputs |= _named_by_setup(repo, tree, setup, config.setup_inputs)
     if venv:
         return cache_key(setup=setup, inputs=inputs, isolate="venv")
     return cache_key(setup=setup, inputs=inputs)
@@ -300,6 +304,37 @@ def _setup_inputs(
             path = f"{directory}/{entry.name}" if directory else entry.name or ""
             if entry.type_str == "blob" and setup_input(path, patterns):
                 inputs[path] = str(entry.id)
+    return inputs
+
+
+def _named_by_setup(
+    repo: pygit2.Repository, tree: pygit2.Tree, setup: str, patterns: tuple[str, ...]
+) -> dict[str, str]:
+    """The files the setup command names (`-r ci/requirements.txt`), and in each directory it
+    names (`pip install -e packages/calc[dev]`, `cd packages/calc`) those the top-level
+    patterns name there (its `pyproject.toml`): a nested package's manifest is setup's input
+    too (helper-53)."""
+    try:
+        words = shlex.split(setup)
+    except ValueError:
+        words = setup.split()
+    top = [PurePosixPath(p).name for p in patterns if PurePosixPath(p).parent == PurePosixPath(".")]
+    inputs: dict[str, str] = {}
+    for word in words:
+        path = posixpath.normpath(word.rsplit("=", 1)[-1].split("[", 1)[0])
+        if path in (".", "") or path.startswith(("/", "..", "-")):
+            continue
+        try:
+            entry = tree[path]
+        except KeyError:
+            continue
+        if entry.type_str == "blob":
+            inputs[path] = str(entry.id)
+        elif entry.type_str == "tree":
+            for item in tree_at(repo, entry.id):
+                name = item.name or ""
+                if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
+                    inputs[f"{path}/{name}"] = str(item.id)
     return inputs
 
 

@@ -438,6 +438,41 @@ def test_a_test_of_the_exact_tag_is_alike_on_both_sides(tmp_path: Path) -> None:
     assert done.json["regressions"] == []
 
 
+# A manifest in a directory setup names is setup's input (helper-53) ----------------------------
+
+RECORD_MANIFEST = (
+    "import sys\nfrom pathlib import Path\n\n"
+    "package = sys.argv[1].split('[')[0]  # without its extras, as pip reads it\n"
+    "Path('installed.txt').write_text(Path(package, 'pyproject.toml').read_text())\n"
+)
+MANIFEST_TEST = (
+    "from pathlib import Path\n\n\ndef test_installed_metadata_is_the_trees():\n"
+    "    manifest = Path('packages/calc/pyproject.toml').read_text()\n"
+    "    assert Path('installed.txt').read_text() == manifest\n"
+)
+
+
+def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path) -> None:
+    """`pip install -e packages/calc`: the default setup inputs are top-level manifests, so a
+    change to packages/calc/pyproject.toml (an entry point removed) kept the last install's
+    metadata: here a false block, with an entry point a false clean. The files and directories
+    the setup command names are setup's inputs too."""
+    config = eyeful_config(setup="python record.py packages/calc[dev]", extra='isolate = "none"\n')
+    manifest = '[project]\nname = "calc"\nversion = "1.0"\n'
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": config, "record.py": RECORD_MANIFEST, ".gitignore": "installed.txt\n",
+        "packages/calc/pyproject.toml": manifest, "tests/test_manifest.py": MANIFEST_TEST,
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"README.md": "calc\n"})  # an earlier review: the worktrees are set up
+    assert review(repo).exit_code == 0
+    git(repo, "reset", "-q", "README.md")
+    stage(repo, {"packages/calc/pyproject.toml": manifest.replace("1.0", "1.1")})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done.stdout
+    assert [r["side"] for r in done.json["runs"] if r["name"] == "setup"] == ["change"]
+
+
 # A version bump installs again (helper-45) -----------------------------------------------------
 
 RECORD_VERSION = (
