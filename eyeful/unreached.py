@@ -99,12 +99,28 @@ def _skips_on_base(
                 repo, base, snap.head.tree, test
             )
 
+    def named_by(run: Run) -> Callable[[str], bool]:
+        """:func:`on_head`, for a test a run on another tree names (the last review's change):
+        only one the base defines, or whose file there is that tree's (helper-54: a test the
+        last review's change added, in a file the base has otherwise, ran on the base by id,
+        not found, then the base's whole suite)."""
+
+        def check(test: str) -> bool:
+            if not on_head(test):
+                return False
+            with runner.lock_repo():
+                return exists_in_tree(repo, base, test) or file_unchanged(
+                    repo, run.tree, base, test
+                )
+
+        return check
+
     def asked(hint: Run | None) -> Skips:
         # Without the base's own, the suite's latest run on another tree (the last review's
         # change, say) says which tests to look for; a test it names runs on the base live.
         gone = disappeared(change, hint, on_head, on_change) if hint is not None else {
             test: why for run in earlier
-            for test, why in disappeared(change, run, on_head, on_change).items()
+            for test, why in disappeared(change, run, named_by(run), on_change).items()
         }  # fmt: skip
         skips = skipped_on_change(runner, base, change, hint, on_base, gone)
         report.runs += skips.runs

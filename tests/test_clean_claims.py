@@ -962,6 +962,21 @@ def test_the_bases_suite_run_to_compare_collections_is_listed_once(tmp_path):
     assert len(suites) == 1, done.json["runs"]
 
 
+def test_a_test_the_last_reviews_change_added_is_not_looked_for_on_the_base(tmp_path):
+    """helper-54 (20 of 47 replayed commits): the last review's change added `test_new`, then a
+    change of the code alone was reviewed. Its run on that tree named `test_new`, in a file the
+    base has otherwise, so `test_new` ran on the base by id (not found: an error) and then the
+    base's whole suite: only the change's run is needed."""
+    repo = _project(tmp_path, {})
+    stage(repo, {"tests/test_calc.py": CALC_TESTS + "\n\ndef test_new():\n    assert True\n"})
+    assert review(repo, format="json").exit_code == 0
+    git(repo, "reset", "-q", "--hard")
+    stage(repo, {"calc.py": CALC.replace("a + b", "b + a")})
+    done = review(repo, format="json")
+    assert [(r["side"], r["name"]) for r in done.json["runs"]] == [("change", "test")], done.json
+    assert done.exit_code == 0, done.markdown
+
+
 def test_a_test_module_renamed_to_a_name_pytest_does_not_collect_is_a_question(tmp_path):
     # The change breaks sub and renames tests/test_sub.py to tests/sub_checks.py unchanged:
     # pytest no longer collects it, and the review said clean (the test, gone from its old
