@@ -239,7 +239,11 @@ def _of_the_tests(path: str) -> bool:
 
 
 def decides_outcomes(
-    repo: pygit2.Repository, base: str, head: str, hooked: list[str] | None = None
+    repo: pygit2.Repository,
+    base: str,
+    head: str,
+    hooked: list[str] | None = None,
+    held: bool = True,
 ) -> str | None:
     """A file of the tests the change edits that can decide the outcome of tests it does not
     define: it holds (as the change has it) one of pytest's hooks that run a test, write its
@@ -247,7 +251,9 @@ def decides_outcomes(
     Both sides run the change's test side (the base runs the change's tests), so what such a
     file makes of a failure (a pass, a skip) is made alike on both: the runs are no evidence.
     ``hooked``: the files whose functions implemented such a hook in the change's run (the
-    probe's ``outcome_hooks``), whatever their names. None: no such file."""
+    probe's ``outcome_hooks``), whatever their names; ``held``: the change's run skipped or
+    expected the failure of a test (else a skip the change adds to a conftest held nothing
+    back). None: no such file."""
     for delta in _deltas(repo, base, head):
         old, path = delta.old, delta.new
         ours = path.endswith(".py") and _of_the_tests(path)
@@ -263,7 +269,7 @@ def decides_outcomes(
             return f"the change edits {path}, which holds {hooks[0]} (it can decide an outcome)"
         if after and b"TestCase" in after and (method := _case_runner_edited(before, after)):
             return f"the change edits {path}, whose test case's {method} decides outcomes"
-        if PurePosixPath(path).name == "conftest.py":
+        if held and PurePosixPath(path).name == "conftest.py":
             # Only what the change adds: a skip it took away hides nothing on the change.
             had = Counter(_skip_statements(before))
             if any(count > had[one] for one, count in Counter(_skip_statements(after)).items()):

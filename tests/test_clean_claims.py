@@ -1388,14 +1388,20 @@ WINDOWS_ONLY = (
 )
 
 
-@pytest.mark.parametrize("edit", ["a fixture beside a report hook", "a skip rewrapped"])
+@pytest.mark.parametrize(
+    "edit", ["a fixture beside a report hook", "a skip rewrapped", "a skip's reason reworded"]
+)
 def test_a_conftest_edit_that_decides_no_outcome_stays_clean(tmp_path, edit):
     # Controls for the rules above (helper-48): a fixture the change adds beside an unchanged
-    # report hook (a screenshot on failure), and a skip marker only rewrapped, decide nothing.
+    # report hook (a screenshot on failure), and a skip marker only rewrapped, decide nothing;
+    # nor does a skip's reason reworded where the change's run skipped no test (helper-54,
+    # markupsafe dcb170b: `autouse=True` on a fixture whose params carry a skipif).
     conftest = SCREENSHOT_HOOK if edit.startswith("a fixture") else WINDOWS_ONLY
     repo = _project(tmp_path, {"tests/conftest.py": conftest})
     if edit.startswith("a fixture"):
         edited = conftest + "\n\n@pytest.fixture\ndef zeros():\n    return [0, 0]\n"
+    elif edit.endswith("reworded"):
+        edited = conftest.replace("reason='windows'", "reason='on windows only'")
     else:
         edited = conftest.replace("skipif(sys.platform", "skipif(\n    sys.platform").replace(
             ", reason='windows')", ",\n    reason='windows',\n)"
