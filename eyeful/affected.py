@@ -384,6 +384,7 @@ def select(
     tree: str,
     *,
     cached: bool = False,
+    mapped: bool = True,
 ) -> Selection:
     """The tests ``tree`` (the change) can affect, from the map of the nearest tree recorded
     (:func:`candidates`) that differs from it in fewest files; ``cached``: the whole suite's run
@@ -391,8 +392,11 @@ def select(
     command = config.commands.test or ""
     if not is_pytest_command(command):
         return Selection(why_all="the test command is not pytest: only pytest records a map")
-    if cached:
+    if cached and mapped:
         return Selection(why_all="the whole suite's run on this tree was cached")
+    if cached:  # (helper-54: it said cached, and the run was live)
+        return Selection(why_all="the whole suite runs again to record a map of what each test "
+                                 "ran: its cached run on this tree recorded none")  # fmt: skip
     how = focus.of(command, config.commands.test_one)
     if how is None:
         return Selection(why_all="the test command cannot run chosen tests")

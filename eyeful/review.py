@@ -363,10 +363,12 @@ def _change_suite(
     if (request.select or config.select) != "affected":
         return runner.suite(snap.head.tree, "change")
     cached = runner.cached_suite(snap.head.tree, "change") is not None
+    mapped = runner.mapped(snap.head.tree)
     with runner.lock_repo():
         report.selection = affected.select(
-            repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached
-        )
+            repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached,
+            mapped=mapped,
+        )  # fmt: skip
     if report.selection.ids is not None:
         # the selected run's test_one, and where the ids of its records start
         runner.alone.learn(report.selection.invocation, "the map's run recorded none",

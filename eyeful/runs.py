@@ -629,6 +629,10 @@ class Runner:
     def _mapped(self, tree: str, command: str) -> bool:
         return self.cache.get("maps", affected.map_key(tree, command), dict) is not None
 
+    def mapped(self, tree: str) -> bool:
+        """Whether a map of what each test ran on ``tree`` is cached."""
+        return self._mapped(tree, self.config.commands.test or "")
+
     def one(
         self,
         tree: str,

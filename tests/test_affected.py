@@ -212,6 +212,12 @@ def test_only_a_review_that_selects_by_the_map_records_it(tmp_path: Path) -> Non
     assert _maps(repo) == []
     selecting = review(repo, format="json", base="HEAD~1", head="HEAD", select="affected")
     assert selecting.exit_code == 0, selecting
+    # It says so, not that the run was cached (helper-54): it ran live.
+    assert [r["cached"] for r in selecting.json["runs"]] == [False], selecting.json["runs"]
+    assert selecting.json["selection"]["why_all"] == (
+        "the whole suite runs again to record a map of what each test ran: its cached run on "
+        "this tree recorded none"
+    )
     head = git(repo, "rev-parse", "HEAD^{tree}").strip()
     assert head in {m["tree"] for m in _maps(repo)}
     assert {len(m["tests"]) for m in _maps(repo) if m["tree"] == head} == {ALL}
