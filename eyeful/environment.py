@@ -9,8 +9,9 @@
   upgrading or reinstalling a distribution changes them. That is what ``importlib.metadata``
   finds, at the cost of a directory listing instead of reading every distribution's metadata;
 - PYTHONPATH, and the values of the variables `[tool.eyeful] env` names;
-- the variables the runners eyeful reads take options or behaviour from (:data:`RUNNER_VARIABLES`:
-  ``PYTEST_ADDOPTS``, ``PYTHONWARNINGS``, ``GOFLAGS``, the locale, the time zone...), and the go
+- the variables the runners eyeful reads take options or behaviour from (every ``PYTHON*`` and
+  ``PYTEST_*`` but those of bytecode and buffering, ``GOFLAGS``, the locale, the time zone:
+  :func:`runner_variables`), and the go
   command's own environment file (``go env -w``): a run under ``PYTEST_ADDOPTS=--ignore=...``
   is no answer for a review without it.
 
@@ -47,16 +48,20 @@ from pathlib import Path
 from eyeful.isolation import base_interpreter
 from eyeful.shell import kill_group, project_env, track, untrack
 
-# Passed through to every project command (eyeful/sandbox.py's list too), whatever `env` names.
-RUNNER_VARIABLES = frozenset(
+# Passed through to project commands, whatever `env` names: Python's behaviour variables
+# (PYTHONOPTIMIZE strips asserts: helper-55), pytest's and its plugins' (PYTEST_TIMEOUT), go's.
+RUNNER_VARIABLES = frozenset({"GOFLAGS", "GOTOOLCHAIN", "GOPATH", "GOPROXY", "GOENV", "TZ", "LANG",
+                              "LANGUAGE"})  # fmt: skip
+_RUNNER_PREFIXES = ("PYTHON", "PYTEST_", "LC_")
+_NOT_RUNNERS = frozenset(
     {
-        "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTHONWARNINGS",
-        "PYTHONHASHSEED", "PYTHONDEVMODE", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUTF8",
-        "PYTHONIOENCODING", "GOFLAGS", "GOTOOLCHAIN", "GOPATH", "GOPROXY", "GOENV", "TZ", "LANG",
-        "LANGUAGE",
+        "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONUNBUFFERED", "PYTHONSTARTUP",
+        "PYTHONPATH",  # (its own part of the key)
+        # pytest's own, set in the process running a test (eyeful inside a test suite)
+        "PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+        "PYTEST_XDIST_TESTRUNUID",
     }
 )  # fmt: skip
-_RUNNER_PREFIXES = ("LC_",)
 _TIMEOUT = 10.0  # seconds for an interpreter to say what it is
 _MARK = "eyeful-interpreter "
 
@@ -276,7 +281,8 @@ def runner_variables(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of ``env`` the runners take options or behaviour from."""
     return {
         name: value for name, value in sorted(env.items())
-        if name in RUNNER_VARIABLES or name.startswith(_RUNNER_PREFIXES)
+        if (name in RUNNER_VARIABLES or name.startswith(_RUNNER_PREFIXES))
+        and name not in _NOT_RUNNERS
     }  # fmt: skip
 
 

@@ -457,11 +457,16 @@ def test_a_runners_variable_changed_since_is_not_served_from_the_cache(tmp_path,
     keys = [environment_key([], repo)]
     monkeypatch.setenv("LC_ALL", "C")
     keys.append(environment_key([], repo))
+    monkeypatch.setenv("PYTHONOPTIMIZE", "1")  # asserts stripped (helper-55)
+    keys.append(environment_key([], repo))
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_y (call)")  # pytest's own
+    keys.append(environment_key([], repo))
     go_env = Path(os.environ["XDG_CONFIG_HOME"]) / "go" / "env"
     go_env.parent.mkdir(parents=True)
     go_env.write_text("GOFLAGS=-failfast\n", encoding="utf-8")  # what `go env -w` writes
     keys.append(environment_key([], repo))
-    assert len({json.dumps(key, sort_keys=True) for key in keys}) == 3, keys
+    assert len({json.dumps(key, sort_keys=True) for key in keys}) == 4, keys
+    assert keys[3] == keys[2]
 
 
 def test_an_interpreter_that_cannot_run_is_a_stable_marker_in_the_key(tmp_path, monkeypatch):
