@@ -497,8 +497,17 @@ def _linked(repo: pygit2.Repository, tree: str, changed: list[str]) -> str | Non
     wanted = set(changed)
     for path, target in _links(repo, tree_at(repo, tree), ""):
         joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-        hit = next((c for c in sorted(wanted) if c == joined or c.startswith(joined + "/")), None)
-        if hit is not None and not target.startswith("/"):
+        if target.startswith("/") or joined == ".." or joined.startswith("../"):
+            continue  # out of the tree: what it leads to is not the change's
+        hit = next(
+            (
+                c
+                for c in sorted(wanted - {path})
+                if joined == "." or c == joined or c.startswith(joined + "/")
+            ),
+            None,
+        )  # (a link to the root, `mypkg -> .`, leads to every file: helper-55)
+        if hit is not None:
             return f"`{hit}` is reached through the link `{path}`: the map names the link"
     return None
 

@@ -157,12 +157,14 @@ def test_a_change_the_map_cannot_follow_runs_the_whole_suite(
     assert f"ran the whole suite: {why}" in done.markdown.splitlines()[0]
 
 
-def test_a_change_to_a_file_a_link_leads_to_runs_the_whole_suite(repo: Path) -> None:
+@pytest.mark.parametrize("target", ["pkg", "."])
+def test_a_change_to_a_file_a_link_leads_to_runs_the_whole_suite(repo: Path, target: str) -> None:
     """helper-53: `calc.py -> impl/core.py`, a test imports `calc`: the map names the link, so a
     change to impl/core.py selected none of that test's tests, and the one it broke went
-    unrun: clean. A changed file a link leads to (or into) runs the whole suite."""
-    (repo / "alias").symlink_to("pkg")
-    stage(repo, {"pkg/b.py": "def value():\n    return 2  # the same\n"})
+    unrun: clean. A changed file a link leads to (or into: a link to the root, helper-55)
+    runs the whole suite."""
+    (repo / "alias").symlink_to(target)
+    stage(repo, {"pkg/b.py": f"def value():\n    return 2  # the same ({target})\n"})
     done = review(repo, format="json", all_tests=True)
     assert len(_ran(done)) == ALL, done
     why = "`pkg/b.py` is reached through the link `alias`: the map names the link"

@@ -420,21 +420,24 @@ def test_a_conftest_turning_on_a_hook_it_does_not_name_is_a_question(tmp_path):
 
 
 # The conftest is unchanged: the code's flag decides which paths pytest collects.
-ARGS_BY_FLAG = (
-    "import calc\n\n\ndef pytest_configure(config):\n    if not calc.SLOW:\n"
-    "        config.args[:] = ['tests/unit']\n"
-)
+BY_FLAG = "import calc\n\n\ndef pytest_configure(config):\n    if not calc.SLOW:\n"
+NARROWING = {
+    "its paths": BY_FLAG + "        config.args[:] = ['tests/unit']\n",
+    "its ignore option": BY_FLAG + "        config.option.ignore = ['tests/slow']\n",
+}
 
 
-def test_paths_to_collect_that_a_conftest_rewrites_by_the_code_are_a_question(tmp_path):
+@pytest.mark.parametrize("how", NARROWING)
+def test_paths_to_collect_that_a_conftest_rewrites_by_the_code_are_a_question(tmp_path, how):
     """helper-53: the conftest narrows `config.args` to `tests/unit` when the code says so; the
     change flips the flag and breaks `add`, tested under tests/slow/, which is then never
-    collected: no deselection, no ignore, no collect_ignore. It was clean, exit 0."""
+    collected: no deselection, no ignore, no collect_ignore. It was clean, exit 0. So was
+    `config.option.ignore` set there (helper-55)."""
     add_test = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
     mul_test = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
     repo = make_repo(tmp_path / "repo", {
         "pyproject.toml": eyeful_config(f"{PYTEST} tests"), "pytest.ini": PYTEST_INI,
-        "calc.py": "SLOW = True\n" + CALC, "tests/conftest.py": ARGS_BY_FLAG,
+        "calc.py": "SLOW = True\n" + CALC, "tests/conftest.py": NARROWING[how],
         "tests/unit/test_mul.py": mul_test, "tests/slow/test_add.py": add_test})  # fmt: skip
     confirm(repo)
     stage(repo, {"calc.py": "SLOW = False\n" + BROKEN_ADD})

@@ -615,6 +615,18 @@ def _outcome_hook_files(config: pytest.Config) -> list[str]:
     return sorted(found)
 
 
+def _collection_words(config: pytest.Config) -> list[str]:
+    """What decides which paths and tests a session collects: its paths, and the options that
+    leave some out (``--ignore``, ``--ignore-glob``, ``--deselect``, ``-k``, ``-m``)."""
+    option = config.option
+    words = [str(arg) for arg in getattr(config, "args", ())]
+    for name in ("ignore", "ignore_glob", "deselect"):
+        words += [f"{name}={value}" for value in getattr(option, name, None) or ()]
+    for name in ("keyword", "markexpr"):
+        words.append(f"{name}={getattr(option, name, '')}")
+    return words
+
+
 def _distributing(config: pytest.Config) -> bool:
     """Whether xdist will make this process its controller (its own test, run before its
     pytest_configure registers the session that spawns the workers)."""
@@ -921,9 +933,10 @@ class _Probe:
         self.files: set[str] = set()  # the files it made a collector of
         self.given_out: _GivenOut | None = None
         self.made_none = 0  # names of tests in collected modules that hold None
-        # The paths pytest decided to collect, before the project's pytest_configure ran (this
-        # is made in a tryfirst one): a conftest that rewrites them picks the tests by itself.
-        self.args_given = [str(arg) for arg in getattr(config, "args", ())]
+        # The paths pytest decided to collect and the options that take paths or tests out,
+        # before the project's pytest_configure ran (this is made in a tryfirst one): a conftest
+        # that rewrites them picks the tests by itself (`config.option.ignore += [...]`).
+        self.args_given = _collection_words(config)
         self.args = 0  # 1 when collection started from other paths than those
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
@@ -1020,9 +1033,7 @@ class _Probe:
             if self.given >= 0:
                 self.dropped = max(0, self.given - len(session.items) - self.deselected)
             self.ignored = _not_collected(self.modules, self.config)
-            self.args = int(
-                [str(arg) for arg in getattr(self.config, "args", ())] != self.args_given
-            )
+            self.args = int(_collection_words(self.config) != self.args_given)
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
