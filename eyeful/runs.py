@@ -38,7 +38,7 @@ from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
-from eyeful.snapshot import blobs, tree_at
+from eyeful.snapshot import blob_at, blobs, tree_at
 from eyeful.testids import IdCommand, id_path
 from eyeful.worktrees import Worktree, WorktreePool
 
@@ -314,12 +314,29 @@ def _named_by_setup(
     names (`pip install -e packages/calc[dev]`, `cd packages/calc`) those the top-level
     patterns name there (its `pyproject.toml`): a nested package's manifest is setup's input
     too (helper-53)."""
-    try:
-        words = shlex.split(setup)
-    except ValueError:
-        words = setup.split()
     top = [PurePosixPath(p).name for p in patterns if PurePosixPath(p).parent == PurePosixPath(".")]
     inputs: dict[str, str] = {}
+    named = _paths_in(repo, tree, setup, top, inputs)
+    for path in named:  # a script or a requirements file it names, read once (helper-55)
+        data = blob_at(repo, inputs[path]).data
+        if len(data) <= _MAX_NAMING and b"\0" not in data:
+            _paths_in(repo, tree, data.decode("utf-8", "replace"), top, inputs)
+    return inputs
+
+
+_MAX_NAMING = 64 * 1024  # bytes of a file setup names read for the paths it names in turn
+
+
+def _paths_in(
+    repo: pygit2.Repository, tree: pygit2.Tree, text: str, top: list[str], inputs: dict[str, str]
+) -> list[str]:
+    """The words of ``text`` that name a file of ``tree`` (into ``inputs``; returned), and in
+    each directory one names, the files the ``top`` patterns name there (into ``inputs``)."""
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        words = text.split()
+    files = []
     for word in words:
         path = posixpath.normpath(word.rsplit("=", 1)[-1].split("[", 1)[0])
         if path in (".", "") or path.startswith(("/", "..", "-")):
@@ -330,12 +347,13 @@ def _named_by_setup(
             continue
         if entry.type_str == "blob":
             inputs[path] = str(entry.id)
+            files.append(path)
         elif entry.type_str == "tree":
             for item in tree_at(repo, entry.id):
                 name = item.name or ""
                 if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
                     inputs[f"{path}/{name}"] = str(item.id)
-    return inputs
+    return files
 
 
 _RECENT = 4

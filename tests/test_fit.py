@@ -452,16 +452,21 @@ MANIFEST_TEST = (
 )
 
 
-def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path) -> None:
+@pytest.mark.parametrize("named", ["by the command", "by a script it runs"])
+def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path, named: str) -> None:
     """`pip install -e packages/calc`: the default setup inputs are top-level manifests, so a
     change to packages/calc/pyproject.toml (an entry point removed) kept the last install's
     metadata: here a false block, with an entry point a false clean. The files and directories
-    the setup command names are setup's inputs too."""
-    config = eyeful_config(setup="python record.py packages/calc[dev]", extra='isolate = "none"\n')
+    the setup command names are setup's inputs too, and those a file it names names (a script,
+    a requirements file: helper-55)."""
+    install = "python record.py packages/calc[dev]"
+    setup = install if named == "by the command" else "sh scripts/setup.sh"
+    config = eyeful_config(setup=setup, extra='isolate = "none"\n')
     manifest = '[project]\nname = "calc"\nversion = "1.0"\n'
     repo = make_repo(tmp_path / "repo", {
         "pyproject.toml": config, "record.py": RECORD_MANIFEST, ".gitignore": "installed.txt\n",
         "packages/calc/pyproject.toml": manifest, "tests/test_manifest.py": MANIFEST_TEST,
+        "scripts/setup.sh": f"#!/bin/sh\nset -e\n{install}  # the package\n",
     })  # fmt: skip
     confirm(repo)
     stage(repo, {"README.md": "calc\n"})  # an earlier review: the worktrees are set up
