@@ -21,9 +21,10 @@ _STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"FAIL\s+(\S+)\s+\[setup failed\]"), "Go package {0} could not be set up"),
     (re.compile(r"panic: .*"), "a Go test panicked, so the tests after it did not run"),
 )  # fmt: skip
-UNITTEST_TEST = re.compile(r"(\w+) \(([\w.]+)\)")
+UNITTEST_TEST = re.compile(r"([^\s()]+) \(([^\s()]+)\)")
 """unittest's name of a test in its verbose listing: "test_x (pkg.mod.TestCls.test_x)" (3.11+)
-or "test_x (pkg.mod.TestCls)" (older)."""
+or "test_x (pkg.mod.TestCls)" (older); a method a table-driven suite made with `setattr` may be
+named "test_double-2"."""
 UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 """unittest's summary, the last thing its runner prints: a run without it never reached its end."""
 UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")

@@ -274,6 +274,8 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             f"the record disagrees with pytest's exit status: {failing[0]} is recorded as "
             "failing, but pytest exited 0, so the run says nothing about the tests"
         )
+    if record.unread is not None and reading.unfinished is None:
+        reading.unfinished = record.unread
     missing = [t for t in record.collected if t not in record.tests]
     if missing and reading.unfinished is None:
         reading.stopped = (

@@ -261,6 +261,9 @@ class RunRecord(_Model):
     ended_early: str | None = None
     """go: a test binary ended during a test (a panic, `os.Exit`): the tests after it in that
     package never started, and go's record does not name them."""
+    unread: str | None = None
+    """unittest: its summary counts more failures and errors than the record holds (a test's
+    name the reader cannot read): the record is no answer."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""
@@ -341,6 +344,7 @@ def record_of(
     skips: dict[str, str] | None = None,
     narrowed: str | None = None,
     ended_early: str | None = None,
+    unread: str | None = None,
 ) -> RunRecord:
     """A go or unittest run's record: no exit status or imported files (the process's exit code
     tells how it ended)."""
@@ -353,6 +357,7 @@ def record_of(
         finished=finished,
         narrowed=narrowed,
         ended_early=ended_early,
+        unread=unread,
         notes=notes.done(),
     )
 

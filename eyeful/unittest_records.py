@@ -15,7 +15,9 @@ _UT_TEST = UNITTEST_TEST
 _UT_RESULT = re.compile(
     r"(ok|FAIL|ERROR|expected failure|unexpected success|skipped (?:'.*'|\".*\"))\s*"
 )
-_UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): ([\w.]+) \(([\w.]+)\)(.*)")
+_UT_BLOCK = re.compile(r"(FAIL|ERROR|UNEXPECTED SUCCESS): ([^\s()]+) \(([^\s()]+)\)(.*)")
+# In the verdict: "FAILED (failures=2, errors=1, expected failures=1)"; not the expected ones.
+_UT_COUNTED = re.compile(r"(?:\(|, )(failures|errors)=(\d+)")
 # A module that raised SkipTest while it was imported: "mod (unittest.loader.ModuleSkipped.mod)".
 _UT_MODULE_SKIP = re.compile(
     r"[\w.]+ \(unittest\.loader\.ModuleSkipped\.([\w.]+)\) \.\.\. skipped ('.*'|\".*\")\s*"
@@ -103,7 +105,8 @@ def read_unittest(text: str) -> records.RunRecord:
     pending: str | None = None
     index = 0
     end = unittest_end(lines)
-    listing = _listing_end(lines, end)
+    counted = _counted(lines, end)
+    listing = _listing_end(lines, end, counted)
     # The verbose listing: everything before the first block or the summary (what a test
     # prints there, a nested runner's `Ran N tests` or a line of dashes, included).
     module_skips: dict[str, str] = {}
@@ -159,12 +162,14 @@ def read_unittest(text: str) -> records.RunRecord:
     errors: list[records.CollectError] = []
     tests: dict[str, TestRecord] = {}
     finished = end is not None
+    blocks = 0
     while index < (len(lines) if end is None else end):
         line = lines[index]
         index += 1
         block = _UT_BLOCK.fullmatch(line)
         if block is None:
             continue
+        blocks += block[1] != "UNEXPECTED SUCCESS"
         # The test's description (its docstring's first line) may come before the dashes.
         dashes = next((at for at in (index, index + 1) if at < len(lines)
                        and lines[at].startswith("-" * 70)), None)  # fmt: skip
@@ -221,8 +226,15 @@ def read_unittest(text: str) -> records.RunRecord:
             failure=failures.get(test_id) if outcome in ("failed", "error") else None,
             reason=test_reason,
         )
+    unread = None
+    if counted is not None and blocks < counted:
+        unread = (
+            f"unittest counted {counted} failures and errors, and {blocks} could be read (a "
+            "test named otherwise than unittest's listing names tests?), so the run says "
+            "nothing about the tests"
+        )
     return records.record_of(
-        "unittest", collected, tests, errors, finished, notes, skips=module_skips
+        "unittest", collected, tests, errors, finished, notes, skips=module_skips, unread=unread
     )
 
 
@@ -242,14 +254,31 @@ def unittest_end(lines: list[str]) -> int | None:
     return found
 
 
-def _listing_end(lines: list[str], end: int | None) -> int:
+def _counted(lines: list[str], end: int | None) -> int | None:
+    """The failures and errors unittest's verdict counts (``FAILED (failures=1, errors=2)``: its
+    failure blocks); None without a summary."""
+    if end is None:
+        return None
+    verdict = next((text.strip() for text in lines[end + 1 : end + 4] if text.strip()), "")
+    return sum(int(count) for _, count in _UT_COUNTED.findall(verdict))
+
+
+def _listing_end(lines: list[str], end: int | None, counted: int | None = None) -> int:
     """Where the verbose listing ends: at the first failure block (a line of ``=`` then
-    ``FAIL:`` or ``ERROR:``), else at the line of dashes before the summary."""
+    ``FAIL:`` or ``ERROR:``), else at the line of dashes before the summary. With the verdict's
+    count of them, the blocks are the last that many: one a test printed itself (a banner of
+    ``=`` and ``ERROR: port (settings.ini)``, helper-55) comes before them, in the listing."""
     stop = len(lines) if end is None else end
-    for index in range(stop):
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        if lines[index].startswith("=" * 70) and _UT_BLOCK.fullmatch(following):
-            return index
+    starts = [
+        index for index in range(stop)
+        if lines[index].startswith("=" * 70) and index + 1 < len(lines)
+        and _UT_BLOCK.fullmatch(lines[index + 1])
+    ]  # fmt: skip
+    if counted is not None:
+        unexpected = sum(1 for i in starts if lines[i + 1].startswith("UNEXPECTED SUCCESS"))
+        starts = starts[len(starts) - counted - unexpected :] if counted + unexpected else []
+    if starts:
+        return starts[0]
     if end is not None and end > 0 and lines[end - 1].startswith("-" * 70):
         return end - 1
     return stop

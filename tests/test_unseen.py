@@ -520,6 +520,61 @@ def test_a_failure_a_passing_unittest_test_prints_is_no_failure(tmp_path):
     assert record.tests["tests.test_calc.TestCalc.test_half"].outcome == "failed", ran.stderr
 
 
+TABLE_TESTS = (
+    "import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_half(self):\n        self.assertEqual(calc.half(3), 1.5)  # a known bug\n\n\n"
+    "for _n in (2, 3):  # a table-driven suite's methods\n"
+    "    setattr(T, f'test_double{SEP}{_n}',\n"
+    "            lambda self, n=_n: self.assertEqual(calc.double(n), 2 * n))\n"
+)
+
+
+def test_a_failing_unittest_test_named_by_setattr_blocks(tmp_path):
+    """helper-55: `test_double-3`, a method made with `setattr`, was no name the reader took, in
+    the listing or in its FAIL block; the known failure explained the exit status: clean."""
+    tests = TABLE_TESTS.replace("{SEP}", "-")
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
+                                         "calc.py": NOISY_CALC, "tests/__init__.py": "",
+                                         "tests/test_calc.py": tests})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": NOISY_CALC.replace("2 * x", "2 * x if x < 3 else 3 * x")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests.test_calc.T.test_double-3": "regression",
+                                 "tests.test_calc.T.test_half": "pre_existing"}, done  # fmt: skip
+    assert done.exit_code == 1, done
+
+
+@pytest.mark.parametrize("shape", ["a name with a space", "a banner a test prints"])
+def test_unittests_own_count_of_failures_decides_what_its_output_holds(tmp_path, shape):
+    """A name the reader cannot read at all ("test double 3") leaves the verdict's count of
+    failures short: the record is no answer. A test of a run that passed that prints what looks
+    like a failure block (70 `=`, "ERROR: port (settings.ini)") is no failure: a run whose
+    verdict counts none has no block (helper-55: it was read as a test, rerun six times)."""
+    from eyeful.unittest_records import read_unittest
+
+    if shape == "a banner a test prints":
+        banner = (
+            "'checking settings\\n' + '=' * 70 + '\\nERROR: port (settings.ini)\\n' + '-' * 70"
+            " + '\\n'"
+        )
+        calc = NOISY_CALC.replace("'warming cache ... ok\\n'", banner)
+        tests = NOISY_TESTS.replace("1.5)", "1)")
+    else:
+        calc, tests = NOISY_CALC.replace("2 * x", "3 * x"), TABLE_TESTS.replace("{SEP}", " ")
+    write(tmp_path, {"calc.py": calc, "tests/__init__.py": "", "tests/test_calc.py": tests})
+    ran = subprocess.run([PYTHON, "-m", "unittest", "-v"], cwd=tmp_path, capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    record = read_unittest(ran.stderr)
+    if shape == "a banner a test prints":
+        assert ran.returncode == 0, ran.stderr
+        assert {t.outcome for t in record.tests.values()} == {"passed"}, ran.stderr
+        assert record.tests.keys() == {"tests.test_calc.TestCalc.test_double",
+                                       "tests.test_calc.TestCalc.test_half"}  # fmt: skip
+        assert record.unread is None
+    else:
+        assert record.unread is not None and "counted 3 failures" in record.unread, ran.stderr
+
+
 @pytest.mark.parametrize(
     ("command", "runner", "stops"),
     [
