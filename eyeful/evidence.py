@@ -67,6 +67,8 @@ class Reading:
     """The files whose functions implemented an outcome hook (as the repository names them)."""
     left_out: list[str] = field(default_factory=list)
     """What collection left out by a conftest's or a hook's word (as the repository names it)."""
+    hidden: list[str] = field(default_factory=list)
+    """The tests that failed and were reported passed (records.RunRecord.hidden)."""
     stopped: str | None = None
     skips: dict[str, str] = field(default_factory=dict)
     """Each skipped test's reason, as the runner gave it."""
@@ -237,6 +239,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     reading.looked_by_tests = [_relative(p, root) for p in record.looked_by_tests]
     reading.outcome_hooks = [_relative(p, root) for p in record.outcome_hooks]
     reading.left_out = [_relative(p, root) for p in record.left_out]
+    reading.hidden = list(record.hidden)
     reading.started_processes = record.started_processes
     reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once

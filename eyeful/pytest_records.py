@@ -261,6 +261,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
     shadowed: dict[str, str] = {}
     hooks: set[str] = set()
     left_out: set[str] = set()
+    hidden: set[str] = set()
     executed: dict[str, set[int]] | None = None
     at_import: dict[str, set[int]] = {}
     in_module: dict[str, dict[str, set[int]]] = {}
@@ -371,6 +372,8 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
                 hooks.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
             elif kind == "left_out":
                 left_out.update(f for f in records.as_list(line.get("paths")) if isinstance(f, str))
+            elif kind == "hidden":
+                hidden.update(t for t in records.as_list(line.get("ids")) if isinstance(t, str))
             elif kind == "imported":
                 imported.update(f for f in records.as_list(line.get("files")) if isinstance(f, str))
                 total = records.as_int(line.get("total"))
@@ -441,6 +444,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
         shadowed=shadowed,
         outcome_hooks=sorted(hooks),
         left_out=sorted(left_out),
+        hidden=sorted(hidden),
         sandboxed=sandboxed,
         executed_at_import={path: sorted(lines) for path, lines in sorted(at_import.items())},
         executed_in_module={

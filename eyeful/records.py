@@ -261,6 +261,9 @@ class RunRecord(_Model):
     ended_early: str | None = None
     """go: a test binary ended during a test (a panic, `os.Exit`): the tests after it in that
     package never started, and go's record does not name them."""
+    hidden: list[str] = Field(default_factory=list)
+    """pytest: the tests whose function raised a failure and that were reported passed (a hook
+    of the project passed them: a quarantine)."""
     unread: str | None = None
     """unittest: its summary counts more failures and errors than the record holds (a test's
     name the reader cannot read): the record is no answer."""

@@ -22,6 +22,7 @@ from eyeful.config import Config
 from eyeful.confirmation import can_focus, confirm
 from eyeful.environment import EnvironmentKey
 from eyeful.findings import Corroboration, Finding, Fix, Repro, verification_order
+from eyeful.focus import passable
 from eyeful.gates import GateRunner, Verdict
 from eyeful.gitutil import RepoPaths
 from eyeful.grading import ReportedFinding, grade
@@ -32,6 +33,7 @@ from eyeful.regressions import (
     classify,
     compare,
     conftest_regression,
+    names,
     suite_failure,
 )
 from eyeful.regressions import notes as regression_notes
@@ -273,6 +275,7 @@ def _regressions(
         return runner, change, None
     change = unreached.reach_every_test(runner, repo, snap, report, change)
     _outcomes_told(repo, snap, report, runner, change)
+    _hidden_told(snap, report, runner, change)
     if change.status == "PASSED":
         return runner, change, None
     if change.tests_from in (None, "junit", "output"):
@@ -320,6 +323,38 @@ def _outcomes_told(
         report.note(
             f"{why}; both sides ran the change's version of it, so a test that passed or was "
             "skipped on both says nothing of what the change's code does",
+            unverified=True,
+        )
+
+
+def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) -> None:
+    """Clean needs outcomes the runner gave (eyeful/claims.py): a test whose function failed in
+    the change's run and that a hook of the project reported passed (a quarantine, under any
+    route: the probe's ``hidden``) runs on the base by id. Where it passes there, unhidden, the
+    change broke it: a question (helper-55); where the base's run hides it alike, it is the
+    project's known failure."""
+    hidden = sorted(change.hidden or [])
+    if not hidden or snap.base.tree == EMPTY_TREE:
+        return
+    if runner.alone.how() is None or not all(map(passable, hidden)):
+        runs: list[Run] = []
+    else:
+        runs = runner.one(snap.base.tree, "base", hidden, grouped=True)
+        report.runs += runs
+    alike = {test for run in runs for test in (run.hidden or [])}
+    passed = [t for t in hidden if t not in alike and any(
+        (run.tests or {}).get(t) == "passed" for run in runs)]  # fmt: skip
+    unknown = [t for t in hidden if t not in alike and t not in passed]
+    if passed:
+        report.note(
+            f"{names(passed)} failed on the change and a hook of the tests reported it passed (a "
+            "quarantine?), and it passes on the base: the change may have broken what it checks",
+            unverified=True,
+        )
+    if unknown:
+        report.note(
+            f"{names(unknown)} failed on the change and a hook of the tests reported it passed; "
+            "whether it passes on the base could not be told",
             unverified=True,
         )
 

@@ -123,6 +123,9 @@ class Run(Model):
     left_out: list[str] | None = Field(default=None, exclude=True)
     """pytest: the directories and Python files (paths in the repository, or outside it) its
     collection left out by a conftest's or a hook's word (eyeful/unreached.py)."""
+    hidden: list[str] | None = Field(default=None, exclude=True)
+    """pytest: the tests that failed and were reported passed, a hook of the project passing
+    them (eyeful/review.py)."""
     kinds: dict[str, str] | None = None
     """pytest's item class of each collected test that is not a plain test function
     (``DoctestItem``...), from its record (None: read from text, not known)."""
@@ -175,6 +178,7 @@ class Run(Model):
         entry["mapped"] = self.mapped
         entry["outcome_hooks"] = self.outcome_hooks  # a clean from the cache needs it too
         entry["left_out"] = self.left_out
+        entry["hidden"] = self.hidden  # a clean from the cache needs it too
         return entry
 
     def test_files(self) -> list[str]:
@@ -826,6 +830,7 @@ class Runner:
             run.started_processes = said.started_processes
             run.outcome_hooks = said.outcome_hooks or None
             run.left_out = said.left_out or None
+            run.hidden = said.hidden or None
             run.ran = said.ran
             run.looked = said.looked or None
             run.failures = said.failures or None

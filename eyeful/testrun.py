@@ -260,6 +260,7 @@ class Said:
     looked_by_tests: list[str] = field(default_factory=list)
     outcome_hooks: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
     started_processes: bool = False
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
@@ -342,6 +343,7 @@ def _from_record(
     said.looked_by_tests = reading.looked_by_tests
     said.outcome_hooks = reading.outcome_hooks
     said.left_out = reading.left_out
+    said.hidden = reading.hidden
     said.started_processes = reading.started_processes
     said.ran = reading.ran
     said.looked = reading.looked

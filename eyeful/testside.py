@@ -32,7 +32,6 @@ from typing import NamedTuple, TypeVar, cast
 
 import pygit2
 
-from eyeful.hookreads import edited_reads, hook_reads
 from eyeful.hunks import docstrings
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import CONFIG_FILES, overlaid, section_alone_differs, section_differs
@@ -274,29 +273,6 @@ def decides_outcomes(
             had = Counter(_skip_statements(before))
             if any(count > had[one] for one, count in Counter(_skip_statements(after)).items()):
                 return f"the change adds to what {path} skips or expects to fail"
-    return _read_by_hooks(repo, base, head, hooked or [])
-
-
-def _read_by_hooks(repo: pygit2.Repository, base: str, head: str, hooked: list[str]) -> str | None:
-    """A file of the tests the change edits that an unchanged outcome hook reads: a name it
-    imports from it (a quarantine list in a test helper), or the file it names (helper-48)."""
-    edited = [d for d in _deltas(repo, base, head) if d.status != "D" and _of_the_tests(d.new)]
-    if not edited:
-        return None
-    for hook in hooked:
-        source = regular_file(repo, head, hook)
-        if source is None:
-            continue
-        reads = hook_reads(source, hook, OUTCOME_HOOKS)
-        for delta in edited:
-            if delta.new == hook:
-                continue
-            before = regular_file(repo, base, delta.old)
-            after = regular_file(repo, head, delta.new)
-            read = delta.new if reads is None else edited_reads(reads, delta.new, before, after)
-            if read is not None:
-                what = "" if read == delta.new else f"'s {read}"
-                return f"the change edits {delta.new}{what}, which {hook}'s outcome hook reads"
     return None
 
 

@@ -1301,18 +1301,19 @@ def test_a_run_method_the_change_leaves_alone_decides_nothing(tmp_path, owner):
 
 # An unchanged hook that reads what the change edits (helper-48 P2) ---------------------------
 
-QUARANTINE_HOOK = (
-    "import pathlib\n\nimport pytest\n\nfrom tests.helpers import QUARANTINE\n\n\n"
-    "def _quarantined(item):\n    listed = pathlib.Path(__file__).with_name('quarantine.txt')\n"
-    "    return item.name in QUARANTINE or item.name in listed.read_text().split()\n\n\n"
+QUARANTINE_HOOK = (  # what it reads, it reads by names made at run time
+    "import importlib\nimport pathlib\n\nimport pytest\n\n\n"
+    "def _quarantined(item):\n    helpers = importlib.import_module('tests.' + 'helpers')\n"
+    "    listed = pathlib.Path(__file__).with_name('quarantine' + '.txt')\n"
+    "    return item.name in helpers.QUARANTINE or item.name in listed.read_text().split()\n\n\n"
     "@pytest.hookimpl(hookwrapper=True)\n"
     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
     "    report = outcome.get_result()\n    if report.failed and _quarantined(item):\n"
     "        report.outcome = 'passed'\n        report.longrepr = None\n"
 )
-HELPERS = "QUARANTINE = {'test_flaky'}\n\n\ndef pair():\n    return (2, 3)\n"
+HELPERS = "QUARANTINE = {'test_known'}\n\n\ndef pair():\n    return (2, 3)\n"
 QUARANTINED = {
-    "a name it imports": {"tests/helpers.py": HELPERS.replace("'test_flaky'", "'test_add'")},
+    "a name it imports": {"tests/helpers.py": HELPERS.replace("'test_known'", "'test_add'")},
     "a file it names": {"tests/quarantine.txt": "test_flaky test_add\n"},
 }
 
@@ -1321,63 +1322,25 @@ QUARANTINED = {
 def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path, how):
     """The conftest's report hook passes failures of the tests its quarantine lists (a test
     helper's set, a text file); the change breaks `add` and lists `test_add`. Both sides run the
-    change's list, so test_add passes on both: it was clean. The control edits what the hook
-    does not read (the helper's `pair`): still clean."""
+    change's list, so test_add passes on both: it was clean. Whatever the route (an import in
+    the hook, a name built at run time, a plugin's data, helper-55), the probe sees a test
+    function that raised reported passed, and the base's run of it by id passes. The control
+    edits what the hook does not read (the helper's `pair`): still clean, the known failure it
+    quarantines hidden alike on both sides."""
+    known = "def test_known():\n    assert False\n"
     repo = _project(tmp_path, {"tests/__init__.py": "", "tests/conftest.py": QUARANTINE_HOOK,
-                               "tests/helpers.py": HELPERS,
-                               "tests/quarantine.txt": "test_flaky\n"})  # fmt: skip
+                               "tests/helpers.py": HELPERS, "tests/quarantine.txt": "test_flaky\n",
+                               "tests/test_known.py": known})  # fmt: skip
     edits = QUARANTINED.get(how, {"tests/helpers.py": HELPERS.replace("(2, 3)", "(3, 2)")})
     stage(repo, {"calc.py": BROKEN_ADD if how in QUARANTINED else CALC + "# a comment\n", **edits})
     proc = review(repo, format="json")
     if how not in QUARANTINED:
         assert (proc.exit_code, proc.json["uncertainty"]) == (0, []), proc.markdown
         return
-    [what] = list(edits)
-    assert any(what in u["text"] and "tests/conftest.py" in u["text"] and u["unverified"]
+    said = "`tests/test_calc.py::test_add` failed on the change and a hook of the tests reported"
+    assert any(u["text"].startswith(said) and u["unverified"]
                for u in proc.json["uncertainty"]), proc.json["uncertainty"]  # fmt: skip
     assert proc.exit_code == 3, proc.markdown
-
-
-HOOK_DEF = "def pytest_runtest_makereport(item, call):\n"
-READ_ROUTES = {
-    # hook file's text, the helper's path, and which edit of it the hook reads (else None)
-    "a module's attribute": ("import tests.helpers as h\n\n" + HOOK_DEF
-                             + "    return item.name in h.SKIPS\n", "tests/helpers.py", "SKIPS"),
-    "a dotted import": ("import tests.helpers\n\n" + HOOK_DEF
-                        + "    return tests.helpers.X\n", "tests/helpers.py", "tests/helpers.py"),
-    "a relative import": ("from .helpers import SKIPS\n\n" + HOOK_DEF
-                          + "    return SKIPS\n", "tests/helpers.py", "SKIPS"),
-    "a star import": ("from tests.helpers import *\n\n" + HOOK_DEF
-                      + "    return SKIPS\n", "tests/helpers.py", "tests/helpers.py"),
-    "through a function of its own": (
-        "from tests.helpers import SKIPS, pair\n\n\ndef listed(item):\n"
-        "    return item.name in SKIPS\n\n\n" + HOOK_DEF + "    return listed(item)\n",
-        "tests/helpers.py", "SKIPS"),
-    "by another name": ("import pytest\nfrom tests.helpers import SKIPS\n\n\n"
-                        "@pytest.hookimpl(specname='pytest_runtest_call')\ndef tidy(item):\n"
-                        "    return SKIPS\n", "tests/helpers.py", "SKIPS"),
-    "a fixture's import only": ("from tests.helpers import SKIPS, pair\n\n\ndef two():\n"
-                                "    return pair()\n\n\n" + HOOK_DEF + "    return 1\n",
-                                "tests/helpers.py", None),
-    "another module": ("from tests.other import SKIPS\n\n" + HOOK_DEF + "    return SKIPS\n",
-                       "tests/helpers.py", None),
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("route", READ_ROUTES)
-def test_what_an_outcome_hook_reads_is_followed_through_its_imports(route):
-    from eyeful.hookreads import edited_reads, hook_reads
-    from eyeful.testside import OUTCOME_HOOKS
-
-    text, helper, expected = READ_ROUTES[route]
-    reads = hook_reads(text.encode(), "tests/conftest.py", OUTCOME_HOOKS)
-    assert reads is not None
-    before = b"SKIPS = {'a'}\n\n\ndef pair():\n    return (2, 3)\n"
-    edited_skips = edited_reads(reads, helper, before, before.replace(b"'a'", b"'a', 'b'"))
-    assert edited_skips == expected, reads
-    # An edit of what the hook does not read: nothing, unless it reads the whole module.
-    edited_pair = edited_reads(reads, helper, before, before.replace(b"(2, 3)", b"(3, 2)"))
-    assert edited_pair == (helper if expected == helper else None), reads
 
 
 SCREENSHOT_HOOK = (

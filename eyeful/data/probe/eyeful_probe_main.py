@@ -59,6 +59,8 @@ Lines (every one has ``"t"``, its type); ids are pytest's node ids; paths are ab
   ``parents``, the packages each file's imports only pass through): the map of what each test
   could see (eyeful/affected.py). Where coverage.py measures the run on Python before 3.12, the
   tests' and modules' lines come at the finish, from coverage's data (eyeful_probe_cov.py).
+- ``hidden``: ``ids``: the tests whose function raised a failure and whose call was reported
+  passed (a hook of the project made it pass: a quarantine), at most 200; main and workers.
 - ``left_out``: ``paths``: the directories and Python files collection left out by the word of
   a conftest (``collect_ignore``), a hook or a virtualenv's ``pyvenv.cfg`` (not ``--ignore`` or
   ``norecursedirs``), at most 200; main and workers.
@@ -155,6 +157,8 @@ MAX_IMPORTED = 5000
 CHUNK = 500  # ids per "collected" line
 
 _encode = json.encoder.encode_basestring_ascii
+# What a test function raises that is no failure of it: a skip, an expected failure, an exit.
+_NOT_FAILURES = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
 _PHASES = ("setup", "call", "teardown")
 _FUNCTION = pytest.Function
 
@@ -938,6 +942,8 @@ class _Probe:
         # that rewrites them picks the tests by itself (`config.option.ignore += [...]`).
         self.args_given = _collection_words(config)
         self.args = 0  # 1 when collection started from other paths than those
+        self.raised: set[str] = set()  # tests whose function raised a failure
+        self.hidden: list[str] = []  # of those, the ones reported passed: a hook passed them
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -1156,11 +1162,25 @@ class _Probe:
             reach.end()
             self._internal_error("pytest_make_collect_report", error)
 
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
+        """The test function's own end, inside every other wrapper of its call: one that raised
+        a failure and is reported passed had a hook of the project pass it (a quarantine)."""
+        outcome = yield
+        try:
+            excinfo = outcome.excinfo
+            if excinfo is not None and not isinstance(excinfo[1], _NOT_FAILURES):
+                self.raised.add(pyfuncitem.nodeid)
+        except Exception as error:
+            self._internal_error("pytest_pyfunc_call", error)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
             if self.held is not None:
                 self._write_held(None)
             when = report.when
+            if self.raised and when == "call" and report.passed and report.nodeid in self.raised:
+                self.hidden.append(report.nodeid)
             if (
                 report.outcome == "passed"
                 and not report.sections
@@ -1303,6 +1323,8 @@ class _Probe:
             left_out = self._left_out()
             if left_out:
                 self._line({"t": "left_out", "paths": left_out})
+            if self.hidden:
+                self._line({"t": "hidden", "ids": self.hidden[:MAX_LEFT_OUT]})
             if (
                 self.deselected
                 or self.uncollected
