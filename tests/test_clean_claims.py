@@ -637,15 +637,34 @@ def test_a_flaky_expected_failure_that_passed_on_the_base_is_clean(tmp_path):
     assert (proc.exit_code, proc.json["outcome"]) == (0, "clean"), proc.markdown
 
 
-def test_an_expected_failure_that_passes_on_the_base_every_time_is_a_question(tmp_path):
+STORE = (
+    "_cache = {}\n\n\ndef lookup(key):\n    if key in _cache:\n        return _cache[key]\n"
+    "    _cache[key] = key.upper()\n    return _cache[key]\n"
+)
+STORE_TESTS = {
+    "tests/test_a.py": "import store\n\n\ndef test_a():\n    assert store.lookup('x') == 'X'\n",
+    "tests/test_z.py": "import pytest\n\nimport store\n\n\n@pytest.mark.xfail(reason='slow')\n"
+    "def test_z():\n    assert store.lookup('x') == 'X'\n",
+}
+
+
+@pytest.mark.parametrize("where", ["alone", "in the suite"])
+def test_an_expected_failure_that_passes_on_the_base_every_time_is_a_question(tmp_path, where):
     """helper-53: `xfail(strict=False)` on a test that passes on the base (XPASS) and that the
     change breaks: an expected failure on the change, run alone there too. It was clean; unlike
-    the flaky one above, it fails on the change every time."""
-    marked = CALC_TESTS.replace("def test_add", "@pytest.mark.xfail(reason='flaky')\ndef test_add")
-    repo = _project(tmp_path, {"tests/test_calc.py": "import pytest\n" + marked})
-    stage(repo, {"calc.py": BROKEN_ADD})
+    the flaky one above, it fails on the change every time. helper-55: where it fails only
+    after the tests before it (a cache they warm), it passes alone on the change: its suite
+    runs again, where it fails again."""
+    if where == "alone":
+        marked = CALC_TESTS.replace("def test_add", "@pytest.mark.xfail(reason='x')\ndef test_add")
+        repo = _project(tmp_path, {"tests/test_calc.py": "import pytest\n" + marked})
+        stage(repo, {"calc.py": BROKEN_ADD})
+    else:
+        repo = _project(tmp_path, {"store.py": STORE, **STORE_TESTS})
+        stage(repo, {"store.py": STORE.replace("return _cache[key]\n    _", "return 'x'\n    _")})
     proc = review(repo, format="json")
-    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "newly_skipped")], proc.markdown
+    test = "tests/test_calc.py::test_add" if where == "alone" else "tests/test_z.py::test_z"
+    assert _kinds(proc.json) == [(test, "newly_skipped")], proc.markdown
     assert "XPASS on the base" in proc.markdown
     assert proc.exit_code == 3, proc.markdown
 
