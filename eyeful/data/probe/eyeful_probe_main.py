@@ -422,6 +422,26 @@ class _IgnoreWatch:
             return
 
 
+class _RaiseWatch:
+    """The test function's own end, inside every other wrapper of its call: one that raised a
+    failure and is reported passed had a hook of the project pass it (a quarantine). Registered
+    only where the project implements an outcome hook (nothing else can pass a failure), once
+    collection loaded every conftest: a wrapper per test costs a suite of fast tests 1%."""
+
+    def __init__(self, probe: _Probe) -> None:
+        self.probe = probe
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
+        outcome = yield
+        try:
+            excinfo = outcome.excinfo
+            if excinfo is not None and not isinstance(excinfo[1], _NOT_FAILURES):
+                self.probe.raised.add(pyfuncitem.nodeid)
+        except Exception:  # never stop the run (a hook's own error is pytest's to report)
+            return
+
+
 class _GivenOut:
     """What the command line (``--ignore``, ``--ignore-glob``, in addopts too) and
     ``norecursedirs`` leave out of collection: alike on every tree, not the code's doing."""
@@ -1040,6 +1060,8 @@ class _Probe:
                 self.dropped = max(0, self.given - len(session.items) - self.deselected)
             self.ignored = _not_collected(self.modules, self.config)
             self.args = int(_collection_words(self.config) != self.args_given)
+            if _outcome_hook_files(self.config):
+                self.config.pluginmanager.register(_RaiseWatch(self), "eyeful_probe_raised")
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
                 self._line({"t": "collected", "ids": ids[start : start + CHUNK]})
@@ -1161,18 +1183,6 @@ class _Probe:
         except Exception as error:
             reach.end()
             self._internal_error("pytest_make_collect_report", error)
-
-    @pytest.hookimpl(hookwrapper=True, trylast=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
-        """The test function's own end, inside every other wrapper of its call: one that raised
-        a failure and is reported passed had a hook of the project pass it (a quarantine)."""
-        outcome = yield
-        try:
-            excinfo = outcome.excinfo
-            if excinfo is not None and not isinstance(excinfo[1], _NOT_FAILURES):
-                self.raised.add(pyfuncitem.nodeid)
-        except Exception as error:
-            self._internal_error("pytest_pyfunc_call", error)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         try:
