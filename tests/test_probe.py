@@ -1215,3 +1215,74 @@ def test_what_collection_leaves_out_by_a_conftests_word_is_recorded(tmp_path):
     sub = Run(root, ["-q", "manual"], tmp_path / "r2", clean_env())
     assert list(sub.must_record().tests) == ["manual/test_m.py::test_m"], sub.stdout
     assert sub.must_record().left_out == []
+
+
+# A failure a hook of the project passes (helper-55) ---------------------------------------------
+
+RERUNS = """\
+import pytest
+from _pytest.runner import runtestprotocol
+
+ATTEMPTS = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    # pytest-rerunfailures in a few lines: a failed attempt is reported as a rerun, then again
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(3):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        failed = any(r.failed for r in reports)
+        for report in reports:
+            if failed and attempt < 2:
+                report.outcome = "rerun"
+            item.ihook.pytest_runtest_logreport(report=report)
+        if not failed:
+            break
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+QUARANTINES = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and item.name == "test_quarantined":
+        report.outcome = "passed"
+"""
+ATTEMPTED = """\
+import pytest
+
+SEEN = []
+
+
+def test_flaky():
+    SEEN.append(1)
+    assert len(SEEN) > 1
+
+
+def test_quarantined():
+    assert False
+
+
+@pytest.mark.xfail(reason="known")
+def test_known():
+    assert False
+
+
+def test_skipped():
+    pytest.skip("not here")
+"""
+
+
+@pytest.mark.parametrize("hook", ["quarantine", "reruns"])
+def test_a_failure_a_hook_passes_is_recorded_and_a_rerun_that_passed_is_not(tmp_path, hook):
+    conftest = QUARANTINES if hook == "quarantine" else RERUNS + "\n\n" + QUARANTINES
+    root = write(tmp_path / "project", {"conftest.py": conftest, "test_a.py": ATTEMPTED})
+    run = Run(root, ["-q"], tmp_path / "rec", clean_env())
+    record = run.must_record()
+    assert record.tests["test_a.py::test_quarantined"].outcome == "passed", run.stdout
+    assert record.hidden == ["test_a.py::test_quarantined"], run.stdout

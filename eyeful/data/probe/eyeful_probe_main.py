@@ -433,6 +433,8 @@ class _RaiseWatch:
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
+        # Each attempt for itself: a rerun that passed (pytest-rerunfailures) hid nothing.
+        self.probe.raised.discard(pyfuncitem.nodeid)
         outcome = yield
         try:
             excinfo = outcome.excinfo
