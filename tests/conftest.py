@@ -25,18 +25,17 @@ from tests.gitrepo import PYTHON
 # the end, so the workers finish together. Ordering only: no test depends on it, and a module
 # missing here runs last.
 MODULE_SECONDS = {
-    "test_change_side": 105, "test_hooks": 60, "test_clean_claims": 58, "test_fit": 39,
-    "test_verify": 38, "test_unseen": 33, "test_regress": 31, "test_safety": 28, "test_agents": 28,
-    "test_cli": 27, "test_replay": 26, "test_representation": 26, "test_environments": 25,
-    "test_focused_ids": 22, "test_affected_maps": 21, "test_evidence": 21, "test_hardening": 19,
-    "test_awkward": 19, "test_providers": 18, "test_affected_ways": 17,
-    "test_structured_failures": 17, "test_injection": 16, "test_adversarial": 15,
-    "test_affected": 13, "test_eval_verified": 13, "test_contexts": 11, "test_review": 11,
-    "test_sandbox": 9, "test_failures": 9, "test_bounded_report": 8, "test_safety_inputs": 8,
-    "test_map_marks": 8, "test_eval_mine": 8, "test_probe": 7, "test_forgery": 6, "test_init": 6,
-    "test_first_run": 5, "test_report": 4, "test_claims": 4, "test_agent_jail": 4,
-    "test_wording": 3, "test_eval_run": 3, "test_runs_change": 3, "test_check_speed": 2,
-    "test_sarif": 1, "test_results": 1,
+    "test_change_side": 106, "test_clean_claims": 71, "test_hooks": 51, "test_fit": 44,
+    "test_unseen": 42, "test_verify": 39, "test_regress": 34, "test_agents": 32, "test_safety": 28,
+    "test_environments": 27, "test_representation": 25, "test_replay": 24, "test_cli": 22,
+    "test_focused_ids": 21, "test_affected_maps": 21, "test_evidence": 19, "test_awkward": 19,
+    "test_providers": 18, "test_adversarial": 17, "test_sandbox": 17, "test_contexts": 16,
+    "test_injection": 15, "test_hardening": 14, "test_eval_verified": 14, "test_affected_ways": 14,
+    "test_review": 13, "test_structured_failures": 13, "test_affected": 11, "test_failures": 10,
+    "test_safety_inputs": 8, "test_bounded_report": 8, "test_eval_mine": 8, "test_probe": 7,
+    "test_map_marks": 7, "test_forgery": 6, "test_init": 6, "test_report": 5, "test_first_run": 5,
+    "test_wording": 3, "test_agent_jail": 3, "test_eval_run": 3, "test_claims": 3,
+    "test_runs_change": 3, "test_check_speed": 2, "test_sarif": 1, "test_results": 1,
 }  # fmt: skip
 
 

@@ -966,6 +966,7 @@ class _Probe:
         self.args = 0  # 1 when collection started from other paths than those
         self.raised: set[str] = set()  # tests whose function raised a failure
         self.hidden: list[str] = []  # of those, the ones reported passed: a hook passed them
+        self.hook_files: list[str] | None = None  # outcome hooks' files, once collection ended
         self.internal = _internal_dirs()
         self.tracer: Tracer | None = None
         self.walls: Walls | None = None
@@ -1062,7 +1063,8 @@ class _Probe:
                 self.dropped = max(0, self.given - len(session.items) - self.deselected)
             self.ignored = _not_collected(self.modules, self.config)
             self.args = int(_collection_words(self.config) != self.args_given)
-            if _outcome_hook_files(self.config):
+            self.hook_files = _outcome_hook_files(self.config)
+            if self.hook_files:
                 self.config.pluginmanager.register(_RaiseWatch(self), "eyeful_probe_raised")
             ids = [item.nodeid for item in session.items]
             for start in range(0, len(ids), CHUNK):
@@ -1329,7 +1331,7 @@ class _Probe:
             shadowed = _shadowed([os.getcwd(), str(getattr(self.config, "rootpath", "") or "")])
             if shadowed:
                 self._line({"t": "shadowed", "modules": shadowed})
-            hooks = _outcome_hook_files(self.config)
+            hooks = _outcome_hook_files(self.config) if self.hook_files is None else self.hook_files
             if hooks:
                 self._line({"t": "outcome_hooks", "files": hooks[:200]})
             left_out = self._left_out()
