@@ -183,4 +183,10 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     over = own + kids - mid["test"]
     print(f"  {'what eyeful adds to the test command':<56} {over * 1000:8.1f} ms  "
           f"({(own + kids) / mid['test']:.2f}x)")  # fmt: skip
+    # What any review must run besides the test command, without an eyeful process at all:
+    # the worktree's checkout and clean, and the probe. No import or work of eyeful's gets
+    # a warm review below this ratio.
+    floor = mid["test+probe"] + mid["git"]
+    print(f"  {'the floor: git and the probe, no eyeful process':<56} "
+          f"{(floor - mid['test']) * 1000:8.1f} ms  ({floor / mid['test']:.2f}x)")  # fmt: skip
     sys.stdout.flush()
