@@ -330,15 +330,22 @@ def _outcomes_told(
 def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) -> None:
     """Clean needs outcomes the runner gave (eyeful/claims.py): a test whose function failed in
     the change's run and that a hook of the project reported passed (a quarantine, under any
-    route: the probe's ``hidden``) runs on the base by id. Where it passes there, unhidden, the
-    change broke it: a question (helper-55); where the base's run hides it alike, it is the
-    project's known failure."""
+    route: the probe's ``hidden``) runs alone on the change again, and where it fails again,
+    on the base by id. Where it passes there, unhidden, the change broke it: a question
+    (helper-55); one that passes on the change at its second run is the flaky test a quarantine
+    is for, and one the base's run hides alike is the project's known failure."""
     hidden = sorted(change.hidden or [])
     if not hidden or snap.base.tree == EMPTY_TREE:
         return
-    if runner.alone.how() is None or not all(map(passable, hidden)):
-        runs: list[Run] = []
-    else:
+    runs: list[Run] = []
+    if runner.alone.how() is not None and all(map(passable, hidden)):
+        again = runner.one(snap.head.tree, "change", hidden, grouped=True)
+        report.runs += again
+        seen = {test for run in again for test in (run.hidden or [])}
+        hidden = [t for t in hidden if t in seen or not any(
+            (run.tests or {}).get(t) == "passed" for run in again)]  # fmt: skip
+        if not hidden:
+            return
         runs = runner.one(snap.base.tree, "base", hidden, grouped=True)
         report.runs += runs
     alike = {test for run in runs for test in (run.hidden or [])}

@@ -1344,11 +1344,19 @@ def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path
     the hook, a name built at run time, a plugin's data, helper-55), the probe sees a test
     function that raised reported passed, and the base's run of it by id passes. The control
     edits what the hook does not read (the helper's `pair`): still clean, the known failure it
-    quarantines hidden alike on both sides."""
+    quarantines hidden alike on both sides, and the flaky test it quarantines passing when run
+    alone on the change again (it failed the suite's first run only)."""
     known = "def test_known():\n    assert False\n"
+    count = tmp_path / "count"
+    flaky = (
+        f"from pathlib import Path\n\nCOUNT = Path({str(count)!r})\n\n\ndef test_flaky():\n"
+        "    seen = int(COUNT.read_text()) if COUNT.exists() else 0\n"
+        "    COUNT.write_text(str(seen + 1))\n    assert seen > 0\n"
+    )
     repo = _project(tmp_path, {"tests/__init__.py": "", "tests/conftest.py": QUARANTINE_HOOK,
                                "tests/helpers.py": HELPERS, "tests/quarantine.txt": "test_flaky\n",
-                               "tests/test_known.py": known})  # fmt: skip
+                               "tests/test_known.py": known,
+                               "tests/test_flaky.py": flaky})  # fmt: skip
     edits = QUARANTINED.get(how, {"tests/helpers.py": HELPERS.replace("(2, 3)", "(3, 2)")})
     stage(repo, {"calc.py": BROKEN_ADD if how in QUARANTINED else CALC + "# a comment\n", **edits})
     proc = review(repo, format="json")
