@@ -513,6 +513,9 @@ def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, st
     """Files the change renamed, as git finds renames: new path -> the base's path."""
 
     def make() -> dict[str, str]:
+        kinds = {d.status for d in _deltas(repo, base, head)}
+        if not {"A", "D"} <= kinds:
+            return {}  # a rename is a file deleted and one added: none, no search
         diff = tree_at(repo, base).diff_to_tree(tree_at(repo, head))
         diff.find_similar()
         return {
