@@ -46,13 +46,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from eyeful.isolation import base_interpreter
+from eyeful.sandbox import GO_BUILD_VARIABLES
 from eyeful.shell import kill_group, project_env, track, untrack
 
 # Passed through to project commands, whatever `env` names: Python's behaviour variables
 # (PYTHONOPTIMIZE strips asserts: helper-55), pytest's and its plugins' (PYTEST_TIMEOUT), go's.
 RUNNER_VARIABLES = frozenset({"GOFLAGS", "GOTOOLCHAIN", "GOPATH", "GOPROXY", "GOENV", "TZ", "LANG",
-                              "LANGUAGE"})  # fmt: skip
-_RUNNER_PREFIXES = ("PYTHON", "PYTEST_", "LC_")
+                              "LANGUAGE"}) | frozenset(GO_BUILD_VARIABLES)  # fmt: skip
+_RUNNER_PREFIXES = ("PYTHON", "PYTEST_", "LC_", "CGO_")
 _NOT_RUNNERS = frozenset(
     {
         "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONUNBUFFERED", "PYTHONSTARTUP",

@@ -37,6 +37,14 @@ from pathlib import Path
 
 __all__ = ["Jail", "refused_by_sandbox", "unavailable", "wrapped"]
 
+# What the go command builds and runs with, besides GOFLAGS: the target (a file under
+# `//go:build !cgo` or `386` is compiled or not: helper-57), the toolchain's experiments, the
+# runtime's settings, cgo's compiler (with every CGO_* variable).
+GO_BUILD_VARIABLES = ("GOOS", "GOARCH", "GOAMD64", "GOARM", "GOARM64", "GO386", "GOMIPS",
+                      "GOMIPS64", "GOPPC64", "GORISCV64", "GOWASM", "GOEXPERIMENT", "GODEBUG",
+                      "GOFIPS140", "GOWORK", "GOROOT", "GOGC", "GOMAXPROCS", "GOTRACEBACK",
+                      "CC", "CXX")  # fmt: skip
+
 # Named one by one (a prefix would let through any PYTHON_TOKEN the user has set).
 _ALWAYS = frozenset(
     {
@@ -46,9 +54,10 @@ _ALWAYS = frozenset(
         "PYTHONFAULTHANDLER", "PYTHONUNBUFFERED", "PYTHONPYCACHEPREFIX",
         "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
         "PYTEST_XDIST_AUTO_NUM_WORKERS", "GOFLAGS", "GOCACHE", "GOPATH", "GOTOOLCHAIN", "GOPROXY",
+        *GO_BUILD_VARIABLES,
     }
 )  # fmt: skip
-_PREFIXES = ("LC_", "EYEFUL_PROBE")
+_PREFIXES = ("LC_", "EYEFUL_PROBE", "CGO_")
 
 
 @functools.cache
