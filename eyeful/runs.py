@@ -730,6 +730,8 @@ class Runner:
                 if setup_run.status != "PASSED":
                     return out
             self.put(worktree, extra)
+            if jail is not None:  # (`sandbox = "all"`: what its code writes goes too, helper-58)
+                worktree.taint()
             commands = [_in_worktree(c, self.pool, worktree.path) for c in commands]
             for command in commands:
                 for test_id in command.args if isinstance(command, IdCommand) else ():

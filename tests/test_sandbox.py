@@ -367,3 +367,40 @@ def test_setup_never_runs_what_a_finding_brought(tmp_path, route):
     review(repo, format="json", findings=[finding])
     assert not planted.exists()
     assert user_state(repo) == before
+
+
+# helper-58: under `sandbox = "all"` the suite's runs ran in the sandbox but left the worktree
+# unmarked, so the next checkout kept the ignored files they wrote: a test could plant what a
+# later review imports (here the local overrides the code reads; a forged bytecode file, a
+# module the unsandboxed setup runs), and that review said clean on a change that breaks a test.
+LOCAL_OVERRIDES = (
+    "def add(a, b):\n    return a + b\n\n\ntry:\n"
+    "    from local_settings import *  # noqa: F403 (a developer's own, ignored)\n"
+    "except ImportError:\n    pass\n"
+)
+PLANTING = (
+    "from pathlib import Path\n\n\ndef test_plants():\n"
+    "    Path('local_settings.py').write_text('def add(a, b):\\n    return a + b\\n')\n"
+)
+
+
+@needs_bwrap
+def test_what_a_sandboxed_run_leaves_among_ignored_files_is_gone_before_the_next(tmp_path):
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(extra='sandbox = "all"\n'),
+            ".gitignore": "local_settings.py\n",
+            "pytest.ini": PYTEST_INI,
+            "calc.py": LOCAL_OVERRIDES,
+            "tests/test_calc.py": ADD_TEST,
+        },
+    )
+    confirm(repo)
+    stage(repo, {"tests/test_plant.py": PLANTING})
+    first = review(repo, format="json")
+    assert first.exit_code == 0 and all(r["sandboxed"] for r in first.json["runs"]), first.json
+    (repo / "tests" / "test_plant.py").unlink()
+    stage(repo, {"calc.py": LOCAL_OVERRIDES.replace("a + b", "a - b", 1)})
+    second = review(repo, format="json")
+    assert second.exit_code == 1, second.markdown
