@@ -197,11 +197,31 @@ def _staged_side(repo: pygit2.Repository, paths: RepoPaths) -> Side:
         # A split index, a sparse index or a newer format libgit2 cannot read: git can.
         return Side(tree=_tree_by_git(paths, index_file), commit=None, label="staged")
     _check_clean_state(repo, paths, index)
+    if _may_intend_to_add(index_file, index):
+        # `git add -N`: git leaves such a path out of the tree it writes, libgit2 writes it as
+        # an empty file (which shadowed a module of the standard library: helper-58).
+        return Side(tree=_tree_by_git(paths, index_file), commit=None, label="staged")
     try:
         tree = index.write_tree(repo)
     except pygit2.GitError as err:
         raise GitError(f"cannot build a tree from the index: {err}") from None
     return Side(tree=str(tree), commit=None, label="staged")
+
+
+_EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+def _may_intend_to_add(index_file: Path, index: pygit2.Index) -> bool:
+    """Whether the index may hold a path added with intent to add (``git add -N``): a flag only
+    an index of version 3 or later has, on an entry whose blob is the empty one."""
+    try:
+        with index_file.open("rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return False
+    if len(header) < 8 or int.from_bytes(header[4:8], "big") < 3:
+        return False
+    return any(str(entry.id) == _EMPTY_BLOB for entry in index)
 
 
 def _tree_by_git(paths: RepoPaths, index_file: Path) -> str:

@@ -598,3 +598,31 @@ def test_a_command_printing_megabytes_keeps_output_and_memory_bounded(tmp_path, 
     assert md.exit_code == 1
     assert len(md.stdout) < 20_000
     assert user_state(repo) == before
+
+
+def test_a_file_added_with_intent_to_add_is_not_in_the_change(tmp_path):
+    """helper-58: `git add -N` records a path without its content; git leaves it out of the tree
+    it writes (a commit now would not have it), and so does eyeful. It reviewed it as an empty
+    file, which shadowed the standard library's `fractions` and blocked on an ImportError."""
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "pyproject.toml": eyeful_config(),
+            "pytest.ini": PYTEST_INI,
+            "tests/test_frac.py": "from fractions import Fraction\n\n\ndef test_half():\n"
+            "    assert Fraction(1, 2) * 2 == 1\n",
+        },
+    )
+    confirm(repo)
+    write(repo, {"fractions.py": "# work in progress\n"})
+    git(repo, "add", "-N", "fractions.py")
+    before = user_state(repo)
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0 and not proc.json["runs"], proc.markdown  # nothing to review
+    assert user_state(repo) == before
+    write(repo, {"tests/test_more.py": "def test_more():\n    pass\n"})
+    git(repo, "add", "tests/test_more.py")
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+    [run] = proc.json["runs"]
+    assert (run["status"], run["counts"]) == ("PASSED", {"passed": 2}), run
