@@ -7,7 +7,8 @@ that execute it see (README "What untrusted code can do"):
   the review (``TMPDIR``) and a private ``HOME``; the user's repository, its common git
   directory and the probe's record directory (written through a descriptor: eyeful/testrun.py)
   are read-only with the rest;
-- no network (a network namespace of its own: loopback only);
+- no network (a network namespace of its own: loopback only), and no Unix-domain socket of its
+  own making, which reaches a daemon by its path (a seccomp filter, :func:`seccomp_filter`);
 - its own pid namespace (``/proc`` shows nothing of eyeful's or the user's processes); it dies
   with eyeful;
 - no capabilities, whoever runs eyeful (as root: ``nobody`` in a user namespace, where allowed);
@@ -35,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Jail", "refused_by_sandbox", "unavailable", "wrapped"]
+__all__ = ["Jail", "filter_descriptor", "refused_by_sandbox", "unavailable", "wrapped"]
 
 # What the go command builds and runs with, besides GOFLAGS: the target (a file under
 # `//go:build !cgo` or `386` is compiled or not: helper-57), the toolchain's experiments, the
@@ -110,6 +111,86 @@ def _unprivileged() -> tuple[str, ...]:
     return (*user, *drop) if proc.returncode == 0 else drop
 
 
+# A seccomp filter (classic BPF, as bwrap's ``--seccomp FD`` loads it) refusing what the network
+# namespace leaves open: a Unix-domain socket made with `socket()` (the only way to connect to,
+# or send to, one that has a path: `/run/docker.sock`, a user's session bus or ssh agent; as
+# root, the daemon behind one runs what it is told as root, outside: helper-58), and io_uring,
+# which makes sockets without that call. A pair made by `socketpair()` (asyncio's, multiprocessing's
+# pipes) connects to nothing else and stays. The refusal is EAFNOSUPPORT, which Linux never
+# gives for AF_UNIX: its text in a failure says the sandbox refused (:data:`_REFUSALS`). Another
+# architecture than the machine's (a 32-bit program's calls) is killed: its socket calls could
+# not be read. Per machine: the system call numbers and the architecture's audit value.
+_SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, True), "aarch64": (0xC00000B7, 198, False)}
+_AF_UNIX = 1
+_EAFNOSUPPORT = 97
+_IO_URING_SETUP = 425  # (the same number on every architecture since Linux 5.1)
+
+
+def _seccomp_program() -> bytes | None:
+    """The filter for this machine's architecture (little-endian), or None where eyeful has none."""
+    import platform
+    import struct
+
+    found = _SECCOMP_ARCHES.get(platform.machine())
+    if found is None or sys.byteorder != "little":
+        return None
+    arch, socket_nr, x32 = found
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, kill = 0x7FFF0000, 0x80000000
+    refuse = 0x00050000 | _EAFNOSUPPORT
+    # (code, jump if true, jump if false, k); jumps count the instructions skipped.
+    program = [
+        (ld, 0, 0, 4),  # the architecture
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, kill),
+        (ld, 0, 0, 0),  # the call's number
+        *([(jge, 5, 0, 0x40000000)] if x32 else []),  # x32's calls: refused
+        (jeq, 4, 0, _IO_URING_SETUP),
+        (jeq, 0, 2, socket_nr),
+        (ld, 0, 0, 16),  # socket()'s family (the first argument's low half)
+        (jeq, 1, 0, _AF_UNIX),
+        (ret, 0, 0, allow),
+        (ret, 0, 0, refuse),
+    ]
+    return b"".join(struct.pack("=HBBI", *op) for op in program)
+
+
+@functools.cache
+def seccomp_filter() -> bytes | None:
+    """The filter, where this machine's bwrap loads it (checked once a process), else None."""
+    program = _seccomp_program()
+    bwrap = shutil.which("bwrap")
+    if program is None or bwrap is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, program)
+        os.close(write)
+        check = [bwrap, *_namespaces(), "--seccomp", str(read), "--ro-bind", "/", "/",
+                 "--dev", "/dev", "--proc", "/proc", "true"]  # fmt: skip
+        proc = subprocess.run(check, capture_output=True, timeout=20, check=False,
+                              pass_fds=(read,))  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    finally:
+        os.close(read)
+    return program if proc.returncode == 0 else None
+
+
+def filter_descriptor() -> int | None:
+    """A descriptor to read :func:`seccomp_filter` from (the caller passes it to bwrap and
+    closes it), or None where there is none."""
+    program = seccomp_filter()
+    if program is None:
+        return None
+    read, write = os.pipe()  # (far smaller than a pipe's buffer)
+    try:
+        os.write(write, program)
+    finally:
+        os.close(write)
+    return read
+
+
 def wrapped(
     argv: list[str], writable: Iterable[Path], *, network: bool = False,
     may_be_missing: Iterable[Path] = (),
@@ -149,8 +230,11 @@ class Jail:
         out["HOME"] = str(self.private / "home")
         return out
 
-    def argv(self, argv: list[str], writable: Iterable[Path]) -> list[str]:
-        """``argv`` run under bwrap: read-only but for ``writable`` and the private dirs."""
+    def argv(
+        self, argv: list[str], writable: Iterable[Path], *, seccomp: int | None = None
+    ) -> list[str]:
+        """``argv`` run under bwrap: read-only but for ``writable`` and the private dirs; with
+        ``seccomp`` (:func:`filter_descriptor`), no Unix-domain socket of its own making."""
         for name in ("tmp", "home"):
             (self.private / name).mkdir(parents=True, exist_ok=True)
         writable = list(writable)
@@ -162,6 +246,8 @@ class Jail:
             dot_git = Path(path).resolve() / ".git"
             if dot_git.exists():
                 binds += ["--ro-bind", str(dot_git), str(dot_git)]
+        if seccomp is not None:
+            binds += ["--seccomp", str(seccomp)]
         at = out.index("--")
         return [*out[:at], *binds, *out[at:]]
 
@@ -171,6 +257,7 @@ class Jail:
 _REFUSALS = re.compile(
     r"\[Errno 30\] Read-only file system|Read-only file system|"
     r"\[Errno 101\] Network is unreachable|Temporary failure in name resolution|"
+    r"\[Errno 97\] Address family not supported by protocol|"
     r"\[Errno -3\]"
 )
 

@@ -23,7 +23,7 @@ from typing import Literal, TypeVar
 
 from eyeful import reaper
 from eyeful.gitutil import clean_env
-from eyeful.sandbox import Jail
+from eyeful.sandbox import Jail, filter_descriptor
 
 Status = Literal["PASSED", "FAILED", "ERROR"]
 T = TypeVar("T")
@@ -238,8 +238,11 @@ def run_command(
     token = reaper.new_token()
     argv = ["/bin/sh", "-c", command, "eyeful", *args]
     run_env = project_env() if env is None else dict(env)
+    seccomp: int | None = None
     if jail is not None:
-        argv, run_env = jail.argv(argv, [cwd, *writable]), jail.environment(run_env)
+        seccomp = filter_descriptor()
+        argv = jail.argv(argv, [cwd, *writable], seccomp=seccomp)
+        run_env = jail.environment(run_env)
     try:
         proc = subprocess.Popen(
             argv,
@@ -249,10 +252,13 @@ def run_command(
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=tuple(pass_fds),
+            pass_fds=(*pass_fds, *([] if seccomp is None else [seccomp])),
         )
     except OSError as err:
         return CommandResult("ERROR", None, 0.0, "", reason=f"could not start: {err.strerror}")
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     tail = bytearray()

@@ -112,6 +112,12 @@ def test_a_reproduction_sees_no_network_no_processes_and_no_secrets(tmp_path, mo
     repo = _repo(tmp_path)
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
+    # A Unix-domain socket with a path (a daemon's: as root, one that runs what it is told as
+    # root outside the sandbox, helper-58) is no more reachable than the network.
+    daemon = socket.socket(socket.AF_UNIX)
+    daemon.bind(str(tmp_path / "daemon.sock"))
+    daemon.listen()
+    daemon.setblocking(False)
     code = f"""import os
 import socket
 from pathlib import Path
@@ -127,10 +133,21 @@ def _reachable():
     return True
 
 
+def _daemon():
+    try:
+        with socket.socket(socket.AF_UNIX) as there:
+            there.connect({str(tmp_path / "daemon.sock")!r})
+    except OSError:
+        return False
+    return True
+
+
 def test_sum():
     seen = []
     if _reachable():
         seen.append("network")
+    if _daemon():
+        seen.append("a daemon's socket")
     if Path("/proc/{os.getpid()}").exists():
         seen.append("processes")
     if "EYEFUL_TEST_SECRET" in os.environ:
@@ -143,6 +160,9 @@ def test_sum():
         _, report = _review(repo, tmp_path, code, "add no longer returns the sum")
     finally:
         listener.close()
+    with pytest.raises(BlockingIOError):
+        daemon.accept()  # nobody came
+    daemon.close()
     runs = _change_runs(report)
     assert runs and all(r["sandboxed"] for r in runs)
     # add is broken, so the assertion fails; had the test seen anything, it would say so. It
