@@ -314,50 +314,89 @@ def _setup_inputs(
 def _named_by_setup(
     repo: pygit2.Repository, tree: pygit2.Tree, setup: str, patterns: tuple[str, ...]
 ) -> dict[str, str]:
-    """The files the setup command names (`-r ci/requirements.txt`), and in each directory it
-    names (`pip install -e packages/calc[dev]`, `cd packages/calc`) those the top-level
-    patterns name there (its `pyproject.toml`): a nested package's manifest is setup's input
-    too (helper-53)."""
-    top = [PurePosixPath(p).name for p in patterns if PurePosixPath(p).parent == PurePosixPath(".")]
+    """What of the tree setup installs, as its inputs: the files the setup command names
+    (`-r ci/requirements.txt`) and those such a file names in turn (a script, a requirements
+    file naming another: helper-55, helper-57); in each directory named after `-e` (an editable
+    install: its code is the worktree's own), its manifests (those the top-level patterns name
+    there, and the default ones: helper-53, helper-57); a directory named otherwise
+    (`pip install ./packages/calc`) is copied whole into the environment: all of it."""
+    top = {PurePosixPath(p).name for p in (*patterns, *_MANIFESTS)
+           if PurePosixPath(p).parent == PurePosixPath(".")}  # fmt: skip
     inputs: dict[str, str] = {}
-    named = _paths_in(repo, tree, setup, top, inputs)
-    for path in named:  # a script or a requirements file it names, read once (helper-55)
+    waiting = _paths_in(repo, tree, setup, "", top, inputs)
+    seen: set[str] = set()
+    while waiting and len(seen) < _MAX_NAMING_FILES:
+        path = waiting.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
         data = blob_at(repo, inputs[path]).data
         if len(data) <= _MAX_NAMING and b"\0" not in data:
-            _paths_in(repo, tree, data.decode("utf-8", "replace"), top, inputs)
+            text = data.decode("utf-8", "replace")
+            waiting += _paths_in(repo, tree, text, posixpath.dirname(path), top, inputs)
     return inputs
 
 
+_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
+"""What an editable install of a directory reads besides its code, whatever `setup_inputs` says."""
 _MAX_NAMING = 64 * 1024  # bytes of a file setup names read for the paths it names in turn
+_MAX_NAMING_FILES = 32  # files read for the paths they name
+_EDITABLE = ("-e", "--editable")
 
 
 def _paths_in(
-    repo: pygit2.Repository, tree: pygit2.Tree, text: str, top: list[str], inputs: dict[str, str]
-) -> list[str]:
-    """The words of ``text`` that name a file of ``tree`` (into ``inputs``; returned), and in
-    each directory one names, the files the ``top`` patterns name there (into ``inputs``)."""
+    repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, top: set[str],
+    inputs: dict[str, str],
+) -> list[str]:  # fmt: skip
+    """The words of ``text`` that name a file of ``tree`` (from the root, or from ``here``: a
+    requirements file's `-r` is its own directory's) into ``inputs``, returned; a directory one
+    names after `-e`, its files the ``top`` patterns name; any other directory, its whole tree."""
     try:
         words = shlex.split(text, comments=True)
     except ValueError:
         words = text.split()
     files = []
+    editable = False
     for word in words:
-        path = posixpath.normpath(word.rsplit("=", 1)[-1].split("[", 1)[0])
-        if path in (".", "") or path.startswith(("/", "..", "-")):
+        flag = word.split("=", 1)[0]
+        if word in _EDITABLE:
+            editable = True
             continue
-        try:
-            entry = tree[path]
-        except KeyError:
+        value = word.split("=", 1)[1] if flag in (*_EDITABLE, "--requirement") else word
+        if flag in _EDITABLE:
+            editable = True
+        elif word.startswith("-e") and len(word) > 2:  # `-e./pkg`
+            editable, value = True, word[2:]
+        found = _entry_named(tree, value, here)
+        after_flag, editable = editable, False
+        if found is None:
             continue
+        path, entry = found
         if entry.type_str == "blob":
             inputs[path] = str(entry.id)
             files.append(path)
+        elif entry.type_str == "tree" and not after_flag:
+            inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
         elif entry.type_str == "tree":
             for item in tree_at(repo, entry.id):
                 name = item.name or ""
                 if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
                     inputs[f"{path}/{name}"] = str(item.id)
     return files
+
+
+def _entry_named(tree: pygit2.Tree, word: str, here: str) -> tuple[str, pygit2.Object] | None:
+    """The tree's entry a word names, from the root or else from ``here``, and its path."""
+    word = word.rsplit("=", 1)[-1].split("[", 1)[0]
+    for start in dict.fromkeys(["", here]):
+        path = posixpath.normpath(posixpath.join(start, word))
+        if path in (".", "") or path.startswith(("/", "..", "-")):
+            continue
+        try:
+            return path, tree[path]
+        except KeyError:
+            continue
+    return None
 
 
 _RECENT = 4

@@ -478,6 +478,60 @@ def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path, 
     assert [r["side"] for r in done.json["runs"] if r["name"] == "setup"] == ["change"]
 
 
+# What setup installs from the tree is its input (helper-57) --------------------------------------
+
+SETUP_CASES = {
+    # (setup, files besides the package, setup_inputs, the path the change edits, installs again)
+    "a copy: its code": ("pip install -q ./packages/calc", {}, None, "calc/__init__.py", True),
+    "editable: not its code": ("pip install -e ./packages/calc", {}, None, "calc/__init__.py",
+                               False),
+    "a script's copy": ("bash scripts/setup.sh",
+                        {"scripts/setup.sh": "pip install ./packages/calc\n"}, None,
+                        "calc/__init__.py", True),
+    "-r two deep": ("pip install -r requirements.txt",
+                    {"requirements.txt": "-r reqs/dev.txt\n",
+                     "reqs/dev.txt": "-e ./packages/calc\n"}, None, "pyproject.toml", True),
+    "--requirement= two deep": ("pip install -r requirements.txt",
+                                {"requirements.txt": "--requirement=reqs/dev.txt\n",
+                                 "reqs/dev.txt": "-e ./packages/calc\n"}, None, "pyproject.toml",
+                                True),
+    "-r relative to its file": ("pip install -r reqs/all.txt",
+                                {"reqs/all.txt": "-r dev.txt\n",
+                                 "reqs/dev.txt": "-e packages/calc\n"}, None, "pyproject.toml",
+                                True),
+    "your own setup_inputs": ("pip install -e packages/calc", {}, ["requirements*.txt"],
+                              "pyproject.toml", True),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SETUP_CASES)
+def test_what_setup_installs_from_the_tree_is_its_input(tmp_path: Path, case: str) -> None:
+    """A non-editable install copies the package's code into the virtualenv, a requirements file
+    may name another that names the package, and your own `setup_inputs` replace the default
+    top-level ones, not the manifest of a package setup installs: a change there kept the last
+    install, and a change breaking the package said clean (helper-57)."""
+    import pygit2
+
+    from eyeful.config import parse_config
+    from eyeful.runs import setup_key
+
+    setup, files, inputs, edited, again = SETUP_CASES[case]
+    package = {"packages/calc/pyproject.toml": '[project]\nname = "calc"\nversion = "1.0"\n',
+               "packages/calc/calc/__init__.py": "def add(a, b):\n    return a + b\n"}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"README.md": "calc\n", **package, **files})
+    table: dict[str, object] = {"commands": {"setup": setup, "test": "pytest"}}
+    if inputs is not None:
+        table["setup_inputs"] = inputs
+    config = parse_config(table, "pyproject.toml")
+    before = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    path = f"packages/calc/{edited}"
+    stage(repo, {path: package[path].replace("a + b", "a - b").replace("1.0", "1.1")})
+    after = git(repo, "write-tree").strip()
+    opened = pygit2.Repository(str(repo))
+    keys = (setup_key(opened, before, config), setup_key(opened, after, config))
+    assert (keys[0] != keys[1]) is again, keys
+
+
 # A version bump installs again (helper-45) -----------------------------------------------------
 
 RECORD_VERSION = (
