@@ -332,8 +332,10 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
     the change's run and that a hook of the project reported passed (a quarantine, under any
     route: the probe's ``hidden``) runs alone on the change again, and where it fails again,
     on the base by id. Where it passes there, unhidden, the change broke it: a question
-    (helper-55); one that passes on the change at its second run is the flaky test a quarantine
-    is for, and one the base's run hides alike is the project's known failure."""
+    (helper-55). One that passes alone runs in the change's suite again: passing there, it is
+    the flaky test a quarantine is for; hidden again, it fails by the tests before it, and the
+    base's suite says whether it did so before the change (helper-57). One the base's run hides
+    alike is the project's known failure."""
     hidden = sorted(change.hidden or [])
     if not hidden or snap.base.tree == EMPTY_TREE:
         return
@@ -341,16 +343,18 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
     if runner.alone.how() is not None and all(map(passable, hidden)):
         again = runner.one(snap.head.tree, "change", hidden, grouped=True)
         report.runs += again
-        seen = {test for run in again for test in (run.hidden or [])}
-        hidden = [t for t in hidden if t in seen or not any(
-            (run.tests or {}).get(t) == "passed" for run in again)]  # fmt: skip
+        passed_alone = [t for t in hidden if _passed_unhidden(again, t)]
+        hidden = [t for t in hidden if t not in passed_alone]
+        if hidden:
+            runs = runner.one(snap.base.tree, "base", hidden, grouped=True)
+            report.runs += runs
+        in_suite, base_suite = _hidden_in_suite(snap, report, runner, passed_alone)
+        hidden += in_suite
+        runs += base_suite
         if not hidden:
             return
-        runs = runner.one(snap.base.tree, "base", hidden, grouped=True)
-        report.runs += runs
     alike = {test for run in runs for test in (run.hidden or [])}
-    passed = [t for t in hidden if t not in alike and any(
-        (run.tests or {}).get(t) == "passed" for run in runs)]  # fmt: skip
+    passed = [t for t in hidden if t not in alike and _passed_unhidden(runs, t)]
     unknown = [t for t in hidden if t not in alike and t not in passed]
     if passed:
         report.note(
@@ -364,6 +368,30 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
             "whether it passes on the base could not be told",
             unverified=True,
         )
+
+
+def _passed_unhidden(runs: list[Run], test: str) -> bool:
+    return not any(test in (run.hidden or []) for run in runs) and any(
+        (run.tests or {}).get(test) == "passed" for run in runs
+    )
+
+
+def _hidden_in_suite(
+    snap: Snapshot, report: Report, runner: Runner, tests: list[str]
+) -> tuple[list[str], list[Run]]:
+    """Of hidden failures that passed alone on the change, those that do not pass in its suite
+    run again (live), with the base's suite run (live) to compare them with; none: none ran."""
+    if not tests:
+        return [], []
+    again = runner.suite(snap.head.tree, "change", live=True)
+    report.runs += again
+    suite = suite_run(again)
+    failing = [t for t in tests if suite is None or not _passed_unhidden([suite], t)]
+    if not failing:
+        return [], []
+    base = runner.suite(snap.base.tree, "base", live=True)
+    report.runs += base
+    return failing, [r for r in base if r.name == "test"]
 
 
 def _conftest_broken(

@@ -1372,6 +1372,34 @@ def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path
     assert proc.exit_code == 3, proc.markdown
 
 
+def test_a_quarantined_failure_the_change_makes_in_the_suite_only_is_no_flake(tmp_path):
+    """helper-57: the change makes `remember` keep one more key, so the quarantined
+    `test_b_lookup` fails after `test_a_remember` in the suite (hidden) and passes alone. Passing
+    alone made it the quarantine's flaky test: clean. It fails again in the change's suite run
+    again, and passes in the base's: a question."""
+    store = ("_cache = {}\n\n\ndef remember(key):\n    _cache[key] = 1\n\n\n"
+             "def lookup():\n    return len(_cache)\n")  # fmt: skip
+    order = ("import store\n\n\ndef test_a_remember():\n    store.remember('x')\n\n\n"
+             "def test_b_lookup():\n    assert store.lookup() <= 1\n")  # fmt: skip
+    repo = _project(tmp_path, {"tests/__init__.py": "", "tests/conftest.py": QUARANTINE_HOOK,
+                               "tests/helpers.py": HELPERS, "store.py": store,
+                               "tests/quarantine.txt": "test_b_lookup\n",
+                               "tests/test_order.py": order})  # fmt: skip
+    stage(
+        repo,
+        {
+            "store.py": store.replace(
+                "    _cache[key] = 1\n", "    _cache[key] = 1\n    _cache[key + '!'] = 1\n"
+            )
+        },
+    )
+    proc = review(repo, format="json")
+    said = "`tests/test_order.py::test_b_lookup` failed on the change and a hook of the tests"
+    assert any(u["text"].startswith(said) and u["unverified"]
+               for u in proc.json["uncertainty"]), proc.json["uncertainty"]  # fmt: skip
+    assert proc.exit_code == 3, proc.markdown
+
+
 SCREENSHOT_HOOK = (
     "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
     "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
