@@ -736,13 +736,27 @@ HIDES = (
 )
 
 
-@pytest.mark.parametrize("how", ["no-function", "inherited-off", "abstract", "doctest-hidden"])
+MAKES_NONE = (
+    "import tools\n\n\ndef pytest_pycollect_makeitem(collector, name, obj):\n"
+    "    if name == 'test_double' and not tools.FAST:\n        return []\n"
+)
+
+
+@pytest.mark.parametrize(
+    "how", ["no-function", "inherited-off", "abstract", "doctest-hidden", "a-hook-makes-none"]
+)
 def test_a_test_pytest_drops_without_a_word_is_a_question(tmp_path, how):
     """helper-49: the change breaks `double` and, in the code, makes pytest drop its test with no
     warning: the test's decorator now returns an object that is no function; the test class's
     base (the code's) gets `__test__ = False` or an abstract method; a decorator without
-    `functools.wraps` hides the function's doctest. No base run was cached: clean, exit 0."""
-    if how == "no-function":
+    `functools.wraps` hides the function's doctest; an unchanged conftest's item hook makes no
+    item of it when the code's flag is off (helper-57). No base run was cached: clean, exit 0."""
+    if how == "a-hook-makes-none":
+        files = {"tools.py": TOOLS, "tests/test_tools.py": TOOLS_TEST,
+                 "tests/test_other.py": OTHER, "tests/conftest.py": MAKES_NONE}  # fmt: skip
+        broken = TOOLS.replace("FAST = True", "FAST = False")
+        gone = "tests/test_tools.py::test_double"
+    elif how == "no-function":
         files = {
             "tools.py": TOOLS + "\n\ndef traced(func):\n    return func\n",
             "tests/test_tools.py": TOOLS_TEST.replace("\n\ndef", "\n\n@tools.traced\ndef"),

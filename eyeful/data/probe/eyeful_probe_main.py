@@ -231,14 +231,17 @@ def pytest_configure(config: pytest.Config) -> None:
         return
 
 
-def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
+def _tests_made_none(
+    collector: pytest.Collector, config: pytest.Config, made: list[object] | None = None
+) -> int:
     """Names of a collected module that name tests pytest drops without a word: a name holding
     None (a decorator of the code that forgot its ``return``) or an object that is no function
     but wraps the test (a decorator's class without ``__call__``), a function whose
     ``__test__`` is False, a class that inherits a False ``__test__`` or is abstract by what it
     inherits (a base class of the code's); a module whose ``__test__`` is False (it may be the
-    code's flag); and under ``--doctest-modules``, a function whose docstring's examples a
-    decorator without ``functools.wraps`` hid."""
+    code's flag); a test function of which the module's collection (``made``: its nodes) made no
+    item (a ``pytest_pycollect_makeitem`` that returned none); and under ``--doctest-modules``,
+    a function whose docstring's examples a decorator without ``functools.wraps`` hid."""
     try:
         module = getattr(collector, "_obj", None)
         namespace = getattr(module, "__dict__", None) or {}
@@ -250,9 +253,15 @@ def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
         count = int(namespace.get("__test__", True) is False)  # `__test__ = code.FLAG`, say
         source = _Source(getattr(module, "__file__", None))
         test_function, test_class = _Names(functions), _Names(classes)
+        items = None if made is None else {getattr(n, "originalname", None) or getattr(
+            n, "name", None) for n in made}  # fmt: skip
         for name, value in list(namespace.items()):
             if type(value) is _PLAIN_FUNCTION and "__test__" not in value.__dict__:
-                continue  # a test function as pytest collects it (the most names, at once)
+                # a test function as pytest collects it (the most names, at once), unless the
+                # collection made nothing of it
+                count += (items is not None and name not in items and test_function.match(name)
+                          and not _a_fixture(value))  # fmt: skip
+                continue
             if isinstance(value, type):
                 count += test_class.match(name) and _dropped_class(value, here)
             else:
@@ -263,6 +272,20 @@ def _tests_made_none(collector: pytest.Collector, config: pytest.Config) -> int:
 
 
 _PLAIN_FUNCTION = FunctionType
+
+
+def _made(outcome: object) -> list[object] | None:
+    """The nodes a collection made (``outcome``: the hook wrapper's), where it passed."""
+    try:
+        report = outcome.get_result()  # type: ignore[attr-defined]
+    except BaseException:
+        return None
+    return list(report.result) if report.passed else None
+
+
+def _a_fixture(value: object) -> bool:
+    """A fixture's function (pytest collects none; before pytest 8.4 it is a plain function)."""
+    return any(hasattr(value, mark) for mark in ("_pytestfixturefunction", "_fixture_function"))
 
 
 class _Names:
@@ -1149,7 +1172,7 @@ class _Probe:
             self.files.add(str(collector.path))
         if module:
             self.modules.add(str(collector.path))
-            self.made_none += _tests_made_none(collector, self.config)
+            self.made_none += _tests_made_none(collector, self.config, _made(outcome))
         if tracer is not None:
             tracer.pause()
             tracer.collecting(None)
