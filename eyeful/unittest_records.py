@@ -33,6 +33,14 @@ _UT_FIXTURES = {
     "setUpModule": "setup",
     "tearDownModule": "teardown",
 }
+
+
+def _a_fixture(name: str, inner: str) -> bool:
+    """A class's or module's fixture that unittest names as it would a test (``setUpClass
+    (pkg.mod.T)``), not a test method of that name (``pkg.mod.T.setUpClass``)."""
+    return name in _UT_FIXTURES and not inner.endswith("." + name)
+
+
 _UT_WORDS: dict[str, records.Outcome] = {
     "ok": "passed",
     "FAIL": "failed",
@@ -121,6 +129,9 @@ def read_unittest(text: str) -> records.RunRecord:
         rest = line
         while rest:
             test = _UT_TEST.match(rest.lstrip())
+            if test is not None and _a_fixture(test[1], test[2]):
+                pending = None  # "setUpClass (pkg.mod.T) ... ERROR": its block says the rest
+                break
             if test is not None and not rest.startswith(" "):
                 test_id = _ut_id(test[1], test[2])
                 if test_id not in collected and not test[2].startswith("unittest.loader."):
@@ -190,7 +201,7 @@ def read_unittest(text: str) -> records.RunRecord:
         if inner.startswith("unittest.loader._FailedTest"):
             errors.append(records.CollectError(id=name, failure=failure))
             continue
-        if name in _UT_FIXTURES and not inner.endswith("." + name):
+        if _a_fixture(name, inner):
             tests[inner] = TestRecord(
                 id=inner,
                 outcome="error",

@@ -503,6 +503,25 @@ def test_a_failure_a_passing_unittest_test_prints_is_no_failure(tmp_path):
     assert record.tests["tests.test_calc.TestCalc.test_half"].outcome == "failed", ran.stderr
 
 
+def test_a_class_fixture_unittest_lists_is_no_test_of_its_own(tmp_path):
+    """helper-57: `-v` lists a failing `setUpClass` as "setUpClass (tests.test_calc.T) ...
+    ERROR"; read as a test `T.setUpClass` that never got a result, it made every review of a
+    class that already failed so on the base "did not run" (exit 3), and ran that id, which is
+    no test, on both sides."""
+    from eyeful.unittest_records import read_unittest
+
+    tests = ("import unittest\n\n\nclass T(unittest.TestCase):\n    @classmethod\n"
+             "    def setUpClass(cls):\n        raise RuntimeError('table broken')\n\n"
+             "    def test_mul(self):\n        pass\n\n\nclass U(unittest.TestCase):\n"
+             "    def test_add(self):\n        pass\n")  # fmt: skip
+    write(tmp_path, {"tests/__init__.py": "", "tests/test_calc.py": tests})
+    ran = subprocess.run([PYTHON, "-m", "unittest", "-v"], cwd=tmp_path, capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    record = read_unittest(ran.stderr)
+    assert record.collected == ["tests.test_calc.U.test_add"], ran.stderr
+    assert record.tests["tests.test_calc.T"].outcome == "error", ran.stderr
+
+
 TABLE_TESTS = (
     "import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
     "    def test_half(self):\n        self.assertEqual(calc.half(3), 1.5)  # a known bug\n\n\n"
