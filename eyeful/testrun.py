@@ -324,6 +324,11 @@ def _from_record(
             context.command, record.runner, context.goflags
         )
     why = reading.unfinished or _why_not(said, result, context, failing, _junit_missing(context))
+    if result.reason is not None and result.reason.startswith("timed out"):
+        # The kill is why the session never ended: say so, and where it was (helper-58).
+        waiting = next((t for t in record.collected if t not in record.tests), None)
+        where = f"; the first test without a result: `{waiting}`" if waiting else ""
+        why = f"{result.reason} (`timeout` in [tool.eyeful]){where}"
     if why is not None:
         said.status, said.reason = "ERROR", why
         return

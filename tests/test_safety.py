@@ -247,6 +247,24 @@ def test_a_hanging_command_times_out_exit_3_and_kills_its_group(tmp_path):
     assert user_state(repo) == before
 
 
+def test_a_test_that_hangs_is_named_where_the_timeout_stopped_it(tmp_path):
+    """helper-58: a pytest run killed at `timeout` was reported as a session that "never
+    reached its end (the process was killed or exited early, as with os._exit)": the timeout
+    went unsaid. The reason says it, the setting, and the first test without a result."""
+    hangs = "import time\n\n\ndef test_hangs():\n    time.sleep(300)\n"
+    files = {"pyproject.toml": eyeful_config(extra="timeout = 5"), "pytest.ini": PYTEST_INI,
+             "tests/test_hang.py": hangs}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    stage(repo, {"README.md": "hangs\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.stdout
+    [run] = proc.json["runs"]
+    assert run["status"] == "ERROR", run
+    assert run["reason"].startswith("timed out after 5s (`timeout` in [tool.eyeful])"), run
+    assert "the first test without a result: `tests/test_hang.py::test_hangs`" in run["reason"]
+
+
 FRESH_TEST = """from pathlib import Path
 
 LOG = Path({log!r})
