@@ -733,7 +733,7 @@ UNITTEST_EXPECTED = {
     "ut_pkg.test_mod.TestA.test_error": "error",
     "ut_pkg.test_mod.TestA.test_skip": "skipped",
     "ut_pkg.test_mod.TestA.test_xf": "xfailed",
-    "ut_pkg.test_mod.TestA.test_xp": "xpassed",
+    "ut_pkg.test_mod.TestA.test_xp": "xpass_strict",  # unittest fails the run for it
     "ut_pkg.test_mod.TestA.test_doc": "passed",
     "ut_pkg.test_mod.TestA.test_sub": "failed",
     "ut_pkg.test_mod.TestB": "error",

@@ -503,6 +503,25 @@ def test_a_failure_a_passing_unittest_test_prints_is_no_failure(tmp_path):
     assert record.tests["tests.test_calc.TestCalc.test_half"].outcome == "failed", ran.stderr
 
 
+def test_a_unittest_expected_failure_the_change_makes_pass_is_a_question(tmp_path):
+    """helper-57: the change fixes the bug an `@expectedFailure` test records; unittest fails the
+    run for the unexpected success, and eyeful read no failing test in it ("the runner recorded
+    no failing test", exit 3, naming nothing). It is the question a strict XPASS is: the change
+    may have fixed a known bug, naming the test (exit 0, as pytest's)."""
+    calc = "def mul(a, b):\n    return a * b + 1  # a known bug\n"
+    tests = ("import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
+             "    @unittest.expectedFailure\n    def test_mul(self):\n"
+             "        self.assertEqual(calc.mul(2, 3), 6)\n")  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
+                                         "calc.py": calc, "tests/__init__.py": "",
+                                         "tests/test_calc.py": tests})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": calc.replace(" + 1  # a known bug", "")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests.test_calc.T.test_mul": "xpass_strict"}, done.markdown
+    assert done.exit_code == 0 and "questions only" in done.markdown, done.markdown
+
+
 def test_a_class_fixture_unittest_lists_is_no_test_of_its_own(tmp_path):
     """helper-57: `-v` lists a failing `setUpClass` as "setUpClass (tests.test_calc.T) ...
     ERROR"; read as a test `T.setUpClass` that never got a result, it made every review of a
