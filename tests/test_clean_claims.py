@@ -1372,6 +1372,52 @@ def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path
     assert proc.exit_code == 3, proc.markdown
 
 
+OTHER_QUARANTINES = {
+    # Its own pytest_pyfunc_call calls the test and swallows what it raised.
+    "a call of its own": (
+        "import importlib\n\nimport pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_pyfunc_call(pyfuncitem):\n"
+        "    if pyfuncitem.name not in importlib.import_module('tests.helpers').QUARANTINE:\n"
+        "        return None\n    names = pyfuncitem._fixtureinfo.argnames\n    try:\n"
+        "        pyfuncitem.obj(**{n: pyfuncitem.funcargs[n] for n in names})\n"
+        "    except Exception:\n        pass\n    return True\n",
+        "tests/test_calc.py::test_add",
+    ),
+    # A fixture's teardown checks the code; the report hook passes its failure.
+    "a teardown's failure": (
+        "import importlib\n\nimport pytest\n\nimport calc\n\n\n@pytest.fixture\n"
+        "def checked():\n    yield\n    assert calc.add(2, 3) == 5\n\n\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    report = (yield).get_result()\n"
+        "    if report.failed and item.name in importlib.import_module('tests.helpers')"
+        ".QUARANTINE:\n        report.outcome = 'passed'\n        report.longrepr = None\n",
+        "tests/test_checked.py::test_checked",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", OTHER_QUARANTINES)
+def test_a_quarantine_by_another_hook_is_no_evidence_either(tmp_path, how):
+    """helper-57: an unchanged conftest passes the failures of the tests its list names by a
+    `pytest_pyfunc_call` of its own that swallows what the test raised (the probe's watch of the
+    call's end saw no exception), or by turning a failed teardown's report into a pass (only the
+    call was watched). The change breaks `add` and lists the test: clean. The probe watches the
+    test function itself, and the setup's and teardown's reports as pytest made them."""
+    conftest, test = OTHER_QUARANTINES[how]
+    files = {"tests/__init__.py": "", "tests/conftest.py": conftest, "tests/helpers.py": HELPERS}
+    if "checked" in test:
+        files["tests/test_checked.py"] = "def test_checked(checked):\n    pass\n"
+    repo = _project(tmp_path, files)
+    listed = HELPERS.replace("'test_known'", "'test_add', 'test_checked'")
+    stage(repo, {"calc.py": BROKEN_ADD, "tests/helpers.py": listed})
+    proc = review(repo, format="json")
+    said = "failed on the change and a hook of the tests reported it passed"
+    notes = proc.json["uncertainty"]
+    assert any(f"`{test}`" in u["text"] and said in u["text"] and u["unverified"]
+               for u in notes), (notes, proc.markdown)  # fmt: skip
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_quarantined_failure_the_change_makes_in_the_suite_only_is_no_flake(tmp_path):
     """helper-57: the change makes `remember` keep one more key, so the quarantined
     `test_b_lookup` fails after `test_a_remember` in the suite (hidden) and passes alone. Passing

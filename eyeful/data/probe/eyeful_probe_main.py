@@ -458,13 +458,80 @@ class _RaiseWatch:
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
         # Each attempt for itself: a rerun that passed (pytest-rerunfailures) hid nothing.
         self.probe.raised.discard(pyfuncitem.nodeid)
-        outcome = yield
+        # The function itself is watched too: a project's own pyfunc_call that calls it and
+        # swallows what it raised ends inside this wrapper without an exception (helper-57).
+        original = pyfuncitem.obj
+        watched = _watched(original, self.probe.raised, pyfuncitem.nodeid)
+        if watched is not None:
+            pyfuncitem.obj = watched
+        try:
+            outcome = yield
+        finally:
+            if watched is not None:
+                pyfuncitem.obj = original
         try:
             excinfo = outcome.excinfo
             if excinfo is not None and not isinstance(excinfo[1], _NOT_FAILURES):
                 self.probe.raised.add(pyfuncitem.nodeid)
         except Exception:  # never stop the run (a hook's own error is pytest's to report)
             return
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        # A setup or teardown that failed as pytest reported it, before the project's wrappers
+        # of the report (outside this one) had their say: one they report passed was hidden.
+        outcome = yield
+        try:
+            if call.when == "call":
+                return
+            key = f"{item.nodeid}\0{call.when}"  # (this attempt's: a rerun's is its own)
+            self.probe.raised.discard(key)
+            if outcome.get_result().failed:
+                self.probe.raised.add(key)
+        except Exception:
+            return
+
+
+def _watched(function: object, raised: set[str], nodeid: str) -> Any:  # noqa: ANN401
+    """``function`` as it was, but for a failure it raises noted in ``raised`` (by ``nodeid``);
+    None for what is no plain or coroutine function (a generator's, a class's)."""
+    import functools
+    import inspect
+
+    if (
+        not callable(function)
+        or inspect.isgeneratorfunction(function)
+        or (inspect.isasyncgenfunction(function))
+    ):
+        return None
+
+    def note(error: BaseException) -> None:
+        if not isinstance(error, _NOT_FAILURES):
+            raised.add(nodeid)
+
+    if inspect.iscoroutinefunction(function):
+
+        @functools.wraps(function)
+        async def watch_async(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+            try:
+                return await function(*args, **kwargs)
+            except BaseException as error:
+                note(error)
+                raise
+
+        return watch_async
+
+    @functools.wraps(function)
+    def watch(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        try:
+            return function(*args, **kwargs)
+        except BaseException as error:
+            note(error)
+            raise
+
+    return watch
 
 
 class _GivenOut:
@@ -1216,8 +1283,13 @@ class _Probe:
             if self.held is not None:
                 self._write_held(None)
             when = report.when
-            if self.raised and when == "call" and report.passed and report.nodeid in self.raised:
-                self.hidden.append(report.nodeid)
+            if self.raised and report.passed and (
+                report.nodeid in self.raised if when == "call"
+                else f"{report.nodeid}\0{when}" in self.raised
+            ):  # fmt: skip
+                self.raised.discard(f"{report.nodeid}\0{when}")
+                if report.nodeid not in self.hidden:
+                    self.hidden.append(report.nodeid)
             if (
                 report.outcome == "passed"
                 and not report.sections
