@@ -12,7 +12,6 @@ import dataclasses
 import posixpath
 import re
 import shlex
-import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -40,7 +39,7 @@ from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
 from eyeful.snapshot import blob_at, blobs, tree_at
 from eyeful.testids import IdCommand, id_path
-from eyeful.worktrees import Worktree, WorktreePool
+from eyeful.worktrees import Worktree, WorktreePool, remove_tree
 
 RunName = Literal["setup", "test", "test_one"]
 
@@ -488,7 +487,7 @@ class Runner:
     def close(self) -> None:
         """Remove what the review's untrusted runs left in their private directory."""
         if self._private is not None:
-            shutil.rmtree(self._private, ignore_errors=True)
+            remove_tree(self._private)
 
     def _record(
         self, side: str, name: RunName, command: str, tree: str, result: CommandResult

@@ -136,7 +136,7 @@ class Worktree:
         except (OSError, ValueError):
             kept = None
         if not isinstance(kept, dict):
-            git("clean", "-ffdxq", cwd=self.path)
+            self._clean("-ffdxq")
             return False
         whole = True
         for name in self._ignored():
@@ -147,8 +147,15 @@ class Worktree:
                 self._remove(name)
         if any(not _run_cache(name) for name in kept):
             whole = False  # something setup built is gone
-        git("clean", "-ffdq", cwd=self.path)  # untracked, not ignored: all of it untrusted's
+        self._clean("-ffdq")  # untracked, not ignored: all of it untrusted's
         return whole
+
+    def _clean(self, flags: str) -> None:
+        """`git clean`; where it could not remove what a test left unreadable or unwritable,
+        the worktree's directories are made its owner's again and it runs once more."""
+        if git("clean", flags, cwd=self.path, check=False).returncode != 0:
+            _owner_may_enter(self.path)
+            git("clean", flags, cwd=self.path)
 
     def _remove(self, name: str) -> None:
         """An ignored file (or nested repository), and the directories that held only it
@@ -156,7 +163,7 @@ class Worktree:
         path = self.path / name
         with contextlib.suppress(OSError):
             if name.endswith("/") and not path.is_symlink():
-                shutil.rmtree(path)
+                remove_tree(path)
             else:
                 path.unlink()
             for parent in path.parents:
@@ -199,12 +206,12 @@ class Worktree:
         git("checkout", "--quiet", "--force", "--detach", commit, cwd=self.path)
         whole = True
         if clean_ignored:
-            git("clean", "-ffdxq", cwd=self.path)
+            self._clean("-ffdxq")
             whole = False
         elif self.tainted:
             whole = self._clean_tainted()
         else:
-            git("clean", "-ffdq", cwd=self.path)
+            self._clean("-ffdq")
         self.taint_mark.unlink(missing_ok=True)
         self._unstop(repo, tree)
         changed = _between(repo, old, commit) if old is not None else None
@@ -257,6 +264,34 @@ class Worktree:
             self.setup_stamp.unlink(missing_ok=True)
         else:
             self.setup_stamp.write_text(key + "\n", encoding="ascii")
+
+
+def _owner_may_enter(top: Path) -> None:
+    """Every directory under ``top`` (``top`` too) readable, writable and searchable by its
+    owner (eyeful's user: its worktrees and private directories are its own), so that what a
+    test left there (a directory it made mode 0 and failed before it set it back: helper-58)
+    can be removed. A symbolic link is not followed; what cannot be changed is left."""
+    todo = [top]
+    while todo:
+        here = todo.pop()
+        with contextlib.suppress(OSError):
+            mode = here.lstat().st_mode
+            if (mode & 0o700) != 0o700 and not here.is_symlink():
+                here.chmod(mode | 0o700)
+        with contextlib.suppress(OSError):
+            todo += [e for e in here.iterdir() if e.is_dir() and not e.is_symlink()]
+
+
+def remove_tree(path: Path) -> None:
+    """``path`` and all under it, whatever modes a test left there; what still cannot go is
+    left (never an error)."""
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except OSError:
+        _owner_may_enter(path)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _detached_head(admin: Path) -> str | None:
@@ -354,7 +389,7 @@ class WorktreePool:
         if _is_linked(worktree.path):
             return
         if worktree.path.exists():
-            shutil.rmtree(worktree.path)
+            remove_tree(worktree.path)
         worktree.write_setup_key(None)
         self.root.mkdir(parents=True, exist_ok=True)
         empty = snapshot_commit(self.repo, str(self.repo.TreeBuilder().write()))
@@ -404,13 +439,14 @@ class WorktreePool:
                     )
                 held.append(handle)
             for name in names:
+                _owner_may_enter(self.root / name)
                 git("worktree", "remove", "--force", "--force", str(self.root / name),
                     cwd=self.paths.root, check=False)  # fmt: skip
             self._forget_missing()
         finally:
             for handle in held:
                 handle.close()
-        shutil.rmtree(self.paths.state_dir, ignore_errors=True)
+        remove_tree(self.paths.state_dir)
         return len(names)
 
     def _forget_missing(self) -> None:

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -263,6 +264,58 @@ def test_a_test_that_hangs_is_named_where_the_timeout_stopped_it(tmp_path):
     assert run["status"] == "ERROR", run
     assert run["reason"].startswith("timed out after 5s (`timeout` in [tool.eyeful])"), run
     assert "the first test without a result: `tests/test_hang.py::test_hangs`" in run["reason"]
+
+
+LEAVES_UNREADABLE = """import os
+
+
+def test_leaves_a_private_directory():
+    os.makedirs("scratch/private")
+    open("scratch/private/data", "w").close()
+    os.chmod("scratch/private", 0)
+    assert False, "failed before it set the mode back"
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0 and shutil.which("setpriv") is None,
+    reason="as root, the review must run as another user (util-linux setpriv)",
+)
+def test_a_directory_a_test_left_unreadable_breaks_no_later_review(tmp_path, monkeypatch):
+    """helper-58: a failing test left `scratch/private` at mode 0 in eyeful's worktree; for a
+    user other than root, `git clean` could not remove it, and every later review ended with
+    "git clean failed" (exit 2). Root reads anything, so as root the reviews run as nobody."""
+    top = Path(tempfile.mkdtemp(prefix="eyeful-user-"))  # (tmp_path is root's alone)
+    try:
+        top.chmod(0o755)
+        home = top / "home"
+        home.mkdir()
+        repo = python_project(top / "repo")
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+        confirm(repo)
+        env = {**os.environ, "NO_COLOR": "1"}
+        prefix: list[str] = []
+        if os.geteuid() == 0:
+            subprocess.run(["chown", "-R", "65534:65534", str(top)], check=True)
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+        def review_as_user() -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*prefix, GIT_EYEFUL, "--format", "json"], cwd=repo,
+                                  env=env, capture_output=True, text=True, check=False)  # fmt: skip
+
+        write(repo, {"tests/test_leaves.py": LEAVES_UNREADABLE})
+        subprocess.run([*prefix, "git", "add", "-A"], cwd=repo, env=env, check=True)
+        first = review_as_user()
+        assert first.returncode in (0, 1, 3), first.stderr
+        (repo / "tests" / "test_leaves.py").unlink()
+        write(repo, {"README.md": "calc\n"})
+        subprocess.run([*prefix, "git", "add", "-A"], cwd=repo, env=env, check=True)
+        second = review_as_user()
+        assert second.returncode == 0, second.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", str(top)], check=False)
+        shutil.rmtree(top, ignore_errors=True)
 
 
 FRESH_TEST = """from pathlib import Path
