@@ -366,36 +366,48 @@ def _paths_in(
             editable = True
         elif word.startswith("-e") and len(word) > 2:  # `-e./pkg`
             editable, value = True, word[2:]
-        found = _entry_named(tree, value, here)
         after_flag, editable = editable, False
-        if found is None:
-            continue
-        path, entry = found
-        if entry.type_str == "blob":
-            inputs[path] = str(entry.id)
-            files.append(path)
-        elif entry.type_str == "tree" and not after_flag:
-            inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
-        elif entry.type_str == "tree":
-            for item in tree_at(repo, entry.id):
-                name = item.name or ""
-                if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
-                    inputs[f"{path}/{name}"] = str(item.id)
+        for path, entry in _entries_named(repo, tree, value, here):
+            if entry.type_str == "blob":
+                inputs[path] = str(entry.id)
+                files.append(path)
+            elif entry.type_str == "tree" and not after_flag:
+                inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
+            elif entry.type_str == "tree":
+                for item in tree_at(repo, entry.id):
+                    name = item.name or ""
+                    if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
+                        inputs[f"{path}/{name}"] = str(item.id)
     return files
 
 
-def _entry_named(tree: pygit2.Tree, word: str, here: str) -> tuple[str, pygit2.Object] | None:
-    """The tree's entry a word names, from the root or else from ``here``, and its path."""
-    word = word.rsplit("=", 1)[-1].split("[", 1)[0]
+def _entries_named(
+    repo: pygit2.Repository, tree: pygit2.Tree, word: str, here: str
+) -> list[tuple[str, pygit2.Object]]:
+    """The tree's entries a word names, from the root or else from ``here``, with their paths;
+    a word whose last part is a shell pattern (`packages/*`) names those it matches there."""
+    word = word.rsplit("=", 1)[-1].split("[", 1)[0].rstrip(";&|)").rstrip("/")
     for start in dict.fromkeys(["", here]):
         path = posixpath.normpath(posixpath.join(start, word))
         if path in (".", "") or path.startswith(("/", "..", "-")):
             continue
+        folder, last = posixpath.split(path)
+        if any(c in last for c in "*?"):
+            try:
+                holder = tree_at(repo, tree[folder].id) if folder else tree
+            except (KeyError, AssertionError):
+                continue
+            names = [(e.name or "", e) for e in holder]
+            found = [(posixpath.join(folder, name), e) for name, e in names
+                     if fnmatchcase(name, last) and not name.startswith(".")]  # fmt: skip
+            if found:
+                return found
+            continue
         try:
-            return path, tree[path]
+            return [(path, tree[path])]
         except KeyError:
             continue
-    return None
+    return []
 
 
 _RECENT = 4

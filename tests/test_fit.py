@@ -499,6 +499,8 @@ SETUP_CASES = {
                                 {"reqs/all.txt": "-r dev.txt\n",
                                  "reqs/dev.txt": "-e packages/calc\n"}, None, "pyproject.toml",
                                 True),
+    "a loop over a pattern": ("for p in packages/*; do pip install -q -e $p; done", {}, None,
+                              "pyproject.toml", True),
     "your own setup_inputs": ("pip install -e packages/calc", {}, ["requirements*.txt"],
                               "pyproject.toml", True),
 }  # fmt: skip
