@@ -47,13 +47,21 @@ class Extra:
                        stdin=self.patch.encode(), check=False)  # fmt: skip
         if proc.returncode != 0:
             raise Refused(f"the fix is not a diff git can read: {_last_line(proc.stderr)}")
+        # Each file: "ADDED\tDELETED\tPATH" (a path may hold tabs), or for a rename the counts
+        # and an empty path, then the old path and the new one, each its own record.
+        records = [r.decode(errors="surrogateescape") for r in proc.stdout.split(b"\0")]
         paths: list[str] = []
-        for record in proc.stdout.split(b"\0"):
-            text = record.decode(errors="surrogateescape")
-            if "\t" in text:
-                text = text.rsplit("\t", 1)[1]
-            if text:
-                paths.append(text)
+        at = 0
+        while at < len(records):
+            fields = records[at].split("\t", 2)
+            at += 1
+            if len(fields) < 3:
+                continue  # (the empty record after the last NUL)
+            if fields[2]:
+                paths.append(fields[2])
+            else:
+                paths += [p for p in records[at : at + 2] if p]
+                at += 2
         return paths
 
     def apply(self, worktree: Path) -> list[str]:

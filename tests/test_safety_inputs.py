@@ -539,6 +539,22 @@ def test_a_fix_touching_dotdot_is_refused_as_leaving_not_as_a_symlink(tree):
     assert str(refused.value) == "'../outside.txt' leads out of the repository ('..')"
 
 
+def test_a_fix_to_a_path_holding_a_tab_is_checked_under_that_path(tree):
+    """helper-58: the paths of a fix were read from `git apply --numstat -z` by the last tab of
+    a record, so `__pycache__/x<TAB>calc.py` (under a directory git ignores) was checked as
+    `calc.py`. A record is two counts and the path, which may hold tabs."""
+    (tree / ".gitignore").write_text("__pycache__/\n", encoding="utf-8")
+    patch = ('diff --git "a/__pycache__/x\\tcalc.py" "b/__pycache__/x\\tcalc.py"\n'
+             "new file mode 100644\n--- /dev/null\n"
+             '+++ "b/__pycache__/x\\tcalc.py"\n@@ -0,0 +1 @@\n+x = 2\n')  # fmt: skip
+    assert Extra(patch=patch).patch_paths() == ["__pycache__/x\tcalc.py"]
+    with pytest.raises(Refused, match="is a path git ignores"):
+        Extra(patch=patch).apply(tree)
+    renamed = ("diff --git a/calc.py b/renamed\tcalc.py\nsimilarity index 100%\n"
+               "rename from calc.py\nrename to renamed\tcalc.py\n")  # fmt: skip
+    assert Extra(patch=renamed).patch_paths() == ["renamed\tcalc.py"]  # (git names the new one)
+
+
 def test_an_agent_reply_nested_too_deeply_is_an_invalid_reply_not_a_crash():
     deep = '{"a":' * 200_000 + "}" * 200_000
     with pytest.raises(ValueError, match="the reply is not valid JSON"):
