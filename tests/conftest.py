@@ -25,17 +25,18 @@ from tests.gitrepo import PYTHON
 # the end, so the workers finish together. Ordering only: no test depends on it, and a module
 # missing here runs last.
 MODULE_SECONDS = {
-    "test_change_side": 106, "test_clean_claims": 71, "test_hooks": 51, "test_fit": 44,
-    "test_unseen": 42, "test_verify": 39, "test_regress": 34, "test_agents": 32, "test_safety": 28,
-    "test_environments": 27, "test_representation": 25, "test_replay": 24, "test_cli": 22,
-    "test_focused_ids": 21, "test_affected_maps": 21, "test_evidence": 19, "test_awkward": 19,
-    "test_providers": 18, "test_adversarial": 17, "test_sandbox": 17, "test_contexts": 16,
-    "test_injection": 15, "test_hardening": 14, "test_eval_verified": 14, "test_affected_ways": 14,
-    "test_review": 13, "test_structured_failures": 13, "test_affected": 11, "test_failures": 10,
-    "test_safety_inputs": 8, "test_bounded_report": 8, "test_eval_mine": 8, "test_probe": 7,
-    "test_map_marks": 7, "test_forgery": 6, "test_init": 6, "test_report": 5, "test_first_run": 5,
-    "test_wording": 3, "test_agent_jail": 3, "test_eval_run": 3, "test_claims": 3,
-    "test_runs_change": 3, "test_check_speed": 2, "test_sarif": 1, "test_results": 1,
+    "test_change_side": 101, "test_clean_claims": 74, "test_representation": 68, "test_unseen": 46,
+    "test_hooks": 44, "test_fit": 40, "test_verify": 37, "test_safety": 34, "test_regress": 34,
+    "test_agents": 27, "test_environments": 23, "test_replay": 21, "test_hardening": 19,
+    "test_cli": 19, "test_structured_failures": 18, "test_providers": 18, "test_affected_ways": 18,
+    "test_injection": 17, "test_focused_ids": 16, "test_awkward": 15, "test_affected_maps": 15,
+    "test_affected": 15, "test_evidence": 14, "test_sandbox": 13, "test_adversarial": 13,
+    "test_review": 11, "test_contexts": 11, "test_safety_inputs": 9, "test_failures": 9,
+    "test_eval_verified": 9, "test_probe": 8, "test_eval_mine": 7, "test_bounded_report": 7,
+    "test_map_marks": 6, "test_forgery": 6, "test_init": 5, "test_report": 4, "test_first_run": 4,
+    "test_wording": 3, "test_runs_change": 3, "test_eval_run": 3, "test_claims": 3,
+    "test_check_speed": 3, "test_agent_jail": 3, "test_sarif": 1, "test_results": 1,
+    "test_help": 1,
 }  # fmt: skip
 
 
