@@ -1373,16 +1373,6 @@ def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path
 
 
 OTHER_QUARANTINES = {
-    # Its own pytest_pyfunc_call calls the test and swallows what it raised.
-    "a call of its own": (
-        "import importlib\n\nimport pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
-        "def pytest_pyfunc_call(pyfuncitem):\n"
-        "    if pyfuncitem.name not in importlib.import_module('tests.helpers').QUARANTINE:\n"
-        "        return None\n    names = pyfuncitem._fixtureinfo.argnames\n    try:\n"
-        "        pyfuncitem.obj(**{n: pyfuncitem.funcargs[n] for n in names})\n"
-        "    except Exception:\n        pass\n    return True\n",
-        "tests/test_calc.py::test_add",
-    ),
     # A fixture's teardown checks the code; the report hook passes its failure.
     "a teardown's failure": (
         "import importlib\n\nimport pytest\n\nimport calc\n\n\n@pytest.fixture\n"
@@ -1398,11 +1388,12 @@ OTHER_QUARANTINES = {
 
 @pytest.mark.parametrize("how", OTHER_QUARANTINES)
 def test_a_quarantine_by_another_hook_is_no_evidence_either(tmp_path, how):
-    """helper-57: an unchanged conftest passes the failures of the tests its list names by a
-    `pytest_pyfunc_call` of its own that swallows what the test raised (the probe's watch of the
-    call's end saw no exception), or by turning a failed teardown's report into a pass (only the
-    call was watched). The change breaks `add` and lists the test: clean. The probe watches the
-    test function itself, and the setup's and teardown's reports as pytest made them."""
+    """helper-57: an unchanged conftest passes the failures of the tests its list names by
+    turning a failed teardown's report into a pass (only the call was watched). The change
+    breaks `add` and lists the test: clean. The probe watches the setup's and teardown's
+    reports as pytest made them. (A `pytest_pyfunc_call` of the project's that swallows what
+    the test raised is still unseen: watching the function by wrapping it changed what
+    `request.function` is, helper-59.)"""
     conftest, test = OTHER_QUARANTINES[how]
     files = {"tests/__init__.py": "", "tests/conftest.py": conftest, "tests/helpers.py": HELPERS}
     if "checked" in test:

@@ -1278,6 +1278,20 @@ def test_skipped():
 """
 
 
+def test_the_watch_of_a_tests_end_leaves_the_test_function_as_it_is(tmp_path):
+    """helper-59: where the project implements an outcome hook (an ordinary `pytest_runtest_setup`
+    that skips slow tests), the probe watched the test function by putting a wrapper in its
+    place, so `request.function` was the probe's and `inspect.getfile` of it named the probe's
+    directory: a test reading its data beside it failed on both sides (a false clean)."""
+    conftest = "def pytest_runtest_setup(item):\n    pass\n"
+    tests = ("import inspect\n\n\ndef test_own(request):\n"
+             "    assert request.function is test_own\n"
+             "    assert inspect.getfile(request.function) == __file__\n")  # fmt: skip
+    root = write(tmp_path / "project", {"conftest.py": conftest, "test_a.py": tests})
+    record = Run(root, ["-q"], tmp_path / "rec", clean_env()).must_record()
+    assert record.tests["test_a.py::test_own"].outcome == "passed"
+
+
 @pytest.mark.parametrize("hook", ["quarantine", "reruns"])
 def test_a_failure_a_hook_passes_is_recorded_and_a_rerun_that_passed_is_not(tmp_path, hook):
     conftest = QUARANTINES if hook == "quarantine" else RERUNS + "\n\n" + QUARANTINES

@@ -458,17 +458,7 @@ class _RaiseWatch:
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, None]:
         # Each attempt for itself: a rerun that passed (pytest-rerunfailures) hid nothing.
         self.probe.raised.discard(pyfuncitem.nodeid)
-        # The function itself is watched too: a project's own pyfunc_call that calls it and
-        # swallows what it raised ends inside this wrapper without an exception (helper-57).
-        original = pyfuncitem.obj
-        watched = _watched(original, self.probe.raised, pyfuncitem.nodeid)
-        if watched is not None:
-            pyfuncitem.obj = watched
-        try:
-            outcome = yield
-        finally:
-            if watched is not None:
-                pyfuncitem.obj = original
+        outcome = yield
         try:
             excinfo = outcome.excinfo
             if excinfo is not None and not isinstance(excinfo[1], _NOT_FAILURES):
@@ -492,46 +482,6 @@ class _RaiseWatch:
                 self.probe.raised.add(key)
         except Exception:
             return
-
-
-def _watched(function: object, raised: set[str], nodeid: str) -> Any:  # noqa: ANN401
-    """``function`` as it was, but for a failure it raises noted in ``raised`` (by ``nodeid``);
-    None for what is no plain or coroutine function (a generator's, a class's)."""
-    import functools
-    import inspect
-
-    if (
-        not callable(function)
-        or inspect.isgeneratorfunction(function)
-        or (inspect.isasyncgenfunction(function))
-    ):
-        return None
-
-    def note(error: BaseException) -> None:
-        if not isinstance(error, _NOT_FAILURES):
-            raised.add(nodeid)
-
-    if inspect.iscoroutinefunction(function):
-
-        @functools.wraps(function)
-        async def watch_async(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
-            try:
-                return await function(*args, **kwargs)
-            except BaseException as error:
-                note(error)
-                raise
-
-        return watch_async
-
-    @functools.wraps(function)
-    def watch(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
-        try:
-            return function(*args, **kwargs)
-        except BaseException as error:
-            note(error)
-            raise
-
-    return watch
 
 
 class _GivenOut:
