@@ -339,23 +339,21 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
     hidden = sorted(change.hidden or [])
     if not hidden or snap.base.tree == EMPTY_TREE:
         return
-    runs: list[Run] = []
+    judged: list[tuple[list[str], list[Run]]] = [(hidden, [])]  # (tests, the base's runs of them)
     if runner.alone.how() is not None and all(map(passable, hidden)):
         again = runner.one(snap.head.tree, "change", hidden, grouped=True)
         report.runs += again
         passed_alone = [t for t in hidden if _passed_unhidden(again, t)]
         hidden = [t for t in hidden if t not in passed_alone]
+        alone: list[Run] = []
         if hidden:
-            runs = runner.one(snap.base.tree, "base", hidden, grouped=True)
-            report.runs += runs
-        in_suite, base_suite = _hidden_in_suite(snap, report, runner, passed_alone)
-        hidden += in_suite
-        runs += base_suite
-        if not hidden:
-            return
-    alike = {test for run in runs for test in (run.hidden or [])}
-    passed = [t for t in hidden if t not in alike and _passed_unhidden(runs, t)]
-    unknown = [t for t in hidden if t not in alike and t not in passed]
+            alone = runner.one(snap.base.tree, "base", hidden, grouped=True)
+            report.runs += alone
+        # Each against the base's runs of its own context: alone for those that failed alone
+        # again, the suite for those that fail in it only (helper-59).
+        judged = [(hidden, alone), _hidden_in_suite(snap, report, runner, passed_alone)]
+    passed = [t for tests, runs in judged for t in tests if _unhidden_there(runs, t) == "passed"]
+    unknown = [t for tests, runs in judged for t in tests if _unhidden_there(runs, t) is None]
     if passed:
         report.note(
             f"{names(passed)} failed on the change and a hook of the tests reported it passed (a "
@@ -368,6 +366,13 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
             "whether it passes on the base could not be told",
             unverified=True,
         )
+
+
+def _unhidden_there(runs: list[Run], test: str) -> str | None:
+    """What the base's runs say of a hidden test: "hidden" alike, "passed" unhidden, or None."""
+    if any(test in (run.hidden or []) for run in runs):
+        return "hidden"
+    return "passed" if _passed_unhidden(runs, test) else None
 
 
 def _passed_unhidden(runs: list[Run], test: str) -> bool:

@@ -1372,6 +1372,32 @@ def test_an_unchanged_hook_reading_what_the_change_edits_is_no_evidence(tmp_path
     assert proc.exit_code == 3, proc.markdown
 
 
+def test_a_quarantined_break_beside_a_known_order_dependent_failure_is_still_asked(tmp_path):
+    """helper-59: the quarantine lists two tests that fail after `test_a_fill` on both sides (it
+    fills a cache they want empty). The change breaks `double`, which `test_c_double` checks:
+    it fails alone on the change and passes alone on the base; `test_b_empty` passes alone, so
+    both suites ran again, and the base's suite hid both: that hid the break (clean). Each is
+    judged by the base's runs of its own context."""
+    store = ("_cache = {}\n\n\ndef fill():\n    _cache['x'] = 1\n\n\ndef size():\n"
+             "    return len(_cache)\n\n\ndef double(x):\n    return 2 * x\n")  # fmt: skip
+    order = ("import store\n\n\ndef test_a_fill():\n    store.fill()\n\n\n"
+             "def test_b_empty():\n    assert store.size() == 0\n\n\n"
+             "def test_c_double():\n    assert store.size() == 0\n"
+             "    assert store.double(2) == 4\n")  # fmt: skip
+    quarantine = HELPERS.replace("'test_known'", "'test_b_empty', 'test_c_double'")
+    files = {"tests/__init__.py": "", "tests/conftest.py": QUARANTINE_HOOK, "store.py": store,
+             "tests/helpers.py": quarantine, "tests/quarantine.txt": "\n",
+             "tests/test_order.py": order}  # fmt: skip
+    repo = _project(tmp_path, files)
+    stage(repo, {"store.py": store.replace("2 * x", "3 * x")})
+    proc = review(repo, format="json")
+    said = "`tests/test_order.py::test_c_double` failed on the change and a hook of the tests"
+    assert any(u["text"].startswith(said) and u["unverified"]
+               for u in proc.json["uncertainty"]), proc.json["uncertainty"]  # fmt: skip
+    assert not any("test_b_empty" in u["text"] for u in proc.json["uncertainty"])
+    assert proc.exit_code == 3, proc.markdown
+
+
 OTHER_QUARANTINES = {
     # A fixture's teardown checks the code; the report hook passes its failure.
     "a teardown's failure": (
