@@ -120,39 +120,67 @@ def _unprivileged() -> tuple[str, ...]:
 # gives for AF_UNIX: its text in a failure says the sandbox refused (:data:`_REFUSALS`). Another
 # architecture than the machine's (a 32-bit program's calls) is killed: its socket calls could
 # not be read. Per machine: the system call numbers and the architecture's audit value.
-_SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41, True), "aarch64": (0xC00000B7, 198, False)}
+_SECCOMP_ARCHES = {  # (audit value, socket, socketpair, x32 calls to refuse)
+    "x86_64": (0xC000003E, 41, 53, True),
+    "aarch64": (0xC00000B7, 198, 199, False),
+}
 _AF_UNIX = 1
+_SOCK_DGRAM = 2
 _EAFNOSUPPORT = 97
 _IO_URING_SETUP = 425  # (the same number on every architecture since Linux 5.1)
 
 
 def _seccomp_program() -> bytes | None:
-    """The filter for this machine's architecture (little-endian), or None where eyeful has none."""
+    """The filter for this machine's architecture (little-endian), or None where eyeful has none:
+    no `socket(AF_UNIX)`, no datagram pair of them (`socketpair(AF_UNIX, SOCK_DGRAM)`: one
+    end can still send to a socket's path, helper-59), no io_uring, no x32 call."""
     import platform
     import struct
 
     found = _SECCOMP_ARCHES.get(platform.machine())
     if found is None or sys.byteorder != "little":
         return None
-    arch, socket_nr, x32 = found
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, kill = 0x7FFF0000, 0x80000000
-    refuse = 0x00050000 | _EAFNOSUPPORT
-    # (code, jump if true, jump if false, k); jumps count the instructions skipped.
-    program = [
-        (ld, 0, 0, 4),  # the architecture
-        (jeq, 1, 0, arch),
-        (ret, 0, 0, kill),
-        (ld, 0, 0, 0),  # the call's number
-        *([(jge, 5, 0, 0x40000000)] if x32 else []),  # x32's calls: refused
-        (jeq, 4, 0, _IO_URING_SETUP),
-        (jeq, 0, 2, socket_nr),
-        (ld, 0, 0, 16),  # socket()'s family (the first argument's low half)
-        (jeq, 1, 0, _AF_UNIX),
-        (ret, 0, 0, allow),
-        (ret, 0, 0, refuse),
+    arch, socket_nr, pair_nr, x32 = found
+    ld, jeq, jge, ret, and_ = 0x20, 0x15, 0x35, 0x06, 0x54
+    # (code, label if true, label if false, k), the labels resolved below.
+    program: list[tuple[int | str, str, str, int]] = [
+        (ld, "", "", 4),  # the architecture
+        (jeq, "", "kill", arch),
+        (ld, "", "", 0),  # the call's number
+        *([(jge, "refuse", "", 0x40000000)] if x32 else []),
+        (jeq, "refuse", "", _IO_URING_SETUP),
+        (jeq, "socket", "", socket_nr),
+        (jeq, "", "allow", pair_nr),
+        (ld, "", "", 16),  # socketpair(): its family (the first argument's low half)
+        (jeq, "", "allow", _AF_UNIX),
+        (ld, "", "", 24),  # and its type, flags aside
+        (and_, "", "", 0xF),
+        (jeq, "refuse", "allow", _SOCK_DGRAM),
+        ("socket", "", "", 0),
+        (ld, "", "", 16),  # socket(): its family
+        (jeq, "refuse", "allow", _AF_UNIX),
+        ("allow", "", "", 0),
+        (ret, "", "", 0x7FFF0000),
+        ("refuse", "", "", 0),
+        (ret, "", "", 0x00050000 | _EAFNOSUPPORT),
+        ("kill", "", "", 0),
+        (ret, "", "", 0x80000000),
     ]
-    return b"".join(struct.pack("=HBBI", *op) for op in program)
+    at: dict[str, int] = {}
+    code: list[tuple[int, str, str, int]] = []
+    for head, yes, no, k in program:
+        if isinstance(head, str):
+            at[head] = len(code)
+        else:
+            code.append((head, yes, no, k))
+
+    def jump(label: str, here: int) -> int:
+        return 0 if not label else at[label] - here - 1
+
+    return b"".join(
+        struct.pack("=HBBI", op, jump(yes, i), jump(no, i), k)
+        for i, (op, yes, no, k) in enumerate(code)
+    )
 
 
 @functools.cache

@@ -118,6 +118,9 @@ def test_a_reproduction_sees_no_network_no_processes_and_no_secrets(tmp_path, mo
     daemon.bind(str(tmp_path / "daemon.sock"))
     daemon.listen()
     daemon.setblocking(False)
+    logger = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # a /dev/log, say
+    logger.bind(str(tmp_path / "log.sock"))
+    logger.setblocking(False)
     code = f"""import os
 import socket
 from pathlib import Path
@@ -142,12 +145,23 @@ def _daemon():
     return True
 
 
+def _logger():
+    try:  # (one end of a datagram pair sends to any path: helper-59)
+        ends = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ends[0].sendto(b"out", {str(tmp_path / "log.sock")!r})
+    except OSError:
+        return False
+    return True
+
+
 def test_sum():
     seen = []
     if _reachable():
         seen.append("network")
     if _daemon():
         seen.append("a daemon's socket")
+    if _logger():
+        seen.append("a datagram socket")
     if Path("/proc/{os.getpid()}").exists():
         seen.append("processes")
     if "EYEFUL_TEST_SECRET" in os.environ:
@@ -162,7 +176,10 @@ def test_sum():
         listener.close()
     with pytest.raises(BlockingIOError):
         daemon.accept()  # nobody came
+    with pytest.raises(BlockingIOError):
+        logger.recv(16)  # nothing came
     daemon.close()
+    logger.close()
     runs = _change_runs(report)
     assert runs and all(r["sandboxed"] for r in runs)
     # add is broken, so the assertion fails; had the test seen anything, it would say so. It
