@@ -348,45 +348,56 @@ def _paths_in(
     inputs: dict[str, str],
 ) -> list[str]:  # fmt: skip
     """The words of ``text`` that name a file of ``tree`` (from the root, or from ``here``: a
-    requirements file's `-r` is its own directory's) into ``inputs``, returned; a directory one
-    names after `-e`, its files the ``top`` patterns name; any other directory, its whole tree."""
+    requirements file's `-r` is its own directory's) into ``inputs``, returned. A directory an
+    install names as what it installs, not after `-e` (`pip install ./packages/calc`, `.`), is
+    copied whole: its whole tree; any other directory (after `-e`, `cd`), its files the ``top``
+    patterns name."""
     try:
         words = shlex.split(text, comments=True)
     except ValueError:
         words = text.split()
     files = []
-    editable = False
+    editable = installing = False
     for word in words:
         flag = word.split("=", 1)[0]
         if word in _EDITABLE:
             editable = True
             continue
-        value = word.split("=", 1)[1] if flag in (*_EDITABLE, "--requirement") else word
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if flag in _EDITABLE:
             editable = True
         elif word.startswith("-e") and len(word) > 2:  # `-e./pkg`
             editable, value = True, word[2:]
-        after_flag, editable = editable, False
+        elif word.startswith("-") and "=" not in word:
+            continue  # an option: `-e` still holds for the next word (`-e --no-deps pkg`)
+        copied, editable = installing and not editable, False
+        installing = (installing or word == "install") and not word.endswith((";", "&", "|"))
         for path, entry in _entries_named(repo, tree, value, here):
             if entry.type_str == "blob":
                 inputs[path] = str(entry.id)
                 files.append(path)
-            elif entry.type_str == "tree" and not after_flag:
+            elif entry.type_str == "tree" and copied:
                 inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
             elif entry.type_str == "tree":
                 for item in tree_at(repo, entry.id):
                     name = item.name or ""
                     if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
-                        inputs[f"{path}/{name}"] = str(item.id)
+                        inputs[f"{path}/{name}" if path else name] = str(item.id)
     return files
 
 
 def _entries_named(
     repo: pygit2.Repository, tree: pygit2.Tree, word: str, here: str
 ) -> list[tuple[str, pygit2.Object]]:
-    """The tree's entries a word names, from the root or else from ``here``, with their paths;
-    a word whose last part is a shell pattern (`packages/*`) names those it matches there."""
-    word = word.rsplit("=", 1)[-1].split("[", 1)[0].rstrip(";&|)").rstrip("/")
+    """The tree's entries a word names, from the root or else from ``here``, with their paths
+    (the root itself as ""); a word whose last part is a shell pattern (`packages/*`) names
+    those it matches there."""
+    word = word.rsplit("=", 1)[-1].split("[", 1)[0].rstrip(";&|)")
+    if not word:
+        return []  # (`>=`, a marker's `;`: no path)
+    if word.rstrip("/") in (".", "./"):
+        return [("", tree)] if not here else []
+    word = word.rstrip("/")
     for start in dict.fromkeys(["", here]):
         path = posixpath.normpath(posixpath.join(start, word))
         if path in (".", "") or path.startswith(("/", "..", "-")):

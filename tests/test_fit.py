@@ -481,7 +481,7 @@ def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path, 
 # What setup installs from the tree is its input (helper-57) --------------------------------------
 
 SETUP_CASES = {
-    # (setup, files besides the package, setup_inputs, the path the change edits, installs again)
+    # (setup, files besides the package, setup_inputs, the file the change edits, installs again)
     "a copy: its code": ("pip install -q ./packages/calc", {}, None, "calc/__init__.py", True),
     "editable: not its code": ("pip install -e ./packages/calc", {}, None, "calc/__init__.py",
                                False),
@@ -503,6 +503,16 @@ SETUP_CASES = {
                               "pyproject.toml", True),
     "your own setup_inputs": ("pip install -e packages/calc", {}, ["requirements*.txt"],
                               "pyproject.toml", True),
+    # helper-59: the root copied (package data too), and what installs nothing whole
+    "the root copied": ("pip install --no-build-isolation .[test]", {}, None,
+                        "calc/__init__.py", True),
+    "cd, then editable": ("cd packages/calc && pip install -e .", {}, None, "calc/__init__.py",
+                          False),
+    "-e before an option": ("pip install -e --no-deps packages/calc", {}, None,
+                            "calc/__init__.py", False),
+    "a marker's ;": ("pip install -r packages/calc/requirements.txt",
+                     {"packages/calc/requirements.txt": 'tomli ; python_version < "3.11"\n'},
+                     None, "calc/__init__.py", False),
 }  # fmt: skip
 
 
