@@ -503,6 +503,15 @@ def test_a_failure_a_passing_unittest_test_prints_is_no_failure(tmp_path):
     assert record.tests["tests.test_calc.TestCalc.test_half"].outcome == "failed", ran.stderr
 
 
+def _calc_by_unittest(tmp_path, calc: str, tests: str):
+    """A confirmed project of `calc.py` and `tests/test_calc.py`, tested by `unittest -v`."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
+                                         "calc.py": calc, "tests/__init__.py": "",
+                                         "tests/test_calc.py": tests})  # fmt: skip
+    confirm(repo)
+    return repo
+
+
 def test_a_unittest_expected_failure_the_change_makes_pass_is_a_question(tmp_path):
     """helper-57: the change fixes the bug an `@expectedFailure` test records; unittest fails the
     run for the unexpected success, and eyeful read no failing test in it ("the runner recorded
@@ -512,10 +521,7 @@ def test_a_unittest_expected_failure_the_change_makes_pass_is_a_question(tmp_pat
     tests = ("import unittest\n\nimport calc\n\n\nclass T(unittest.TestCase):\n"
              "    @unittest.expectedFailure\n    def test_mul(self):\n"
              "        self.assertEqual(calc.mul(2, 3), 6)\n")  # fmt: skip
-    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
-                                         "calc.py": calc, "tests/__init__.py": "",
-                                         "tests/test_calc.py": tests})  # fmt: skip
-    confirm(repo)
+    repo = _calc_by_unittest(tmp_path, calc, tests)
     stage(repo, {"calc.py": calc.replace(" + 1  # a known bug", "")})
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests.test_calc.T.test_mul": "xpass_strict"}, done.markdown
@@ -559,10 +565,7 @@ def test_unittest_failures_a_docstring_a_printed_ok_or_an_odd_name_hid_block(tmp
     status: clean, exit 0."""
     odd = TABLE_TESTS.split("\n\n\n", 2)[2].replace("{SEP}", "-").replace("(T,", "(TestCalc,")
     tests = NOISY_TESTS + "\n\n" + odd
-    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(f"{UNITTEST} -v"),
-                                         "calc.py": NOISY_CALC, "tests/__init__.py": "",
-                                         "tests/test_calc.py": tests})  # fmt: skip
-    confirm(repo)
+    repo = _calc_by_unittest(tmp_path, NOISY_CALC, tests)
     stage(repo, {"calc.py": NOISY_CALC.replace("2 * x", "3 * x")})
     done = review(repo, format="json")
     kinds = {f"tests.test_calc.TestCalc.{name}": "regression"
