@@ -14,7 +14,7 @@ import re
 import shlex
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -314,25 +314,26 @@ def _named_by_setup(
     repo: pygit2.Repository, tree: pygit2.Tree, setup: str, patterns: tuple[str, ...]
 ) -> dict[str, str]:
     """What of the tree setup installs, as its inputs: the files the setup command names
-    (`-r ci/requirements.txt`) and those such a file names in turn (a script, a requirements
-    file naming another: helper-55, helper-57); in each directory named after `-e` (an editable
-    install: its code is the worktree's own), its manifests (those the top-level patterns name
-    there, and the default ones: helper-53, helper-57); a directory named otherwise
-    (`pip install ./packages/calc`) is copied whole into the environment: all of it."""
+    (`-r ci/requirements.txt`, a script) and those such a file names in turn (helper-55,
+    helper-57, helper-60); in each directory named after `-e` (an editable install: its code is
+    the worktree's own) or `cd`, its manifests (those the top-level patterns name there, and the
+    default ones: helper-53, helper-57); a directory an install copies (`pip install
+    ./packages/calc`, a requirements file's `./packages/calc` line) all of it."""
     top = {PurePosixPath(p).name for p in (*patterns, *_MANIFESTS)
            if PurePosixPath(p).parent == PurePosixPath(".")}  # fmt: skip
     inputs: dict[str, str] = {}
-    waiting = _paths_in(repo, tree, setup, "", top, inputs)
+    waiting = _paths_in(repo, tree, setup, "", top, inputs, listed=False)
     seen: set[str] = set()
     while waiting and len(seen) < _MAX_NAMING_FILES:
-        path = waiting.pop(0)
+        path, listed = waiting.pop(0)
         if path in seen:
             continue
         seen.add(path)
         data = blob_at(repo, inputs[path]).data
         if len(data) <= _MAX_NAMING and b"\0" not in data:
             text = data.decode("utf-8", "replace")
-            waiting += _paths_in(repo, tree, text, posixpath.dirname(path), top, inputs)
+            waiting += _paths_in(repo, tree, text, posixpath.dirname(path), top, inputs,
+                                 listed=listed)  # fmt: skip
     return inputs
 
 
@@ -341,48 +342,77 @@ _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _MAX_NAMING = 64 * 1024  # bytes of a file setup names read for the paths it names in turn
 _MAX_NAMING_FILES = 32  # files read for the paths they name
 _EDITABLE = ("-e", "--editable")
+_LISTS = ("-r", "--requirement", "-c", "--constraint", "-f", "--file")
+"""What names a list of things to install (pip's requirements, conda's environment file)."""
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;"})
+
+
+def _words(text: str) -> Iterator[list[str]]:
+    """``text``'s commands, each as its words: lines (a trailing backslash joins the next), and
+    within one, what `;`, `&&`, `|` and the like separate; a quoted argument that holds a
+    command (`sh -c 'pip install ...'`) is one of its own."""
+    for line in text.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            tokens = line.split()
+        command: list[str] = []
+        for token in tokens:
+            if token in _SEPARATORS:
+                yield command
+                command = []
+            elif " " in token.strip() and token is not tokens[0]:
+                yield from _words(token)  # (`-c '...'`: a command of its own)
+            else:
+                command.append(token)
+        yield command
 
 
 def _paths_in(
     repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, top: set[str],
-    inputs: dict[str, str],
-) -> list[str]:  # fmt: skip
+    inputs: dict[str, str], *, listed: bool,
+) -> list[tuple[str, bool]]:  # fmt: skip
     """The words of ``text`` that name a file of ``tree`` (from the root, or from ``here``: a
-    requirements file's `-r` is its own directory's) into ``inputs``, returned. A directory an
-    install names as what it installs, not after `-e` (`pip install ./packages/calc`, `.`), is
-    copied whole: its whole tree; any other directory (after `-e`, `cd`), its files the ``top``
-    patterns name."""
-    try:
-        words = shlex.split(text, comments=True)
-    except ValueError:
-        words = text.split()
-    files = []
-    editable = installing = False
-    for word in words:
-        flag = word.split("=", 1)[0]
-        if word in _EDITABLE:
-            editable = True
-            continue
-        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if flag in _EDITABLE:
-            editable = True
-        elif word.startswith("-e") and len(word) > 2:  # `-e./pkg`
-            editable, value = True, word[2:]
-        elif word.startswith("-") and "=" not in word:
-            continue  # an option: `-e` still holds for the next word (`-e --no-deps pkg`)
-        copied, editable = installing and not editable, False
-        installing = (installing or word == "install") and not word.endswith((";", "&", "|"))
-        for path, entry in _entries_named(repo, tree, value, here):
-            if entry.type_str == "blob":
-                inputs[path] = str(entry.id)
-                files.append(path)
-            elif entry.type_str == "tree" and copied:
-                inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
-            elif entry.type_str == "tree":
-                for item in tree_at(repo, entry.id):
-                    name = item.name or ""
-                    if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
-                        inputs[f"{path}/{name}" if path else name] = str(item.id)
+    requirements file's `-r` is its own directory's) into ``inputs``, returned with whether
+    each is a list of things to install (`-r`). ``listed``: ``text`` is such a list, each line
+    a thing to install. A directory installed as itself, not after `-e` (`pip install
+    ./packages/calc`, `.`, a list's `./packages/calc`), is copied whole: its whole tree; any
+    other directory (after `-e`, `cd`), its files the ``top`` patterns name."""
+    files: list[tuple[str, bool]] = []
+    for words in _words(text):
+        installing = listed
+        editable = list_next = False
+        for word in words:
+            flag = word.split("=", 1)[0]
+            value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+            if word in _EDITABLE or word in _LISTS:
+                editable, list_next = word in _EDITABLE, word in _LISTS
+                continue
+            if flag in _EDITABLE:
+                editable = True
+            elif word.startswith("-e") and len(word) > 2:  # `-e./pkg`
+                editable, value = True, word[2:]
+            elif word.startswith(("-r", "-c")) and len(word) > 2 and "=" not in word:
+                list_next, value = True, word[2:]  # `-rci/reqs.txt`
+            elif word.startswith("-") and "=" not in word:
+                continue  # an option: `-e` still holds for the next word (`-e --no-deps pkg`)
+            copied, as_list = installing and not editable, list_next or flag in _LISTS
+            editable = list_next = False
+            installing = installing or word == "install"
+            for path, entry in _entries_named(repo, tree, value, here):
+                if entry.type_str == "blob":
+                    inputs[path] = str(entry.id)
+                    files.append((path, as_list))
+                elif entry.type_str == "tree" and copied:
+                    inputs[path + "/"] = str(entry.id)  # copied whole: any file of it
+                elif entry.type_str == "tree":
+                    for item in tree_at(repo, entry.id):
+                        name = item.name or ""
+                        if item.type_str == "blob" and any(fnmatchcase(name, p) for p in top):
+                            inputs[f"{path}/{name}" if path else name] = str(item.id)
     return files
 
 
@@ -396,7 +426,7 @@ def _entries_named(
     if not word:
         return []  # (`>=`, a marker's `;`: no path)
     if word.rstrip("/") in (".", "./"):
-        return [("", tree)] if not here else []
+        return [("", tree)]  # (pip reads a list's `.` from where it runs: the root)
     word = word.rstrip("/")
     for start in dict.fromkeys(["", here]):
         path = posixpath.normpath(posixpath.join(start, word))

@@ -513,6 +513,19 @@ SETUP_CASES = {
     "a marker's ;": ("pip install -r packages/calc/requirements.txt",
                      {"packages/calc/requirements.txt": 'tomli ; python_version < "3.11"\n'},
                      None, "calc/__init__.py", False),
+    # helper-60: a list's line copies as an install's word does; a command in quotes; a
+    # script's later lines and glued separators end the install
+    "a list's copy": ("pip install -q -r requirements.txt",
+                      {"requirements.txt": "./packages/calc\npytest\n"}, None,
+                      "calc/__init__.py", True),
+    "sh -c": ("sh -c 'pip install -q ./packages/calc pytest'", {}, None, "calc/__init__.py",
+              True),
+    "a script's later cd": ("sh setup.sh",
+                            {"setup.sh": "pip install -q -e ./packages/calc pytest\n"
+                                         "cd packages/calc\npython -c pass\n"}, None,
+                            "calc/__init__.py", False),
+    "glued ;": ("pip install -e ./packages/calc;cd packages/calc", {}, None, "calc/__init__.py",
+                False),
 }  # fmt: skip
 
 
