@@ -344,15 +344,16 @@ _MAX_NAMING_FILES = 32  # files read for the paths they name
 _EDITABLE = ("-e", "--editable")
 _LISTS = ("-r", "--requirement", "-c", "--constraint", "-f", "--file")
 """What names a list of things to install (pip's requirements, conda's environment file)."""
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;"})
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;"})
 
 
 def _words(text: str) -> Iterator[list[str]]:
     """``text``'s commands, each as its words: lines (a trailing backslash joins the next), and
     within one, what `;`, `&&`, `|` and the like separate; a quoted argument that holds a
-    command (`sh -c 'pip install ...'`) is one of its own."""
+    command (`sh -c 'pip install ...'`) is one of its own. (Parentheses join a word: a script's
+    `open('data/x.txt')` names no file, as before.)"""
     for line in text.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         lexer.commenters = "#"
         try:
