@@ -383,8 +383,12 @@ def _paths_in(
     ./packages/calc`, `.`, a list's `./packages/calc`), is copied whole: its whole tree; any
     other directory (after `-e`, `cd`), its files the ``top`` patterns name."""
     files: list[tuple[str, bool]] = []
+    cwd = ""  # where a `cd` of the text went (a path of the tree), for what follows it
     for words in _words(text):
         installing = listed
+        if len(words) == 2 and words[0].lstrip("(") in ("cd", "pushd"):
+            found = _entries_named(repo, tree, words[1], cwd or here)
+            cwd = found[0][0] if len(found) == 1 and found[0][1].type_str == "tree" else cwd
         editable = list_next = False
         for word in words:
             flag = word.split("=", 1)[0]
@@ -403,7 +407,7 @@ def _paths_in(
             copied, as_list = installing and not editable, list_next or flag in _LISTS
             editable = list_next = False
             installing = installing or word == "install"
-            for path, entry in _entries_named(repo, tree, value, here):
+            for path, entry in _entries_named(repo, tree, value, cwd or here, cwd):
                 if entry.type_str == "blob":
                     inputs[path] = str(entry.id)
                     files.append((path, as_list))
@@ -418,18 +422,19 @@ def _paths_in(
 
 
 def _entries_named(
-    repo: pygit2.Repository, tree: pygit2.Tree, word: str, here: str
+    repo: pygit2.Repository, tree: pygit2.Tree, word: str, here: str, cwd: str = ""
 ) -> list[tuple[str, pygit2.Object]]:
-    """The tree's entries a word names, from the root or else from ``here``, with their paths
-    (the root itself as ""); a word whose last part is a shell pattern (`packages/*`) names
-    those it matches there."""
+    """The tree's entries a word names, from ``cwd`` (where a `cd` went), the root, or else
+    ``here``, with their paths (the root itself as ""); a word whose last part is a shell
+    pattern (`packages/*`) names those it matches there."""
     word = word.rsplit("=", 1)[-1].split("[", 1)[0].rstrip(";&|)")
     if not word:
         return []  # (`>=`, a marker's `;`: no path)
     if word.rstrip("/") in (".", "./"):
-        return [("", tree)]  # (pip reads a list's `.` from where it runs: the root)
+        # (pip reads a list's `.` from where it runs: the root, or where a `cd` went)
+        return [(cwd, tree_at(repo, tree[cwd].id) if cwd else tree)]
     word = word.rstrip("/")
-    for start in dict.fromkeys(["", here]):
+    for start in dict.fromkeys([cwd, "", here]):
         path = posixpath.normpath(posixpath.join(start, word))
         if path in (".", "") or path.startswith(("/", "..", "-")):
             continue

@@ -524,6 +524,10 @@ SETUP_CASES = {
                             {"setup.sh": "pip install -q -e ./packages/calc pytest\n"
                                          "cd packages/calc\npython -c pass\n"}, None,
                             "calc/__init__.py", False),
+    "a subshell's cd, then a copy of .": ("(cd packages/calc && pip install .)", {}, None,
+                                          "calc/__init__.py", True),
+    "a cd's copy of . is not the root's": ("cd packages/calc && pip install .", {}, None,
+                                           "/README.md", False),
     "glued ;": ("pip install -e ./packages/calc;cd packages/calc", {}, None, "calc/__init__.py",
                 False),
 }  # fmt: skip
@@ -549,8 +553,9 @@ def test_what_setup_installs_from_the_tree_is_its_input(tmp_path: Path, case: st
         table["setup_inputs"] = inputs
     config = parse_config(table, "pyproject.toml")
     before = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    path = f"packages/calc/{edited}"
-    stage(repo, {path: package[path].replace("a + b", "a - b").replace("1.0", "1.1")})
+    path = edited[1:] if edited.startswith("/") else f"packages/calc/{edited}"
+    text = {"README.md": "calc\n", **package, **files}[path]
+    stage(repo, {path: text.replace("a + b", "a - b").replace("1.0", "1.1") + "# edited\n"})
     after = git(repo, "write-tree").strip()
     opened = pygit2.Repository(str(repo))
     keys = (setup_key(opened, before, config), setup_key(opened, after, config))
