@@ -1233,13 +1233,11 @@ class _Probe:
             if self.held is not None:
                 self._write_held(None)
             when = report.when
-            if self.raised and report.passed and (
-                report.nodeid in self.raised if when == "call"
-                else f"{report.nodeid}\0{when}" in self.raised
-            ):  # fmt: skip
-                self.raised.discard(f"{report.nodeid}\0{when}")
-                if report.nodeid not in self.hidden:
-                    self.hidden.append(report.nodeid)
+            # (a call's key is its id, a setup's or teardown's the id and the phase: _RaiseWatch)
+            key = report.nodeid if when == "call" else f"{report.nodeid}\0{when}"
+            hidden = self.raised and report.passed and key in self.raised
+            if hidden and report.nodeid not in self.hidden:  # (once: call and teardown alike)
+                self.hidden.append(report.nodeid)
             if (
                 report.outcome == "passed"
                 and not report.sections
