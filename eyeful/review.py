@@ -369,16 +369,14 @@ def _hidden_told(snap: Snapshot, report: Report, runner: Runner, change: Run) ->
 
 
 def _unhidden_there(runs: list[Run], test: str) -> str | None:
-    """What the base's runs say of a hidden test: "hidden" alike, "passed" unhidden, or None."""
+    """What runs say of a hidden test: "hidden" again, "passed" unhidden, or None."""
     if any(test in (run.hidden or []) for run in runs):
         return "hidden"
-    return "passed" if _passed_unhidden(runs, test) else None
+    return "passed" if any((run.tests or {}).get(test) == "passed" for run in runs) else None
 
 
 def _passed_unhidden(runs: list[Run], test: str) -> bool:
-    return not any(test in (run.hidden or []) for run in runs) and any(
-        (run.tests or {}).get(test) == "passed" for run in runs
-    )
+    return _unhidden_there(runs, test) == "passed"
 
 
 def _hidden_in_suite(
