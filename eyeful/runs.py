@@ -365,7 +365,7 @@ def _words(text: str) -> Iterator[list[str]]:
             if token in _SEPARATORS:
                 yield command
                 command = []
-            elif " " in token.strip() and token is not tokens[0]:
+            elif command and " " in token.strip():
                 yield from _words(token)  # (`-c '...'`: a command of its own)
             else:
                 command.append(token)
