@@ -190,10 +190,8 @@ def seccomp_filter() -> bytes | None:
     bwrap = shutil.which("bwrap")
     if program is None or bwrap is None:
         return None
-    read, write = os.pipe()
+    read = _readable(program)
     try:
-        os.write(write, program)
-        os.close(write)
         check = [bwrap, *_namespaces(), "--seccomp", str(read), "--ro-bind", "/", "/",
                  "--dev", "/dev", "--proc", "/proc", "true"]  # fmt: skip
         proc = subprocess.run(check, capture_output=True, timeout=20, check=False,
@@ -209,11 +207,14 @@ def filter_descriptor() -> int | None:
     """A descriptor to read :func:`seccomp_filter` from (the caller passes it to bwrap and
     closes it), or None where there is none."""
     program = seccomp_filter()
-    if program is None:
-        return None
-    read, write = os.pipe()  # (far smaller than a pipe's buffer)
+    return None if program is None else _readable(program)
+
+
+def _readable(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (a filter: far smaller than a pipe's buffer)."""
+    read, write = os.pipe()
     try:
-        os.write(write, program)
+        os.write(write, data)
     finally:
         os.close(write)
     return read
