@@ -62,7 +62,9 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
     (home / ".gitconfig").write_text(
         "[user]\n\tname = eyeful tests\n\temail = tests@eyeful.invalid\n"
         "[init]\n\tdefaultBranch = main\n[commit]\n\tgpgsign = false\n"
-        '[protocol "file"]\n\tallow = always\n',
+        '[protocol "file"]\n\tallow = always\n'
+        # No `git maintenance run --auto` after each of the fixtures' commits: a process each.
+        "[maintenance]\n\tauto = false\n",
         encoding="utf-8",
     )
     bin_dir = str(Path(PYTHON).parent)
@@ -88,6 +90,14 @@ def seal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPat
         shared = shared.parent
     monkeypatch.setenv("PIP_CACHE_DIR", str(shared / "pip-cache"))
     monkeypatch.setenv("VIRTUALENV_OVERRIDE_APP_DATA", str(shared / "virtualenv-app-data"))
+    # The temporary directory of what a test starts is this worker's own: a project's pytest
+    # run that asks for `tmp_path` makes its `pytest-of-USER` there, and so cleans up (keeps its
+    # last three) only its neighbours' in this suite, never another suite's leftovers in /tmp
+    # (a run that did so spent some 100 s of the suite's wall time deleting them).
+    scratch = tmp_path_factory.getbasetemp() / "tmp"
+    scratch.mkdir(exist_ok=True)
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
     return home
 
 
