@@ -21,7 +21,14 @@ from eyeful.findings import Finding, Fix, Repro
 from eyeful.hunks import ChangedLines, changed_lines, touched, without_docstrings
 from eyeful.implicit import through_changed_function
 from eyeful.model import Model
-from eyeful.onbase import edited_files, located, not_run_on_base, same_cause, skipped_on_base
+from eyeful.onbase import (
+    edited_files,
+    failed_alike,
+    located,
+    not_run_on_base,
+    same_cause,
+    skipped_on_base,
+)
 from eyeful.runs import Run, Runner
 from eyeful.shell import TAIL_CHARS, parallel_map
 from eyeful.snapshot import Snapshot, blob_at, tree_at
@@ -328,13 +335,18 @@ class GateRunner:
     ) -> list[Run | None]:
         """The reproduction run ``repro_runs`` times on ``tree`` in parallel: each run's last
         step (None where setup failed), with its own failure recorded. Refused when the test
-        cannot be put on the tree."""
-        trace = self.watched if side == "change" else None
-        batches = parallel_map(
-            lambda _: self.runner.one(tree, side, test, extra, trace=trace, from_root=True),
-            list(range(self.repro_runs)),
-            self.jobs,
-        )
+        cannot be put on the tree.
+
+        Only the first run on the change is traced (the lines it ran, what it looked at): a
+        tracer slows the code and shows in ``sys.gettrace()``, so a test it alone fails (a
+        timing, say) ends the traced run unlike the others, which `not_flaky` then sees, and
+        never makes the change fail where the untraced base passes."""
+
+        def nth(index: int) -> list[Run]:
+            trace = self.watched if side == "change" and index == 0 else None
+            return self.runner.one(tree, side, test, extra, trace=trace, from_root=True)
+
+        batches = parallel_map(nth, list(range(self.repro_runs)), self.jobs)
         finals = [self._last(runs, verdict) for runs in batches]
         for run in finals:
             _observe(run, test, test_file, fails)
@@ -390,8 +402,8 @@ class GateRunner:
             verdict.set("runs", False, f"the test could not run on the change: {why}")
             return verdict
         verdict.change_tail = first.tail
-        ran = {_ran(r, self.changed, test) for r in finals if r is not None}
-        verdict.ran_change = True if True in ran else (False if ran == {False} else None)
+        # The first run is the traced one (`_repeated`).
+        verdict.ran_change = _ran(first, self.changed, test)
         read = {
             p for r in finals if r is not None for p in r.read_as_text or () if p in self.watched
         }
@@ -506,6 +518,17 @@ class GateRunner:
         unshown = unshown or skipped_on_base(failing, [r for r in finals if r is not None])
         if unshown is not None:
             return None if edited else verdict.set("introduced", False, unshown)
+        alike = sum(1 for r in finals if r is not None and failed_alike(r, verdict.failure))
+        if alike:
+            failure = verdict.failure
+            assert failure is not None  # failed_alike holds only with one
+            return verdict.set(
+                "introduced",
+                False,
+                f"fails on the base{version} too ({alike} of {self.repro_runs} runs: "
+                f"{failure.type} raised in {failure.raised_in}, in other words): not shown to be "
+                "brought by the change",
+            )
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
         return verdict.set("introduced", True, f"on the base{version}, {self.repro_runs} runs: "

@@ -1,6 +1,7 @@
 """What a reproduction's runs on the base are evidence of, for the ``introduced`` gate
 (eyeful/gates.py): whether each failing test ran there, was skipped or ended in an error there
-(no evidence), or failed there by the cause it failed by on the change (pre-existing)."""
+(no evidence), failed there by the cause it failed by on the change (pre-existing), or failed
+there alike in another message (no evidence the change brought it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from eyeful.runs import Run
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testside import read_text
 
-__all__ = ["edited_files", "not_run_on_base", "same_cause", "skipped_on_base"]
+__all__ = ["edited_files", "failed_alike", "not_run_on_base", "same_cause", "skipped_on_base"]
 
 
 def not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
@@ -104,3 +105,18 @@ def located(
         return said.replace(f" at {where}: ", f" at {path}: {lines[int(number) - 1].strip()}: ", 1)
 
     return at
+
+
+def failed_alike(run: Run, failure: Failure | None) -> bool:
+    """Whether ``run`` (on the base) failed as ``failure`` (the change's) did in kind, if not in
+    words: the same exception type, raised in the same file. A change that only reordered an
+    expression (``a + b`` to ``b + a``) changes the message (`'int' and 'NoneType'`) and the
+    raising line's text, not the failure: the test does not pass on the base, so it shows no
+    problem the change brought. Failing otherwise (an import error where the change adds the
+    function, an assertion of the test where the code raised on the change) is no such sign."""
+    if run.status != "FAILED" or run.failure is None or failure is None:
+        return False
+    theirs = run.failure
+    if "collection" in (theirs.kind, failure.kind) or not failure.type or not failure.raised_in:
+        return False
+    return (theirs.type, theirs.raised_in) == (failure.type, failure.raised_in)

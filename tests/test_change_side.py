@@ -238,6 +238,38 @@ def test_a_base_failure_of_the_same_cause_is_pre_existing_whatever_the_message(t
     assert exit_code != 1
 
 
+def test_a_base_failing_alike_in_other_words_is_no_evidence_the_change_brought_it(tmp_path):
+    # The change only reorders the sum: add(None, 1) raises the same TypeError in calc.py on
+    # both sides, its message naming the operands in the other order (helper-62).
+    repo = _calc_repo(tmp_path, {"calc.py": "def add(a, b):\n    return a + b\n"})
+    stage(repo, {"calc.py": "def add(a, b):\n    return b + a\n"})
+    code = "from calc import add\n\n\ndef test_none():\n    add(None, 1)\n"
+    finding = _finding(code, "'int' and 'NoneType'", {"kind": "implicit"})
+    exit_code, found = _one_finding(repo, finding)
+    assert found["kind"] != "fail", found
+    said = found["unverified"]
+    assert "fails on the base too (2 of 2 runs: TypeError raised in calc.py" in said, said
+    assert exit_code != 1
+
+
+def test_a_reproduction_only_the_tracer_fails_does_not_block(tmp_path):
+    # The first run on the change is traced (the lines it ran); a test that fails under any
+    # tracer (a timing, here `sys.gettrace()` itself) fails there alone, never on the untraced
+    # base: that is no problem of the change's code (helper-62).
+    repo = _calc_repo(tmp_path)
+    stage(repo, {"calc.py": CALC.replace("abs(a) + b", "b + abs(a)")})
+    code = (
+        "import sys\n\nfrom calc import add\n\n\ndef test_untraced():\n    add(1, 2)\n"
+        "    assert sys.gettrace() is None, 'add ran too slowly'\n"
+    )
+    oracle = {"kind": "specified", "quote": "add returns the sum", "source": "README.md"}
+    exit_code, found = _one_finding(repo, _finding(code, "add ran too slowly", oracle))
+    assert found["kind"] != "fail", found
+    gates = {g["name"]: g for g in found["gates"]}
+    assert gates["not_flaky"]["status"] == "fail", gates
+    assert exit_code != 1
+
+
 def test_a_fails_text_written_only_in_a_comment_is_not_the_tests_own(tmp_path):
     repo = _calc_repo(tmp_path, {"double.py": DOUBLE})
     stage(repo, {"double.py": DOUBLE.replace("3 * x", "4 * x")})
