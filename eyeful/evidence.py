@@ -263,7 +263,13 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         reading.failures[error.id] = failure_of(
             error.failure, collection=True, root=root, sources=sources
         )
-    if record.runner == "pytest" and not record.finished:
+    if record.runner == "pytest" and not record.finished and not record.collected:
+        reading.unfinished = (
+            "pytest ended before it collected any test (its process exited while pytest "
+            "started: a sys.exit() or os._exit() in a conftest.py, a plugin or what they "
+            "import, say), so the run says nothing about the tests"
+        )
+    elif record.runner == "pytest" and not record.finished:
         reading.unfinished = (
             f"the pytest session never reached its end after {len(record.tests)} of "
             f"{len(record.collected)} collected tests (the process was killed or exited "

@@ -93,6 +93,7 @@ class _Process:
         self.lines: list[dict[str, object]] = []
         self.finish: dict[str, object] | None = None
         self.ended = False  # pytest_unconfigure's ``end`` came after the finish
+        self.loaded = False  # its ``loaded`` line: pytest imported the probe
 
 
 def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list[_Process], int]:
@@ -122,10 +123,14 @@ def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list
         if not isinstance(line, dict):
             continue
         kind = line.get("t")
-        if kind == "start" and process.pid:
+        if (kind == "start" and process.pid) or (
+            kind == "loaded" and (process.pid or process.loaded)
+        ):
             process = _Process(path.name)
             processes.append(process)
-        if kind == "start":
+        if kind == "loaded":  # pytest imported the probe; a process that never started ends here
+            process.loaded = True
+        elif kind == "start":
             process.role = records.as_str(line.get("role")) or process.role
             process.worker = records.as_str(line.get("worker"))
             process.pid = records.as_int(line.get("pid")) or 0
@@ -134,8 +139,13 @@ def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list
         elif kind == "end":
             process.ended = process.finish is not None
         process.lines.append(line)
-    # A process that wrote only that its pytest is too old (or nothing) recorded no run.
-    kept = [p for p in processes if p.pid or any(x.get("t") != "unsupported" for x in p.lines)]
+    # A process that wrote only that its pytest is too old (or nothing) recorded no run; one
+    # that wrote only that pytest loaded the probe ended before its session: a run that never
+    # ended (a record without a finish), never one without a record (read from its text).
+    kept = [
+        p for p in processes
+        if p.pid or (p.lines and not any(x.get("t") == "unsupported" for x in p.lines))
+    ]  # fmt: skip
     return kept, len(data)
 
 
@@ -221,9 +231,11 @@ def _decide(phases: dict[str, _PhaseLine]) -> tuple[str, _PhaseLine] | None:
     return None
 
 
-def read_pytest(probe_dir: Path) -> records.RunRecord | None:
-    """The run recorded by the probe in ``probe_dir``; None when it wrote nothing (not loaded,
-    or pytest stopped before its session started: a usage error, a conftest that fails)."""
+def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord | None:
+    """The run recorded by the probe in ``probe_dir``; None when it wrote nothing (not loaded),
+    or only that pytest loaded it and the command failed (pytest stopped before its session
+    started: a usage error, a conftest that fails, whose text says why). A command that
+    ``exited_zero`` after that alone gives a record of a session that never ended."""
     try:
         paths = sorted(probe_dir.glob("*.jsonl"))
     except OSError:
@@ -244,7 +256,7 @@ def read_pytest(probe_dir: Path) -> records.RunRecord | None:
             continue
         budget -= size
         processes += wrote
-    if not processes:
+    if not processes or (not exited_zero and not any(p.pid for p in processes)):
         return None
     leaders = [p for p in processes if p.role in ("main", "controller")]
     workers = sorted((p for p in processes if p.role == "worker"), key=_worker_key)

@@ -202,7 +202,7 @@ class _Runner:
                 done = self._run({**self.env, **probe_env, **(found or {})}, (), (record_fd,))
         finally:
             os.close(record_fd)
-        record = pytest_records.read_pytest(self.probe_dir)
+        record = pytest_records.read_pytest(self.probe_dir, done.result.exit_code == 0)
         if record is not None:
             done.record = record
         else:

@@ -9,11 +9,16 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 PYTHON = sys.executable
+# The system's temporary directory, as the suite started: each test's TMPDIR is its worker's own
+# directory under pytest's base temp (tests/conftest.py), which another user cannot enter and
+# whose paths pytest leaves out of parameter ids; the tests that need neither use this one.
+SYSTEM_TMP = tempfile.gettempdir()
 PYTEST = f"{shlex.quote(PYTHON)} -m pytest -q -p no:cacheprovider"
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
 

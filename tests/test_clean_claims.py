@@ -19,6 +19,7 @@ from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
     PYTHON,
+    SYSTEM_TMP,
     confirm,
     eyeful_config,
     git,
@@ -122,6 +123,35 @@ def test_pytest_exit_in_a_new_test_is_never_clean(tmp_path):
     [incomplete] = report["incomplete"]
     assert incomplete["ids"] == ["tests/test_0_stop.py::test_stop"], incomplete
     assert "pytest.exit" in incomplete["why"]
+
+
+GUARDED_CLI = "import sys\n\n\ndef main():\n    return 0\n\n\nif __name__ == '__main__':\n"
+GUARDED_CLI += "    sys.exit(main())\n"
+
+
+@pytest.mark.parametrize(
+    ("conftest", "cli"),
+    [
+        # Code a conftest imports lost its `__main__` guard: pytest exits 0 as it loads it.
+        ("import cli\n", "import sys\n\n\ndef main():\n    return 0\n\n\nsys.exit(main())\n"),
+        # A conftest's early hook calls the code, which now ends the process.
+        (
+            "import cli\n\n\ndef pytest_sessionstart(session):\n    cli.main()\n",
+            "import os\n\n\ndef main():\n    os._exit(0)\n",
+        ),
+    ],
+    ids=["sys-exit-at-import", "os-exit-in-sessionstart"],
+)
+def test_a_pytest_that_exits_0_before_its_session_is_never_clean(tmp_path, conftest, cli):
+    # helper-61: pytest exited 0 before eyeful's probe wrote a line, and its text named no test:
+    # read as a run without a record, it was PASSED, and the broken add was clean.
+    repo = _project(tmp_path, {"cli.py": GUARDED_CLI, "tests/conftest.py": conftest})
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": cli})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["status"] == "ERROR", change
+    assert "pytest ended before it collected any test" in change["reason"], change["reason"]
 
 
 def test_a_run_stopped_early_with_no_way_to_run_the_rest_is_could_not_verify(tmp_path):
@@ -778,7 +808,7 @@ def test_ids_holding_the_checkouts_path_are_confirmed_in_any_worktree(broken):
     pytest's own temporary directory: pytest gives a parameter holding that path no id.)"""
     files = {"tests/test_data.py": DATA_TESTS, "tests/data/a.txt": "1 2 3\n",
              "tests/data/b.txt": "2 2 5\n" if not broken else "2 2 4\n"}  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="eyeful-ids-") as where:
+    with tempfile.TemporaryDirectory(prefix="eyeful-ids-", dir=SYSTEM_TMP) as where:
         _review_data(Path(where), files, broken)
 
 
@@ -786,7 +816,7 @@ def test_ids_that_only_start_like_your_trees_path_are_left_as_they_are():
     """Routes that start with the repository's path (an app served from where it lives): ids
     holding them were rewritten to the worktree's path, found no test, and a regression ended
     undetermined (exit 3)."""
-    with tempfile.TemporaryDirectory(prefix="eyeful-ids-") as where:
+    with tempfile.TemporaryDirectory(prefix="eyeful-ids-", dir=SYSTEM_TMP) as where:
         root = Path(where) / "repo"
         routes = (
             "import pytest\n\nfrom calc import add\n\n\n"

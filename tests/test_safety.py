@@ -28,6 +28,7 @@ from tests.gitrepo import (
     PYTEST,
     PYTEST_INI,
     PYTHON,
+    SYSTEM_TMP,
     confirm,
     eyeful_config,
     git,
@@ -285,7 +286,7 @@ def test_a_directory_a_test_left_unreadable_breaks_no_later_review(tmp_path, mon
     """helper-58: a failing test left `scratch/private` at mode 0 in eyeful's worktree; for a
     user other than root, `git clean` could not remove it, and every later review ended with
     "git clean failed" (exit 2). Root reads anything, so as root the reviews run as nobody."""
-    top = Path(tempfile.mkdtemp(prefix="eyeful-user-"))  # (tmp_path is root's alone)
+    top = Path(tempfile.mkdtemp(prefix="eyeful-user-", dir=SYSTEM_TMP))  # (not root's alone)
     try:
         top.chmod(0o755)
         home = top / "home"

@@ -1436,3 +1436,17 @@ class _Probe:
                 self.fd = None
         with contextlib.suppress(ValueError):
             _active.remove(self)
+
+
+def _say_loaded() -> None:
+    """The record's first line, written as pytest imports this module (PYTEST_PLUGINS, ``-p``:
+    before any conftest.py runs): a pytest that ends before its session starts (a conftest, or
+    what it imports, calling ``sys.exit()``; ``os._exit`` in an early hook) leaves this line
+    alone, which eyeful reads as a run that never ended, never as one without a record."""
+    fd = _inherited(_ENV.get(_FD_VAR))
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(fd, (json.dumps({"t": "loaded", "pid": os.getpid()}) + "\n").encode())
+
+
+_say_loaded()
