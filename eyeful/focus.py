@@ -378,7 +378,29 @@ def as_asked(run: Ids, asked: Sequence[str]) -> None:
             continue
         if outcomes.get(last) != "error":
             continue
+        if _no_such_attribute(run, last):
+            # The module imported, and has no such class or method here (a test the code's
+            # data makes, named otherwise on this tree): no outcome of the asked test at all.
+            _forget(run, last)
+            continue
         _rename(run, last, test)
+
+
+def _no_such_attribute(run: Ids, last: str) -> bool:
+    """Whether the loader's error for ``last`` says the imported module or class has no such
+    attribute (``AttributeError: type object 'TestOps' has no attribute 'test_minus'``)."""
+    failure = (run.failures or {}).get(last)
+    said = f"{getattr(failure, 'message', '')}\n{getattr(failure, 'text', '')}"
+    return f"has no attribute '{last}'" in said and "AttributeError" in said
+
+
+def _forget(run: Ids, old: str) -> None:
+    """``run`` without its id ``old``: it names no outcome of it."""
+    run.collected = None if run.collected is None else [t for t in run.collected if t != old]
+    for name in ("tests", "failures", "skips", "kinds", "ran"):
+        found = getattr(run, name)
+        if found is not None and old in found:
+            setattr(run, name, {t: v for t, v in found.items() if t != old})
 
 
 def _rename(run: Ids, old: str, new: str) -> None:

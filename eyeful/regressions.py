@@ -238,16 +238,45 @@ def _python_test(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> bool 
 
 
 def ids_moved(repo: pygit2.Repository, snap: Snapshot, test: str) -> bool:
-    """Whether ``test`` is a parametrized id (``file::name[...]``) in a file the change left as
-    the base's, whose function the base defines (claims.Evidence.ids_moved)."""
+    """Whether ``test`` is an id of a file the change left as the base's, which the change's
+    code may have named otherwise (claims.Evidence.ids_moved): a parametrized id
+    (``file::name[...]``) whose function the base defines, or a test the file does not define
+    by its text (a method made from the code's data: ``setattr`` on a class, ``globals()``)."""
     path, sep, rest = test.partition("::")
-    if not sep or "[" not in rest:
-        return False
+    if not sep:
+        path, name = _dotted_module(repo, tree_at(repo, snap.base.tree), test) or ("", "")
+        if not path:
+            return False
+    else:
+        name = rest.split("::")[-1]
     try:
-        same = tree_at(repo, snap.base.tree)[path].id == tree_at(repo, snap.head.tree)[path].id
+        entry = tree_at(repo, snap.base.tree)[path]
+        same = entry.id == tree_at(repo, snap.head.tree)[path].id
     except KeyError:
         return False
-    return same and exists_in_tree(repo, snap.base.tree, test)
+    if not same:
+        return False
+    if "[" in rest:
+        return exists_in_tree(repo, snap.base.tree, test)
+    text = blob_at(repo, entry.id).data.decode(errors="replace")
+    return re.search(rf"\bdef {re.escape(name)}\b", text) is None
+
+
+def _dotted_module(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> tuple[str, str] | None:
+    """For unittest's dotted id of a method (``tests.test_ops.TestOps.test_x``): the one module
+    file of the tree it names and the method's name; None for another id."""
+    if "/" in test or "." not in test:
+        return None
+    parts = test.split(".")
+    files = [path for path, _ in blobs(repo, tree) if path.endswith(".py")]
+    for cut in range(len(parts) - 2, 0, -1):  # a module, a class, a method at least
+        module = "/".join(parts[:cut])
+        found = [p for p in files if p == f"{module}.py" or p.endswith(f"/{module}.py")]
+        if len(found) == 1:
+            return found[0], parts[-1]
+        if found:
+            return None
+    return None
 
 
 _IN: dict[Context, str] = {"alone": ", alone", "file": ", in its file", "suite": ", in the suite"}

@@ -154,6 +154,53 @@ def test_a_pytest_that_exits_0_before_its_session_is_never_clean(tmp_path, conft
     assert "pytest ended before it collected any test" in change["reason"], change["reason"]
 
 
+OPS = 'OPS = {"add": (lambda a, b: a + b, 5), "sub": (lambda a, b: a - b, 1)}\n'
+OPS_TESTS = """import unittest
+
+import ops
+
+
+class TestOps(unittest.TestCase):
+    pass
+
+
+def _make(name):
+    fn, want = ops.OPS[name]
+
+    def test(self):
+        self.assertEqual(fn(3, 2), want)
+
+    return test
+
+
+for _name in ops.OPS:
+    setattr(TestOps, f"test_{_name}", _make(_name))
+"""
+
+
+@pytest.mark.parametrize(
+    ("runner", "test"),
+    [("pytest", "tests/test_ops.py::TestOps::test_minus"),
+     ("unittest", "tests.test_ops.TestOps.test_minus")],
+)  # fmt: skip
+def test_a_failing_test_the_codes_data_names_in_an_unchanged_file_is_never_new(
+    tmp_path, runner, test
+):
+    # helper-61: the test file makes its methods from the code's table; the change renamed
+    # "sub" to "minus" and broke it. test_minus is no test the change wrote: the base's
+    # test_sub ran the same check and passed. It was "new, fails" and the review clean; under
+    # unittest, whose loader errs on a name the base's class lacks, "pre-existing".
+    files = {"ops.py": OPS, "tests/test_ops.py": OPS_TESTS, "tests/__init__.py": ""}
+    config = {} if runner == "pytest" else {"test": f"{shlex.quote(PYTHON)} -m unittest -v"}
+    repo = _project(tmp_path, files, **config)
+    stage(
+        repo, {"ops.py": OPS.replace('"sub": (lambda a, b: a - b', '"minus": (lambda a, b: b - a')}
+    )
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [(test, "undetermined")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_run_stopped_early_with_no_way_to_run_the_rest_is_could_not_verify(tmp_path):
     stops = f"{PYTEST} -x && true"  # no test_one: none can be derived from a shell list
     repo = _project(tmp_path, {"tests/test_a.py": FIRST_FAILS}, test=stops)
