@@ -150,6 +150,34 @@ class Worktree:
         self._clean("-ffdq")  # untracked, not ignored: all of it untrusted's
         return whole
 
+    def _sweep(self, repo: pygit2.Repository, head: str | None) -> None:
+        """After untrusted files, by the file system alone (no git, which would read the files'
+        attributes and run filters in the worktree): every file written since the taint mark, and
+        every one that is neither the checked-out commit's (``head``) nor an ignored file the mark
+        keeps, goes, wherever git does not look too (in a directory named `.git`, in a
+        submodule's directory, which eyeful never fills); the checkout puts the commit's back."""
+        try:
+            since = self.taint_mark.stat().st_mtime_ns
+            kept = json.loads(self.taint_mark.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            since, kept = 0, {}
+        kept = kept if isinstance(kept, dict) else {}
+        tracked: set[str] = set()
+        submodules: set[str] = set()
+        found = repo.get(head) if head is not None else None
+        if isinstance(found, pygit2.Commit):
+            for path, submodule in _tree_paths(found.tree):
+                (submodules if submodule else tracked).add(path)
+        allowed = tracked | {name for name, was in kept.items() if was != ["directory"]}
+        parents = {
+            str(parent) for name in allowed | submodules for parent in PurePosixPath(name).parents
+        }
+        parents |= submodules  # entered, and emptied
+        for attempt in range(2):
+            if not _swept(self.path, "", allowed, parents, since) or attempt:
+                break
+            _owner_may_enter(self.path)  # a directory a test left read-only: once more
+
     def _clean(self, flags: str) -> None:
         """`git clean`; where it could not remove what a test left unreadable or unwritable,
         the worktree's directories are made its owner's again and it runs once more."""
@@ -196,10 +224,14 @@ class Worktree:
             # waits for), and it would fail every later checkout.
             for name in ("index.lock", "HEAD.lock"):
                 (admin / name).unlink(missing_ok=True)
+        old = _detached_head(admin) if admin is not None else None
+        if self.tainted:
+            # Before any git command here: git reads the worktree's `.gitattributes` and runs
+            # your filters' commands in it (a `clean` filter on a file that looks changed).
+            self._sweep(repo, old)
         # Tracked files something rewrote since the last checkout (a reproduction, a fix, a
         # command) are restored by the checkout, as are the files that differ between the trees.
         dirty = _names(git("diff", "--name-only", "-z", "HEAD", cwd=self.path, check=False).stdout)
-        old = _detached_head(admin) if admin is not None else None
         if old is None:
             previous = git("rev-parse", "-q", "--verify", "HEAD", cwd=self.path, check=False)
             old = previous.stdout.decode().strip() if previous.returncode == 0 else None
@@ -292,6 +324,46 @@ def remove_tree(path: Path) -> None:
     except OSError:
         _owner_may_enter(path)
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _tree_paths(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, bool]]:
+    """The paths of a tree's files, links and submodules, each with whether it is a submodule
+    (whose directory stays empty in eyeful's worktrees)."""
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if isinstance(entry, pygit2.Tree):
+            yield from _tree_paths(entry, path + "/")
+        else:
+            yield path, entry.filemode == pygit2.enums.FileMode.COMMIT
+
+
+def _swept(
+    top: Path, prefix: str, allowed: set[str], parents: set[str], since: int
+) -> bool:  # fmt: skip
+    """Remove under ``top / prefix`` what :meth:`Worktree._sweep` removes; whether something
+    could not be removed."""
+    stuck = False
+    try:
+        entries = list(os.scandir(top / prefix if prefix else top))
+    except OSError:
+        return True
+    for entry in entries:
+        name = f"{prefix}{entry.name}"
+        if name == ".git":
+            continue  # the worktree's own link to its git directory (read-only to untrusted code)
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if entry.is_dir(follow_symlinks=False):
+                if name in parents:
+                    stuck = _swept(top, name + "/", allowed, parents, since) or stuck
+                else:
+                    remove_tree(Path(entry.path))
+                    stuck = stuck or os.path.lexists(entry.path)
+            elif name not in allowed or info.st_ctime_ns >= since:
+                Path(entry.path).unlink()
+        except OSError:
+            stuck = True
+    return stuck
 
 
 def _detached_head(admin: Path) -> str | None:

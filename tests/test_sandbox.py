@@ -23,6 +23,7 @@ from tests.gitrepo import (
     confirm,
     eyeful,
     eyeful_config,
+    git,
     make_repo,
     report_json,
     stage,
@@ -441,3 +442,47 @@ def test_what_a_sandboxed_run_leaves_among_ignored_files_is_gone_before_the_next
     stage(repo, {"calc.py": LOCAL_OVERRIDES.replace("a + b", "a - b", 1)})
     second = review(repo, format="json")
     assert second.exit_code == 1, second.markdown
+
+
+HIDDEN_PLANTS = """import os
+
+PLANT = "open({marker!r}, 'a').write('ran unsandboxed\\\\n')\\n"
+
+
+def test_plants():
+    os.makedirs('tests/.git', exist_ok=True)
+    for where in ('vendor/lib/conftest.py', 'tests/.git/conftest.py', 'stripper.py'):
+        with open(where, 'w') as out:
+            out.write(PLANT + ('import sys\\nsys.stdout.write(sys.stdin.read())\\n'
+                               if where == 'stripper.py' else ''))
+    with open('.gitattributes', 'w') as out:
+        out.write('* filter=stripper\\n')
+    with open('calc.py', 'a') as out:
+        out.write('\\n')  # a tracked file that looks changed: git's clean filter reads it
+    assert False, 'planted'
+"""
+
+
+@needs_bwrap
+def test_what_a_reproduction_hides_where_git_does_not_look_never_runs_unsandboxed(tmp_path):
+    """helper-63: a reproduction wrote a conftest.py into a submodule's directory (eyeful never
+    fills it) and into a directory named `.git`, which `git clean` never sees, and a later
+    review's own test run loaded it unsandboxed; and a `.gitattributes` naming your clean
+    filter (`python -m stripper`, run in the worktree) with a `stripper.py` beside it, which
+    eyeful's next `git diff` there ran with your rights."""
+    marker = tmp_path / "ESCAPED"
+    lib = make_repo(tmp_path / "lib", {"README.md": "a library\n"})
+    repo = _repo(tmp_path, extra="")
+    git(repo, "submodule", "-q", "add", str(lib), "vendor/lib")
+    git(repo, "commit", "-qm", "vendor")  # (with the broken add _repo staged)
+    git(repo, "config", "filter.stripper.clean", f"{sys.executable} -m stripper")
+    confirm(repo)
+    stage(repo, {"calc.py": CALC})
+    _, first = _review(repo, tmp_path, HIDDEN_PLANTS.format(marker=str(marker)), "planted")
+    gates = {g["name"]: g["status"] for g in first["findings"][0]["gates"]}
+    assert gates["fails_as_claimed"] == "pass", first["findings"][0]  # it planted them all
+    stage(repo, {"calc.py": CALC + "\n# tidy\n"})  # a review with no finding: the suite runs
+    second = review(repo, format="json")
+    assert second.exit_code == 0, second.markdown
+    assert not marker.exists(), marker.read_text()
+    # (A worktree the second review did not take keeps its taint mark: its next checkout sweeps.)
