@@ -64,11 +64,12 @@ def git(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run git, hooks off unless asked; raise :class:`GitError` with its stderr when asked to."""
     # No hook, and no fsmonitor command (a command git runs like a hook, named in config that a
-    # worktree's untrusted files might have pointed git at).
+    # worktree's untrusted files might have pointed git at); never into submodules, which
+    # eyeful's worktrees leave empty (`submodule.recurse` in your config would make a checkout
+    # there fail).
+    quiet = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
     argv: Sequence[str] = (
-        ["git", *args]
-        if hooks
-        else ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args]
+        ["git", *args] if hooks else ["git", *quiet, "-c", "submodule.recurse=false", *args]
     )
     proc = subprocess.run(
         argv,

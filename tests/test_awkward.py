@@ -332,7 +332,8 @@ def test_symlinks_in_the_change(tmp_path):
     assert user_state(repo) == before
 
 
-def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path):
+@pytest.mark.parametrize("recurse", [False, True], ids=["plain", "submodule.recurse"])
+def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path, recurse):
     library = make_repo(tmp_path / "library", {"README": "library\n"})
     repo = python_project(tmp_path / "repo")
     confirm(repo)
@@ -347,6 +348,10 @@ def test_a_submodule_is_left_out_and_the_uncertainty_checklist_says_so(tmp_path)
         "vendor/lib",
     )
     git(repo, "commit", "-q", "-m", "vendor the library")  # the change does not move it
+    if recurse:
+        # helper-63: git's checkout in eyeful's worktree then went into the submodule, which
+        # eyeful never fills, and failed: every review ended with exit 2.
+        git(repo, "config", "submodule.recurse", "true")
     # The project's test proves the submodule's files are not there in eyeful's worktree.
     stage(
         repo,
