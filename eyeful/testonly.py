@@ -14,7 +14,8 @@ imports it, on the change or on the base: an import the project's code makes (a 
 .cases import *``) keeps it the project's code. Imports are read statically (``ast``), resolved
 against the repository's root, ``src/`` and every directory above the importing file (liberally: a
 name that may be the module is taken as an import of it, which only ever keeps a module off the
-test side).
+test side; so is a string naming it, dotted or by its path: `importlib.import_module("fixtures.users")`
+in the code keeps `fixtures/users.py` the code's).
 """
 
 from __future__ import annotations
@@ -234,6 +235,9 @@ def _word(path: str) -> str:
     return p.parent.name if p.stem == "__init__" else p.stem
 
 
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
     folder = PurePosixPath(path).parent
     roots = {"", "src", *(str(p) for p in [folder, *folder.parents] if str(p) != ".")}
@@ -246,6 +250,16 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
             bases = roots
         elif (plugins := _pytest_plugins(node)) is not None:
             modules = [tuple(name.split(".")) for name in plugins]  # pytest imports them
+            bases = roots
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            # A module named by a string (`importlib.import_module("fixtures.users")`, a
+            # setting, an entry point) or by its path: the file may load it (helper-61).
+            if node.value in targets:
+                found.add(node.value)
+                continue
+            if _DOTTED.fullmatch(node.value) is None:
+                continue
+            modules = [tuple(node.value.split("."))]
             bases = roots
         elif isinstance(node, ast.ImportFrom):
             parts = tuple(node.module.split(".")) if node.module else ()

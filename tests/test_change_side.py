@@ -1073,6 +1073,29 @@ def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
     assert code == 1
 
 
+def test_a_module_the_code_loads_by_its_name_is_code_whatever_its_folder(tmp_path):
+    """helper-61: the app loads its seed data with `importlib.import_module("fixtures.users")`
+    and the tests import it too; by its folder's name, and read only by import statements, it
+    was the tests' own, so the base ran the change's copy, failed alike, and the break of the
+    app was pre-existing: clean."""
+    app = (
+        "import importlib\n\n\ndef admins():\n"
+        "    users = importlib.import_module('fixtures.users').USERS\n"
+        "    return [u for u, role in users if role == 'admin']\n"
+    )
+    test = (
+        "import app\nfrom fixtures.users import USERS\n\n\ndef test_has_admin():\n"
+        "    assert app.admins() == ['ada']\n\n\ndef test_users():\n    assert len(USERS) == 2\n"
+    )
+    users = "USERS = [('ada', 'admin'), ('bob', 'user')]\n"
+    repo = _calc_repo(tmp_path, {"app.py": app, "fixtures/users.py": users,
+                                 "tests/test_app.py": test})  # fmt: skip
+    stage(repo, {"fixtures/users.py": users.replace("'admin'", "'user'")})
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_app.py::test_has_admin": "regression"}, report
+    assert code == 1
+
+
 def test_a_public_testing_module_beside_a_root_conftest_stays_the_code(tmp_path):
     """`testing.py` beside `calc.py` is the project's public helper (as `click.testing` is); a
     root `conftest.py` beside them made the folder look like one of tests, and its break hid."""
