@@ -14,8 +14,8 @@ imports it, on the change or on the base: an import the project's code makes (a 
 .cases import *``) keeps it the project's code. Imports are read statically (``ast``), resolved
 against the repository's root, ``src/`` and every directory above the importing file (liberally: a
 name that may be the module is taken as an import of it, which only ever keeps a module off the
-test side; so is a string naming it, dotted or by its path: `importlib.import_module("fixtures.users")`
-in the code keeps `fixtures/users.py` the code's).
+test side; so is a string naming it, dotted or by its path:
+`importlib.import_module("fixtures.users")` in the code keeps `fixtures/users.py` the code's).
 """
 
 from __future__ import annotations

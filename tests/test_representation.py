@@ -383,3 +383,23 @@ def test_a_change_to_the_codes_own_data_or_import_time_value_still_blocks(tmp_pa
     done = review(repo, format="json")
     assert done.exit_code == 1, done
     assert _kinds(done.json) == {"tests/test_rates.py::test_convert": "regression"}, done
+
+
+def test_a_test_counting_the_packages_files_is_no_block_of_a_split_module(tmp_path):
+    """helper-62: the change moves add's body into a new module of the package; a test counting
+    the package's files (a listing: glob) fails, having run none of the change's lines. A
+    listing of a directory holding a changed file is a look at it, as a reading is."""
+    counts = (
+        "import pathlib\n\nimport pkg\n\n\ndef test_add():\n    assert pkg.add(1, 2) == 3\n\n\n"
+        "def test_modules():\n"
+        "    assert len(list(pathlib.Path(pkg.__file__).parent.glob('*.py'))) == 2\n"
+    )
+    repo = _repo(tmp_path, {"pkg/__init__.py": "from pkg.core import add\n",
+                            "pkg/core.py": "def add(a, b):\n    return a + b\n",
+                            "tests/test_pkg.py": counts})  # fmt: skip
+    split = "from pkg._ops import plus\n\n\ndef add(a, b):\n    return plus(a, b)\n"
+    stage(repo, {"pkg/core.py": split, "pkg/_ops.py": "def plus(a, b):\n    return a + b\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_pkg.py::test_modules": "unconfirmed"}, done.markdown
+    assert "listed the directory of" in done.markdown, done.markdown
+    assert done.exit_code == 3, done.markdown

@@ -327,7 +327,8 @@ class Tracer:
         report of a traceback): an ``open`` of a changed file for reading (``open``,
         ``io.open_code``, a loader's ``get_data``, ``inspect.getsource``), a function's
         ``__code__`` where the function is defined in a changed file (not for its signature:
-        ``inspect.signature``), a child process whose command line names a changed file."""
+        ``inspect.signature``), a child process whose command line names a changed file, a
+        listing of a directory holding one."""
         if self._busy or not self.watching or self.why is not None or not args:
             return
         if event == "open" and len(args) >= 2:
@@ -347,6 +348,29 @@ class Tracer:
             self._looked(filename, "looked at the code object of a function of", sys._getframe(1))
         elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn"):
             self._child(event, args)
+        elif event in ("os.listdir", "os.scandir"):
+            self._listed(args[0], sys._getframe(1))
+
+    def _listed(self, directory: object, frame: FrameType | None) -> None:
+        """A directory listed (``os.listdir``, ``os.scandir``: ``glob``, ``pathlib``'s
+        ``iterdir``, ``pkgutil``): each changed file in it counts as looked at, for a file the
+        change added or removed is what a listing tells (a count of a package's modules)."""
+        if self._busy or not isinstance(directory, (str, bytes, os.PathLike, type(None))):
+            return  # (a descriptor: os.scandir(fd) tells no path)
+        self._busy = True
+        try:
+            where = os.path.realpath(os.fsdecode(directory) if directory is not None else ".")
+            inside = [real for real in self.targets if os.path.dirname(real) == where]
+            # The tests' own listing only: the code listing its own package (a plugin loader)
+            # is what it does.
+            if inside and self._origin(frame) != "tests":
+                inside = []
+        except Exception:  # a watch must never break the code it watches
+            inside = []
+        finally:
+            self._busy = False
+        for real in inside:
+            self._looked(real, "listed the directory of", frame)
 
     def _child(self, event: str, args: tuple[Any, ...]) -> None:
         """A child process whose command line names a changed file: what it reads is not seen."""
