@@ -468,7 +468,7 @@ class WorktreePool:
         git(
             "worktree", "add", "--force", "--detach", "--no-checkout",
             str(worktree.path), empty,
-            cwd=self.paths.root,
+            cwd=self.paths.common_dir,  # (a work tree apart from its git dir has no `.git`)
         )  # fmt: skip
 
     @contextlib.contextmanager
@@ -513,7 +513,7 @@ class WorktreePool:
             for name in names:
                 _owner_may_enter(self.root / name)
                 git("worktree", "remove", "--force", "--force", str(self.root / name),
-                    cwd=self.paths.root, check=False)  # fmt: skip
+                    cwd=self.paths.common_dir, check=False)  # fmt: skip
             self._forget_missing()
         finally:
             for handle in held:

@@ -7,6 +7,7 @@ test_safety_inputs.py.)
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -631,3 +632,21 @@ def test_a_file_added_with_intent_to_add_is_not_in_the_change(tmp_path):
     assert proc.exit_code == 0, proc.markdown
     [run] = proc.json["runs"]
     assert (run["status"], run["counts"]) == ("PASSED", {"passed": 2}), run
+
+
+def test_a_work_tree_apart_from_its_git_dir_is_reviewed(tmp_path):
+    """helper-63: GIT_DIR and GIT_WORK_TREE (a "dotfiles" repository, a bare one used with a
+    work tree): the work tree has no `.git`, and eyeful's `git worktree add`, run there without
+    the variables hooks must not pass on, failed: every review ended with exit 2."""
+    repo = python_project(tmp_path / "repo")
+    confirm(repo)
+    (repo / ".git").rename(tmp_path / "repo.git")
+    env = {**os.environ, "GIT_DIR": str(tmp_path / "repo.git"), "GIT_WORK_TREE": str(repo)}
+    write(repo, {"calc.py": (repo / "calc.py").read_text() + "\n\ndef neg(a):\n    return -a\n"})
+    git(repo, "add", "calc.py", env=env)
+    index = tmp_path / "repo.git" / "index"
+    before = (index.read_bytes(), git(repo, "status", "--porcelain", env=env))
+    done = review(repo, env=env, format="json")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert [(r["side"], r["status"]) for r in done.json["runs"]] == [("change", "PASSED")]
+    assert (index.read_bytes(), git(repo, "status", "--porcelain", env=env)) == before
