@@ -518,7 +518,9 @@ class GateRunner:
         unshown = unshown or skipped_on_base(failing, [r for r in finals if r is not None])
         if unshown is not None:
             return None if edited else verdict.set("introduced", False, unshown)
-        alike = sum(1 for r in finals if r is not None and failed_alike(r, verdict.failure))
+        alike = sum(
+            1 for r in finals if r is not None and failed_alike(r, verdict.failure, repro.path)
+        )
         if alike:
             failure = verdict.failure
             assert failure is not None  # failed_alike holds only with one

@@ -107,9 +107,11 @@ def located(
     return at
 
 
-def failed_alike(run: Run, failure: Failure | None) -> bool:
+def failed_alike(run: Run, failure: Failure | None, test_file: str) -> bool:
     """Whether ``run`` (on the base) failed as ``failure`` (the change's) did in kind, if not in
-    words: the same exception type, raised in the same file. A change that only reordered an
+    words: the same exception type, raised in the same file of the code (``test_file``, the
+    reproduction's own, is not: a precondition it asserts first may fail on the base, where the
+    change brought what it asserts next). A change that only reordered an
     expression (``a + b`` to ``b + a``) changes the message (`'int' and 'NoneType'`) and the
     raising line's text, not the failure: the test does not pass on the base, so it shows no
     problem the change brought. Failing otherwise (an import error where the change adds the
@@ -119,4 +121,6 @@ def failed_alike(run: Run, failure: Failure | None) -> bool:
     theirs = run.failure
     if "collection" in (theirs.kind, failure.kind) or not failure.type or not failure.raised_in:
         return False
+    if failure.raised_in == test_file:
+        return False  # the test's own assertions: an earlier one failing on the base says no more
     return (theirs.type, theirs.raised_in) == (failure.type, failure.raised_in)

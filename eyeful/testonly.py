@@ -14,8 +14,8 @@ imports it, on the change or on the base: an import the project's code makes (a 
 .cases import *``) keeps it the project's code. Imports are read statically (``ast``), resolved
 against the repository's root, ``src/`` and every directory above the importing file (liberally: a
 name that may be the module is taken as an import of it, which only ever keeps a module off the
-test side; so is a string naming it, dotted or by its path:
-`importlib.import_module("fixtures.users")` in the code keeps `fixtures/users.py` the code's).
+test side; so is a load by its name: `importlib.import_module("fixtures.users")` in the code
+keeps `fixtures/users.py` the code's).
 """
 
 from __future__ import annotations
@@ -235,7 +235,21 @@ def _word(path: str) -> str:
     return p.parent.name if p.stem == "__init__" else p.stem
 
 
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_LOADERS = frozenset({"import_module", "__import__"})
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module a call ``import_module("a.b")`` or ``__import__("a.b")`` names, or None."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    if name not in _LOADERS or not isinstance(first, ast.Constant):
+        return None
+    value = first.value
+    return value if isinstance(value, str) and _DOTTED.fullmatch(value) else None
 
 
 def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
@@ -251,15 +265,11 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
         elif (plugins := _pytest_plugins(node)) is not None:
             modules = [tuple(name.split(".")) for name in plugins]  # pytest imports them
             bases = roots
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            # A module named by a string (`importlib.import_module("fixtures.users")`, a
-            # setting, an entry point) or by its path: the file may load it (helper-61).
-            if node.value in targets:
-                found.add(node.value)
-                continue
-            if _DOTTED.fullmatch(node.value) is None:
-                continue
-            modules = [tuple(node.value.split("."))]
+        elif (named := _imported_by_name(node)) is not None:
+            # `importlib.import_module("fixtures.users")`, `__import__(...)`: the file loads it
+            # (helper-61); a string elsewhere (a script's output path, a nox session's
+            # `-m tests_support.cases`) imports nothing.
+            modules = [tuple(named.split("."))]
             bases = roots
         elif isinstance(node, ast.ImportFrom):
             parts = tuple(node.module.split(".")) if node.module else ()

@@ -1096,6 +1096,50 @@ def test_a_module_the_code_loads_by_its_name_is_code_whatever_its_folder(tmp_pat
     assert code == 1
 
 
+def test_a_string_naming_a_test_helper_outside_an_import_leaves_it_the_tests(tmp_path):
+    """helper-64: a script's output path and a nox session's `-m tests_support.cases` name the
+    tests' case list in strings; counted as imports, the list was the code's, so the base kept
+    its old cases and a new case the old code fails too blocked."""
+    files = {
+        "double.py": "def double(x):\n    return abs(x) * 2\n",
+        "tests_support/__init__.py": "",
+        "tests_support/cases.py": "CASES = [(1, 2), (2, 4)]\n",
+        "tests/test_double.py": "from double import double\nfrom tests_support.cases import CASES"
+        "\n\n\ndef test_all():\n    for a, b in CASES:\n        assert double(a) == b\n",
+        "scripts/gen_cases.py": '"""Regenerate the cases."""\nOUT = "tests_support/cases.py"\n',
+        "noxfile.py": "def cases(session):\n"
+        "    session.run('python', '-m', 'tests_support.cases')\n",
+    }
+    repo = _calc_repo(tmp_path, files)
+    stage(repo, {"tests_support/cases.py": "CASES = [(1, 2), (2, 4), (-1, -2)]\n",
+                 "double.py": files["double.py"] + "\n# doubling\n"})  # fmt: skip
+    code, report = _review(repo)
+    assert _kinds(report) == {"tests/test_double.py::test_all": "pre_existing"}, report
+    assert code == 0
+
+
+def test_a_reproduction_asserting_a_precondition_first_still_blocks(tmp_path):
+    """helper-64: the base fails the reproduction's first assertion (no yen sign there), the
+    change its second (the decimals it brought): both AssertionErrors of the test's own file,
+    which says nothing of whether the base has the problem."""
+    prices = 'def price(amount, currency="USD"):\n    return "$%.2f" % amount\n'
+    repo = _calc_repo(tmp_path, {"prices.py": prices})
+    yen = ('SIGNS = {"USD": "$", "JPY": "Y"}\n\n\ndef price(amount, currency="USD"):\n'
+           '    return "%s%.2f" % (SIGNS[currency], amount)\n')  # fmt: skip
+    stage(repo, {"prices.py": yen, "README.md": "Yen prices have no decimals.\n"})
+    code = (
+        "from prices import price\n\n\ndef test_yen():\n    p = price(100, 'JPY')\n"
+        "    assert p.startswith('Y'), 'no yen sign'\n"
+        "    assert p == 'Y100', 'yen shown with decimals'\n"
+    )
+    oracle = {"kind": "specified", "quote": "Yen prices have no decimals", "source": "README.md"}
+    exit_code, found = _one_finding(
+        repo, _finding(code, "yen shown with decimals", oracle, "prices.py")
+    )
+    assert found["kind"] == "fail", found
+    assert exit_code == 1
+
+
 def test_a_public_testing_module_beside_a_root_conftest_stays_the_code(tmp_path):
     """`testing.py` beside `calc.py` is the project's public helper (as `click.testing` is); a
     root `conftest.py` beside them made the folder look like one of tests, and its break hid."""
