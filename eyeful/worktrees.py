@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -117,12 +118,18 @@ class Worktree:
             name: ["directory"] if name.endswith("/") else _identity(self.path / name)
             for name in self._ignored()
         }
+        # Ignored directories too (an empty `instance/` setup made): the sweep keeps them.
+        for name in self._ignored(directories=True):
+            if name.endswith("/") and name not in kept:
+                kept[name] = _KEPT_DIRECTORY
         text = json.dumps({k: v for k, v in kept.items() if v is not None}, sort_keys=True)
         self.taint_mark.write_text(text, encoding="utf-8")  # cut short: not JSON, all goes
 
-    def _ignored(self) -> list[str]:
-        """The ignored files in the worktree (whole ignored directories listed file by file)."""
-        listed = git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+    def _ignored(self, directories: bool = False) -> list[str]:
+        """The ignored files in the worktree (whole ignored directories listed file by file; with
+        ``directories``, as one entry each, empty ones too)."""
+        flags = ["--directory"] if directories else []
+        listed = git("ls-files", "-z", "--others", "--ignored", "--exclude-standard", *flags,
                      cwd=self.path, check=False)  # fmt: skip
         return _names(listed.stdout) if listed.returncode == 0 else []
 
@@ -138,6 +145,7 @@ class Worktree:
         if not isinstance(kept, dict):
             self._clean("-ffdxq")
             return False
+        kept = {name: was for name, was in kept.items() if was != _KEPT_DIRECTORY}
         whole = True
         for name in self._ignored():
             before = kept.pop(name, None)
@@ -168,11 +176,12 @@ class Worktree:
         if isinstance(found, pygit2.Commit):
             for path, submodule in _tree_paths(found.tree):
                 (submodules if submodule else tracked).add(path)
-        allowed = tracked | {name for name, was in kept.items() if was != ["directory"]}
-        parents = {
-            str(parent) for name in allowed | submodules for parent in PurePosixPath(name).parents
-        }
-        parents |= submodules  # entered, and emptied
+        directories = {name.rstrip("/") for name, was in kept.items() if was == _KEPT_DIRECTORY}
+        files = {n for n, was in kept.items() if was not in (["directory"], _KEPT_DIRECTORY)}
+        allowed = tracked | files
+        kept_too = allowed | submodules | directories
+        parents = {str(parent) for name in kept_too for parent in PurePosixPath(name).parents}
+        parents |= submodules | directories  # entered (a submodule's emptied), never removed
         for attempt in range(2):
             if not _swept(self.path, "", allowed, parents, since) or attempt:
                 break
@@ -321,9 +330,12 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path)
     except FileNotFoundError:
         return
-    except OSError:
+    except (OSError, RecursionError):  # (Python's rmtree recurses: a tree some 1,000 deep)
         _owner_may_enter(path)
-        shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(RecursionError):
+            shutil.rmtree(path, ignore_errors=True)
+        if os.path.lexists(path):
+            subprocess.run(["rm", "-rf", "--", str(path)], capture_output=True, check=False)
 
 
 def _tree_paths(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, bool]]:
@@ -402,6 +414,10 @@ def _identity(path: Path) -> list[int] | None:
         return None
     return [info.st_ino, info.st_size, info.st_ctime_ns]
 
+
+_KEPT_DIRECTORY = ["kept directory"]
+"""The taint mark's word for an ignored directory there before untrusted files (an empty one
+setup made): the sweep keeps it, and sweeps what is in it."""
 
 RUN_CACHES = (".pytest_cache", ".hypothesis")
 """Directories a test run writes its caches in, at the top of the checkout."""

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -486,3 +487,52 @@ def test_what_a_reproduction_hides_where_git_does_not_look_never_runs_unsandboxe
     assert second.exit_code == 0, second.markdown
     assert not marker.exists(), marker.read_text()
     # (A worktree the second review did not take keeps its taint mark: its next checkout sweeps.)
+
+
+def test_an_empty_directory_setup_made_outlives_a_reproduction(tmp_path):
+    """helper-64: setup makes an empty ignored `instance/`; after a reproduction ran there, the
+    sweep took the directory (no file of it was listed) and setup, its files whole, did not run
+    again: the test writing into it failed on both sides ever after, and a real break of it was
+    pre-existing."""
+    code = (
+        "import os\n\n\ndef save(name, text):\n"
+        "    with open(os.path.join('instance', name), 'w') as out:\n"
+        "        out.write(text)\n    return text\n"
+    )
+    test = (
+        "import os\n\nfrom store import save\n\n\ndef test_save():\n"
+        "    assert save('x.txt', 'hi') == 'hi'\n"
+        "    os.remove(os.path.join('instance', 'x.txt'))\n"
+    )
+    config = eyeful_config(extra='isolate = "none"', setup="mkdir -p instance")
+    files = {"pyproject.toml": config, "pytest.ini": PYTEST_INI, ".gitignore": "instance/\n",
+             "README.md": "a store\n", "store.py": code, "tests/test_store.py": test}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    stage(repo, {"store.py": code + "\n# saved\n"})
+    finding = _finding("def test_r():\n    assert 1 == 2, 'one is not two'\n", "one is not two")
+    finding["path"], finding["line"] = "store.py", 1
+    review(repo, format="json", findings=[finding])
+    stage(repo, {"store.py": code.replace("return text", "return text.upper()")})
+    done = review(repo, format="json")
+    assert done.exit_code == 1, done.markdown
+    assert [r["test"] for r in done.json["regressions"]] == ["tests/test_store.py::test_save"]
+
+
+def test_a_reproduction_leaving_a_very_deep_tree_breaks_no_later_review(tmp_path):
+    """helper-64: Python's rmtree recurses; a directory some 1,200 deep that a reproduction left
+    made the sweep raise RecursionError (exit 4) in that review and every later one."""
+    repo = _repo(tmp_path)
+    deep = (
+        "import os\n\n\ndef test_deep():\n    here = os.getcwd()\n    os.mkdir('deep')\n"
+        "    os.chdir('deep')\n    for _ in range(1200):\n        os.mkdir('d')\n"
+        "        os.chdir('d')\n    os.chdir(here)\n    assert False, 'deep enough'\n"
+    )
+    try:
+        first, _ = _review(repo, tmp_path, deep, "deep enough")
+        assert first in (0, 1, 3), first
+        stage(repo, {"calc.py": CALC})
+        done = review(repo, format="json")
+        assert done.exit_code == 0, done.markdown
+    finally:  # (pytest's own removal of tmp_path recurses too: the worktrees it did not reuse)
+        subprocess.run(["rm", "-rf", str(repo / ".git" / "eyeful")], check=False)
