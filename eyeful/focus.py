@@ -275,6 +275,12 @@ def of(test: str | None, test_one: str | None, parsed: Invocation | None = None)
 _PYTHON = re.compile(r"(?:\S*/)?python[\d.]*")
 
 
+def plain_pytest(command: str) -> bool:
+    """Whether ``command`` is a plain ``pytest ...`` or ``python -m pytest ...``: one that loads
+    eyeful's probe whenever pytest gets as far as its plugins from the environment."""
+    return _pytest_words(command) is not None
+
+
 def _pytest_words(test: str) -> tuple[list[str], list[str]] | None:
     """A plain ``pytest ...`` or ``python -m pytest ...`` (behind ``VAR=value`` or ``env
     VAR=value``): the words before pytest's own, and pytest's; None for anything else."""

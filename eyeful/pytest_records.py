@@ -231,6 +231,11 @@ def _decide(phases: dict[str, _PhaseLine]) -> tuple[str, _PhaseLine] | None:
     return None
 
 
+def never_started() -> records.RunRecord:
+    """The record of a pytest that ended before its session started: no test, no finish."""
+    return records.RunRecord(runner="pytest")
+
+
 def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord | None:
     """The run recorded by the probe in ``probe_dir``; None when it wrote nothing (not loaded),
     or only that pytest loaded it and the command failed (pytest stopped before its session

@@ -202,11 +202,20 @@ class _Runner:
                 done = self._run({**self.env, **probe_env, **(found or {})}, (), (record_fd,))
         finally:
             os.close(record_fd)
-        record = pytest_records.read_pytest(self.probe_dir, done.result.exit_code == 0)
+        exited_zero = done.result.exit_code == 0
+        record = pytest_records.read_pytest(self.probe_dir, exited_zero)
+        why = None if record is not None else pytest_records.without_record(
+            self.probe_dir, done.result.tail
+        )  # fmt: skip
+        if record is None and why is None and exited_zero and focus.plain_pytest(self.actual):
+            # A plain pytest that exited 0 without even loading the probe (a `-p` plugin of its
+            # `addopts`, or what it imports, ended the process first): a session that never
+            # ran, not one to read from its text (helper-64).
+            record = pytest_records.never_started()
         if record is not None:
             done.record = record
         else:
-            done.why_text = pytest_records.without_record(self.probe_dir, done.result.tail)
+            done.why_text = why
         return done
 
     def unprobed(self, why_text: str | None) -> Attempt:

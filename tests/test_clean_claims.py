@@ -178,6 +178,21 @@ for _name in ops.OPS:
 """
 
 
+def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path):
+    # helper-64: a `-p` plugin of the ini's addopts loads before eyeful's probe (which comes by
+    # PYTEST_PLUGINS): it imports code that lost its `__main__` guard, pytest exits 0 with no
+    # record at all, and its text, naming no test, read as a pass.
+    plugin = "import cli  # noqa: F401\n"
+    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
+    assert "addopts = -p myplugin" in ini
+    repo = _project(tmp_path, {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini})
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["status"] == "ERROR", change
+
+
 @pytest.mark.parametrize(
     ("runner", "test"),
     [("pytest", "tests/test_ops.py::TestOps::test_minus"),
