@@ -207,10 +207,19 @@ class _Runner:
         why = None if record is not None else pytest_records.without_record(
             self.probe_dir, done.result.tail
         )  # fmt: skip
-        if record is None and why is None and exited_zero and focus.plain_pytest(self.actual):
+        own_route = "PYTEST_PLUGINS" in self.actual or "PYTEST_ADDOPTS" in self.actual
+        if (
+            record is None
+            and why is None
+            and exited_zero
+            and not own_route
+            and (focus.plain_pytest(self.actual))
+        ):
             # A plain pytest that exited 0 without even loading the probe (a `-p` plugin of its
             # `addopts`, or what it imports, ended the process first): a session that never
-            # ran, not one to read from its text (helper-64).
+            # ran, not one to read from its text (helper-64). Not where the command sets the
+            # variables the probe comes by itself (its own PYTEST_ADDOPTS drops the probe's `-p`:
+            # helper-65): there, no record is what a whole run leaves too.
             record = pytest_records.never_started()
         if record is not None:
             done.record = record

@@ -178,6 +178,18 @@ for _name in ops.OPS:
 """
 
 
+def test_a_command_setting_the_probes_variables_itself_is_read_from_its_text(tmp_path):
+    # helper-65: its own PYTEST_ADDOPTS drops the `-p` eyeful puts there for a command that sets
+    # PYTEST_PLUGINS: a whole passing run leaves no record, which is no sign it never started.
+    test = f"PYTEST_PLUGINS=myplugin PYTEST_ADDOPTS=-rA {shlex.quote(PYTHON)} -m pytest -v"
+    repo = _project(tmp_path, {"myplugin.py": "import pytest  # noqa: F401\n"}, test=test)
+    stage(repo, {"calc.py": CALC + "\n# tidy\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["status"] == "PASSED", change
+
+
 def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path):
     # helper-64: a `-p` plugin of the ini's addopts loads before eyeful's probe (which comes by
     # PYTEST_PLUGINS): it imports code that lost its `__main__` guard, pytest exits 0 with no
