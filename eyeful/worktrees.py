@@ -118,10 +118,13 @@ class Worktree:
             name: ["directory"] if name.endswith("/") else _identity(self.path / name)
             for name in self._ignored()
         }
-        # Ignored directories too (an empty `instance/` setup made): the sweep keeps them.
+        # Ignored directories too (an empty `instance/` setup made, and the directories in it):
+        # the sweep keeps them; one gone afterwards is setup's product gone.
         for name in self._ignored(directories=True):
             if name.endswith("/") and name not in kept:
                 kept[name] = _KEPT_DIRECTORY
+                for below in _directories_in(self.path, name):
+                    kept.setdefault(below, _KEPT_DIRECTORY)
         text = json.dumps({k: v for k, v in kept.items() if v is not None}, sort_keys=True)
         self.taint_mark.write_text(text, encoding="utf-8")  # cut short: not JSON, all goes
 
@@ -145,8 +148,10 @@ class Worktree:
         if not isinstance(kept, dict):
             self._clean("-ffdxq")
             return False
+        directories = [name for name, was in kept.items() if was == _KEPT_DIRECTORY]
         kept = {name: was for name, was in kept.items() if was != _KEPT_DIRECTORY}
-        whole = True
+        # A directory setup made that untrusted code removed (helper-65): setup runs again.
+        whole = all(_real_directory(self.path / name) for name in directories)
         for name in self._ignored():
             before = kept.pop(name, None)
             if before != _identity(self.path / name):
@@ -336,6 +341,20 @@ def remove_tree(path: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         if os.path.lexists(path):
             subprocess.run(["rm", "-rf", "--", str(path)], capture_output=True, check=False)
+
+
+def _directories_in(top: Path, name: str) -> list[str]:
+    """The directories below ``top / name`` (``name`` ends with ``/``), each as ``a/b/``; links
+    are not followed."""
+    found: list[str] = []
+    for here, subdirectories, _ in os.walk(top / name):
+        base = Path(here).relative_to(top).as_posix()
+        found += [f"{base}/{d}/" for d in subdirectories if not (Path(here) / d).is_symlink()]
+    return found
+
+
+def _real_directory(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def _tree_paths(tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, bool]]:

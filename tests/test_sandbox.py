@@ -489,28 +489,32 @@ def test_what_a_reproduction_hides_where_git_does_not_look_never_runs_unsandboxe
     # (A worktree the second review did not take keeps its taint mark: its next checkout sweeps.)
 
 
-def test_an_empty_directory_setup_made_outlives_a_reproduction(tmp_path):
+@pytest.mark.parametrize("removes", [False, True], ids=["leaves-it", "removes-it"])
+def test_an_empty_directory_setup_made_outlives_a_reproduction(tmp_path, removes):
     """helper-64: setup makes an empty ignored `instance/`; after a reproduction ran there, the
     sweep took the directory (no file of it was listed) and setup, its files whole, did not run
     again: the test writing into it failed on both sides ever after, and a real break of it was
-    pre-existing."""
+    pre-existing. helper-65: nor a directory in it (`instance/uploads`); and where the
+    reproduction removed it, setup runs again."""
     code = (
         "import os\n\n\ndef save(name, text):\n"
-        "    with open(os.path.join('instance', name), 'w') as out:\n"
+        "    with open(os.path.join('instance', 'uploads', name), 'w') as out:\n"
         "        out.write(text)\n    return text\n"
     )
     test = (
         "import os\n\nfrom store import save\n\n\ndef test_save():\n"
         "    assert save('x.txt', 'hi') == 'hi'\n"
-        "    os.remove(os.path.join('instance', 'x.txt'))\n"
+        "    os.remove(os.path.join('instance', 'uploads', 'x.txt'))\n"
     )
-    config = eyeful_config(extra='isolate = "none"', setup="mkdir -p instance")
+    config = eyeful_config(extra='isolate = "none"', setup="mkdir -p instance/uploads")
     files = {"pyproject.toml": config, "pytest.ini": PYTEST_INI, ".gitignore": "instance/\n",
              "README.md": "a store\n", "store.py": code, "tests/test_store.py": test}  # fmt: skip
     repo = make_repo(tmp_path / "repo", files)
     confirm(repo)
     stage(repo, {"store.py": code + "\n# saved\n"})
-    finding = _finding("def test_r():\n    assert 1 == 2, 'one is not two'\n", "one is not two")
+    repro = "import shutil\n\n\ndef test_r():\n"
+    repro += "    shutil.rmtree('instance', ignore_errors=True)\n" if removes else ""
+    finding = _finding(repro + "    assert 1 == 2, 'one is not two'\n", "one is not two")
     finding["path"], finding["line"] = "store.py", 1
     review(repo, format="json", findings=[finding])
     stage(repo, {"store.py": code.replace("return text", "return text.upper()")})
