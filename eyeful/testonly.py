@@ -239,23 +239,44 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _LOADERS = frozenset({"import_module", "__import__"})
 
 
-def _imported_by_name(node: ast.AST) -> str | None:
-    """The module a call ``import_module("a.b")`` or ``__import__("a.b")`` names, or None."""
+def _loader(node: ast.AST) -> ast.Call | None:
+    """``node`` when it calls ``import_module`` or ``__import__`` (any receiver)."""
     if not isinstance(node, ast.Call) or not node.args:
         return None
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    first = node.args[0]
-    if name not in _LOADERS or not isinstance(first, ast.Constant):
+    return node if name in _LOADERS else None
+
+
+def _named(value: object) -> bool:
+    """A string that may be a dotted module name (``fixtures.users``)."""
+    return isinstance(value, str) and "." in value and _DOTTED.fullmatch(value) is not None
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module a call ``import_module("a.b")`` or ``__import__("a.b")`` names (a relative
+    ``import_module(".users", package="fixtures")`` too), or None."""
+    call = _loader(node)
+    if call is None or not isinstance(call.args[0], ast.Constant):
         return None
-    value = first.value
-    return value if isinstance(value, str) and _DOTTED.fullmatch(value) else None
+    value = call.args[0].value
+    if not isinstance(value, str):
+        return None
+    if value.startswith("."):
+        package = next((k.value for k in call.keywords if k.arg == "package"), None)
+        if not isinstance(package, ast.Constant) or not isinstance(package.value, str):
+            return None
+        value = package.value + value  # (one level: `..x` is rare enough to pass over)
+    return value if _DOTTED.fullmatch(value) else None
 
 
 def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
     folder = PurePosixPath(path).parent
     roots = {"", "src", *(str(p) for p in [folder, *folder.parents] if str(p) != ".")}
     found: set[str] = set()
+    # A file that loads modules by name (`import_module(name)` over a list of settings): every
+    # dotted string in it may name one (helper-65).
+    loads = any(_loader(node) is not None for node in ast.walk(tree))
     for node in ast.walk(tree):
         modules: list[tuple[str, ...]] = []
         relative = False
@@ -264,6 +285,10 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
             bases = roots
         elif (plugins := _pytest_plugins(node)) is not None:
             modules = [tuple(name.split(".")) for name in plugins]  # pytest imports them
+            bases = roots
+        elif loads and isinstance(node, ast.Constant) and _named(node.value):
+            assert isinstance(node.value, str)
+            modules = [tuple(node.value.split("."))]
             bases = roots
         elif (named := _imported_by_name(node)) is not None:
             # `importlib.import_module("fixtures.users")`, `__import__(...)`: the file loads it

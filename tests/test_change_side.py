@@ -1073,14 +1073,22 @@ def test_a_project_named_as_test_helpers_is_code(tmp_path, named):
     assert code == 1
 
 
-def test_a_module_the_code_loads_by_its_name_is_code_whatever_its_folder(tmp_path):
+LOADS = {
+    "a-literal": "importlib.import_module('fixtures.users').USERS",
+    "a-setting": "[importlib.import_module(name) for name in SEEDS][0].USERS",
+    "relative": "importlib.import_module('.users', package='fixtures').USERS",
+}
+
+
+@pytest.mark.parametrize("loads", list(LOADS))
+def test_a_module_the_code_loads_by_its_name_is_code_whatever_its_folder(tmp_path, loads):
     """helper-61: the app loads its seed data with `importlib.import_module("fixtures.users")`
     and the tests import it too; by its folder's name, and read only by import statements, it
     was the tests' own, so the base ran the change's copy, failed alike, and the break of the
-    app was pre-existing: clean."""
+    app was pre-existing: clean. helper-65: by a name in a list of settings, or relative."""
     app = (
-        "import importlib\n\n\ndef admins():\n"
-        "    users = importlib.import_module('fixtures.users').USERS\n"
+        "import importlib\n\nSEEDS = ['fixtures.users']\n\n\ndef admins():\n"
+        f"    users = {LOADS[loads]}\n"
         "    return [u for u, role in users if role == 'admin']\n"
     )
     test = (
