@@ -275,20 +275,21 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
     roots = {"", "src", *(str(p) for p in [folder, *folder.parents] if str(p) != ".")}
     found: set[str] = set()
     # A file that loads modules by name (`import_module(name)` over a list of settings): every
-    # dotted string in it may name one (helper-65).
-    loads = any(_loader(node) is not None for node in ast.walk(tree))
+    # dotted string in it may name one (helper-65). Read in the one walk, used after it.
+    loads = False
+    strings: list[str] = []
     for node in ast.walk(tree):
         modules: list[tuple[str, ...]] = []
         relative = False
+        loads = loads or _loader(node) is not None
+        if isinstance(node, ast.Constant) and _named(node.value):
+            strings.append(str(node.value))
+            continue
         if isinstance(node, ast.Import):
             modules = [tuple(a.name.split(".")) for a in node.names]
             bases = roots
         elif (plugins := _pytest_plugins(node)) is not None:
             modules = [tuple(name.split(".")) for name in plugins]  # pytest imports them
-            bases = roots
-        elif loads and isinstance(node, ast.Constant) and _named(node.value):
-            assert isinstance(node.value, str)
-            modules = [tuple(node.value.split("."))]
             bases = roots
         elif (named := _imported_by_name(node)) is not None:
             # `importlib.import_module("fixtures.users")`, `__import__(...)`: the file loads it
@@ -313,6 +314,9 @@ def _imported(path: str, tree: ast.Module, targets: set[str]) -> set[str]:
         for module in modules:
             for base in bases:
                 found |= _files_of(base, module, targets, relative)
+    for name in strings if loads else []:
+        for base in roots:
+            found |= _files_of(base, tuple(name.split(".")), targets, False)
     return found
 
 
