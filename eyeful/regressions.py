@@ -139,7 +139,7 @@ def exists_in_tree(repo: pygit2.Repository, tree_id: str, test: str) -> bool:
         text = blob.data.decode(errors="replace")
         if len(parts) > 1 and (said := class_defines(text, parts[:-1], parts[-1])) is not None:
             return said
-        if re.search(rf"\bdef {re.escape(parts[-1])}\b", text) is not None:
+        if _defines(text, parts[-1]):
             return True
         if len(parts) == 1 and ">>>" in text and ("." in parts[0] or _names_module(path, parts[0])):
             # A doctest's (`calc.py::calc.add`, a name no function has): its function, class or
@@ -258,8 +258,12 @@ def ids_moved(repo: pygit2.Repository, snap: Snapshot, test: str) -> bool:
         return False
     if "[" in rest:
         return exists_in_tree(repo, snap.base.tree, test)
-    text = blob_at(repo, entry.id).data.decode(errors="replace")
-    return re.search(rf"\bdef {re.escape(name)}\b", text) is None
+    return not _defines(blob_at(repo, entry.id).data.decode(errors="replace"), name)
+
+
+def _defines(text: str, name: str) -> bool:
+    """Whether a Python file's text holds ``def name``."""
+    return re.search(rf"\bdef {re.escape(name)}\b", text) is not None
 
 
 def _dotted_module(repo: pygit2.Repository, tree: pygit2.Tree, test: str) -> tuple[str, str] | None:

@@ -207,25 +207,23 @@ class _Runner:
         why = None if record is not None else pytest_records.without_record(
             self.probe_dir, done.result.tail
         )  # fmt: skip
-        own_route = "PYTEST_PLUGINS" in self.actual or "PYTEST_ADDOPTS" in self.actual
-        if (
-            record is None
-            and why is None
-            and exited_zero
-            and not own_route
-            and (focus.plain_pytest(self.actual))
-        ):
-            # A plain pytest that exited 0 without even loading the probe (a `-p` plugin of its
-            # `addopts`, or what it imports, ended the process first): a session that never
-            # ran, not one to read from its text (helper-64). Not where the command sets the
-            # variables the probe comes by itself (its own PYTEST_ADDOPTS drops the probe's `-p`:
-            # helper-65): there, no record is what a whole run leaves too.
+        if record is None and why is None and exited_zero and self._probe_always_loads():
+            # It exited 0 without even loading the probe (a `-p` plugin of its `addopts`, or
+            # what it imports, ended the process first): a session that never ran, not one to
+            # read from its text (helper-64).
             record = pytest_records.never_started()
         if record is not None:
             done.record = record
         else:
             done.why_text = why
         return done
+
+    def _probe_always_loads(self) -> bool:
+        """Whether any pytest session of this command loads the probe: a plain pytest command,
+        not one that sets the variables the probe comes by itself (its own PYTEST_ADDOPTS drops
+        the probe's `-p` there: helper-65; a whole run leaves no record either)."""
+        own_route = "PYTEST_PLUGINS" in self.actual or "PYTEST_ADDOPTS" in self.actual
+        return not own_route and focus.plain_pytest(self.actual)
 
     def unprobed(self, why_text: str | None) -> Attempt:
         """The command as written, without the probe (its pytest could not load it), asked for a
