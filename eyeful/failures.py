@@ -35,6 +35,7 @@ from pydantic import Field
 
 from eyeful.gitutil import STATE_DIR, WORKTREE_PREFIX, WORKTREES_DIR
 from eyeful.model import Model
+from eyeful.textsafe import uncoloured
 
 __all__ = [
     "Failure",
@@ -251,8 +252,6 @@ def from_junit(testcase: ET.Element) -> Failure | None:
 
 # --- the output ----------------------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-
 
 def as_shown(line: str, limit: int) -> str:
     """A line of output as a terminal shows it: cut at ``limit``, what was written after its
@@ -260,9 +259,7 @@ def as_shown(line: str, limit: int) -> str:
     line = line[:limit].rstrip("\r\n")
     if "\r" in line:
         line = line.rsplit("\r", 1)[1]
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
-    return line.rstrip()
+    return uncoloured(line).rstrip()
 
 
 _EQ_HEADER = re.compile(r"=+ (.*?) =+")

@@ -17,6 +17,7 @@ from pathlib import Path
 from eyeful import records
 from eyeful.probeload import LOADER_VAR, PROBE_DIR, PROBE_MODULE
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
+from eyeful.textsafe import uncoloured
 
 TRACE_VAR = "EYEFUL_PROBE_TRACE"
 MAP_VAR = "EYEFUL_PROBE_MAP"
@@ -161,7 +162,7 @@ def _failure(value: object, text: str = "") -> FailureRecord:
         link = records.as_dict(link)
         type_name, message = records.as_str(link.get("type")), records.as_str(link.get("message"))
         if type_name is not None:
-            chain.append(ChainLink(type=type_name, message=message or ""))
+            chain.append(ChainLink(type=type_name, message=uncoloured(message or "")))
     frames = []
     for frame in records.as_list(data.get("frames"))[-records.MAX_FRAMES :]:
         frame = records.as_dict(frame)
@@ -172,12 +173,13 @@ def _failure(value: object, text: str = "") -> FailureRecord:
             )
     raised = records.as_dict(data.get("raised_in"))
     file, line = records.as_str(raised.get("file")), records.as_int(raised.get("line"))
+    crash = records.as_str(data.get("crash_message"))
     return FailureRecord(
         chain=chain,
-        crash_message=records.as_str(data.get("crash_message")),
+        crash_message=None if crash is None else uncoloured(crash),
         raised_in=Location(file=file, line=line) if file is not None and line is not None else None,
         frames=frames,
-        text=records.cut_end(text, records.TEXT_CHARS),
+        text=records.cut_end(uncoloured(text), records.TEXT_CHARS),
     )
 
 

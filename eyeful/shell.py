@@ -2,8 +2,9 @@
 
 The command's whole process group is killed when it times out, when the user presses Ctrl-C, and
 after it exits (so a test that leaves a server running leaves no orphan). Output is streamed: only
-a bounded tail is kept, and each line goes past an optional scanner that collects per-test results,
-so a command that prints megabytes costs no memory.
+a bounded tail is kept (colour codes taken out: `textsafe.uncoloured`), and each line goes past an
+optional scanner that collects per-test results, so a command that prints megabytes costs no
+memory.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Literal, TypeVar
 from eyeful import reaper
 from eyeful.gitutil import clean_env
 from eyeful.sandbox import Jail, filter_descriptor
+from eyeful.textsafe import uncoloured
 
 Status = Literal["PASSED", "FAILED", "ERROR"]
 T = TypeVar("T")
@@ -304,7 +306,7 @@ def run_command(
     if cancelled:
         raise Cancelled
     duration = time.monotonic() - started
-    text = bytes(tail).decode("utf-8", errors="replace")[-TAIL_CHARS:]
+    text = uncoloured(bytes(tail).decode("utf-8", errors="replace"))[-TAIL_CHARS:]
     code = proc.returncode
     if timed_out:
         result = CommandResult(

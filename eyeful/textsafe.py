@@ -8,6 +8,7 @@ them (tab excepted); whatever eyeful shows is shown with them escaped.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # Cc: C0/C1 controls and DEL; Cf: format characters (bidi overrides, zero-width joiners);
@@ -17,6 +18,18 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 def _hidden(char: str) -> bool:
     return char != "\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES
+
+
+# A control sequence (CSI): colours and cursor moves a runner writes for a terminal.
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def uncoloured(text: str) -> str:
+    """``text`` without the control sequences a terminal takes for colours or cursor moves
+    (pytest's `--color=yes` puts them in its assertion explanations, in the exception's own
+    message): the words a terminal shows, not markup. Any other hidden character stays, to be
+    escaped where shown."""
+    return _CSI.sub("", text) if "\x1b" in text else text
 
 
 def first_hidden(text: str) -> str | None:

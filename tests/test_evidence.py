@@ -428,3 +428,30 @@ def test_go_tests_of_one_name_in_two_packages_are_two_tests(tmp_path, monkeypatc
         "go test -json -run '^TestParse$' example.com/m/b",
     }
     assert code == 1
+
+
+GREETS = "def greet():\n    return 'hello, world'\n"
+GREET_TEST = (
+    "from greet import greet\n\n\ndef test_greet():\n    assert greet() == 'hello, world'\n"
+)
+
+
+def test_a_project_that_asks_pytest_for_colour_gets_its_failure_without_colour_codes(tmp_path):
+    """humanize's `addopts = ["--color=yes"]`: pytest writes its assertion explanation (a diff
+    in pygments' colours) into the exception's message; the report shows the words, not
+    escaped colour codes."""
+    repo = _project(
+        tmp_path,
+        {"greet.py": GREETS, "tests/test_greet.py": GREET_TEST},
+        config=eyeful_config(),
+    )
+    (repo / "pytest.ini").write_text(PYTEST_INI + "addopts = --color=yes\n", encoding="utf-8")
+    run("git", "commit", "-qam", "colour", cwd=repo)
+    stage(repo, {"greet.py": GREETS.replace("hello", "hallo")})
+    done = review(repo, format="json")
+    assert done.exit_code == 1, done
+    [regression] = done.json["regressions"]
+    assert regression["test"] == "tests/test_greet.py::test_greet"
+    shown = done.markdown + json.dumps(done.json)
+    assert "hallo" in done.markdown, done.markdown
+    assert "\x1b" not in shown and "\\x1b" not in shown and "\\u001b" not in shown, shown
