@@ -263,7 +263,9 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
         reading.failures[error.id] = failure_of(
             error.failure, collection=True, root=root, sources=sources
         )
-    if record.runner == "pytest" and not record.finished and not record.collected:
+    if record.unread is not None:
+        reading.unfinished = record.unread
+    elif record.runner == "pytest" and not record.finished and not record.collected:
         reading.unfinished = (
             "pytest ended before it collected any test (its process exited while pytest "
             "started: a sys.exit() or os._exit() in a conftest.py, a plugin or what they "
@@ -283,8 +285,6 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
             f"the record disagrees with pytest's exit status: {failing[0]} is recorded as "
             "failing, but pytest exited 0, so the run says nothing about the tests"
         )
-    if record.unread is not None and reading.unfinished is None:
-        reading.unfinished = record.unread
     missing = [t for t in record.collected if t not in record.tests]
     if missing and reading.unfinished is None:
         reading.stopped = (

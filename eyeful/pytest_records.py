@@ -443,12 +443,24 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
             captured=captured,
         )
     finish = leaders[0].finish if leaders else None
+    unread: str | None = None
+    unended = [p for p in leaders if p.finish is None or not p.ended]
     if not leaders:
         notes.add("no main process record: only workers wrote")
     elif finish is not None and not leaders[0].ended:
         # A finish that pytest's own end did not follow: written by something else (the code
         # under test, then os._exit), or the process died between the two. No finish at all.
         notes.add("a finish line that pytest's end did not follow: the session did not end")
+        finish = None
+    elif finish is not None and unended:
+        # A command of several pytest sessions (`pytest a && pytest b`): one that never ended
+        # (only the probe's `loaded` line: it exited before its session) leaves the run unended,
+        # whatever the others recorded (helper-66).
+        unread = (
+            f"{len(unended)} of the command's {len(leaders)} pytest sessions never reached its "
+            "end (one exited before its session, or during it), so the run says nothing about "
+            "the tests"
+        )
         finish = None
     return records.RunRecord(
         runner="pytest",
@@ -485,6 +497,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
         inifile=inifile,
         narrowed=narrowed,
         invocation=_invocation(leaders),
+        unread=unread,
         notes=notes.done(),
     )
 

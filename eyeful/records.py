@@ -266,7 +266,8 @@ class RunRecord(_Model):
     of the project passed them: a quarantine)."""
     unread: str | None = None
     """unittest: its summary counts more failures and errors than the record holds (a test's
-    name the reader cannot read): the record is no answer."""
+    name the reader cannot read); pytest: one of a command's several sessions never ended. The
+    record is no answer."""
     sandboxed: list[str] = Field(default_factory=list)
     """pytest under eyeful's sandbox: what the run tried that the sandbox refuses (a write
     outside, a connection), whatever the code made of the error."""

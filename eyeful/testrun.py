@@ -220,9 +220,11 @@ class _Runner:
 
     def _probe_always_loads(self) -> bool:
         """Whether any pytest session of this command loads the probe: a plain pytest command,
-        not one that sets the variables the probe comes by itself (its own PYTEST_ADDOPTS drops
-        the probe's `-p` there: helper-65; a whole run leaves no record either)."""
-        own_route = "PYTEST_PLUGINS" in self.actual or "PYTEST_ADDOPTS" in self.actual
+        unless it sets both variables the probe comes by itself (with PYTEST_PLUGINS of its own
+        the probe comes by a `-p` in PYTEST_ADDOPTS, which its own PYTEST_ADDOPTS then drops:
+        helper-65; a whole run leaves no record either). Either alone leaves the other route
+        (helper-66)."""
+        own_route = "PYTEST_PLUGINS" in self.actual and "PYTEST_ADDOPTS" in self.actual
         return not own_route and focus.plain_pytest(self.actual)
 
     def unprobed(self, why_text: str | None) -> Attempt:

@@ -154,6 +154,28 @@ def test_a_pytest_that_exits_0_before_its_session_is_never_clean(tmp_path, conft
     assert "pytest ended before it collected any test" in change["reason"], change["reason"]
 
 
+def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
+    # helper-66: a command of two pytest runs; the second's conftest imports code that now
+    # exits at import. That pytest wrote only the probe's `loaded` line and exited 0; the
+    # first session's whole record was taken for the run's, and the broken add was clean.
+    test = f"{PYTEST} tests/unit && {PYTEST} tests/integration"
+    files = {
+        "cli.py": GUARDED_CLI,
+        "tests/unit/test_mul.py": "from calc import mul\n\n\ndef test_mul():\n"
+        "    assert mul(2, 3) == 6\n",
+        "tests/integration/conftest.py": "import cli  # noqa: F401\n",
+        "tests/integration/test_add.py": "from calc import add\n\n\ndef test_add():\n"
+        "    assert add(2, 3) == 5\n",
+    }
+    repo = _project(tmp_path, files, test=test, test_one=f"{PYTEST} {{test}}")
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["status"] == "ERROR", change
+    assert "1 of the command's 2 pytest sessions never" in change["reason"], change["reason"]
+
+
 OPS = 'OPS = {"add": (lambda a, b: a + b, 5), "sub": (lambda a, b: a - b, 1)}\n'
 OPS_TESTS = """import unittest
 
@@ -190,14 +212,27 @@ def test_a_command_setting_the_probes_variables_itself_is_read_from_its_text(tmp
     assert change["status"] == "PASSED", change
 
 
-def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path):
+@pytest.mark.parametrize(
+    "test",
+    [
+        PYTEST,
+        # helper-66: a command that sets PYTEST_ADDOPTS alone still gets the probe (by
+        # PYTEST_PLUGINS); it was read from its text, as one that drops the probe.
+        f"PYTEST_ADDOPTS=-ra {PYTEST}",
+        # One that sets PYTEST_PLUGINS alone gets it by eyeful's `-p` in PYTEST_ADDOPTS.
+        f"PYTEST_PLUGINS= {PYTEST}",
+    ],
+    ids=["plain", "own-addopts", "own-plugins"],
+)
+def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path, test):
     # helper-64: a `-p` plugin of the ini's addopts loads before eyeful's probe (which comes by
     # PYTEST_PLUGINS): it imports code that lost its `__main__` guard, pytest exits 0 with no
     # record at all, and its text, naming no test, read as a pass.
     plugin = "import cli  # noqa: F401\n"
     ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
     assert "addopts = -p myplugin" in ini
-    repo = _project(tmp_path, {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini})
+    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini}
+    repo = _project(tmp_path, files, test=test, test_one=f"{test} {{test}}")
     stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
