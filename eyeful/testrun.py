@@ -36,6 +36,7 @@ from eyeful import failures as failures_
 from eyeful.completeness import CompletenessScanner
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
+from eyeful.environment import go_flags
 from eyeful.sandbox import Jail, refused_by_sandbox
 from eyeful.shell import CommandResult, Status, run_command
 from eyeful.testids import IdCommand
@@ -130,6 +131,18 @@ def attempt(
         shutil.rmtree(run.probe_dir, ignore_errors=True)
 
 
+def uncached_go(env: Mapping[str, str]) -> dict[str, str]:
+    """GOFLAGS for a run of ``go test``: the command's (the environment's, or ``go env -w``'s)
+    with ``-count=1``, which go takes as "run, do not answer from the cache of test results".
+    go's cache knows only the files a test opens once the test log started: a package that
+    reads its data at init (a `var` initializer) got a stale pass (helper-66). A count the
+    flags set already stays."""
+    flags = go_flags(env)
+    if any(flag.lstrip("-").startswith("count") for flag in flags.split()):
+        return {}
+    return {"GOFLAGS": f"{flags} -count=1".strip()}
+
+
 def _not_loaded(why_text: str | None) -> bool:
     return why_text is not None and "could not be loaded" in why_text
 
@@ -153,6 +166,8 @@ class _Runner:
         probe_env = pytest_records.plugin_env(
             probe_dir, self.env, addopts="PYTEST_PLUGINS" in self.actual
         )
+        if focus.runs_go_test(self.actual):
+            probe_env.update(uncached_go(self.env))
         if self.jail is not None:
             # The record directory is not among them: the probe writes through the descriptor
             # of its record file (:meth:`probed`), so the code it records cannot write it by its

@@ -45,6 +45,57 @@ def _go_repo(tmp_path, files: dict[str, str], test: str = "go test -count=1 ./..
 
 # go ---------------------------------------------------------------------------------------------
 
+RATES = """package rates
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+var rate = load()
+
+func load() int {
+	data, err := os.ReadFile("rates.txt")
+	if err != nil {
+		panic(err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
+}
+
+func Convert(x int) int { return x * rate }
+"""
+RATES_TEST = """package rates
+
+import "testing"
+
+func TestConvert(t *testing.T) {
+	if Convert(2) != 6 {
+		t.Fatal("convert")
+	}
+}
+"""
+
+
+@needs_go
+def test_a_go_test_is_run_not_served_from_gos_own_cache(tmp_path, go_env):
+    """helper-66: the package reads its data at init, before go's test log starts, so go's own
+    cache of test results does not know it for an input; eyeful's worktrees keep one path, and
+    a second review, of a change to that data that breaks the test, got go's cached pass."""
+    repo = _go_repo(
+        tmp_path,
+        {"rates/rates.go": RATES, "rates/rates.txt": "3\n", "rates/rates_test.go": RATES_TEST},
+        test="go test ./...",
+    )
+    stage(repo, {"rates/doc.go": "// Package rates converts.\npackage rates\n"})
+    first = review(repo, format="json")
+    assert first.exit_code == 0, first.markdown
+    stage(repo, {"rates/rates.txt": "4\n"})
+    second = review(repo, format="json")
+    assert second.exit_code == 1, second.markdown
+    assert _kinds(second.json) == {"example.com/m/rates.TestConvert": "regression"}
+
 ENC = 'package enc\n\nimport "strings"\n\nfunc Supported() bool { return true }\n\n' + (
     "func Upper(s string) string { return strings.ToUpper(s) }\n"
 )
