@@ -96,6 +96,7 @@ def test_a_go_test_is_run_not_served_from_gos_own_cache(tmp_path, go_env):
     assert second.exit_code == 1, second.markdown
     assert _kinds(second.json) == {"example.com/m/rates.TestConvert": "regression"}
 
+
 ENC = 'package enc\n\nimport "strings"\n\nfunc Supported() bool { return true }\n\n' + (
     "func Upper(s string) string { return strings.ToUpper(s) }\n"
 )
