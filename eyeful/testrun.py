@@ -69,8 +69,10 @@ class _KeptOutput:
         if self.go:
             return go_records.read_go_json(self.lines)
         unittest = unittest_records.read_unittest("\n".join(self.lines))
-        if unittest.collected or unittest.collect_errors:
-            return unittest  # (a test it started and never ended: the process ended there)
+        if unittest.collected or unittest.collect_errors or unittest.collect_skips:
+            # (a test it started and never ended: the process ended there; a module or class
+            # that skipped all it holds: a run that named no test)
+            return unittest
         return None
 
 

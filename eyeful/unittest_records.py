@@ -131,7 +131,14 @@ def read_unittest(text: str) -> records.RunRecord:
         while rest:
             test = _UT_TEST.match(rest.lstrip())
             if test is not None and _a_fixture(test[1], test[2]):
-                pending = None  # "setUpClass (pkg.mod.T) ... ERROR": its block says the rest
+                # "setUpClass (pkg.mod.T) ... ERROR": its block says the rest. One that skipped
+                # ("... skipped 'why'") skipped its class's or module's tests, which unittest
+                # then never names: the class or module is skipped (helper-66).
+                _, dots, after = rest.partition(" ... ")
+                word = _UT_RESULT.fullmatch(after) if dots else None
+                if word is not None and word[1].startswith("skipped "):
+                    module_skips[test[2]] = _literal(word[1][len("skipped ") :])
+                pending = None
                 break
             if test is not None and not rest.startswith(" "):
                 test_id = _ut_id(test[1], test[2])

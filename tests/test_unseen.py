@@ -449,13 +449,50 @@ def load_tests(loader, standard, pattern):
 """
 
 
-@pytest.mark.parametrize("how", ["module-skip", "load-tests", "in-package", "imported"])
+FIXTURE_SKIPS = """import unittest
+
+from kv import fast
+
+
+def setUpModule():
+    if not fast.ENABLED:
+        raise unittest.SkipTest("fast backend disabled")
+
+
+class TestFast(unittest.TestCase):
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+"""
+CLASS_FIXTURE_SKIPS = """import unittest
+
+from kv import fast
+
+
+class TestFast(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not fast.ENABLED:
+            raise unittest.SkipTest("fast backend disabled")
+
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+"""
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["module-skip", "load-tests", "in-package", "imported", "module-fixture", "class-fixture"],
+)
 def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
     """A test module raises SkipTest at import when the code turns its feature off (unittest's
     `ModuleSkipped` line was not read), or `load_tests` leaves the feature's tests out: a test
     module's own, the test package's `__init__.py`'s, or one a test module imports (no base run
-    was cached to compare with): clean, exit 0."""
+    was cached to compare with): clean, exit 0. helper-66: a `setUpModule` or `setUpClass` that
+    raises SkipTest (`setUpClass (tests.test_fast.TestFast) ... skipped '...'`, the class's
+    tests never named) was read as no test at all: clean."""
     files = {
+        "module-fixture": {"tests/test_fast.py": FIXTURE_SKIPS},
+        "class-fixture": {"tests/test_fast.py": CLASS_FIXTURE_SKIPS},
         "module-skip": {"tests/test_fast.py": FAST_TEST, "tests/test_other.py": OTHER_TEST},
         "load-tests": {"tests/test_fast.py": FAST_LOADED},
         "in-package": {"tests/__init__.py": LOADS_IN_PACKAGE, "tests/test_other.py": OTHER_TEST},
@@ -464,7 +501,8 @@ def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
     }[how]  # fmt: skip
     gone = {"module-skip": "tests.test_fast", "load-tests": "tests.test_fast.TestFast.test_put",
             "in-package": "tests.TestFast.test_put",
-            "imported": "tests.support.TestFast.test_put"}[how]  # fmt: skip
+            "imported": "tests.support.TestFast.test_put", "module-fixture": "tests.test_fast",
+            "class-fixture": "tests.test_fast.TestFast"}[how]  # fmt: skip
     done = review(_unittest_repo(tmp_path, files), format="json")
     assert _kinds(done.json) == {gone: "newly_skipped"}, done
     assert done.exit_code == 3, done
