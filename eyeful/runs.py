@@ -7,6 +7,7 @@ its input files (manifests, lock files) changed.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import posixpath
@@ -332,9 +333,39 @@ def _named_by_setup(
         data = blob_at(repo, inputs[path]).data
         if len(data) <= _MAX_NAMING and b"\0" not in data:
             text = data.decode("utf-8", "replace")
-            waiting += _paths_in(repo, tree, text, posixpath.dirname(path), top, inputs,
-                                 listed=listed)  # fmt: skip
+            here = posixpath.dirname(path)
+            waiting += _paths_in(repo, tree, text, here, top, inputs, listed=listed)
+            if path.endswith(".py"):
+                waiting += _literals_named(repo, tree, text, here, inputs)
     return inputs
+
+
+def _literals_named(
+    repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, inputs: dict[str, str]
+) -> list[tuple[str, bool]]:
+    """The tree's files a Python file setup runs names by a string written in it (`open(
+    'data/rates.csv')`, `glob('data/*.csv')`, a name beside the script), into ``inputs``
+    (helper-66: a script generating a module from data kept the last setup's module). A
+    directory so named is none (`package_dir={"": "src"}` in a `setup.py` would make every
+    change of the code install again), nor a Python module (a version read from a package's
+    `__init__.py` is `metadata.py`'s: its other edits install nothing), the root (`.`) or an
+    option."""
+    try:
+        parsed = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    files: list[tuple[str, bool]] = []
+    for node in ast.walk(parsed):
+        word = node.value if isinstance(node, ast.Constant) else None
+        if not isinstance(word, str) or not word.strip("./") or len(word) > 200:
+            continue
+        if word.startswith("-") or "\n" in word or " " in word:
+            continue
+        for found, entry in _entries_named(repo, tree, word, here):
+            if entry.type_str == "blob" and found not in inputs and not found.endswith(".py"):
+                inputs[found] = str(entry.id)
+                files.append((found, False))
+    return files
 
 
 _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")

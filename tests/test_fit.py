@@ -480,6 +480,11 @@ def test_a_manifest_in_a_directory_setup_names_runs_setup_again(tmp_path: Path, 
 
 # What setup installs from the tree is its input (helper-57) --------------------------------------
 
+GEN = (
+    "import os\n\nrows = open({}).read().split()\n"
+    "with open('calc_rates.py', 'w') as out:\n    out.write(f'RATES = {{rows!r}}\\n')\n"
+)
+
 SETUP_CASES = {
     # (setup, files besides the package, setup_inputs, the file the change edits, installs again)
     "a copy: its code": ("pip install -q ./packages/calc", {}, None, "calc/__init__.py", True),
@@ -530,6 +535,23 @@ SETUP_CASES = {
                                            "/README.md", False),
     "glued ;": ("pip install -e ./packages/calc;cd packages/calc", {}, None, "calc/__init__.py",
                 False),
+    # helper-66: a Python script setup runs reads data by a path written in it, and writes an
+    # ignored module from it; a change to the data kept the module a last setup wrote
+    "a script's open()": ("python tools/gen.py",
+                          {"tools/gen.py": GEN.format("'data/rates.csv'"),
+                           "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    "a script's glob": ("python tools/gen.py",
+                        {"tools/gen.py": "import glob\n\nfor name in glob.glob('data/*.csv'):\n"
+                                         "    print(open(name).read())\n",
+                         "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    "a script's file beside it": ("python tools/gen.py",
+                                  {"tools/gen.py": GEN.format(
+                                      "os.path.join(os.path.dirname(__file__), 'rates.csv')"),
+                                   "tools/rates.csv": "usd,1\n"}, None, "/tools/rates.csv",
+                                  True),
+    "a script's other files are not": ("python tools/gen.py",
+                                       {"tools/gen.py": GEN.format("'data/rates.csv'"),
+                                        "data/rates.csv": "usd,1\n"}, None, "/README.md", False),
 }  # fmt: skip
 
 
