@@ -168,6 +168,9 @@ _COLLECTS = re.compile(
     rb"|plugins|configure|load_initial_conftests|cmdline|addhooks|sessionstart)"
     rb"|collect_ignore|__test__|load_tests"
 )
+# A class deriving from a TestCase, outside the tests' files too (a library's public base of
+# test classes: Django's): what it derives from decides whether its subclasses are tests.
+_TESTCASE_BASE = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\bTestCase\b", re.MULTILINE)
 # pytest's own files: a conftest.py can turn on a hook without naming one (`from x import *`).
 _PLACES = frozenset({"__init__.py", "go.mod"})  # added or deleted: where tests are looked for
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
@@ -552,6 +555,7 @@ def collection_changed(
     collection hook, `pytest_plugins` or `load_tests` on either side), named in the reason;
     None when there is none: then the change's tests are the base's and those it added, with
     the code's own parametrizations."""
+    patterns = ["test_*.py", "*_test.py", *_python_files(repo, tree_at(repo, base), "")]
     for delta in _deltas(repo, base, head):
         old, path = delta.old, delta.new
         name = PurePosixPath(path).name
@@ -586,7 +590,13 @@ def collection_changed(
         sides = [regular_file(repo, base, old), regular_file(repo, head, path)]
         if any(_COLLECTS.search(data) for data in sides if data is not None):
             return f"the change edits {path}, which can decide which tests are collected"
-    patterns = ["test_*.py", "*_test.py", *_python_files(repo, tree_at(repo, base), "")]
+        if _code_side(path, patterns) and any(
+            _TESTCASE_BASE.search(data) for data in sides if data is not None
+        ):
+            # helper-66: the code's base of test classes, no longer a TestCase: neither runner
+            # collects them, and says nothing. (A test file's edits are the tests' own, on both
+            # sides.)
+            return f"the change edits {path}, which defines a TestCase that tests may derive from"
 
     def collected(name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
@@ -598,6 +608,14 @@ def collection_changed(
                 f"the change moves the test module {old} to {new}, where pytest may not collect it"
             )
     return None
+
+
+def _code_side(path: str, patterns: list[str]) -> bool:
+    """Whether ``path`` is neither a test module by its name nor in a directory named as tests."""
+    parts = PurePosixPath(path).parts
+    if any(part in ("tests", "test", "testing") for part in parts[:-1]):
+        return False
+    return not any(fnmatch.fnmatchcase(parts[-1], p) for p in patterns)
 
 
 _GO_CONSTRAINT = re.compile(rb"^//(?:go:build |\s*\+build ).*$", re.MULTILINE)

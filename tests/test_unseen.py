@@ -508,6 +508,58 @@ def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
     assert done.exit_code == 3, done
 
 
+CALC_TESTCASE = """import unittest
+
+import calc
+
+
+class CalcTestCase(unittest.TestCase):
+    def assertAdds(self, a, b, c):
+        self.assertEqual(calc.add(a, b), c)
+"""
+CALC_PLAIN_BASE = """import calc
+
+
+class CalcTestCase:
+    def assertAdds(self, a, b, c):
+        assert calc.add(a, b) == c
+"""
+
+
+@pytest.mark.parametrize("runner", ["unittest", "pytest"])
+def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, runner):
+    """helper-66: a library's public TestCase base (code, not the tests' side) stops deriving
+    from `unittest.TestCase`; the test classes deriving from it (`AddTests`: not a name pytest
+    collects by itself) are collected by neither runner, without a word, and the broken add
+    was clean."""
+    test = UNITTEST if runner == "unittest" else PYTEST
+    files = {
+        "pyproject.toml": eyeful_config(test),
+        "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+        "calc/testcase.py": CALC_TESTCASE,
+        "tests/__init__.py": "",
+        "tests/test_calc.py": "from calc.testcase import CalcTestCase\n\n\n"
+        "class AddTests(CalcTestCase):\n"
+        "    def test_add(self):\n        self.assertAdds(1, 2, 3)\n",
+        "tests/test_other.py": OTHER_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    stage(
+        repo,
+        {"calc/__init__.py": "def add(a, b):\n    return a - b\n",
+         "calc/testcase.py": CALC_PLAIN_BASE},
+    )  # fmt: skip
+    done = review(repo, format="json")
+    gone = (
+        "tests.test_calc.AddTests.test_add"
+        if runner == "unittest"
+        else "tests/test_calc.py::AddTests::test_add"
+    )
+    assert _kinds(done.json) == {gone: "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
 def test_a_unittest_package_the_change_makes_a_namespace_package_is_a_question(tmp_path):
     """helper-49: the change deletes `tests/integration/__init__.py` and breaks put: unittest's
     discovery skips a namespace package, the tests there are gone without a word, clean."""
