@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import pygit2
 
-from eyeful import hunks, moved
+from eyeful import doctests, hunks, moved
 from eyeful.evidence import looked_words
 from eyeful.failures import Failure, cause, same_failure
 from eyeful.focus import passable
@@ -32,6 +32,7 @@ from eyeful.onbase import located
 from eyeful.regressions import (
     CONFIGURATION,
     DATA,
+    EXAMPLE,
     Context,
     Evidence,
     Seen,
@@ -45,7 +46,7 @@ from eyeful.regressions import (
 )
 from eyeful.runs import Run, Runner
 from eyeful.shell import parallel_map
-from eyeful.snapshot import Snapshot
+from eyeful.snapshot import Snapshot, regular_file
 from eyeful.testids import id_path
 from eyeful.testside import (
     code_unchanged,
@@ -196,12 +197,14 @@ def confirm(
     if not layout:
         done.runs += _alone_where_shared(runner, snap, evidence, done.ran, traced, changed, jobs)
     for ev in evidence:
-        ev.representation = (
-            layout
-            or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
-            or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config, changed)
-            or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, changed)
-        )
+        with runner.lock_repo():  # (the repository is read for a doctest's examples)
+            ev.representation = (
+                layout
+                or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
+                or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config, changed)
+                or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, changed)
+                or _example_written(ev.test, change, repo, snap.base.tree)
+            )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
 
@@ -306,6 +309,25 @@ def _data_not_ran(
     return (
         f"it ran none of the change's lines, and the change edits {named[0]}, {DATA} (the "
         "base ran with its own)"
+    )
+
+
+def _example_written(test: str, change: Run, repo: pygit2.Repository, base_tree: str) -> str | None:
+    """A doctest that failed at an example the base's file does not hold (helper-67): the
+    change wrote it, and the base ran its own docstrings (a module of doctests is the code), so
+    it may fail on the base's code too."""
+    failure = (change.failures or {}).get(test)
+    if (change.kinds or {}).get(test) != "DoctestItem" or failure is None:
+        return None
+    path = id_path(test)
+    base = regular_file(repo, base_tree, path)
+    text = base.decode("utf-8", "replace") if base is not None else None
+    source = doctests.written_by_change(failure.chain, text, path.endswith(".py"))
+    if source is None:
+        return None
+    return (
+        f"the example it fails at (`{source.splitlines()[0][:120]}`) {EXAMPLE}, and the base "
+        "ran its own docstrings (a module of doctests is the code)"
     )
 
 

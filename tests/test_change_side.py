@@ -92,6 +92,33 @@ def test_a_doctest_a_docs_only_change_adds_for_an_old_bug_is_pre_existing(tmp_pa
     assert code == 0
 
 
+@pytest.mark.parametrize("where", ["in-another-module", "in-another-function"])
+def test_a_doctest_example_the_change_writes_that_fails_is_no_block(tmp_path, where):
+    """helper-67: a new example in add's docstring shows the old bug for negatives, its prose
+    edited too, and the change refactors other code: the module is the code, so the base ran
+    its own docstring, and the new example's failure blocked. The example that fails is the
+    change's own writing: not shown to be what the change's code does."""
+    other = "def mul(a, b):\n    return a * b\n"
+    repo = _calc_repo(
+        tmp_path,
+        {"pytest.ini": PYTEST_INI + "addopts = --doctest-modules\n", "calc.py": DOCUMENTED,
+         "other.py": other},
+    )  # fmt: skip
+    documented = DOCUMENTED.replace("The sum.", "The sum, of negatives too.").replace(
+        "    5\n", "    5\n    >>> add(-1, 1)\n    0\n"
+    )
+    refactor = "def mul(a, b):\n    product = a * b\n    return product\n"
+    if where == "in-another-module":
+        stage(repo, {"calc.py": documented, "other.py": refactor})
+    else:
+        stage(repo, {"calc.py": documented + "\n\n" + refactor})
+    code, report = _review(repo)
+    assert _kinds(report) == {"calc.py::calc.add": "unconfirmed"}, report
+    [failure] = report["other_failures"]
+    assert "add(-1, 1)" in failure["message"] or "add(-1, 1)" in str(failure), failure
+    assert code == 3
+
+
 def test_a_docstring_the_code_reads_is_the_code(tmp_path):
     """The code returns its own docstring's first word: a docstring-only change is a change of
     what it does, and the test it breaks blocks."""
