@@ -10,7 +10,6 @@ raised: ``(raised by the doctest example: SOURCE)``).
 from __future__ import annotations
 
 import ast
-import doctest
 import re
 
 _FAILED = re.compile(r"Failed example: (?P<source>.*?)\nExpected: (?P<want>.*?)\nGot:", re.DOTALL)
@@ -43,6 +42,8 @@ def examples_in(text: str, python: bool) -> set[tuple[str, str]]:
         ]
     else:
         docs = [text]
+    import doctest  # (only here: a review that meets no failing doctest never imports it)
+
     parser = doctest.DocTestParser()
     found: set[tuple[str, str]] = set()
     for doc in docs:
