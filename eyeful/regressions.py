@@ -69,6 +69,9 @@ class TestFailure(Model):
     ran: dict[str, list[int]] | None = None
     """The change's lines the test ran in its first live run alone on the change, by file;
     None when not traced (no such run, not pytest, another tracer on)."""
+    confirmed_in: Context | None = Field(default=None, exclude=True)
+    """Where its live runs were judged: a test confirmed only in the suite (it could not run
+    alone, or failed only there) is rerun by the test command."""
     representation: str | None = Field(default=None, exclude=True)
     """Why a regression seen on every live run is a question (``unconfirmed``): its failure may
     be about how the code is written, not what it does (claims.Evidence.representation)."""
@@ -413,6 +416,7 @@ def classify(
         kind, on_base = decide(ev)
         failure = _failure(ev.test, kind, change, on_base, ran.get(ev.test))
         failure.confirmation = _confirmation(ev)
+        failure.confirmed_in = ev.context if ev.change_alone is not None else None
         if kind == "unconfirmed" and ev.representation is not None:
             failure.representation = ev.representation
             failure.confirmation = "; ".join(

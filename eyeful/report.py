@@ -173,8 +173,8 @@ def add_reruns(
     """Give every regression and finding the command that reruns it locally (``given``: a
     runner's id as ``how`` takes it, from the root where pytest's rootdir is below it)."""
     for failure in [*report.regressions, *report.other_failures]:
-        if failure.test == SUITE:
-            failure.rerun = test
+        if failure.test == SUITE or failure.confirmed_in == "suite":
+            failure.rerun = test  # (one that fails only there, or cannot run alone)
         elif how is not None:
             failure.rerun = rerun_command(how, given(failure.test))
     for finding in report.findings:

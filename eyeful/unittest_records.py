@@ -55,6 +55,36 @@ def _ut_id(name: str, inner: str) -> str:
     return inner if inner.endswith("." + name) or inner == name else f"{inner}.{name}"
 
 
+def _indented(lines: list[str], at: int) -> tuple[str, int]:
+    """The block of lines indented by doctest's four spaces from ``at``, dedented, and where it
+    ends."""
+    block = []
+    while at < len(lines) and lines[at].startswith("    "):
+        block.append(lines[at][4:])
+        at += 1
+    return "\n".join(block).strip(), at
+
+
+def _doctest_words(lines: list[str]) -> tuple[str, str] | None:
+    """A doctest's failure as unittest prints it (`DocTestCase`: doctest's own report after
+    `Failed doctest test for NAME`) in the words eyeful's probe gives pytest's: the example,
+    what it expected and got (`AssertionError`), or what it raised (that exception's type);
+    None where the report is not there."""
+    if "Failed example:" not in lines:
+        return None
+    source, at = _indented(lines, lines.index("Failed example:") + 1)
+    if lines[at : at + 1] == ["Expected:"]:
+        want, at = _indented(lines, at + 1)
+        got = _indented(lines, at + 1)[0] if lines[at : at + 1] == ["Got:"] else ""
+        return "AssertionError", f"Failed example: {source}\nExpected: {want}\nGot: {got}"
+    if lines[at : at + 1] == ["Exception raised:"]:
+        raised = _indented(lines, at + 1)[0].splitlines()
+        last = raised[-1].strip() if raised else "Exception"
+        type_name, _, said = last.partition(": ")
+        return type_name, f"{said} (raised by the doctest example: {source})".lstrip()
+    return None
+
+
 def _ut_failure(text: str) -> FailureRecord:
     """The chain, frames and last exception line of a Python traceback as unittest printed it."""
     segments = re.split("|".join(re.escape(s) for s in _UT_CHAINED), text)
@@ -65,8 +95,8 @@ def _ut_failure(text: str) -> FailureRecord:
         exception: list[str] = []
         after_frames = False
         for line in segment.splitlines():
-            frame = _UT_FRAME.fullmatch(line)
-            if frame:
+            frame = _UT_FRAME.fullmatch(line) if not exception else None
+            if frame:  # (after the exception's line, a message's: doctest's report names one)
                 seg_frames.append(Frame(file=frame[1], line=int(frame[2]), function=frame[3]))
                 after_frames, exception = True, []
             elif line.startswith("    ") and after_frames and not exception:
@@ -79,6 +109,10 @@ def _ut_failure(text: str) -> FailureRecord:
             first = exception[0]
             type_name, _, message = first.partition(": ")
             message = "\n".join([message, *exception[1:]]).strip()
+            if message.startswith("Failed doctest test for ") and (
+                words := _doctest_words(exception[1:])
+            ):
+                type_name, message = words
             chain.append(
                 ChainLink(
                     type=type_name.strip(), message=records.cut(message, records.MESSAGE_CHARS)

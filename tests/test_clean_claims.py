@@ -1072,6 +1072,14 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     # It cannot run alone on either side: the suites on both sides judge it, a regression.
     assert _kinds(proc.json) == [("calc.add", "regression")], proc.markdown
     assert proc.exit_code == 1, proc.markdown
+    # In its own words (more-itertools): the example, what it expected and got; not doctest's
+    # report cut at a line of dashes taken for an exception, nor eyeful's worktree paths. Its
+    # rerun is the suite's command: `python -m unittest calc.add` cannot run it.
+    [regression] = proc.json["regressions"]
+    assert regression["message"].startswith("AssertionError: Failed example: add(2, 3)"), regression
+    assert "Expected: 5\nGot: 6" in regression["excerpt"], regression["excerpt"]
+    assert "-----" not in regression["excerpt"] and "worktrees" not in regression["excerpt"]
+    assert regression["rerun"] == unittest, regression["rerun"]
     # A doctest broken on HEAD already, and a harmless change: pre-existing, by the suites.
     stage(repo, {"calc.py": documented.replace("    5\n", "    6\n")})
     git(repo, "commit", "-qm", "a known broken doctest")
