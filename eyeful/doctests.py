@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 import re
 
-_FAILED = re.compile(r"Failed example: (?P<source>.*?)\nExpected: (?P<want>.*?)\nGot:", re.DOTALL)
+_FAILED = re.compile(
+    r"Failed example: (?P<source>.*?)\nExpected: (?P<want>.*?)\nGot[: ]", re.DOTALL
+)
 _RAISED = re.compile(r"\(raised by the doctest example: (?P<source>.*)\)\s*$", re.DOTALL)
 
 

@@ -76,7 +76,8 @@ def _doctest_words(lines: list[str]) -> tuple[str, str] | None:
     if lines[at : at + 1] == ["Expected:"]:
         want, at = _indented(lines, at + 1)
         got = _indented(lines, at + 1)[0] if lines[at : at + 1] == ["Got:"] else ""
-        return "AssertionError", f"Failed example: {source}\nExpected: {want}\nGot: {got}"
+        said = f"Got: {got}" if got else "Got nothing"
+        return "AssertionError", f"Failed example: {source}\nExpected: {want}\n{said}"
     if lines[at : at + 1] == ["Exception raised:"]:
         raised = _indented(lines, at + 1)[0].splitlines()
         last = raised[-1].strip() if raised else "Exception"

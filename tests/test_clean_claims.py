@@ -1080,6 +1080,11 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     assert "Expected: 5\nGot: 6" in regression["excerpt"], regression["excerpt"]
     assert "-----" not in regression["excerpt"] and "worktrees" not in regression["excerpt"]
     assert regression["rerun"] == unittest, regression["rerun"]
+    # An example that now prints nothing: doctest's own words, "Got nothing".
+    stage(repo, {"calc.py": documented.replace("return a + b", "a + b")})
+    proc = review(repo, format="json")
+    [regression] = proc.json["regressions"]
+    assert "Expected: 5\nGot nothing" in regression["excerpt"], regression["excerpt"]
     # A doctest broken on HEAD already, and a harmless change: pre-existing, by the suites.
     stage(repo, {"calc.py": documented.replace("    5\n", "    6\n")})
     git(repo, "commit", "-qm", "a known broken doctest")

@@ -780,7 +780,8 @@ def _doctest_link(exc: BaseException) -> dict[str, str] | None:
     got, info = getattr(exc, "got", None), getattr(exc, "exc_info", None)
     if isinstance(got, str):  # doctest.DocTestFailure
         want = str(getattr(example, "want", ""))
-        message = f"Failed example: {source.strip()}\nExpected: {want.strip()}\nGot: {got.strip()}"
+        said = f"Got: {got.strip()}" if got.strip() else "Got nothing"  # (doctest's words)
+        message = f"Failed example: {source.strip()}\nExpected: {want.strip()}\n{said}"
         return {"type": _type_name(exc), "message": _cut(message, CRASH_CHARS)}
     if isinstance(info, tuple) and len(info) == 3 and isinstance(info[1], BaseException):
         raised = info[1]  # doctest.UnexpectedException
