@@ -1083,7 +1083,7 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     # An example that now prints nothing: doctest's own words, "Got nothing".
     stage(repo, {"calc.py": documented.replace("return a + b", "a + b")})
     proc = review(repo, format="json")
-    [regression] = proc.json["regressions"]
+    [regression] = [f for f in proc.json["regressions"] if f["test"] == "calc.add"]
     assert "Expected: 5\nGot nothing" in regression["excerpt"], regression["excerpt"]
     # A doctest broken on HEAD already, and a harmless change: pre-existing, by the suites.
     stage(repo, {"calc.py": documented.replace("    5\n", "    6\n")})
