@@ -53,6 +53,11 @@ def reach_every_test(
     report.runs += reached.runs
     if reached.incomplete is not None:
         report.did_not_run(reached.incomplete)
+    if snap.base.tree != EMPTY_TREE and _named_nothing(change):
+        silent = _silent_where_the_base_recorded(runner, snap.base.tree, report)
+        if silent is not None:
+            report.did_not_run(silent)
+            return reached.change
     if snap.base.tree != EMPTY_TREE:
         skips = _skips_on_base(runner, repo, snap, report, reached.change)
         _ask(report, reached.change, skips)
@@ -166,6 +171,42 @@ def _ask(report: Report, change: Run, skips: Skips) -> None:
             f"{names(skips.unknown)} skipped on the change: whether they passed on the base "
             "could not be told (no run there named them)", unverified=False,
         )  # fmt: skip
+
+
+def _named_nothing(change: Run) -> bool:
+    """A whole run that passed without a record of its runner and whose text named no test:
+    what it ran is not known (a wrapper whose pytest ended before eyeful's probe loaded, say)."""
+    return (
+        change.status == "PASSED"
+        and change.tests_from in ("output", "junit", None)
+        and not change.tests
+        and not change.counts
+        and not change.selected
+    )
+
+
+def _silent_where_the_base_recorded(runner: Runner, base: str, report: Report) -> Incomplete | None:
+    """The change's run named nothing (:func:`_named_nothing`): the base's run of the same
+    command (cached, else live) that recorded its tests says the command runs them, and the
+    change's never got to them (helper-66: the ini's `-p` plugin imported code that now exits 0,
+    before the probe loaded). None where the base's names none either: a runner eyeful does not
+    read, whose exit code is all there is."""
+    base_run = _base_suite(runner, base, report)
+    if base_run is None or base_run.tests_from in ("output", "junit", None):
+        return None
+    recorded = len(base_run.collected or base_run.tests or {})
+    if not recorded:
+        return None
+    return Incomplete(
+        side="change",
+        tests=recorded,
+        why=(
+            f"the test command exited 0 and named no test, with no record of its runner, where "
+            f"on the base it recorded {recorded} tests: its runner ended before it ran them "
+            "(a plugin or a conftest.py, or what they import, exited)"
+        ),
+        reached_no_test=True,
+    )
 
 
 def _comparable(change: Run) -> bool:

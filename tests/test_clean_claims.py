@@ -154,6 +154,31 @@ def test_a_pytest_that_exits_0_before_its_session_is_never_clean(tmp_path, conft
     assert "pytest ended before it collected any test" in change["reason"], change["reason"]
 
 
+RUNTESTS = '#!/bin/sh\nexec "$PYTHON" -m pytest -q -p no:cacheprovider "$@"\n'
+
+
+def test_a_wrapper_whose_pytest_exits_0_before_the_probe_is_never_clean(tmp_path):
+    """helper-66: `test = "./runtests.sh"`, a script that runs pytest; the ini's `-p` plugin
+    imports code that now exits 0 at import, before eyeful's probe loads. No record, no word of
+    a test: read from its text, the run passed, and the broken add was clean. The base's run of
+    the same command recorded its tests: the change's never started."""
+    plugin = "import cli  # noqa: F401\n"
+    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
+    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini,
+             "runtests.sh": RUNTESTS}  # fmt: skip
+    command = f"PYTHON={shlex.quote(PYTHON)} sh runtests.sh"
+    repo = _project(tmp_path, files, test=command, test_one=f"{command} {{test}}")
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    [incomplete] = proc.json["incomplete"]
+    assert incomplete["side"] == "change" and incomplete["reached_no_test"], incomplete
+    # A harmless change: the same command records its tests on both sides, clean.
+    stage(repo, {"calc.py": CALC, "cli.py": GUARDED_CLI + "# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+
+
 def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
     # helper-66: a command of two pytest runs; the second's conftest imports code that now
     # exits at import. That pytest wrote only the probe's `loaded` line and exited 0; the
