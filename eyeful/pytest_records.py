@@ -95,6 +95,7 @@ class _Process:
         self.finish: dict[str, object] | None = None
         self.ended = False  # pytest_unconfigure's ``end`` came after the finish
         self.loaded = False  # its ``loaded`` line: pytest imported the probe
+        self.args: list[str] = []  # its command line (``loaded``'s, then ``start``'s)
 
 
 def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list[_Process], int]:
@@ -129,6 +130,8 @@ def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list
         ):
             process = _Process(path.name)
             processes.append(process)
+        if kind in ("loaded", "start"):
+            process.args = [a for a in records.as_list(line.get("args")) if isinstance(a, str)]
         if kind == "loaded":  # pytest imported the probe; a process that never started ends here
             process.loaded = True
         elif kind == "start":
@@ -148,6 +151,18 @@ def _read_processes(path: Path, budget: int, notes: records.Notes) -> tuple[list
         if p.pid or (p.lines and not any(x.get("t") == "unsupported" for x in p.lines))
     ]  # fmt: skip
     return kept, len(data)
+
+
+_INFORMS = frozenset(
+    {"--version", "-V", "--help", "-h", "--markers", "--fixtures", "--funcargs",
+     "--fixtures-per-test"}
+)  # fmt: skip
+"""pytest's options that print and end without a session of tests."""
+
+
+def _informs(process: _Process) -> bool:
+    """A pytest process asked only to print something (its version, help, markers)."""
+    return any(arg in _INFORMS for arg in process.args)
 
 
 def _worker_key(process: _Process) -> tuple[int, int, str]:
@@ -444,7 +459,8 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
         )
     finish = leaders[0].finish if leaders else None
     unread: str | None = None
-    unended = [p for p in leaders if p.finish is None or not p.ended]
+    # (a session that only informs, `pytest --markers && pytest`, has none to end: helper-68)
+    unended = [p for p in leaders if (p.finish is None or not p.ended) and not _informs(p)]
     if not leaders:
         notes.add("no main process record: only workers wrote")
     elif finish is not None and not leaders[0].ended:
@@ -462,6 +478,11 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
             "the tests"
         )
         finish = None
+    exitstatus = records.as_int(finish.get("exitstatus")) if finish is not None else None
+    if finish is not None and len(leaders) > 1:
+        # Several sessions in a row: the run failed where one of them did (helper-68).
+        statuses = [records.as_int(p.finish.get("exitstatus")) for p in leaders if p.finish]
+        exitstatus = next((s for s in statuses if s), exitstatus)
     return records.RunRecord(
         runner="pytest",
         collected=list(collected),
@@ -470,7 +491,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
         collect_errors=list(errors.values()),
         collect_skips=collect_skips,
         finished=finish is not None,
-        exitstatus=records.as_int(finish.get("exitstatus")) if finish is not None else None,
+        exitstatus=exitstatus,
         imported=sorted(imported),
         shadowed=shadowed,
         outcome_hooks=sorted(hooks),

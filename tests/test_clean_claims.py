@@ -179,6 +179,31 @@ def test_a_wrapper_whose_pytest_exits_0_before_the_probe_is_never_clean(tmp_path
     assert proc.exit_code == 0, proc.markdown
 
 
+@pytest.mark.parametrize("first", ["--markers", "--help"])
+def test_a_pytest_session_that_only_informs_leaves_a_command_clean(tmp_path, first):
+    """helper-68: `pytest --markers > /dev/null && pytest -q`: the first session configures
+    and prints, with no session to end; taken for one that never ended, a healthy change got
+    exit 3."""
+    test = f"{PYTEST} {first} > /dev/null && {PYTEST}"
+    repo = _project(tmp_path, {}, test=test, test_one=f"{PYTEST} {{test}}")
+    stage(repo, {"calc.py": CALC + "# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+
+
+def test_a_second_pytest_session_that_fails_blocks(tmp_path):
+    """helper-68: `pytest a && pytest b` with b failing: the first session's exit status (0)
+    was the run's, and a failing test beside it read as a record that disagrees with pytest:
+    ERROR, exit 3, where it blocks."""
+    files = {"tests/test_a.py": "def test_ok():\n    assert True\n"}
+    test = f"{PYTEST} tests/test_a.py && {PYTEST} tests/test_calc.py"
+    repo = _project(tmp_path, files, test=test, test_one=f"{PYTEST} {{test}}")
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("tests/test_calc.py::test_add", "regression")], proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
 def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
     # helper-66: a command of two pytest runs; the second's conftest imports code that now
     # exits at import. That pytest wrote only the probe's `loaded` line and exited 0; the

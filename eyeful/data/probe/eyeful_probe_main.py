@@ -1447,7 +1447,9 @@ def _say_loaded() -> None:
     fd = _inherited(_ENV.get(_FD_VAR))
     if fd is not None:
         with contextlib.suppress(OSError):
-            os.write(fd, (json.dumps({"t": "loaded", "pid": os.getpid()}) + "\n").encode())
+            args = [str(arg)[:200] for arg in sys.argv[1:50]]  # (`--version`: informs only)
+            line = {"t": "loaded", "pid": os.getpid(), "args": args}
+            os.write(fd, (json.dumps(line) + "\n").encode())
 
 
 _say_loaded()
