@@ -171,7 +171,8 @@ def read_unittest(text: str) -> records.RunRecord:
                 # then never names: the class or module is skipped (helper-66).
                 _, dots, after = rest.partition(" ... ")
                 word = _UT_RESULT.fullmatch(after) if dots else None
-                if word is not None and word[1].startswith("skipped "):
+                setup = _UT_FIXTURES[test[1]] == "setup"  # (a teardown's skip ran after them)
+                if setup and word is not None and word[1].startswith("skipped "):
                     module_skips[test[2]] = _literal(word[1][len("skipped ") :])
                 pending = None
                 break

@@ -508,6 +508,33 @@ def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
     assert done.exit_code == 3, done
 
 
+TEARDOWN_SKIPS = """import unittest
+
+from kv import fast
+
+
+class TestFast(unittest.TestCase):
+    @classmethod
+    def tearDownClass(cls):
+        if not fast.ENABLED:
+            raise unittest.SkipTest("nothing to clean")
+
+    def test_put(self):
+        self.assertEqual(fast.put({}, "a", 1), {"a": 1})
+"""
+
+
+def test_a_unittest_teardown_fixture_that_skips_skips_no_test(tmp_path):
+    """helper-68: a `tearDownClass` that raises SkipTest runs after the class's tests ran (and
+    named them): it skips none of them. Taken for a class skipped, a healthy change was a
+    question."""
+    repo = _unittest_repo(tmp_path, {"tests/test_fast.py": TEARDOWN_SKIPS})
+    stage(repo, {"kv/fast.py": FAST.replace("True", "False")})  # put still works
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {}, done
+    assert done.exit_code == 0, done
+
+
 CALC_TESTCASE = """import unittest
 
 import calc
