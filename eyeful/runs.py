@@ -335,9 +335,36 @@ def _named_by_setup(
             text = data.decode("utf-8", "replace")
             here = posixpath.dirname(path)
             waiting += _paths_in(repo, tree, text, here, top, inputs, listed=listed)
-            if path.endswith(".py"):
+            if path.endswith(".py") and PurePosixPath(path).name != "setup.py":
+                # (a setup.py's reads are its metadata's: a long description, a changelog)
                 waiting += _literals_named(repo, tree, text, here, inputs)
     return inputs
+
+
+def _path_literals(parsed: ast.AST) -> Iterator[str]:
+    """The strings of a Python file, and the paths its joins spell out of them: the string
+    parts at the end of `ROOT / "data" / "rates.csv"` or `os.path.join(ROOT, "data", "x")`."""
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+        parts: list[ast.expr] = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                parts.insert(0, node.right)
+                node = node.left
+            parts.insert(0, node)
+        elif isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr == "join")
+            or (isinstance(node.func, ast.Name) and node.func.id == "join")
+        ):
+            parts = list(node.args)
+        tail: list[str] = []
+        for part in reversed(parts):
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            tail.insert(0, part.value)
+        if len(tail) > 1:
+            yield "/".join(tail)
 
 
 def _literals_named(
@@ -355,12 +382,11 @@ def _literals_named(
     except (SyntaxError, ValueError):
         return []
     files: list[tuple[str, bool]] = []
-    for node in ast.walk(parsed):
-        word = node.value if isinstance(node, ast.Constant) else None
-        if not isinstance(word, str) or not word.strip("./") or len(word) > 200:
+    for word in _path_literals(parsed):
+        if not word.strip("./") or len(word) > 200 or word.startswith("-"):
             continue
-        if word.startswith("-") or "\n" in word or " " in word:
-            continue
+        if "\n" in word or " " in word or any(c in word.split("/", 1)[0] for c in "*?["):
+            continue  # (not a path; a pattern at the top: every file there)
         for found, entry in _entries_named(repo, tree, word, here):
             if entry.type_str == "blob" and found not in inputs and not found.endswith(".py"):
                 inputs[found] = str(entry.id)
@@ -421,6 +447,15 @@ def _paths_in(
             found = _entries_named(repo, tree, words[1], cwd or here)
             cwd = found[0][0] if len(found) == 1 and found[0][1].type_str == "tree" else cwd
         editable = list_next = False
+        module = words[words.index("-m") + 1] if "-m" in words[:-1] else ""
+        if re.fullmatch(r"[A-Za-z_][\w.]*", module) and not installing:
+            # `python -m tools.gen`: the module's file, read for what it names in turn
+            stem = module.replace(".", "/")
+            for name in (f"{stem}.py", f"{stem}/__main__.py"):
+                for path, entry in _entries_named(repo, tree, name, cwd or here, cwd):
+                    if entry.type_str == "blob":
+                        inputs[path] = str(entry.id)
+                        files.append((path, False))
         for word in words:
             flag = word.split("=", 1)[0]
             value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word

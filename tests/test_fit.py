@@ -552,6 +552,27 @@ SETUP_CASES = {
     "a script's other files are not": ("python tools/gen.py",
                                        {"tools/gen.py": GEN.format("'data/rates.csv'"),
                                         "data/rates.csv": "usd,1\n"}, None, "/README.md", False),
+    # helper-68: a module run with -m; paths joined from parts; and what is no input: a
+    # setup.py's long description (a changelog edited on every change), a glob of everything
+    "a module run with -m": ("python -m tools.gen",
+                             {"tools/__init__.py": "",
+                              "tools/gen.py": GEN.format("'data/rates.csv'"),
+                              "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    "a pathlib join": ("python tools/gen.py",
+                       {"tools/gen.py": "from pathlib import Path\n\nROOT = Path('.')\n"
+                                        + GEN.format("ROOT / 'data' / 'rates.csv'"),
+                        "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    "an os.path.join": ("python tools/gen.py",
+                        {"tools/gen.py": GEN.format(
+                            "os.path.join(os.getcwd(), 'data', 'rates.csv')"),
+                         "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    "setup.py's long description": ("python setup.py build_ext --inplace",
+                                    {"setup.py": "from setuptools import setup\n\n"
+                                                 "setup(long_description=open('README.md').read())\n"},
+                                    None, "/README.md", False),
+    "a glob of everything": ("python tools/gen.py",
+                             {"tools/gen.py": "import glob\n\nprint(glob.glob('*'))\n"}, None,
+                             "/README.md", False),
 }  # fmt: skip
 
 
