@@ -86,12 +86,6 @@ def for_record(command: str) -> str:
     return command
 
 
-def runs_go_test(command: str) -> bool:
-    """Whether ``command`` runs ``go test`` as one of its words (``go test ./...``, ``cd x &&
-    go test``)."""
-    return _GO_TEST_ANYWHERE.search(command) is not None
-
-
 def _go_flags(command: str) -> list[str] | None:
     """The flags of a plain ``go test [flags] [packages]``: flags without a value, or given as
     ``-name=value``; None for anything else (a flag whose value is a separate word cannot be

@@ -134,11 +134,11 @@ def attempt(
 
 
 def uncached_go(env: Mapping[str, str]) -> dict[str, str]:
-    """GOFLAGS for a run of ``go test``: the command's (the environment's, or ``go env -w``'s)
-    with ``-count=1``, which go takes as "run, do not answer from the cache of test results".
-    go's cache knows only the files a test opens once the test log started: a package that
-    reads its data at init (a `var` initializer) got a stale pass (helper-66). A count the
-    flags set already stays."""
+    """GOFLAGS for a test command: the command's (the environment's, or ``go env -w``'s) with
+    ``-count=1``, which ``go test`` takes as "run, do not answer from the cache of test
+    results". go's cache knows only the files a test opens once the test log started: a
+    package that reads its data at init (a `var` initializer) got a stale pass (helper-66). A
+    count the flags set already stays; a command that sets GOFLAGS itself replaces them."""
     flags = go_flags(env)
     if any(flag.lstrip("-").startswith("count") for flag in flags.split()):
         return {}
@@ -168,8 +168,9 @@ class _Runner:
         probe_env = pytest_records.plugin_env(
             probe_dir, self.env, addopts="PYTEST_PLUGINS" in self.actual
         )
-        if focus.runs_go_test(self.actual):
-            probe_env.update(uncached_go(self.env))
+        # Every test command (`make test`, `/usr/bin/go test` too: helper-68); go takes a flag
+        # of GOFLAGS only in a command that has it (`go test`), and other programs none.
+        probe_env.update(uncached_go(self.env))
         if self.jail is not None:
             # The record directory is not among them: the probe writes through the descriptor
             # of its record file (:meth:`probed`), so the code it records cannot write it by its

@@ -204,6 +204,22 @@ def test_a_second_pytest_session_that_fails_blocks(tmp_path):
     assert proc.exit_code == 1, proc.markdown
 
 
+def test_a_command_eyeful_cannot_read_is_compared_with_the_base_once(tmp_path):
+    """A test command that names no test and leaves no record (a runner eyeful does not read):
+    its exit code is all there is, once the base's run showed it names none either; after
+    that, its recent runs say so, and no base run is asked for again."""
+    command = f"{shlex.quote(PYTHON)} -c 'import calc'"
+    repo = _project(tmp_path, {}, test=command)
+    stage(repo, {"calc.py": CALC + "# one\n"})
+    first = review(repo, format="json")
+    assert first.exit_code == 0, first.markdown
+    assert [r["side"] for r in first.json["runs"]] == ["change", "base"], first.json["runs"]
+    stage(repo, {"calc.py": CALC + "# two\n"})
+    second = review(repo, format="json")
+    assert second.exit_code == 0, second.markdown
+    assert [r["side"] for r in second.json["runs"]] == ["change"], second.json["runs"]
+
+
 def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
     # helper-66: a command of two pytest runs; the second's conftest imports code that now
     # exits at import. That pytest wrote only the probe's `loaded` line and exited 0; the
