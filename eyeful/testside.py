@@ -170,7 +170,8 @@ _COLLECTS = re.compile(
 )
 # A class deriving from a TestCase, outside the tests' files too (a library's public base of
 # test classes: Django's): what it derives from decides whether its subclasses are tests.
-_TESTCASE_BASE = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*\bTestCase\b", re.MULTILINE)
+_TESTCASE_BASE = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*TestCase\b", re.MULTILINE)
+# (`IsolatedAsyncioTestCase`, Django's `SimpleTestCase` and `TransactionTestCase`: helper-68)
 # pytest's own files: a conftest.py can turn on a hook without naming one (`from x import *`).
 _PLACES = frozenset({"__init__.py", "go.mod"})  # added or deleted: where tests are looked for
 _ALWAYS = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
@@ -615,7 +616,8 @@ def _code_side(path: str, patterns: list[str]) -> bool:
     parts = PurePosixPath(path).parts
     if any(part in ("tests", "test", "testing") for part in parts[:-1]):
         return False
-    return not any(fnmatch.fnmatchcase(parts[-1], p) for p in patterns)
+    # (a Django app's `tests.py` is the tests' too)
+    return parts[-1] != "tests.py" and not any(fnmatch.fnmatchcase(parts[-1], p) for p in patterns)
 
 
 _GO_CONSTRAINT = re.compile(rb"^//(?:go:build |\s*\+build ).*$", re.MULTILINE)

@@ -560,8 +560,11 @@ class CalcTestCase:
 """
 
 
-@pytest.mark.parametrize("runner", ["unittest", "pytest"])
-def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, runner):
+@pytest.mark.parametrize(
+    ("runner", "base"),
+    [("unittest", "TestCase"), ("pytest", "TestCase"), ("pytest", "IsolatedAsyncioTestCase")],
+)
+def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, runner, base):
     """helper-66: a library's public TestCase base (code, not the tests' side) stops deriving
     from `unittest.TestCase`; the test classes deriving from it (`AddTests`: not a name pytest
     collects by itself) are collected by neither runner, without a word, and the broken add
@@ -570,7 +573,7 @@ def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, 
     files = {
         "pyproject.toml": eyeful_config(test),
         "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-        "calc/testcase.py": CALC_TESTCASE,
+        "calc/testcase.py": CALC_TESTCASE.replace("unittest.TestCase", f"unittest.{base}"),
         "tests/__init__.py": "",
         "tests/test_calc.py": "from calc.testcase import CalcTestCase\n\n\n"
         "class AddTests(CalcTestCase):\n"
