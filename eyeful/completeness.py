@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from eyeful.textsafe import uncoloured
+
 _STOPS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"!+ stopping after \d+ failures? !+"),
      "it stopped after its first failures (-x or --maxfail)"),
@@ -50,7 +52,7 @@ class CompletenessScanner:
         self._unittest_ran = False  # a `Ran N tests` line, its verdict not seen yet
 
     def feed(self, line: str) -> None:
-        line = line[:4096].strip()
+        line = uncoloured(line[:4096]).strip()  # (`--color=yes`: helper-68)
         if not line:
             return
         if _NONE_RAN.fullmatch(line):

@@ -8,6 +8,7 @@ import re
 from eyeful import records
 from eyeful.completeness import UNITTEST_RAN, UNITTEST_TEST, UNITTEST_VERDICT
 from eyeful.records import ChainLink, FailureRecord, Frame, Location, TestRecord
+from eyeful.textsafe import uncoloured
 
 # A test's name (completeness.UNITTEST_TEST); a subtest adds " (i=1)" or " [msg]"; the
 # description (a docstring's first line) may follow on the next line.
@@ -143,6 +144,7 @@ def read_unittest(text: str) -> records.RunRecord:
     result is still read from the start of a later line. A module that failed to import
     (unittest's ``_FailedTest``) is a collection error."""
     notes = records.Notes()
+    text = uncoloured(text)  # (a unittest that colours its words: Python 3.14 with FORCE_COLOR)
     lines = [line[: records.MAX_LINE] for line in text.splitlines()]
     outcomes: dict[str, tuple[records.Outcome, str | None]] = {}
     collected: list[str] = []

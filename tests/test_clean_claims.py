@@ -112,6 +112,19 @@ def test_a_run_stopped_by_x_runs_the_tests_it_did_not_reach(tmp_path):
     assert ("tests/test_a.py::test_first", "pre_existing") in _kinds(report)
 
 
+def test_a_coloured_run_read_from_its_text_still_says_it_stopped(tmp_path):
+    """helper-68's lead: a run read from its text (its command sets both variables the probe
+    comes by) with `--color=yes`: pytest's `stopping after 1 failures` line in colour was not
+    read, and the run did not say it stopped."""
+    stops = f"PYTEST_PLUGINS= PYTEST_ADDOPTS=--color=yes {PYTEST} -x"
+    repo = _project(tmp_path, {"tests/test_a.py": FIRST_FAILS}, test=stops)
+    stage(repo, {"calc.py": BROKEN_ADD})
+    proc = review(repo, format="json")
+    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    assert change["tests_from"] in ("output", "junit"), change
+    assert change["stopped"] is not None and "first failures" in change["stopped"], change
+
+
 def test_pytest_exit_in_a_new_test_is_never_clean(tmp_path):
     repo = _project(tmp_path, {})
     exits = "import pytest\n\n\ndef test_stop():\n    pytest.exit('enough', returncode=0)\n"
