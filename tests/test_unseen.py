@@ -79,6 +79,63 @@ func TestConvert(t *testing.T) {
 """
 
 
+DOCUMENTED_TEST = """package calc
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"testing"
+)
+
+func TestDocumented(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "calc.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.IsExported() && fn.Doc == nil {
+			t.Errorf("%s has no doc comment", fn.Name.Name)
+		}
+	}
+}
+"""
+CALC_GO = "package calc\n\n// Add adds two ints.\nfunc Add(a, b int) int { return a + b }\n"
+
+
+@needs_go
+def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env):
+    """helper-67: the change deletes a doc comment of Go code; a test parses the file and wants
+    one. Its failure is about how the code is written: a question, as for Python (a directive
+    such as `//go:build` is code, and a string's `//` is no comment)."""
+    repo = _go_repo(tmp_path, {"calc/calc.go": CALC_GO, "calc/calc_test.go": DOCUMENTED_TEST})
+    stage(repo, {"calc/calc.go": CALC_GO.replace("// Add adds two ints.\n", "")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc.TestDocumented": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "alike"),
+    [
+        ("x := 1 // one\n", "x := 1\n", True),
+        ("x := f(a,  b)\n", "x := f(a, b)\n", True),
+        ("return /* a\nb */ x\n", "return x\n", False),  # (a newline, to Go: `return;`)
+        ("return /* a b */ x\n", "return x\n", True),
+        ('s := "a // b"\n', 's := "a // c"\n', False),
+        ('s := "a  b"\n', 's := "a b"\n', False),
+        ("s := `a\n// b`\n", "s := `a\n// c`\n", False),
+        ("//go:build linux\n", "//go:build darwin\n", False),
+        ("//go:generate stringer\n", "", False),
+    ],
+)
+def test_go_code_without_comments(before, after, alike):
+    from eyeful.gocode import without_comments
+
+    sides = [without_comments(f"package p\n{text}".encode()) for text in (before, after)]
+    assert (sides[0] is not None and sides[0] == sides[1]) is alike, sides
+
+
 @needs_go
 @pytest.mark.parametrize("how", ["plain", "go-by-path", "wrapped"])
 def test_a_go_test_is_run_not_served_from_gos_own_cache(tmp_path, go_env, how):
