@@ -617,8 +617,7 @@ def _code_side(path: str, patterns: list[str]) -> bool:
     parts = PurePosixPath(path).parts
     if any(part in ("tests", "test", "testing") for part in parts[:-1]):
         return False
-    # (a Django app's `tests.py` is the tests' too)
-    return parts[-1] != "tests.py" and not any(fnmatch.fnmatchcase(parts[-1], p) for p in patterns)
+    return not any(fnmatch.fnmatchcase(parts[-1], p) for p in patterns)
 
 
 _GO_CONSTRAINT = re.compile(rb"^//(?:go:build |\s*\+build ).*$", re.MULTILINE)

@@ -186,6 +186,11 @@ def test_a_wrapper_whose_pytest_exits_0_before_the_probe_is_never_clean(tmp_path
     assert proc.exit_code == 3, proc.markdown
     [incomplete] = proc.json["incomplete"]
     assert incomplete["side"] == "change" and incomplete["reached_no_test"], incomplete
+    # helper-69: another tree of the broken change: its first review's silent run, cached,
+    # does not answer for the command.
+    stage(repo, {"cli.py": "import sys\n\nsys.exit(0)  # two\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
     # A harmless change: the same command records its tests on both sides, clean.
     stage(repo, {"calc.py": CALC, "cli.py": GUARDED_CLI + "# a comment\n"})
     proc = review(repo, format="json")
@@ -219,8 +224,8 @@ def test_a_second_pytest_session_that_fails_blocks(tmp_path):
 
 def test_a_command_eyeful_cannot_read_is_compared_with_the_base_once(tmp_path):
     """A test command that names no test and leaves no record (a runner eyeful does not read):
-    its exit code is all there is, once the base's run showed it names none either; after
-    that, its recent runs say so, and no base run is asked for again."""
+    its exit code is all there is, once the base's run showed it names none either; that run
+    is cached, and no base run is asked for again on that base."""
     command = f"{shlex.quote(PYTHON)} -c 'import calc'"
     repo = _project(tmp_path, {}, test=command)
     stage(repo, {"calc.py": CALC + "# one\n"})
@@ -230,7 +235,8 @@ def test_a_command_eyeful_cannot_read_is_compared_with_the_base_once(tmp_path):
     stage(repo, {"calc.py": CALC + "# two\n"})
     second = review(repo, format="json")
     assert second.exit_code == 0, second.markdown
-    assert [r["side"] for r in second.json["runs"]] == ["change"], second.json["runs"]
+    sides = [(r["side"], r["cached"]) for r in second.json["runs"]]
+    assert sides == [("change", False), ("base", True)], second.json["runs"]
 
 
 def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):

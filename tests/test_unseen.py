@@ -618,10 +618,19 @@ class CalcTestCase:
 
 
 @pytest.mark.parametrize(
-    ("runner", "base"),
-    [("unittest", "TestCase"), ("pytest", "TestCase"), ("pytest", "IsolatedAsyncioTestCase")],
+    ("runner", "base", "module"),
+    [
+        ("unittest", "TestCase", "testcase"),
+        ("pytest", "TestCase", "testcase"),
+        ("pytest", "IsolatedAsyncioTestCase", "testcase"),
+        # helper-69: a package's `tests.py` the tests import is code where pytest does not
+        # collect it
+        ("pytest", "TestCase", "tests"),
+    ],
 )
-def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, runner, base):
+def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(
+    tmp_path, runner, base, module
+):
     """helper-66: a library's public TestCase base (code, not the tests' side) stops deriving
     from `unittest.TestCase`; the test classes deriving from it (`AddTests`: not a name pytest
     collects by itself) are collected by neither runner, without a word, and the broken add
@@ -630,9 +639,9 @@ def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, 
     files = {
         "pyproject.toml": eyeful_config(test),
         "calc/__init__.py": "def add(a, b):\n    return a + b\n",
-        "calc/testcase.py": CALC_TESTCASE.replace("unittest.TestCase", f"unittest.{base}"),
+        f"calc/{module}.py": CALC_TESTCASE.replace("unittest.TestCase", f"unittest.{base}"),
         "tests/__init__.py": "",
-        "tests/test_calc.py": "from calc.testcase import CalcTestCase\n\n\n"
+        "tests/test_calc.py": f"from calc.{module} import CalcTestCase\n\n\n"
         "class AddTests(CalcTestCase):\n"
         "    def test_add(self):\n        self.assertAdds(1, 2, 3)\n",
         "tests/test_other.py": OTHER_TEST,
@@ -642,7 +651,7 @@ def test_a_code_side_testcase_base_that_stops_being_one_is_a_question(tmp_path, 
     stage(
         repo,
         {"calc/__init__.py": "def add(a, b):\n    return a - b\n",
-         "calc/testcase.py": CALC_PLAIN_BASE},
+         f"calc/{module}.py": CALC_PLAIN_BASE},
     )  # fmt: skip
     done = review(repo, format="json")
     gone = (
