@@ -335,10 +335,14 @@ def _named_by_setup(
             text = data.decode("utf-8", "replace")
             here = posixpath.dirname(path)
             waiting += _paths_in(repo, tree, text, here, top, inputs, listed=listed)
-            if path.endswith(".py") and PurePosixPath(path).name != "setup.py":
-                # (a setup.py's reads are its metadata's: a long description, a changelog)
+            if path.endswith(".py"):
                 waiting += _literals_named(repo, tree, text, here, inputs)
     return inputs
+
+
+_PROSE = ("README", "CHANGE", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUT", "LICEN", "COPYING",
+          "NOTICE")  # fmt: skip
+"""Files a script reads for prose (a package's long description, its notices): no setup input."""
 
 
 def _path_literals(parsed: ast.AST) -> Iterator[str]:
@@ -375,8 +379,8 @@ def _literals_named(
     (helper-66: a script generating a module from data kept the last setup's module). A
     directory so named is none (`package_dir={"": "src"}` in a `setup.py` would make every
     change of the code install again), nor a Python module (a version read from a package's
-    `__init__.py` is `metadata.py`'s: its other edits install nothing), the root (`.`) or an
-    option."""
+    `__init__.py` is `metadata.py`'s: its other edits install nothing), a file of prose (a
+    README, a changelog: a long description), the root (`.`) or an option."""
     try:
         parsed = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -388,6 +392,8 @@ def _literals_named(
         if "\n" in word or " " in word or any(c in word.split("/", 1)[0] for c in "*?["):
             continue  # (not a path; a pattern at the top: every file there)
         for found, entry in _entries_named(repo, tree, word, here):
+            if PurePosixPath(found).name.upper().startswith(_PROSE):
+                continue  # (a setup.py's long description: a changelog edited every change)
             if entry.type_str == "blob" and found not in inputs and not found.endswith(".py"):
                 inputs[found] = str(entry.id)
                 files.append((found, False))

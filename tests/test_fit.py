@@ -570,6 +570,13 @@ SETUP_CASES = {
                                     {"setup.py": "from setuptools import setup\n\n"
                                                  "setup(long_description=open('README.md').read())\n"},
                                     None, "/README.md", False),
+    # helper-69: what a setup.py names for its build is its input (an extension's depends)
+    "setup.py's depends": ("python setup.py build_ext --inplace",
+                           {"setup.py": "from setuptools import Extension, setup\n\n"
+                                        "setup(ext_modules=[Extension('calc._fast',"
+                                        " ['calc/fast.c'], depends=['calc/table.inc'])])\n",
+                            "calc/table.inc": "#define VALUE 3\n"}, None, "/calc/table.inc",
+                           True),
     "a glob of everything": ("python tools/gen.py",
                              {"tools/gen.py": "import glob\n\nprint(glob.glob('*'))\n"}, None,
                              "/README.md", False),
