@@ -203,7 +203,7 @@ def confirm(
                 or _looked_not_ran(ev.test, done.ran, traced.get(ev.test))
                 or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config, changed)
                 or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, changed)
-                or _example_written(ev.test, change, repo, snap.base.tree)
+                or _example_written(ev.test, change, repo, snap.base.tree, snap.head.tree)
             )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
@@ -312,7 +312,9 @@ def _data_not_ran(
     )
 
 
-def _example_written(test: str, change: Run, repo: pygit2.Repository, base_tree: str) -> str | None:
+def _example_written(
+    test: str, change: Run, repo: pygit2.Repository, base_tree: str, head_tree: str
+) -> str | None:
     """A doctest that failed at an example the base's file does not hold (helper-67): the
     change wrote it, and the base ran its own docstrings (a module of doctests is the code), so
     it may fail on the base's code too."""
@@ -320,9 +322,12 @@ def _example_written(test: str, change: Run, repo: pygit2.Repository, base_tree:
     if (change.kinds or {}).get(test) != "DoctestItem" or failure is None:
         return None
     path = id_path(test)
-    base = regular_file(repo, base_tree, path)
-    text = base.decode("utf-8", "replace") if base is not None else None
-    source = doctests.written_by_change(failure.chain, text, path.endswith(".py"))
+    if change.rootdir:  # (ids start at pytest's rootdir: helper-69)
+        path = f"{change.rootdir}/{path}"
+    sides = [regular_file(repo, tree, path) for tree in (base_tree, head_tree)]
+    base, head = (data.decode("utf-8", "replace") if data else None for data in sides)
+    name = test.partition("::")[2]
+    source = doctests.written_by_change(name, failure.chain, base, head, path.endswith(".py"))
     if source is None:
         return None
     return (

@@ -1,10 +1,11 @@
-"""A failing doctest's example, and whether the base's file holds it.
+"""A failing doctest's example, and whether the base's doctest holds it as the change's does.
 
 A module whose doctests run is the code (eyeful/testside.py): the base runs its own docstrings.
-An example the change wrote into a docstring that fails on the change is then no evidence of what
-the change's code does: the base never ran it (its code may fail it too). The probe gives a
-doctest's failure in its own words (``Failed example: SOURCE``, ``Expected: WANT``; an example that
-raised: ``(raised by the doctest example: SOURCE)``).
+A doctest that fails at an example the change wrote, or after examples it wrote or changed
+before it (they set what it sees), is then no evidence of what the change's code does: the base
+never ran that. The probe gives a doctest's failure in its own words (``Failed example:
+SOURCE``, ``Expected: WANT``, then ``Got: ...`` or ``Got nothing``; an example that raised:
+``(raised by the doctest example: SOURCE)``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-_FAILED = re.compile(
-    r"Failed example: (?P<source>.*?)\nExpected: (?P<want>.*?)\nGot[: ]", re.DOTALL
-)
+Example = tuple[str, str]
 _RAISED = re.compile(r"\(raised by the doctest example: (?P<source>.*)\)\s*$", re.DOTALL)
 
 
@@ -22,49 +21,85 @@ def failing_example(chain: list[str]) -> tuple[str, str | None] | None:
     """The example a doctest failed at, from its failure's exception chain (the first link):
     its source, and what it expected (None for one that raised); None for another failure."""
     first = chain[0] if chain else ""
-    found = _FAILED.search(first)
-    if found is not None:
-        return found["source"].strip(), found["want"].strip()
+    _, found, rest = first.partition("Failed example: ")
+    if found and "\nExpected: " in rest:
+        source, _, said = rest.partition("\nExpected: ")
+        # (the last "Got": what was expected may hold a line starting "Got" itself)
+        want = said.rpartition("\nGot: ")[0] or said.removesuffix("\nGot nothing")
+        return source.strip(), want.strip()
     raised = _RAISED.search(first)
     return (raised["source"].strip(), None) if raised is not None else None
 
 
-def examples_in(text: str, python: bool) -> set[tuple[str, str]]:
-    """Every example a file's doctests hold (source and expected output, stripped): of each
-    docstring of a Python file, or of the whole text of another (`--doctest-glob`)."""
-    if python:
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return set()
-        docs = [
-            ast.get_docstring(node, clean=True) or ""
-            for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        ]
-    else:
-        docs = [text]
-    import doctest  # (only here: a review that meets no failing doctest never imports it)
+def examples_by_name(text: str, python: bool) -> dict[str, list[Example]]:
+    """Each doctest's examples (source and expected output, stripped), in order, by the name
+    doctest gives it below its module: "" for the module's docstring (or a text file's whole
+    text), a function's or class's qualified name, `__test__.KEY` for the `__test__` dict's."""
+    if not python:
+        return {"": _examples(text)}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, list[Example]] = {"": _examples(ast.get_docstring(tree, clean=True) or "")}
 
-    parser = doctest.DocTestParser()
-    found: set[tuple[str, str]] = set()
-    for doc in docs:
-        try:
-            examples = parser.get_examples(doc)
-        except ValueError:  # a malformed example: doctest itself refuses it
-            continue
-        found.update((e.source.strip(), e.want.strip()) for e in examples)
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                found[name] = _examples(ast.get_docstring(child, clean=True) or "")
+                visit(child, name + ".")
+
+    visit(tree, "")
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else None
+        if isinstance(target, ast.Name) and target.id == "__test__":
+            assert isinstance(node, ast.Assign)
+            if isinstance(node.value, ast.Dict):
+                for key, value in zip(node.value.keys, node.value.values, strict=True):
+                    said = [n.value if isinstance(n, ast.Constant) else None for n in (key, value)]
+                    if isinstance(said[0], str) and isinstance(said[1], str):
+                        found[f"__test__.{said[0]}"] = _examples(said[1])
     return found
 
 
-def written_by_change(chain: list[str], base_text: str | None, python: bool) -> str | None:
-    """The source of the example a doctest failed at, where the base's file (``base_text``)
-    holds no such example (with its expected output): the change wrote it; else None."""
+def _examples(doc: str) -> list[Example]:
+    import doctest  # (only here: a review that meets no failing doctest never imports it)
+
+    try:
+        examples = doctest.DocTestParser().get_examples(doc)
+    except ValueError:  # a malformed example: doctest itself refuses it
+        return []
+    return [(e.source.strip(), e.want.strip()) for e in examples]
+
+
+def _of(found: dict[str, list[Example]], name: str) -> list[Example] | None:
+    """The examples of the doctest ``name`` (``calc.add``: its module's dotted name, then the
+    object's), by the longest qualified name of the file it ends with; the module's own."""
+    parts = name.split(".")
+    for at in range(len(parts)):
+        if ".".join(parts[at:]) in found:
+            return found[".".join(parts[at:])]
+    return found.get("") if parts else None
+
+
+def written_by_change(
+    name: str, chain: list[str], base_text: str | None, head_text: str | None, python: bool
+) -> str | None:
+    """The source of the example the doctest ``name`` failed at where the base's doctest does
+    not run the same examples up to it (the change wrote it, changed what it expects, or wrote
+    or changed one before it); None where it does (the code's doing) or this is no doctest's
+    failure."""
     failed = failing_example(chain)
     if failed is None:
         return None
     source, want = failed
-    held = examples_in(base_text, python) if base_text is not None else set()
-    if any(s == source and (want is None or w == want) for s, w in held):
-        return None
-    return source
+    base = _of(examples_by_name(base_text, python), name) if base_text is not None else None
+    head = _of(examples_by_name(head_text, python), name) if head_text is not None else None
+    at = next(
+        (i for i, (s, w) in enumerate(head or []) if s == source and (want is None or w == want)),
+        None,
+    )
+    if base is None or head is None or at is None:
+        return None if base and (source, want) in base else source
+    return None if head[: at + 1] == base[: at + 1] else source

@@ -119,6 +119,71 @@ def test_a_doctest_example_the_change_writes_that_fails_is_no_block(tmp_path, wh
     assert code == 3
 
 
+MAKE = (
+    'class Box:\n    value = 3\n\n\ndef make():\n    """\n    >>> x = make()\n    >>> x.value\n'
+    '    3\n    """\n    return Box()\n\n\ndef g():\n    """\n    >>> g()\n    1\n    """\n'
+    "    return 1\n"
+)
+SCALED = 'def scaled(a):\n    """\n    >>> scaled(2)\n    2\n    """\n    return a\n'
+REPORT = (
+    'def report(n):\n    """\n    >>> print(report(2))\n    Total: 2\n    Got it\n    """\n'
+    '    return f"Total: {n}\\nGot it"\n'
+)
+TEST_DICT = (
+    'def add(a, b):\n    return a + b\n\n\n__test__ = {"adding": """\n>>> add(1, 2)\n3\n"""}\n'
+)
+DOC_CASES = {
+    # (calc.py on the base, on the change, addopts beyond --doctest-modules, the kind)
+    # an example another docstring of the file holds is not this doctest's
+    "another docstring's example": (
+        MAKE, MAKE.replace("    >>> g()\n    1\n", "    >>> g()\n    1\n    >>> x.value\n    3\n")
+        .replace("return 1", "return int('1')"), "", "unconfirmed"),
+    # an untouched example after one the change wrote before it
+    "an example written before it": (
+        SCALED, SCALED.replace("    >>> scaled(2)",
+                               "    >>> scaled = lambda a: a * 3\n    >>> scaled(2)")
+        + "\n\ndef other():\n    return 1\n", "", "unconfirmed"),
+    # doctest's --doctest-continue-on-failure: several failures, the first one's example
+    "continue on failure": (
+        DOCUMENTED, DOCUMENTED.replace("    5\n", "    5\n    >>> add(-1, 1)\n    0\n")
+        + "\n\ndef sub(a, b):\n    return a - b\n", " --doctest-continue-on-failure",
+        "unconfirmed"),
+    # the code's own regressions still block: in `__test__`, an expected output with "Got"
+    "__test__": (TEST_DICT, TEST_DICT.replace("a + b", "a - b"), "", "regression"),
+    "expected Got": (REPORT, REPORT.replace("{n}", "{n + 1}"), "", "regression"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", DOC_CASES)
+def test_a_doctests_examples_the_change_wrote_are_told_from_the_codes(tmp_path, case):
+    """helper-69, on the rule above: the examples the base's doctest runs up to the failing one
+    are compared with the change's, doctest by doctest."""
+    base, change, more, kind = DOC_CASES[case]
+    ini = PYTEST_INI + f"addopts = --doctest-modules{more}\n"
+    repo = _calc_repo(tmp_path, {"pytest.ini": ini, "calc.py": base})
+    stage(repo, {"calc.py": change})
+    code, report = _review(repo)
+    # (tests/test_add.py imports an add some of these modules lack: pre-existing, aside)
+    mine = {test: k for test, k in _kinds(report).items() if test.startswith("calc.py::")}
+    assert set(mine.values()) == {kind}, report
+    assert code == (1 if kind == "regression" else 3), report
+
+
+def test_a_doctest_under_a_rootdir_below_the_root_still_blocks(tmp_path):
+    """helper-69: pytest's rootdir below the repository (`cd pkg && pytest`): the doctest's
+    file was looked for at the root, not found on the base, and a break was a question."""
+    pytest_in_pkg = "cd pkg && " + PYTEST
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(pytest_in_pkg, test_one=f"{pytest_in_pkg} {{test}}"),
+        "pkg/pytest.ini": PYTEST_INI + "addopts = --doctest-modules\n", "pkg/calc.py": DOCUMENTED,
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"pkg/calc.py": DOCUMENTED.replace("abs(a) + b", "abs(a) - b")})
+    code, report = _review(repo)
+    assert list(_kinds(report).values()) == ["regression"], report
+    assert code == 1
+
+
 def test_a_docstring_the_code_reads_is_the_code(tmp_path):
     """The code returns its own docstring's first word: a docstring-only change is a change of
     what it does, and the test it breaks blocks."""

@@ -772,7 +772,11 @@ def _chain(exc: BaseException | None) -> list[dict[str, str]]:
 
 def _doctest_link(exc: BaseException) -> dict[str, str] | None:
     """A doctest's failure in its own words: the example, what it expected and what it got (the
-    exception's own text names only the DocTest); an example that raised, by its exception."""
+    exception's own text names only the DocTest); an example that raised, by its exception;
+    of several (`--doctest-continue-on-failure`: MultipleDoctestFailures), the first."""
+    several = getattr(exc, "failures", None)
+    if isinstance(several, list) and several and hasattr(several[0], "example"):
+        exc = several[0]
     example = getattr(exc, "example", None)
     source = getattr(example, "source", None)
     if not isinstance(source, str) or not hasattr(exc, "test"):
