@@ -337,6 +337,8 @@ def _named_by_setup(
             waiting += _paths_in(repo, tree, text, here, top, inputs, listed=listed)
             if path.endswith(".py"):
                 waiting += _literals_named(repo, tree, text, here, inputs)
+                if PurePosixPath(path).name != "setup.py":  # (its package, for a version)
+                    waiting += _imports_named(repo, tree, text, here, inputs)
     return inputs
 
 
@@ -369,6 +371,33 @@ def _path_literals(parsed: ast.AST) -> Iterator[str]:
             tail.insert(0, part.value)
         if len(tail) > 1:
             yield "/".join(tail)
+
+
+def _imports_named(
+    repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, inputs: dict[str, str]
+) -> list[tuple[str, bool]]:
+    """The tree's modules a Python script setup runs imports (`from tools.rates import RATE`,
+    from the root or beside it), into ``inputs`` (helper-69: a generator's table in a module
+    of its own)."""
+    try:
+        parsed = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+    files: list[tuple[str, bool]] = []
+    for name in dict.fromkeys(names):
+        stem = name.replace(".", "/")
+        for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+            for found, entry in _entries_named(repo, tree, candidate, here):
+                if entry.type_str == "blob" and found not in inputs:
+                    inputs[found] = str(entry.id)
+                    files.append((found, False))
+    return files
 
 
 def _literals_named(

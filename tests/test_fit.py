@@ -570,6 +570,12 @@ SETUP_CASES = {
                                     {"setup.py": "from setuptools import setup\n\n"
                                                  "setup(long_description=open('README.md').read())\n"},
                                     None, "/README.md", False),
+    # helper-69: a module the script imports (its table), from the root
+    "a module the script imports": ("python -m tools.gen",
+                                    {"tools/__init__.py": "", "tools/rates.py": "RATE = 3\n",
+                                     "tools/gen.py": "from tools.rates import RATE\n\n"
+                                                     "print(RATE)\n"}, None, "/tools/rates.py",
+                                    True),
     # helper-69: what a setup.py names for its build is its input (an extension's depends)
     "setup.py's depends": ("python setup.py build_ext --inplace",
                            {"setup.py": "from setuptools import Extension, setup\n\n"
