@@ -54,7 +54,7 @@ def reach_every_test(
     if reached.incomplete is not None:
         report.did_not_run(reached.incomplete)
     if snap.base.tree != EMPTY_TREE and _named_nothing(change):
-        silent = _silent_where_the_base_recorded(runner, snap.base.tree, report)
+        silent = _silent_where_the_base_recorded(runner, snap.base.tree, change, report)
         if silent is not None:
             report.did_not_run(silent)
             return reached.change
@@ -174,18 +174,20 @@ def _ask(report: Report, change: Run, skips: Skips) -> None:
 
 
 def _named_nothing(change: Run) -> bool:
-    """A whole run that passed without a record of its runner and whose text named no test:
-    what it ran is not known (a wrapper whose pytest ended before eyeful's probe loaded, say)."""
-    return (
-        change.status == "PASSED"
-        and change.tests_from in ("output", "junit", None)
-        and not change.tests
-        and not change.counts
-        and not change.selected
-    )
+    """A whole run that passed without the record its runner keeps: one whose text named no
+    test (a wrapper whose pytest ended before eyeful's probe loaded, say), or one of a command
+    that runs pytest that the probe did not record (`pytest && python -m unittest`, whose
+    unittest's record is all there is: helper-69). What it ran is not known."""
+    if change.status != "PASSED" or change.selected:
+        return False
+    if change.tests_from in ("output", "junit", None) and not change.tests and not change.counts:
+        return True
+    return "pytest" in change.command and change.tests_from != "probe"
 
 
-def _silent_where_the_base_recorded(runner: Runner, base: str, report: Report) -> Incomplete | None:
+def _silent_where_the_base_recorded(
+    runner: Runner, base: str, change: Run, report: Report
+) -> Incomplete | None:
     """The change's run named nothing (:func:`_named_nothing`): the base's run of the same
     command (cached, else live) that recorded its tests says the command runs them, and the
     change's never got to them (helper-66: the ini's `-p` plugin imported code that now exits 0,
@@ -194,7 +196,7 @@ def _silent_where_the_base_recorded(runner: Runner, base: str, report: Report) -
     # (Not the command's recent runs: an earlier review's silent change would answer for it,
     # helper-69. The base's run is cached: asked once a base.)
     base_run = _base_suite(runner, base, report)
-    if base_run is None or not _recorded(base_run):
+    if base_run is None or not _recorded(base_run) or base_run.tests_from == change.tests_from:
         return None
     recorded = len(base_run.collected or base_run.tests or {}) or sum(
         (base_run.counts or {}).values()
@@ -205,9 +207,9 @@ def _silent_where_the_base_recorded(runner: Runner, base: str, report: Report) -
         side="change",
         tests=recorded,
         why=(
-            f"the test command exited 0 and named no test, with no record of its runner, where "
-            f"on the base it recorded {recorded} tests: its runner ended before it ran them "
-            "(a plugin or a conftest.py, or what they import, exited)"
+            f"the test command exited 0 without the record of its runner ({base_run.tests_from}) "
+            f"that its run on the base kept of {recorded} tests: that runner ended before it "
+            "ran them (a plugin or a conftest.py, or what they import, exited)"
         ),
         reached_no_test=True,
     )

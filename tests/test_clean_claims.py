@@ -222,6 +222,28 @@ def test_a_second_pytest_session_that_fails_blocks(tmp_path):
     assert proc.exit_code == 1, proc.markdown
 
 
+def test_a_pytest_that_exits_0_before_the_probe_beside_unittest_is_never_clean(tmp_path):
+    """helper-69: `pytest ... && python -m unittest ...`; the change makes pytest exit 0 before
+    the probe loads; unittest's record of its own tests was all the run had: clean."""
+    plugin = "import cli  # noqa: F401\n"
+    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
+    legacy = (
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n"
+    )
+    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini,
+             "legacy/test_legacy.py": legacy}  # fmt: skip
+    command = f"{PYTEST} tests && {shlex.quote(PYTHON)} -m unittest discover -v -s legacy"
+    repo = _project(tmp_path, files, test=command, test_one=f"{PYTEST} {{test}}")
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+    # Healthy, both runners record on both sides: clean, and no base run asked for.
+    stage(repo, {"calc.py": CALC, "cli.py": GUARDED_CLI + "# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+    assert [r["side"] for r in proc.json["runs"]] == ["change"], proc.json["runs"]
+
+
 def test_a_command_eyeful_cannot_read_is_compared_with_the_base_once(tmp_path):
     """A test command that names no test and leaves no record (a runner eyeful does not read):
     its exit code is all there is, once the base's run showed it names none either; that run
