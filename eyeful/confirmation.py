@@ -315,18 +315,24 @@ def _data_not_ran(
 def _example_written(
     test: str, change: Run, repo: pygit2.Repository, base_tree: str, head_tree: str
 ) -> str | None:
-    """A doctest that failed at an example the base's file does not hold (helper-67): the
-    change wrote it, and the base ran its own docstrings (a module of doctests is the code), so
-    it may fail on the base's code too."""
+    """A doctest that failed at an example the base's doctest does not run as the change's
+    does up to it (helper-67): the change wrote it, or one before it, and the base ran its own
+    docstrings (a module of doctests is the code), so it may fail on the base's code too.
+    pytest's (its record names the item a doctest) and unittest's (`DocTestSuite`: a dotted id
+    whose failure is a doctest's, its module a file of the tree)."""
     failure = (change.failures or {}).get(test)
-    if (change.kinds or {}).get(test) != "DoctestItem" or failure is None:
+    if failure is None:
         return None
-    path = id_path(test)
-    if change.rootdir:  # (ids start at pytest's rootdir: helper-69)
-        path = f"{change.rootdir}/{path}"
+    if (change.kinds or {}).get(test) == "DoctestItem":
+        path, name = id_path(test), test.partition("::")[2]
+        if change.rootdir:  # (ids start at pytest's rootdir: helper-69)
+            path = f"{change.rootdir}/{path}"
+    elif "::" not in test and doctests.failing_example(failure.chain) is not None:
+        path, name = _module_file(repo, head_tree, test), test  # (helper-69)
+    else:
+        return None
     sides = [regular_file(repo, tree, path) for tree in (base_tree, head_tree)]
     base, head = (data.decode("utf-8", "replace") if data else None for data in sides)
-    name = test.partition("::")[2]
     source = doctests.written_by_change(name, failure.chain, base, head, path.endswith(".py"))
     if source is None:
         return None
@@ -334,6 +340,18 @@ def _example_written(
         f"the example it fails at (`{source.splitlines()[0][:120]}`) {EXAMPLE}, and the base "
         "ran its own docstrings (a module of doctests is the code)"
     )
+
+
+def _module_file(repo: pygit2.Repository, tree: str, dotted: str) -> str:
+    """The file of the longest module a dotted name starts with (`calc.add`: `calc.py`), ""
+    where the tree has none."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        stem = "/".join(parts[:cut])
+        for path in (f"{stem}.py", f"{stem}/__init__.py"):
+            if regular_file(repo, tree, path) is not None:
+                return path
+    return ""
 
 
 def _ran_none(

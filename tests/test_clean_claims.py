@@ -1192,6 +1192,13 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     proc = review(repo, format="json")
     [regression] = [f for f in proc.json["regressions"] if f["test"] == "calc.add"]
     assert "Expected: 5\nGot nothing" in regression["excerpt"], regression["excerpt"]
+    # helper-69: an example the change writes that shows an old bug (`add(0.1, 0.2)`), with
+    # other code: unittest's doctest is judged as pytest's, a question.
+    stage(repo, {"calc.py": documented.replace("    5\n", "    5\n    >>> add(0.1, 0.2)\n    0.3\n")
+                 + "\n\ndef sub(a, b):\n    return a - b\n"})  # fmt: skip
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("calc.add", "unconfirmed")], proc.markdown
+    assert proc.exit_code == 3, proc.markdown
     # A doctest broken on HEAD already, and a harmless change: pre-existing, by the suites.
     stage(repo, {"calc.py": documented.replace("    5\n", "    6\n")})
     git(repo, "commit", "-qm", "a known broken doctest")
