@@ -1,16 +1,22 @@
 """Go source without its comments: what a change of comments and layout alone leaves alike.
 
 A Go file's tokens, line by line (Go ends a statement at a line's end), its comments taken out
-and the space between tokens made one; strings, runes and raw strings kept as written. What the
-go tool reads in a comment is code: a directive (`//go:build`, `//go:embed`, `//go:generate`,
-`//go:linkname`...), `// +build`, cgo's `//export` and `//line`; a file that uses cgo (`import
-"C"`, whose preamble is a comment of C code) or embeds files is never read so (None).
+and the space between tokens made one; strings, runes and raw strings kept as written (a raw
+string's line breaks too). What the go tool reads in a comment is code: a directive
+(`//go:generate`, `//go:linkname`...), cgo's `//export`, `//line`; a file that uses cgo (`"C"`,
+whose preamble is a comment of C code), has build constraints or embeds files is never read so
+(None).
 """
 
 from __future__ import annotations
 
 _GAP = "\0"  # (no Go source holds it)
-_DIRECTIVES = ("//go:", "// +build", "//export ", "//line ", "//extern ")
+_LINE = "\x01"  # a line break inside a raw string (its blank lines are its value: helper-70)
+_DIRECTIVES = ("//go:", "//export ", "//line ", "//extern ")
+# A file whose comments the go tool may read for more than a directive's line: cgo's preamble
+# (`import "C"`, grouped too), build constraints (`// +build` wants a blank line after it, and
+# `//+build` is one too), embedded files.
+_NOT_TOLD = ('"C"', "+build", "//go:build", "//go:embed")
 
 
 def without_comments(source: bytes) -> list[str] | None:
@@ -20,7 +26,7 @@ def without_comments(source: bytes) -> list[str] | None:
         text = source.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if 'import "C"' in text or "//go:embed" in text or _GAP in text:
+    if any(sign in text for sign in _NOT_TOLD) or _GAP in text or _LINE in text:
         return None
     out: list[str] = []
     at, n = 0, len(text)
@@ -42,7 +48,7 @@ def without_comments(source: bytes) -> list[str] | None:
             closed = _literal_end(text, at)
             if closed is None:
                 return None
-            out.append(text[at:closed])
+            out.append(text[at:closed].replace("\n", _LINE))
             at = closed
         elif char in " \t\r":
             out.append(_GAP)  # (a gap between tokens; a literal's own spaces stay as they are)

@@ -127,6 +127,15 @@ def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env):
         ("s := `a\n// b`\n", "s := `a\n// c`\n", False),
         ("//go:build linux\n", "//go:build darwin\n", False),
         ("//go:generate stringer\n", "", False),
+        # helper-70: a raw string's blank line; cgo by a grouped import; build constraints
+        ("s := `a\n\nb`\n", "s := `a\nb`\n", False),
+        (
+            '// #define ANSWER 42\nimport (\n\t"C"\n)\n',
+            '// #define ANSWER 41\nimport (\n\t"C"\n)\n',
+            False,
+        ),
+        ("x := 1 // +build ignore\n", "x := 1\n", False),
+        ("x := 1 //+build ignore\n", "x := 1\n", False),
     ],
 )
 def test_go_code_without_comments(before, after, alike):
