@@ -333,7 +333,7 @@ def _example_written(
         return None
     sides = [regular_file(repo, tree, path) for tree in (base_tree, head_tree)]
     base, head = (data.decode("utf-8", "replace") if data else None for data in sides)
-    source = doctests.written_by_change(name, failure.chain, base, head, path.endswith(".py"))
+    source = doctests.written_by_change(name, failure.chain, base, head, path)
     if source is None:
         return None
     return (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import PurePosixPath
 
 Example = tuple[str, str]
 _RAISED = re.compile(r"\(raised by the doctest example: (?P<source>.*)\)\s*$", re.DOTALL)
@@ -47,8 +48,12 @@ def examples_by_name(text: str, python: bool) -> dict[str, list[Example]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{prefix}{child.name}"
-                found[name] = _examples(ast.get_docstring(child, clean=True) or "")
+                examples = _examples(ast.get_docstring(child, clean=True) or "")
+                if examples or name not in found:  # (a property's setter: its getter's doc)
+                    found[name] = examples
                 visit(child, name + ".")
+            elif not isinstance(child, ast.Lambda):
+                visit(child, prefix)  # (one defined under `try:`, `if`: helper-70)
 
     visit(tree, "")
     for node in tree.body:
@@ -73,10 +78,14 @@ def _examples(doc: str) -> list[Example]:
     return [(e.source.strip(), e.want.strip()) for e in examples]
 
 
-def _of(found: dict[str, list[Example]], name: str) -> list[Example] | None:
+def _of(found: dict[str, list[Example]], name: str, module: str) -> list[Example] | None:
     """The examples of the doctest ``name`` (``calc.add``: its module's dotted name, then the
-    object's), by the longest qualified name of the file it ends with; the module's own."""
+    object's): what follows the module's own name (``module``: `slug` names the module's
+    docstring where the module holds a function `slug` too: helper-70), else the longest
+    qualified name of the file it ends with; the module's own."""
     parts = name.split(".")
+    if module in parts:
+        return found.get(".".join(parts[parts.index(module) + 1 :]))
     for at in range(len(parts)):
         if ".".join(parts[at:]) in found:
             return found[".".join(parts[at:])]
@@ -84,7 +93,7 @@ def _of(found: dict[str, list[Example]], name: str) -> list[Example] | None:
 
 
 def written_by_change(
-    name: str, chain: list[str], base_text: str | None, head_text: str | None, python: bool
+    name: str, chain: list[str], base_text: str | None, head_text: str | None, path: str
 ) -> str | None:
     """The source of the example the doctest ``name`` failed at where the base's doctest does
     not run the same examples up to it (the change wrote it, changed what it expects, or wrote
@@ -94,8 +103,15 @@ def written_by_change(
     if failed is None:
         return None
     source, want = failed
-    base = _of(examples_by_name(base_text, python), name) if base_text is not None else None
-    head = _of(examples_by_name(head_text, python), name) if head_text is not None else None
+    python = path.endswith(".py")
+    file = PurePosixPath(path)
+    module = file.parent.name if file.name == "__init__.py" else file.stem
+    if python:
+        base = _of(examples_by_name(base_text, True), name, module) if base_text else None
+        head = _of(examples_by_name(head_text, True), name, module) if head_text else None
+    else:  # (a text file of doctests is one: its whole text)
+        base = examples_by_name(base_text, False)[""] if base_text else None
+        head = examples_by_name(head_text, False)[""] if head_text else None
     at = next(
         (i for i, (s, w) in enumerate(head or []) if s == source and (want is None or w == want)),
         None,

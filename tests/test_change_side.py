@@ -132,6 +132,21 @@ REPORT = (
 TEST_DICT = (
     'def add(a, b):\n    return a + b\n\n\n__test__ = {"adding": """\n>>> add(1, 2)\n3\n"""}\n'
 )
+SLUG = (
+    '"""Slugs.\n\n>>> calc(\'x\')\n\'x\'\n"""\n\n\ndef calc(text, sep="-"):\n    """Make one.\n\n'
+    "    >>> sep = '_'\n    >>> calc('A B', sep)\n    'a_b'\n    \"\"\"\n"
+    "    return sep.join(text.lower().split())\n"
+)
+BOX = (
+    "class Box:\n    def __init__(self):\n        self._w = 2\n\n    @property\n"
+    '    def width(self):\n        """The width.\n\n        >>> Box().width\n        2\n'
+    '        """\n        return self._w\n\n    @width.setter\n    def width(self, value):\n'
+    "        self._w = value\n"
+)
+GUARDED = (
+    "try:\n    import fastmath  # noqa: F401\nexcept ImportError:\n\n    def add(a, b):\n"
+    '        """Add.\n\n        >>> add(1, 2)\n        3\n        """\n        return a + b\n'
+)
 DOC_CASES = {
     # (calc.py on the base, on the change, addopts beyond --doctest-modules, the kind)
     # an example another docstring of the file holds is not this doctest's
@@ -148,6 +163,14 @@ DOC_CASES = {
         DOCUMENTED, DOCUMENTED.replace("    5\n", "    5\n    >>> add(-1, 1)\n    0\n")
         + "\n\ndef sub(a, b):\n    return a - b\n", " --doctest-continue-on-failure",
         "unconfirmed"),
+    # helper-70: the module's docstring where the module holds a function of its name
+    "module and function of one name": (
+        SLUG, SLUG.replace("'x'\n\"\"\"", "'x'\n>>> calc('A B', sep)\n'a_b'\n\"\"\"")
+        .replace("return sep.join", "words = sep.join\n    return words"), "", "unconfirmed"),
+    # ... and a getter's, where a setter follows; one defined under `try:`
+    "a property with a setter": (BOX, BOX.replace("self._w = 2", "self._w = 3"), "",
+                                 "regression"),
+    "a def under try": (GUARDED, GUARDED.replace("a + b", "a - b"), "", "regression"),
     # the code's own regressions still block: in `__test__`, an expected output with "Got"
     "__test__": (TEST_DICT, TEST_DICT.replace("a + b", "a - b"), "", "regression"),
     "expected Got": (REPORT, REPORT.replace("{n}", "{n + 1}"), "", "regression"),
