@@ -182,7 +182,8 @@ def _named_nothing(change: Run) -> bool:
         return False
     if change.tests_from in ("output", "junit", None) and not change.tests and not change.counts:
         return True
-    return "pytest" in change.command and change.tests_from != "probe"
+    # (another runner's record: a pytest read from its text is read so on the base too)
+    return "pytest" in change.command and change.tests_from in ("unittest", "go-json")
 
 
 def _silent_where_the_base_recorded(
@@ -196,28 +197,26 @@ def _silent_where_the_base_recorded(
     # (Not the command's recent runs: an earlier review's silent change would answer for it,
     # helper-69. The base's run is cached: asked once a base.)
     base_run = _base_suite(runner, base, report)
-    if base_run is None or not _recorded(base_run) or base_run.tests_from == change.tests_from:
+    if base_run is None:
         return None
     recorded = len(base_run.collected or base_run.tests or {}) or sum(
         (base_run.counts or {}).values()
     )
-    if not recorded:
+    silent = change.tests_from in ("output", "junit", None)
+    # Named no test where the base named some (read from its text too: helper-70), or another
+    # runner's record where the base's pytest kept the probe's.
+    if not recorded or not (silent or base_run.tests_from == "probe"):
         return None
     return Incomplete(
         side="change",
         tests=recorded,
         why=(
-            f"the test command exited 0 without the record of its runner ({base_run.tests_from}) "
-            f"that its run on the base kept of {recorded} tests: that runner ended before it "
-            "ran them (a plugin or a conftest.py, or what they import, exited)"
+            f"the test command exited 0 without what its run on the base named of {recorded} "
+            f"tests (read from {base_run.tests_from}): its runner ended before it ran them (a "
+            "plugin or a conftest.py, or what they import, exited)"
         ),
         reached_no_test=True,
     )
-
-
-def _recorded(run: Run) -> bool:
-    """A run its runner's record read (the probe, go's JSON, unittest's listing)."""
-    return run.tests_from not in ("output", "junit", None)
 
 
 def _comparable(change: Run) -> bool:

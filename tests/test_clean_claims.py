@@ -244,6 +244,25 @@ def test_a_pytest_that_exits_0_before_the_probe_beside_unittest_is_never_clean(t
     assert [r["side"] for r in proc.json["runs"]] == ["change"], proc.json["runs"]
 
 
+def test_a_pytest_read_from_its_text_that_ran_nothing_is_never_clean(tmp_path):
+    """helper-70: a pytest read from its text (the command sets both variables the probe comes
+    by; `-vv` names each test); the change's code ends the process (`os._exit(0)`) as a
+    conftest imports it: no test named, where the base's run, read from its text too, named
+    them: clean. And a healthy change of such a command asks for no base run."""
+    command = f"PYTEST_PLUGINS= PYTEST_ADDOPTS=-vv {PYTEST}"
+    repo = _project(
+        tmp_path, {"cli.py": GUARDED_CLI, "tests/conftest.py": "import cli  # noqa: F401\n"},
+        test=command, test_one=f"{command} {{test}}",
+    )  # fmt: skip
+    stage(repo, {"calc.py": CALC + "# a comment\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 0, proc.markdown
+    assert [r["side"] for r in proc.json["runs"]] == ["change"], proc.json["runs"]
+    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import os\n\nos._exit(0)\n"})
+    proc = review(repo, format="json")
+    assert proc.exit_code == 3, proc.markdown
+
+
 def test_a_command_eyeful_cannot_read_is_compared_with_the_base_once(tmp_path):
     """A test command that names no test and leaves no record (a runner eyeful does not read):
     its exit code is all there is, once the base's run showed it names none either; that run
