@@ -344,7 +344,14 @@ def _named_by_setup(
 
 _PROSE = ("README", "CHANGE", "HISTORY", "NEWS", "AUTHORS", "CONTRIBUT", "LICEN", "COPYING",
           "NOTICE")  # fmt: skip
-"""Files a script reads for prose (a package's long description, its notices): no setup input."""
+"""Files a script reads for prose (a package's long description, its notices), named so and
+of no data's kind (`history.csv` is data: helper-70): no setup input."""
+
+
+def _prose(path: str) -> bool:
+    file = PurePosixPath(path)
+    text = file.suffix.lower() in ("", ".md", ".rst", ".txt", ".markdown")
+    return text and file.name.upper().startswith(_PROSE)
 
 
 def _path_literals(parsed: ast.AST) -> Iterator[str]:
@@ -383,16 +390,22 @@ def _imports_named(
         parsed = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
-    names: list[str] = []
+    stems: list[str] = []  # module paths, from the root (or `src/`), or from ``here``
     for node in ast.walk(parsed):
         if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            stems += [alias.name.replace(".", "/") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            # (relative: `from .rates import RATE`, `from . import rates`: helper-70)
+            up = PurePosixPath(here, *[".."] * max(node.level - 1, 0)).as_posix()
+            where = posixpath.normpath(up) if node.level else ""
+            module = (node.module or "").replace(".", "/")
+            start = posixpath.join(where, module) if where not in ("", ".") else module
+            stems += [start, *(posixpath.join(start, a.name) for a in node.names)]
     files: list[tuple[str, bool]] = []
-    for name in dict.fromkeys(names):
-        stem = name.replace(".", "/")
-        for candidate in (f"{stem}.py", f"{stem}/__init__.py"):
+    for stem in dict.fromkeys(s.strip("/") for s in stems if s.strip("/")):
+        candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+        candidates += [f"src/{c}" for c in candidates]  # (a src layout)
+        for candidate in candidates:
             for found, entry in _entries_named(repo, tree, candidate, here):
                 if entry.type_str == "blob" and found not in inputs:
                     inputs[found] = str(entry.id)
@@ -421,7 +434,7 @@ def _literals_named(
         if "\n" in word or " " in word or any(c in word.split("/", 1)[0] for c in "*?["):
             continue  # (not a path; a pattern at the top: every file there)
         for found, entry in _entries_named(repo, tree, word, here):
-            if PurePosixPath(found).name.upper().startswith(_PROSE):
+            if _prose(found):
                 continue  # (a setup.py's long description: a changelog edited every change)
             if entry.type_str == "blob" and found not in inputs and not found.endswith(".py"):
                 inputs[found] = str(entry.id)

@@ -576,6 +576,19 @@ SETUP_CASES = {
                                      "tools/gen.py": "from tools.rates import RATE\n\n"
                                                      "print(RATE)\n"}, None, "/tools/rates.py",
                                     True),
+    # helper-70: a relative import; a src layout; data named like prose
+    "a relative import": ("python -m tools.gen",
+                          {"tools/__init__.py": "", "tools/rates.py": "RATE = 3\n",
+                           "tools/gen.py": "from .rates import RATE\n\nprint(RATE)\n"}, None,
+                          "/tools/rates.py", True),
+    "a module of a src layout": ("python scripts/gen.py",
+                                 {"scripts/gen.py": "from mypkg.rates import RATE\n",
+                                  "src/mypkg/__init__.py": "", "src/mypkg/rates.py": "R = 3\n"},
+                                 None, "/src/mypkg/rates.py", True),
+    "data named like prose": ("python tools/gen.py",
+                              {"tools/gen.py": "print(open('data/history.csv').read())\n",
+                               "data/history.csv": "close\n3\n"}, None, "/data/history.csv",
+                              True),
     # helper-69: what a setup.py names for its build is its input (an extension's depends)
     "setup.py's depends": ("python setup.py build_ext --inplace",
                            {"setup.py": "from setuptools import Extension, setup\n\n"
