@@ -348,9 +348,14 @@ def _module_file(repo: pygit2.Repository, tree: str, dotted: str) -> str:
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         stem = "/".join(parts[:cut])
-        for path in (f"{stem}.py", f"{stem}/__init__.py"):
+        for path in (
+            f"{stem}.py",
+            f"{stem}/__init__.py",
+            f"src/{stem}.py",
+            f"src/{stem}/__init__.py",
+        ):
             if regular_file(repo, tree, path) is not None:
-                return path
+                return path  # (a src layout's too: helper-71)
     return ""
 
 

@@ -78,14 +78,16 @@ def _examples(doc: str) -> list[Example]:
     return [(e.source.strip(), e.want.strip()) for e in examples]
 
 
-def _of(found: dict[str, list[Example]], name: str, module: str) -> list[Example] | None:
+def _of(found: dict[str, list[Example]], name: str, modules: list[str]) -> list[Example] | None:
     """The examples of the doctest ``name`` (``calc.add``: its module's dotted name, then the
-    object's): what follows the module's own name (``module``: `slug` names the module's
-    docstring where the module holds a function `slug` too: helper-70), else the longest
-    qualified name of the file it ends with; the module's own."""
+    object's): what follows the module's dotted name, the longest of ``modules`` it starts
+    with (`slug` names the module's docstring where the module holds a function `slug` too:
+    helper-70; `textkit.textkit.shout`, a module named as its package: helper-71), else the
+    longest qualified name of the file it ends with; the module's own."""
+    for module in modules:
+        if name == module or name.startswith(module + "."):
+            return found.get(name[len(module) + 1 :])
     parts = name.split(".")
-    if module in parts:
-        return found.get(".".join(parts[parts.index(module) + 1 :]))
     for at in range(len(parts)):
         if ".".join(parts[at:]) in found:
             return found[".".join(parts[at:])]
@@ -105,17 +107,20 @@ def written_by_change(
     source, want = failed
     python = path.endswith(".py")
     file = PurePosixPath(path)
-    module = file.parent.name if file.name == "__init__.py" else file.stem
+    dotted = [*file.parent.parts, *([] if file.name == "__init__.py" else [file.stem])]
+    modules = [".".join(dotted[at:]) for at in range(len(dotted))]  # (the longest first)
     if python:
-        base = _of(examples_by_name(base_text, True), name, module) if base_text else None
-        head = _of(examples_by_name(head_text, True), name, module) if head_text else None
+        base = _of(examples_by_name(base_text, True), name, modules) if base_text else None
+        head = _of(examples_by_name(head_text, True), name, modules) if head_text else None
     else:  # (a text file of doctests is one: its whole text)
         base = examples_by_name(base_text, False)[""] if base_text else None
         head = examples_by_name(head_text, False)[""] if head_text else None
-    at = next(
-        (i for i, (s, w) in enumerate(head or []) if s == source and (want is None or w == want)),
-        None,
-    )
-    if base is None or head is None or at is None:
-        return None if base and (source, want) in base else source
-    return None if head[: at + 1] == base[: at + 1] else source
+    if head is None:
+        return None  # (no doctest of that name found: nothing to tell the change wrote it)
+    matches = [i for i, (s, w) in enumerate(head) if s == source and (want is None or w == want)]
+    if not matches:
+        return None
+    if base is None:
+        return source  # (the base has no such doctest: all of it is the change's)
+    # (an example the doctest holds twice: any of them may be the one it failed at: helper-71)
+    return None if all(head[: i + 1] == base[: i + 1] for i in matches) else source

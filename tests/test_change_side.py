@@ -192,6 +192,42 @@ def test_a_doctests_examples_the_change_wrote_are_told_from_the_codes(tmp_path, 
     assert code == (1 if kind == "regression" else 3), report
 
 
+COUNTER = (
+    'class Counter:\n    """A counter.\n\n    >>> c = Counter()\n    >>> c.value\n    0\n'
+    '    >>> c.bump()\n    >>> c.reset()\n    >>> c.value\n    0\n    """\n\n'
+    "    def __init__(self):\n        self.value = 0\n\n    def bump(self):\n"
+    "        self.value += 1\n\n    def reset(self):\n"
+    "        self.value = max(self.value - 1, 0)\n"
+)
+SHOUT = (
+    'def shout(text):\n    """\n    >>> shout("hi")\n    \'HI!\'\n    """\n'
+    '    return text.upper() + "!"\n'
+)
+
+
+@pytest.mark.parametrize("case", ["module named as its package", "an example held twice"])
+def test_a_doctests_examples_are_found_by_its_modules_dotted_name(tmp_path, case):
+    """helper-71: `textkit/textkit.py` (a module named as its package) cut the doctest's name
+    at the package, found no doctest, and the code's regression was a question; and an
+    example the doctest holds twice (`c.value`) was compared up to its first place, where the
+    change wrote one before its second: a block."""
+    ini = PYTEST_INI + "addopts = --doctest-modules\n"
+    if case == "module named as its package":
+        files = {"textkit/__init__.py": "", "textkit/textkit.py": SHOUT}
+        staged = {"textkit/textkit.py": SHOUT.replace('+ "!"', '+ "?"')}
+        want = ("textkit/textkit.py::textkit.textkit.shout", "regression")
+    else:
+        files = {"counter.py": COUNTER}
+        staged = {"counter.py": COUNTER.replace("    >>> c.bump()\n", "    >>> c.bump()\n" * 2)
+                  .replace("self.value += 1", "self.value = self.value + 1")}  # fmt: skip
+        want = ("counter.py::counter.Counter", "unconfirmed")
+    repo = _calc_repo(tmp_path, {"pytest.ini": ini, **files})
+    stage(repo, staged)
+    code, report = _review(repo)
+    assert want in _kinds(report).items(), report
+    assert code == (1 if want[1] == "regression" else 3), report
+
+
 def test_a_doctest_under_a_rootdir_below_the_root_still_blocks(tmp_path):
     """helper-69: pytest's rootdir below the repository (`cd pkg && pytest`): the doctest's
     file was looked for at the root, not found on the base, and a break was a question."""

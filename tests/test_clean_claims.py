@@ -1227,6 +1227,30 @@ def test_a_unittest_doctest_that_cannot_run_alone_is_no_evidence(tmp_path):
     assert proc.exit_code == 0, proc.markdown
 
 
+def test_a_unittest_doctest_of_a_src_layout_still_blocks(tmp_path):
+    """helper-71: `src/calc/__init__.py`, its doctests run by `DocTestSuite` under
+    `PYTHONPATH=src python -m unittest`: the module's file was looked for at the root only, no
+    doctest found, and the code's regression was taken for an example the change wrote."""
+    documented = 'def add(a, b):\n    """\n    >>> add(2, 3)\n    5\n    """\n    return a + b\n'
+    loads = (
+        "import doctest\n\nimport calc\n\n\ndef load_tests(loader, tests, ignore):\n"
+        "    tests.addTests(doctest.DocTestSuite(calc))\n    return tests\n"
+    )
+    unittest = f"PYTHONPATH=src {shlex.quote(PYTHON)} -m unittest discover -s tests -t . -v"
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(
+            unittest, test_one=f"PYTHONPATH=src {shlex.quote(PYTHON)} -m unittest -v {{test}}"
+        ),
+        "src/calc/__init__.py": documented,
+        "tests/__init__.py": "", "tests/test_docs.py": loads,
+    })  # fmt: skip
+    confirm(repo)
+    stage(repo, {"src/calc/__init__.py": documented.replace("a + b", "a - b")})
+    proc = review(repo, format="json")
+    assert _kinds(proc.json) == [("calc.add", "regression")], proc.markdown
+    assert proc.exit_code == 1, proc.markdown
+
+
 UNITTEST_CALC = (
     "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
     "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n"
