@@ -428,12 +428,22 @@ def _literals_named(
     except (SyntaxError, ValueError):
         return []
     files: list[tuple[str, bool]] = []
+    by_name: dict[str, list[tuple[str, pygit2.Object]]] | None = None
     for word in _path_literals(parsed):
         if not word.strip("./") or len(word) > 200 or word.startswith("-"):
             continue
         if "\n" in word or " " in word or any(c in word.split("/", 1)[0] for c in "*?["):
             continue  # (not a path; a pattern at the top: every file there)
-        for found, entry in _entries_named(repo, tree, word, here):
+        named = _entries_named(repo, tree, word, here)
+        if not named and "/" not in word and "." in word.strip("."):
+            # A file's name alone, joined elsewhere to its directory (`DATA = ROOT / "data"`,
+            # then `DATA / "rates.csv"`: helper-71): the tree's files of that name, a few.
+            if by_name is None:
+                by_name = {}
+                for path, entry in blobs(repo, tree):
+                    by_name.setdefault(PurePosixPath(path).name, []).append((path, entry))
+            named = by_name.get(word, [])[:3]
+        for found, entry in named:
             if _prose(found):
                 continue  # (a setup.py's long description: a changelog edited every change)
             if entry.type_str == "blob" and found not in inputs and not found.endswith(".py"):

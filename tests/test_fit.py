@@ -585,6 +585,12 @@ SETUP_CASES = {
                                  {"scripts/gen.py": "from mypkg.rates import RATE\n",
                                   "src/mypkg/__init__.py": "", "src/mypkg/rates.py": "R = 3\n"},
                                  None, "/src/mypkg/rates.py", True),
+    # helper-71: a file's name alone, its directory joined to it elsewhere
+    "a directory in a variable": ("python tools/gen.py",
+                                  {"tools/gen.py": "from pathlib import Path\n\n"
+                                                   "DATA = Path('.') / 'data'\n"
+                                                   "print((DATA / 'rates.csv').read_text())\n",
+                                   "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
     "data named like prose": ("python tools/gen.py",
                               {"tools/gen.py": "print(open('data/history.csv').read())\n",
                                "data/history.csv": "close\n3\n"}, None, "/data/history.csv",
