@@ -742,7 +742,7 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
         if path.endswith(".go"):
             # (helper-67: a comment of Go code; what the go tool reads in one stays)
             said = [gocode.without_comments(text) for text in (old, new)]
-            if said[0] is None or said[0] != said[1]:
+            if said[0] is None or said[0] != said[1] or _go_embeds(repo, head, path):
                 return None
             continue
         try:
@@ -760,6 +760,24 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
     return (
         "the change edits only comments, docstrings and layout of the code (it parses to the "
         "base's syntax, docstrings aside; Go's, its tokens but comments)"
+    )
+
+
+def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:
+    """Whether a Go file of ``path``'s directory embeds files (`//go:embed`): the package may
+    hold its own source as data, comments and all (helper-71)."""
+    folder = str(PurePosixPath(path).parent)
+    try:
+        entries = (
+            tree_at(repo, tree) if folder == "." else tree_at(repo, tree_at(repo, tree)[folder].id)
+        )
+    except KeyError:
+        return False
+    return any(
+        (entry.name or "").endswith(".go")
+        and entry.type_str == "blob"
+        and b"//go:embed" in blob_at(repo, entry.id).data
+        for entry in entries
     )
 
 

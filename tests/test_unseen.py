@@ -115,6 +115,48 @@ def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env):
     assert done.exit_code == 3, done
 
 
+EMBEDS = """package calc
+
+import (
+	"embed"
+	"strings"
+)
+
+//go:embed calc.go
+var sources embed.FS
+
+// Documented reports whether the package's source says what Add does.
+func Documented() bool {
+	data, _ := sources.ReadFile("calc.go")
+	return strings.Contains(string(data), "// Add adds")
+}
+"""
+EMBEDS_TEST = """package calc
+
+import "testing"
+
+func TestDocumented(t *testing.T) {
+	if !Documented() {
+		t.Fatal("undocumented")
+	}
+}
+"""
+
+
+@needs_go
+def test_a_go_comment_a_package_embeds_is_what_it_does(tmp_path, go_env):
+    """helper-71: another file of the package embeds calc.go (`//go:embed`): its comments are
+    the program's data, and a test that reads them through the program blocks."""
+    repo = _go_repo(
+        tmp_path,
+        {"calc/calc.go": CALC_GO, "calc/embeds.go": EMBEDS, "calc/calc_test.go": EMBEDS_TEST},
+    )
+    stage(repo, {"calc/calc.go": CALC_GO.replace("// Add adds two ints.\n", "")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc.TestDocumented": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 @pytest.mark.parametrize(
     ("before", "after", "alike"),
     [
