@@ -140,6 +140,14 @@ def test_pytest_exit_in_a_new_test_is_never_clean(tmp_path):
 
 GUARDED_CLI = "import sys\n\n\ndef main():\n    return 0\n\n\nif __name__ == '__main__':\n"
 GUARDED_CLI += "    sys.exit(main())\n"
+# A `-p` plugin of the ini's addopts (loaded before eyeful's probe) that imports cli.py, and the
+# change that makes cli.py exit 0 at import, with add broken.
+PLUGIN_IMPORTS_CLI = {
+    "cli.py": GUARDED_CLI,
+    "myplugin.py": "import cli  # noqa: F401\n",
+    "pytest.ini": PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n"),
+}
+CLI_EXITS = {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"}
 
 
 @pytest.mark.parametrize(
@@ -175,13 +183,10 @@ def test_a_wrapper_whose_pytest_exits_0_before_the_probe_is_never_clean(tmp_path
     imports code that now exits 0 at import, before eyeful's probe loads. No record, no word of
     a test: read from its text, the run passed, and the broken add was clean. The base's run of
     the same command recorded its tests: the change's never started."""
-    plugin = "import cli  # noqa: F401\n"
-    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
-    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini,
-             "runtests.sh": RUNTESTS}  # fmt: skip
+    files = {**PLUGIN_IMPORTS_CLI, "runtests.sh": RUNTESTS}
     command = f"PYTHON={shlex.quote(PYTHON)} sh runtests.sh"
     repo = _project(tmp_path, files, test=command, test_one=f"{command} {{test}}")
-    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
     [incomplete] = proc.json["incomplete"]
@@ -225,16 +230,13 @@ def test_a_second_pytest_session_that_fails_blocks(tmp_path):
 def test_a_pytest_that_exits_0_before_the_probe_beside_unittest_is_never_clean(tmp_path):
     """helper-69: `pytest ... && python -m unittest ...`; the change makes pytest exit 0 before
     the probe loads; unittest's record of its own tests was all the run had: clean."""
-    plugin = "import cli  # noqa: F401\n"
-    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
     legacy = (
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n"
     )
-    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini,
-             "legacy/test_legacy.py": legacy}  # fmt: skip
+    files = {**PLUGIN_IMPORTS_CLI, "legacy/test_legacy.py": legacy}
     command = f"{PYTEST} tests && {shlex.quote(PYTHON)} -m unittest discover -v -s legacy"
     repo = _project(tmp_path, files, test=command, test_one=f"{PYTEST} {{test}}")
-    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
     # Healthy, both runners record on both sides: clean, and no base run asked for.
@@ -294,7 +296,7 @@ def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
         "    assert add(2, 3) == 5\n",
     }
     repo = _project(tmp_path, files, test=test, test_one=f"{PYTEST} {{test}}")
-    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
     [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
@@ -354,12 +356,8 @@ def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path
     # helper-64: a `-p` plugin of the ini's addopts loads before eyeful's probe (which comes by
     # PYTEST_PLUGINS): it imports code that lost its `__main__` guard, pytest exits 0 with no
     # record at all, and its text, naming no test, read as a pass.
-    plugin = "import cli  # noqa: F401\n"
-    ini = PYTEST_INI.replace("[pytest]\n", "[pytest]\naddopts = -p myplugin\n")
-    assert "addopts = -p myplugin" in ini
-    files = {"cli.py": GUARDED_CLI, "myplugin.py": plugin, "pytest.ini": ini}
-    repo = _project(tmp_path, files, test=test, test_one=f"{test} {{test}}")
-    stage(repo, {"calc.py": BROKEN_ADD, "cli.py": "import sys\n\nsys.exit(0)\n"})
+    repo = _project(tmp_path, PLUGIN_IMPORTS_CLI, test=test, test_one=f"{test} {{test}}")
+    stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
     [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
