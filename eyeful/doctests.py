@@ -25,8 +25,10 @@ def failing_example(chain: list[str]) -> tuple[str, str | None] | None:
     _, found, rest = first.partition("Failed example: ")
     if found and "\nExpected: " in rest:
         source, _, said = rest.partition("\nExpected: ")
-        # (the last "Got": what was expected may hold a line starting "Got" itself)
-        want = said.rpartition("\nGot: ")[0] or said.removesuffix("\nGot nothing")
+        # (the last "Got": what was expected may hold a line starting "Got" itself, or be
+        # nothing at all: helper-72)
+        before, got, _ = ("\n" + said).rpartition("\nGot: ")
+        want = before[1:] if got else said.removesuffix("\nGot nothing")
         return source.strip(), want.strip()
     raised = _RAISED.search(first)
     return (raised["source"].strip(), None) if raised is not None else None
@@ -109,17 +111,22 @@ def written_by_change(
     file = PurePosixPath(path)
     dotted = [*file.parent.parts, *([] if file.name == "__init__.py" else [file.stem])]
     modules = [".".join(dotted[at:]) for at in range(len(dotted))]  # (the longest first)
+    if not head_text:
+        return None  # (no file found: nothing tells the change wrote it)
     if python:
         base = _of(examples_by_name(base_text, True), name, modules) if base_text else None
-        head = _of(examples_by_name(head_text, True), name, modules) if head_text else None
+        head = _of(examples_by_name(head_text, True), name, modules)
     else:  # (a text file of doctests is one: its whole text)
         base = examples_by_name(base_text, False)[""] if base_text else None
-        head = examples_by_name(head_text, False)[""] if head_text else None
+        head = examples_by_name(head_text, False)[""]
     if head is None:
-        return None  # (no doctest of that name found: nothing to tell the change wrote it)
+        # A name that is no def's (`area = property(_get_area)`: helper-72): any of the base
+        # file's examples.
+        held = [e for found in examples_by_name(base_text or "", python).values() for e in found]
+        return None if any(s == source and want in (None, w) for s, w in held) else source
     matches = [i for i, (s, w) in enumerate(head) if s == source and (want is None or w == want)]
     if not matches:
-        return None
+        return source  # (not found as the change wrote it: not shown to be the code's)
     if base is None:
         return source  # (the base has no such doctest: all of it is the change's)
     # (an example the doctest holds twice: any of them may be the one it failed at: helper-71)

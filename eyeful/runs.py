@@ -435,14 +435,15 @@ def _literals_named(
         if "\n" in word or " " in word or any(c in word.split("/", 1)[0] for c in "*?["):
             continue  # (not a path; a pattern at the top: every file there)
         named = _entries_named(repo, tree, word, here)
-        if not named and "/" not in word and "." in word.strip("."):
+        if "/" not in word and "." in word.strip("."):
             # A file's name alone, joined elsewhere to its directory (`DATA = ROOT / "data"`,
-            # then `DATA / "rates.csv"`: helper-71): the tree's files of that name, a few.
+            # then `DATA / "rates.csv"`: helper-71): the tree's files of that name, wherever
+            # (one beside the script may be another: helper-72).
             if by_name is None:
                 by_name = {}
                 for path, entry in blobs(repo, tree):
                     by_name.setdefault(PurePosixPath(path).name, []).append((path, entry))
-            named = by_name.get(word, [])[:3]
+            named = [*named, *by_name.get(word, [])[:20]]
         for found, entry in named:
             if _prose(found):
                 continue  # (a setup.py's long description: a changelog edited every change)

@@ -764,21 +764,23 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
 
 
 def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:
-    """Whether a Go file of ``path``'s directory embeds files (`//go:embed`): the package may
-    hold its own source as data, comments and all (helper-71)."""
-    folder = str(PurePosixPath(path).parent)
-    try:
-        entries = (
-            tree_at(repo, tree) if folder == "." else tree_at(repo, tree_at(repo, tree)[folder].id)
-        )
-    except KeyError:
-        return False
-    return any(
-        (entry.name or "").endswith(".go")
-        and entry.type_str == "blob"
-        and b"//go:embed" in blob_at(repo, entry.id).data
-        for entry in entries
-    )
+    """Whether a Go file of ``path``'s directory, or of one above it, embeds files
+    (`//go:embed`, which takes in subdirectories too): the program may hold this source as
+    data, comments and all (helper-71, helper-72)."""
+    root = tree_at(repo, tree)
+    for folder in PurePosixPath(path).parents:
+        try:
+            entries = root if str(folder) == "." else tree_at(repo, root[str(folder)].id)
+        except KeyError:
+            continue
+        if any(
+            (entry.name or "").endswith(".go")
+            and entry.type_str == "blob"
+            and b"//go:embed" in blob_at(repo, entry.id).data
+            for entry in entries
+        ):
+            return True
+    return False
 
 
 def _syntax(tree: ast.Module) -> str:

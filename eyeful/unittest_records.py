@@ -74,8 +74,8 @@ def _doctest_words(lines: list[str]) -> tuple[str, str] | None:
     if "Failed example:" not in lines:
         return None
     source, at = _indented(lines, lines.index("Failed example:") + 1)
-    if lines[at : at + 1] == ["Expected:"]:
-        want, at = _indented(lines, at + 1)
+    if lines[at : at + 1] in (["Expected:"], ["Expected nothing"]):
+        want, at = _indented(lines, at + 1) if lines[at] == "Expected:" else ("", at + 1)
         got = _indented(lines, at + 1)[0] if lines[at : at + 1] == ["Got:"] else ""
         said = f"Got: {got}" if got else "Got nothing"
         return "AssertionError", f"Failed example: {source}\nExpected: {want}\n{said}"

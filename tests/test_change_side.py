@@ -147,6 +147,11 @@ GUARDED = (
     "try:\n    import fastmath  # noqa: F401\nexcept ImportError:\n\n    def add(a, b):\n"
     '        """Add.\n\n        >>> add(1, 2)\n        3\n        """\n        return a + b\n'
 )
+RECT = (
+    "class Rect:\n    def __init__(self, w, h):\n        self.w, self.h = w, h\n\n"
+    '    def _get_area(self):\n        """The area.\n\n        >>> Rect(2, 3).area\n        6\n'
+    '        """\n        return self.w * self.h\n\n    area = property(_get_area)\n'
+)
 DOC_CASES = {
     # (calc.py on the base, on the change, addopts beyond --doctest-modules, the kind)
     # an example another docstring of the file holds is not this doctest's
@@ -171,6 +176,14 @@ DOC_CASES = {
     "a property with a setter": (BOX, BOX.replace("self._w = 2", "self._w = 3"), "",
                                  "regression"),
     "a def under try": (GUARDED, GUARDED.replace("a + b", "a - b"), "", "regression"),
+    # helper-72: a new example that expects nothing; a doctest named by an attribute
+    "an example expecting nothing": (
+        DOCUMENTED, DOCUMENTED.replace(
+            "    5\n", "    5\n    >>> total = add(2, 2)\n    >>> add(total, 1)\n"
+        ).replace("abs(a) + b", "b + abs(a)"), "", "unconfirmed"),
+    "a property by its attribute": (
+        RECT, RECT.replace("        6\n", "        6\n        >>> Rect(0, 3).area\n        3\n")
+        .replace("self.w * self.h", "self.h * self.w"), "", "unconfirmed"),
     # the code's own regressions still block: in `__test__`, an expected output with "Got"
     "__test__": (TEST_DICT, TEST_DICT.replace("a + b", "a - b"), "", "regression"),
     "expected Got": (REPORT, REPORT.replace("{n}", "{n + 1}"), "", "regression"),

@@ -591,6 +591,13 @@ SETUP_CASES = {
                                                    "DATA = Path('.') / 'data'\n"
                                                    "print((DATA / 'rates.csv').read_text())\n",
                                    "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
+    # helper-72: ... where a file of that name is beside the script too, or several elsewhere
+    "a directory in a variable, a namesake beside": ("python tools/gen.py",
+        {"tools/gen.py": "from pathlib import Path\n\nDATA = Path('.') / 'data'\n"
+                         "print((DATA / 'rates.csv').read_text())\n",
+         "tools/rates.csv": "sample\n", "archive/a/rates.csv": "1\n",
+         "archive/b/rates.csv": "2\n", "archive/c/rates.csv": "3\n",
+         "data/rates.csv": "usd,1\n"}, None, "/data/rates.csv", True),
     "data named like prose": ("python tools/gen.py",
                               {"tools/gen.py": "print(open('data/history.csv').read())\n",
                                "data/history.csv": "close\n3\n"}, None, "/data/history.csv",

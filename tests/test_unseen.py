@@ -144,16 +144,23 @@ func TestDocumented(t *testing.T) {
 
 
 @needs_go
-def test_a_go_comment_a_package_embeds_is_what_it_does(tmp_path, go_env):
+@pytest.mark.parametrize("where", ["beside", "above"])
+def test_a_go_comment_a_package_embeds_is_what_it_does(tmp_path, go_env, where):
     """helper-71: another file of the package embeds calc.go (`//go:embed`): its comments are
-    the program's data, and a test that reads them through the program blocks."""
-    repo = _go_repo(
-        tmp_path,
-        {"calc/calc.go": CALC_GO, "calc/embeds.go": EMBEDS, "calc/calc_test.go": EMBEDS_TEST},
-    )
+    the program's data, and a test that reads them through the program blocks. helper-72: a
+    package above it embeds its directory."""
+    if where == "beside":
+        files = {"calc/embeds.go": EMBEDS, "calc/calc_test.go": EMBEDS_TEST}
+        test = "example.com/m/calc.TestDocumented"
+    else:
+        above = EMBEDS.replace("package calc", "package m").replace('"calc.go"', '"calc/calc.go"')
+        files = {"embeds.go": above.replace("//go:embed calc.go", "//go:embed calc"),
+                 "embeds_test.go": EMBEDS_TEST.replace("package calc", "package m")}  # fmt: skip
+        test = "example.com/m.TestDocumented"
+    repo = _go_repo(tmp_path, {"calc/calc.go": CALC_GO, **files})
     stage(repo, {"calc/calc.go": CALC_GO.replace("// Add adds two ints.\n", "")})
     done = review(repo, format="json")
-    assert _kinds(done.json) == {"example.com/m/calc.TestDocumented": "regression"}, done
+    assert _kinds(done.json) == {test: "regression"}, done
     assert done.exit_code == 1, done
 
 
