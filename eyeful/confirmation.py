@@ -346,7 +346,7 @@ def _module_file(repo: pygit2.Repository, tree: str, dotted: str) -> str:
     """The file of the longest module a dotted name starts with (`calc.add`: `calc.py`), ""
     where the tree has none."""
     parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
+    for cut in range(len(parts), 0, -1):  # (the whole name: a module's own docstring, helper-73)
         stem = "/".join(parts[:cut])
         for path in (
             f"{stem}.py",

@@ -124,7 +124,21 @@ def written_by_change(
         # file's examples.
         held = [e for found in examples_by_name(base_text or "", python).values() for e in found]
         return None if any(s == source and want in (None, w) for s, w in held) else source
-    matches = [i for i, (s, w) in enumerate(head) if s == source and (want is None or w == want)]
+    first = chain[0] if chain else ""
+
+    def failed_at(example: Example) -> bool:
+        said, expected = example
+        if said != source:
+            return False
+        # (the message's own words for this example's expectation: one holding "Got: " itself
+        # is not read apart from what it got: helper-73)
+        return (
+            want is None
+            or expected == want
+            or f"Failed example: {said}\nExpected: {expected}\nGot" in first
+        )
+
+    matches = [i for i, example in enumerate(head) if failed_at(example)]
     if not matches:
         return source  # (not found as the change wrote it: not shown to be the code's)
     if base is None:

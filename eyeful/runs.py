@@ -443,7 +443,7 @@ def _literals_named(
                 by_name = {}
                 for path, entry in blobs(repo, tree):
                     by_name.setdefault(PurePosixPath(path).name, []).append((path, entry))
-            named = [*named, *by_name.get(word, [])[:20]]
+            named = [*named, *by_name.get(word, [])]
         for found, entry in named:
             if _prose(found):
                 continue  # (a setup.py's long description: a changelog edited every change)

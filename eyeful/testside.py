@@ -764,21 +764,45 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
 
 
 def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:
-    """Whether a Go file of ``path``'s directory, or of one above it, embeds files
-    (`//go:embed`, which takes in subdirectories too): the program may hold this source as
-    data, comments and all (helper-71, helper-72)."""
+    """Whether the program may hold ``path``'s text as data: a Go file of its directory embeds
+    files (`//go:embed`: helper-71), or one of a directory above it embeds a pattern that takes
+    it in (`//go:embed examples`, `all:skeleton`, `*`: helper-72; not a `VERSION` beside it:
+    helper-73)."""
     root = tree_at(repo, tree)
     for folder in PurePosixPath(path).parents:
         try:
             entries = root if str(folder) == "." else tree_at(repo, root[str(folder)].id)
         except KeyError:
             continue
-        if any(
-            (entry.name or "").endswith(".go")
-            and entry.type_str == "blob"
-            and b"//go:embed" in blob_at(repo, entry.id).data
-            for entry in entries
-        ):
+        below = PurePosixPath(path).relative_to(folder)
+        for entry in entries:
+            if not (entry.name or "").endswith(".go") or entry.type_str != "blob":
+                continue
+            data = blob_at(repo, entry.id).data
+            if b"//go:embed" not in data:
+                continue
+            if below.parent == PurePosixPath("."):
+                return True  # (the package's own directory)
+            for pattern in _GO_EMBED.findall(data.decode("utf-8", "replace")):
+                if _embeds(pattern, below):
+                    return True
+    return False
+
+
+_GO_EMBED = re.compile(r"^//go:embed[ \t]+(.+)$", re.MULTILINE)
+
+
+def _embeds(patterns: str, below: PurePosixPath) -> bool:
+    """Whether one of a `//go:embed` line's patterns takes in ``below`` (a path from the
+    embedding file's directory): the file, or a directory above it, matching."""
+    try:
+        words = shlex.split(patterns.replace("`", '"'), comments=False)
+    except ValueError:
+        return True  # (not read: taken as taking it in)
+    for pattern in words:
+        pattern = pattern.removeprefix("all:").rstrip("/")
+        whole = [below, *list(below.parents)[:-1]]  # the file, then its directories
+        if any(fnmatch.fnmatchcase(str(part), pattern) for part in whole):
             return True
     return False
 

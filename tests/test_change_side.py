@@ -147,6 +147,10 @@ GUARDED = (
     "try:\n    import fastmath  # noqa: F401\nexcept ImportError:\n\n    def add(a, b):\n"
     '        """Add.\n\n        >>> add(1, 2)\n        3\n        """\n        return a + b\n'
 )
+GOT = (
+    'def report(items):\n    """Say how many.\n\n    >>> report(["a", "b"])\n    Got: 2 items\n'
+    '    """\n    print(f"Got: {len(items)} items")\n'
+)
 RECT = (
     "class Rect:\n    def __init__(self, w, h):\n        self.w, self.h = w, h\n\n"
     '    def _get_area(self):\n        """The area.\n\n        >>> Rect(2, 3).area\n        6\n'
@@ -187,6 +191,8 @@ DOC_CASES = {
     # the code's own regressions still block: in `__test__`, an expected output with "Got"
     "__test__": (TEST_DICT, TEST_DICT.replace("a + b", "a - b"), "", "regression"),
     "expected Got": (REPORT, REPORT.replace("{n}", "{n + 1}"), "", "regression"),
+    # helper-73: what it expects starts "Got: ", and it now prints nothing
+    "expected starting Got:": (GOT, GOT.replace("    print(", "    str("), "", "regression"),
 }  # fmt: skip
 
 

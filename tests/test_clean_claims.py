@@ -1247,6 +1247,17 @@ def test_a_unittest_doctest_of_a_src_layout_still_blocks(tmp_path):
     proc = review(repo, format="json")
     assert _kinds(proc.json) == [("calc.add", "regression")], proc.markdown
     assert proc.exit_code == 1, proc.markdown
+    # helper-73: a module's own docstring (`calc.ops`, its id the module's whole name)
+    ops = '"""Doubling.\n\n>>> double(2)\n4\n"""\n\n\ndef double(x):\n    return x * 2\n'
+    stage(repo, {"src/calc/__init__.py": documented + "# a comment\n", "src/calc/ops.py": ops,
+                 "tests/test_docs.py": loads.replace("import calc", "import calc\nimport calc.ops")
+                 .replace("DocTestSuite(calc))", "DocTestSuite(calc))\n"
+                          "    tests.addTests(doctest.DocTestSuite(calc.ops))")})  # fmt: skip
+    git(repo, "commit", "-qm", "ops")
+    stage(repo, {"src/calc/ops.py": ops.replace("x * 2", "x * 3")})
+    proc = review(repo, format="json")
+    assert ("calc.ops", "regression") in _kinds(proc.json), proc.markdown
+    assert proc.exit_code == 1, proc.markdown
 
 
 UNITTEST_CALC = (

@@ -103,12 +103,20 @@ func TestDocumented(t *testing.T) {
 CALC_GO = "package calc\n\n// Add adds two ints.\nfunc Add(a, b int) int { return a + b }\n"
 
 
+ROOT_EMBEDS = 'package m\n\nimport _ "embed"\n\n//go:embed VERSION\nvar Version string\n'
+
+
 @needs_go
-def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env):
+@pytest.mark.parametrize("root", ["plain", "embeds-a-version"])
+def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env, root):
     """helper-67: the change deletes a doc comment of Go code; a test parses the file and wants
     one. Its failure is about how the code is written: a question, as for Python (a directive
-    such as `//go:build` is code, and a string's `//` is no comment)."""
-    repo = _go_repo(tmp_path, {"calc/calc.go": CALC_GO, "calc/calc_test.go": DOCUMENTED_TEST})
+    such as `//go:build` is code, and a string's `//` is no comment). helper-73: a root
+    package that embeds its VERSION takes in no file of calc/."""
+    more = {"m.go": ROOT_EMBEDS, "VERSION": "1.2.0\n"} if root != "plain" else {}
+    repo = _go_repo(
+        tmp_path, {"calc/calc.go": CALC_GO, "calc/calc_test.go": DOCUMENTED_TEST, **more}
+    )
     stage(repo, {"calc/calc.go": CALC_GO.replace("// Add adds two ints.\n", "")})
     done = review(repo, format="json")
     assert _kinds(done.json) == {"example.com/m/calc.TestDocumented": "unconfirmed"}, done
