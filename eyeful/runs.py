@@ -335,10 +335,11 @@ def _named_by_setup(
             text = data.decode("utf-8", "replace")
             here = posixpath.dirname(path)
             waiting += _paths_in(repo, tree, text, here, top, inputs, listed=listed)
-            if path.endswith(".py"):
-                waiting += _literals_named(repo, tree, text, here, inputs)
+            parsed = _parsed(text) if path.endswith(".py") else None
+            if parsed is not None:
+                waiting += _literals_named(repo, tree, parsed, here, inputs)
                 if PurePosixPath(path).name != "setup.py":  # (its package, for a version)
-                    waiting += _imports_named(repo, tree, text, here, inputs)
+                    waiting += _imports_named(repo, tree, parsed, here, inputs)
     return inputs
 
 
@@ -380,16 +381,21 @@ def _path_literals(parsed: ast.AST) -> Iterator[str]:
             yield "/".join(tail)
 
 
+def _parsed(text: str) -> ast.Module | None:
+    """A Python file's syntax tree, read once for its strings and its imports."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _imports_named(
-    repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, inputs: dict[str, str]
-) -> list[tuple[str, bool]]:
+    repo: pygit2.Repository, tree: pygit2.Tree, parsed: ast.Module, here: str,
+    inputs: dict[str, str],
+) -> list[tuple[str, bool]]:  # fmt: skip
     """The tree's modules a Python script setup runs imports (`from tools.rates import RATE`,
     from the root or beside it), into ``inputs`` (helper-69: a generator's table in a module
     of its own)."""
-    try:
-        parsed = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
     stems: list[str] = []  # module paths, from the root (or `src/`), or from ``here``
     for node in ast.walk(parsed):
         if isinstance(node, ast.Import):
@@ -414,8 +420,9 @@ def _imports_named(
 
 
 def _literals_named(
-    repo: pygit2.Repository, tree: pygit2.Tree, text: str, here: str, inputs: dict[str, str]
-) -> list[tuple[str, bool]]:
+    repo: pygit2.Repository, tree: pygit2.Tree, parsed: ast.Module, here: str,
+    inputs: dict[str, str],
+) -> list[tuple[str, bool]]:  # fmt: skip
     """The tree's files a Python file setup runs names by a string written in it (`open(
     'data/rates.csv')`, `glob('data/*.csv')`, a name beside the script), into ``inputs``
     (helper-66: a script generating a module from data kept the last setup's module). A
@@ -423,10 +430,6 @@ def _literals_named(
     change of the code install again), nor a Python module (a version read from a package's
     `__init__.py` is `metadata.py`'s: its other edits install nothing), a file of prose (a
     README, a changelog: a long description), the root (`.`) or an option."""
-    try:
-        parsed = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return []
     files: list[tuple[str, bool]] = []
     by_name: dict[str, list[tuple[str, pygit2.Object]]] | None = None
     for word in _path_literals(parsed):
