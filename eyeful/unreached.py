@@ -53,14 +53,16 @@ def reach_every_test(
     report.runs += reached.runs
     if reached.incomplete is not None:
         report.did_not_run(reached.incomplete)
-    if snap.base.tree != EMPTY_TREE and _named_nothing(change):
-        silent = _silent_where_the_base_recorded(runner, snap.base.tree, change, report)
-        if silent is not None:
-            report.did_not_run(silent)
-            return reached.change
-    if snap.base.tree != EMPTY_TREE:
-        skips = _skips_on_base(runner, repo, snap, report, reached.change)
-        _ask(report, reached.change, skips)
+    if snap.base.tree == EMPTY_TREE:
+        return reached.change
+    silent = _named_nothing(change) and _silent_where_the_base_recorded(
+        runner, snap.base.tree, change, report
+    )
+    if silent:
+        report.did_not_run(silent)
+        return reached.change
+    skips = _skips_on_base(runner, repo, snap, report, reached.change)
+    _ask(report, reached.change, skips)
     return reached.change
 
 
@@ -189,11 +191,12 @@ def _named_nothing(change: Run) -> bool:
 def _silent_where_the_base_recorded(
     runner: Runner, base: str, change: Run, report: Report
 ) -> Incomplete | None:
-    """The change's run named nothing (:func:`_named_nothing`): the base's run of the same
-    command (cached, else live) that recorded its tests says the command runs them, and the
-    change's never got to them (helper-66: the ini's `-p` plugin imported code that now exits 0,
-    before the probe loaded). None where the base's names none either: a runner eyeful does not
-    read, whose exit code is all there is."""
+    """The change's run lacks its runner's record (:func:`_named_nothing`): the base's run of
+    the same command (cached, else live) that named its tests (in any words, where the change's
+    named none; else by the probe's record) says the command runs them, and the change's never
+    got to them (helper-66: the ini's `-p` plugin imported code that now exits 0, before the
+    probe loaded). None where the base's names none either: a runner eyeful does not read,
+    whose exit code is all there is."""
     # (Not the command's recent runs: an earlier review's silent change would answer for it,
     # helper-69. The base's run is cached: asked once a base.)
     base_run = _base_suite(runner, base, report)
