@@ -43,6 +43,12 @@ def _project(root, files: dict[str, str], **config: str):
     return repo
 
 
+def _change_test_run(report: dict) -> dict:
+    """The change's run of the test command (one)."""
+    [change] = [r for r in report["runs"] if r["side"] == "change" and r["name"] == "test"]
+    return change
+
+
 def _kinds(report: dict) -> list[tuple[str, str]]:
     every = report["regressions"] + report["other_failures"]
     return sorted((f["test"], f["kind"]) for f in every)
@@ -120,7 +126,7 @@ def test_a_coloured_run_read_from_its_text_still_says_it_stopped(tmp_path):
     repo = _project(tmp_path, {"tests/test_a.py": FIRST_FAILS}, test=stops)
     stage(repo, {"calc.py": BROKEN_ADD})
     proc = review(repo, format="json")
-    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    change = _change_test_run(proc.json)
     assert change["tests_from"] in ("output", "junit"), change
     assert change["stopped"] is not None and "first failures" in change["stopped"], change
 
@@ -170,7 +176,7 @@ def test_a_pytest_that_exits_0_before_its_session_is_never_clean(tmp_path, conft
     stage(repo, {"calc.py": BROKEN_ADD, "cli.py": cli})
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
-    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    change = _change_test_run(proc.json)
     assert change["status"] == "ERROR", change
     assert "pytest ended before it collected any test" in change["reason"], change["reason"]
 
@@ -299,7 +305,7 @@ def test_a_second_pytest_session_that_never_starts_is_never_clean(tmp_path):
     stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
-    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    change = _change_test_run(proc.json)
     assert change["status"] == "ERROR", change
     assert "1 of the command's 2 pytest sessions never" in change["reason"], change["reason"]
 
@@ -336,7 +342,7 @@ def test_a_command_setting_the_probes_variables_itself_is_read_from_its_text(tmp
     stage(repo, {"calc.py": CALC + "\n# tidy\n"})
     proc = review(repo, format="json")
     assert proc.exit_code == 0, proc.markdown
-    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    change = _change_test_run(proc.json)
     assert change["status"] == "PASSED", change
 
 
@@ -360,7 +366,7 @@ def test_a_pytest_that_exits_0_before_it_loads_the_probe_is_never_clean(tmp_path
     stage(repo, CLI_EXITS)
     proc = review(repo, format="json")
     assert proc.exit_code == 3, proc.markdown
-    [change] = [r for r in proc.json["runs"] if r["side"] == "change" and r["name"] == "test"]
+    change = _change_test_run(proc.json)
     assert change["status"] == "ERROR", change
 
 
