@@ -44,7 +44,7 @@ from eyeful.regressions import (
     ids_moved,
     in_run,
 )
-from eyeful.runs import Run, Runner
+from eyeful.runs import Run, Runner, setup_key
 from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, regular_file
 from eyeful.testids import id_path
@@ -52,6 +52,7 @@ from eyeful.testside import (
     code_unchanged,
     config_kept,
     data_of_tests,
+    bodies_edited_alone,
     renamed_files,
     side_paths,
     side_tree,
@@ -134,6 +135,16 @@ def confirm(
             if change.tests_from == "probe"
             else {}
         )
+        # The change's code lines, where it edits only functions' bodies in Python files and
+        # nothing else of the code (the setup the same): a test that ran none of them saw only
+        # where they are.
+        code_changed = (
+            {path: lines for path, lines in changed.items() if path not in edited}
+            if changed
+            and bodies_edited_alone(repo, snap.base.tree, snap.head.tree, edited)
+            and _same_setup(runner, repo, snap)
+            else {}
+        )
         if tested != snap.base.tree:
             base_ids = {
                 test: test if file_in_tree(repo, tested, test) else old
@@ -204,6 +215,7 @@ def confirm(
                 or _configured_not_ran(ev.test, done.ran, traced.get(ev.test), own_config, changed)
                 or _data_not_ran(ev.test, done.ran, traced.get(ev.test), tests_data, changed)
                 or _example_written(ev.test, change, repo, snap.base.tree, snap.head.tree)
+                or _moved_not_ran(ev, done.ran, traced.get(ev.test), code_changed)
             )
     done.runs += _old_versions(runner, repo, snap, change, evidence, edited, jobs)
     return done
@@ -255,7 +267,7 @@ def _looked_not_ran(
     a run looked at is the run's: a run of several tests tells no one of them; ``shared``: such
     a run, where one of them may have looked.)"""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()) or run.started_processes:
+    if run is None or lines is None or any(lines.values()) or run.beyond_trace:
         return None  # (a child process it started may have run the change's lines, unseen)
     alone = len(run.ran or {}) == 1
     if alone == shared:  # of it alone, or (``shared``) of several tests
@@ -309,6 +321,37 @@ def _data_not_ran(
     return (
         f"it ran none of the change's lines, and the change edits {named[0]}, {DATA} (the "
         "base ran with its own)"
+    )
+
+
+def _moved_not_ran(
+    ev: Evidence, ran: dict[str, dict[str, list[int]]], run: Run | None, code: hunks.ChangedLines
+) -> str | None:
+    """A test failing alone (no other test's doing) that ran none of the change's code lines
+    (``code``: the change edits only functions' bodies in Python files, docstrings and comments
+    kept, and nothing else of the code: :func:`eyeful.testside.bodies_edited_alone`), traced alone on the change from the probe's import (its conftest files'
+    imports too), and that no code looked at a file of the change's code otherwise than by
+    running it: what it saw differ is where the lines are (a warning's or a traceback's line
+    number), not what the code does."""
+    if not code or ev.context != "alone" or run is None:
+        return None
+    if not _ran_none(ev.test, ran, run, code):
+        return None
+    if any(path in code for path in run.read_as_text or []):
+        return None
+    return (
+        "it ran none of the change's lines, not even at import, and nothing looked at its "
+        "files: what moved for it is where the code's lines are (a line number), not what the "
+        "code does"
+    )
+
+
+def _same_setup(runner: Runner, repo: pygit2.Repository, snap: Snapshot) -> bool:
+    """Whether the setup installs alike on both trees (none, or the same inputs)."""
+    if runner.config.commands.setup is None:
+        return True
+    return setup_key(repo, snap.base.tree, runner.config) == setup_key(
+        repo, snap.head.tree, runner.config
     )
 
 
@@ -366,7 +409,9 @@ def _ran_none(
     its setup, call and teardown, not while modules were imported (a module's constant, a
     decorator's body: what the code does too), and started no process whose lines go unseen."""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()) or run.started_processes:
+    if run is None or lines is None or run.beyond_trace:
+        return False
+    if any(found for path, found in lines.items() if path in changed):
         return False
     for found in [run.executed_at_import or {}, *(run.executed_in_module or {}).values()]:
         if any(set(lines) & changed.get(path, frozenset()) for path, lines in found.items()):

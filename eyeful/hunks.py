@@ -2,10 +2,12 @@
 this change (the probe traces them: eyeful/data/probe/eyeful_probe_main.py).
 
 Only Python files count (the probe can trace nothing else). An added or modified line counts as
-itself, but for a docstring's (:func:`without_docstrings`: what the code says of itself, not
-what it does); a deletion counts as the lines around where it was (the one before and the one
-after), which is where code that ran through the deleted lines now runs. A file the change
-added counts whole; a file it deleted counts for nothing (no code of it is left to run).
+itself and as the first line of the statement it falls in (a tracer sees only that line of a
+constant spanning several: :func:`_statements`), but for a docstring's (:func:`without_docstrings`:
+what the code says of itself, not what it does); a deletion counts as the lines around where it was
+(the one before and the one after), which is where code that ran through the deleted lines now
+runs. A file the change added counts whole; a file it deleted counts for nothing (no code of it is
+left to run).
 """
 
 from __future__ import annotations
@@ -26,12 +28,41 @@ def changed_lines(repo: pygit2.Repository, base_tree: str, head_tree: str) -> Ch
     each of its deletions."""
     diff = tree_at(repo, base_tree).diff_to_tree(tree_at(repo, head_tree), context_lines=0)
     try:
-        return _from_patches(diff)
+        found = _from_patches(diff)
     except pygit2.GitError:
         # libgit2 reads the index for the files' attributes when it makes a patch, and cannot
         # read a split or sparse index (`unsupported mandatory extension`): the same lines from
         # the blobs themselves (the tree diff alone reads no index).
-        return _from_blobs(repo, diff)
+        found = _from_blobs(repo, diff)
+    return {path: _statements(regular_file(repo, head_tree, path), lines)
+            for path, lines in found.items()}  # fmt: skip
+
+
+def _statements(source: bytes | None, lines: frozenset[int]) -> frozenset[int]:
+    """``lines`` and the first line of each statement they fall in (of a compound statement,
+    its header: a default value, a condition): a tracer sees a statement's lines only where
+    their code is its own (a tuple, a string, a list of constants spanning lines is one
+    constant, run on the statement's first line), so the statement running is the change
+    running."""
+    try:
+        tree = ast.parse(source or b"")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return lines
+    out = set(lines)
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.stmt, ast.ExceptHandler)):
+            continue
+        body = getattr(node, "body", None)
+        last = (
+            body[0].lineno - 1
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt)
+            else node.end_lineno or node.lineno
+        )
+        if any(node.lineno <= line <= last for line in lines):
+            out.add(node.lineno)
+            decorators = getattr(node, "decorator_list", None) or []
+            out.update(d.lineno for d in decorators[:1])
+    return frozenset(out)
 
 
 def _from_patches(diff: pygit2.Diff) -> ChangedLines:

@@ -303,7 +303,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
     ran: dict[str, dict[str, list[int]]] = {}
     read: set[str] = set()
     by_tests: set[str] = set()
-    children = False
+    unseen = False
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
@@ -383,7 +383,11 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
                 read.update(n for n in names if isinstance(n, str))
                 names = records.as_list(line.get("by_tests"))
                 by_tests.update(n for n in names if isinstance(n, str))
-                children = children or line.get("children") is True
+                unseen = unseen or line.get("children") is True
+                # A changed module imported before tracing began ran its import unseen; a
+                # changed file the changed code read is what it does too.
+                unseen = unseen or bool(records.as_list(line.get("unseen")))
+                unseen = unseen or bool(records.as_list(line.get("own")))
                 for name, how in records.as_dict(line.get("how")).items():
                     if isinstance(how, str):
                         looked.setdefault(name, how[:300])
@@ -507,7 +511,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
         ran=ran if executed is not None else {},
         read_as_text=sorted(read),
         looked_by_tests=sorted(by_tests & read),
-        started_processes=children,
+        beyond_trace=unseen,
         looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None
         if executed is None

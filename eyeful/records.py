@@ -239,8 +239,11 @@ class RunRecord(_Model):
     looked_by_tests: list[str] = Field(default_factory=list)
     """Of those, the ones the tests' own files (a test module, a conftest.py, a helper beside
     them) looked at, not other code they handed a path."""
-    started_processes: bool = False
-    """pytest, tracing: whether the tests started a child process, whose lines go unseen."""
+    beyond_trace: bool = False
+    """pytest, tracing: whether what the code did may rest on more than the lines traced: the
+    tests started a child process (or forked one), a changed module was imported before tracing
+    began (a plugin pytest loaded before the probe), or the changed code read a changed file
+    (its own source)."""
     """Of the changed files, the ones a test's code looked at otherwise than by running them:
     read (``open``, ``inspect.getsource``, a loader's ``get_data``), ``os.stat``, a function's
     ``__code__``, a child process naming them."""

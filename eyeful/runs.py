@@ -113,9 +113,10 @@ class Run(Model):
     looked_by_tests: list[str] | None = Field(default=None, exclude=True)
     """Of ``read_as_text``, the ones the tests' own files looked at (not other code they handed
     a path): what a regression's representation rests on (eyeful/confirmation.py)."""
-    started_processes: bool = Field(default=False, exclude=True)
-    """A traced run's tests started a child process, whose lines go unseen (that they ran none
-    of the change's lines is then not known)."""
+    beyond_trace: bool = Field(default=False, exclude=True)
+    """What a traced run's code did may rest on more than the lines traced: its tests started a
+    child process, a changed module was imported before tracing began, or the changed code read
+    a changed file (that they ran none of the change's lines tells nothing then)."""
     outcome_hooks: list[str] | None = Field(default=None, exclude=True)
     """pytest: the repository's files (paths in it) whose functions implement a hook that
     decides a test's outcome in this run: one the change edits makes its passes no evidence
@@ -1054,7 +1055,7 @@ class Runner:
             run.executed_in_module = said.executed_in_module or None
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.looked_by_tests = said.looked_by_tests or None
-            run.started_processes = said.started_processes
+            run.beyond_trace = said.beyond_trace
             run.outcome_hooks = said.outcome_hooks or None
             run.left_out = said.left_out or None
             run.hidden = said.hidden or None

@@ -297,7 +297,7 @@ class Said:
     outcome_hooks: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
-    started_processes: bool = False
+    beyond_trace: bool = False
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
     reached_from: records.MapPlace | None = None
@@ -385,7 +385,7 @@ def _from_record(
     said.outcome_hooks = reading.outcome_hooks
     said.left_out = reading.left_out
     said.hidden = reading.hidden
-    said.started_processes = reading.started_processes
+    said.beyond_trace = reading.beyond_trace
     said.ran = reading.ran
     said.looked = reading.looked
     said.reached, said.reached_from = record.reached, record.reached_from

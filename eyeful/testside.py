@@ -514,6 +514,52 @@ def _deltas(repo: pygit2.Repository, base: str, head: str) -> tuple[_Delta, ...]
     return _by_trees("deltas", repo, base, head, make)
 
 
+def bodies_edited_alone(repo: pygit2.Repository, base: str, head: str, side: set[str]) -> bool:
+    """Whether every file the change touches beyond ``side`` (its tests and their configuration)
+    is a Python file it edits in place (none added, removed, renamed, made executable or not,
+    nor any other kind of file) inside its functions' bodies alone, their docstrings and the
+    comments alike: what a module defines, and what its import runs but for functions, are the
+    base's. Then the code the tests reach differs only in lines a tracer sees run, or not."""
+    code = [d for d in _deltas(repo, base, head) if not {d.old, d.new} <= side]
+    if not code:
+        return False
+    base_tree = tree_at(repo, base)
+    for delta in code:
+        if delta.status != "M" or delta.old != delta.new or not delta.new.endswith(".py"):
+            return False
+        if delta.old not in base_tree or base_tree[delta.old].filemode != delta.mode:
+            return False
+        sides = [_outline(regular_file(repo, tree, delta.new)) for tree in (base, head)]
+        if sides[0] is None or sides[0] != sides[1]:
+            return False  # a definition, a docstring or a comment (words the code may read)
+    return True
+
+
+def _outline(source: bytes | None) -> tuple[str, list[str], list[str]] | None:
+    """A Python file without its functions' bodies (what a module defines and its import runs,
+    line numbers aside), its docstrings and its comments, in order; None where it does not
+    parse."""
+    import io
+    import tokenize  # (only where a regression is judged)
+
+    if source is None:
+        return None
+    try:
+        tree = ast.parse(source)
+        comments = [
+            token.string
+            for token in tokenize.tokenize(io.BytesIO(source).readline)
+            if token.type == tokenize.COMMENT
+        ]
+        words = [str(node.value) for node in docstrings(tree)]
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                node.body = []
+        return ast.dump(tree), words, comments
+    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
+        return None
+
+
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
     """Files the change renamed, as git finds renames: new path -> the base's path."""
 

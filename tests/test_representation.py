@@ -209,6 +209,14 @@ BEHAVES = {
         {"plug.py": "import inspect\n\n\n# priority: 50\ndef fast():\n    return 1\n\n\n"
          "def priority():\n    return int(inspect.getcomments(fast).split(':')[1])\n"},
     ),
+    "the-code-reads-its-own-source": (
+        {"plug.py": "import inspect\n\n\ndef fast():\n    return 1\n\n\n"
+         "def weight():\n    return len(inspect.getsource(fast).splitlines())\n",
+         "tests/test_plug.py": "from plug import weight\n\n\ndef test_weight():\n"
+         "    assert weight() == 2\n"},
+        {"plug.py": "import inspect\n\n\ndef fast():\n    one = 1\n    return one\n\n\n"
+         "def weight():\n    return len(inspect.getsource(fast).splitlines())\n"},
+    ),
     "click-help": (
         {"cli.py": CLI, "tests/test_cli.py": "from click.testing import CliRunner\n\n"
          "from cli import main\n\n\ndef test_help():\n"
@@ -224,8 +232,8 @@ def test_a_break_of_what_the_code_does_still_blocks(tmp_path, how):
     code object to choose its mock; a test runs the changed script (after a stat of it); the
     code reads a changed `.py` template as its data; a test copies the package and runs the copy
     in a child process; the change drops a hook's executable bit; `cmd` and click print a
-    docstring as a command's help; the code reads a comment. Each was a question (exit 3);
-    each is a break (exit 1)."""
+    docstring as a command's help; the code reads a comment, or weighs a function by its own
+    source. Each was a question (exit 3); each is a break (exit 1)."""
     files, change = BEHAVES[how]
     repo = _repo(tmp_path, files)
     if how == "executable-bit":
@@ -403,3 +411,109 @@ def test_a_test_counting_the_packages_files_is_no_block_of_a_split_module(tmp_pa
     assert _kinds(done.json) == {"tests/test_pkg.py::test_modules": "unconfirmed"}, done.markdown
     assert "listed the directory of" in done.markdown, done.markdown
     assert done.exit_code == 3, done.markdown
+
+
+# A line number the change moved without running any of its lines (helper-67 left open) --------
+
+SHAPES = "import warnings\n\nSCALE = 1\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n\n\n" + (
+    "def area(w, h):\n"
+    '    warnings.warn("deprecated", DeprecationWarning)\n    return w * h * SCALE\n'
+)
+PINS = """import warnings
+
+from shapes import area
+
+
+def test_where():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert area(2, 3) == 6
+    assert caught[0].lineno == 11
+"""
+LONGER = SHAPES.replace("    return 2 * (w + h)\n", "    total = w + h\n    return 2 * total\n")
+CONFTEST_IMPORTS = "import shapes  # noqa: F401\n"
+
+
+@pytest.mark.parametrize("conftest", [False, True], ids=["plain", "conftest-imports-it"])
+def test_a_line_number_moved_by_lines_no_test_ran_is_a_question(tmp_path, conftest):
+    """The change edits the body of a function no test calls, which moves the line a warning
+    of another is attributed to: the test ran none of the change's lines, not even at import,
+    and looked at none of its files, so what it saw differ is where a line is, not what the
+    code does. With a conftest.py importing the module before any test module, its import is
+    traced too (from the probe's own import on)."""
+    extra = {"conftest.py": CONFTEST_IMPORTS} if conftest else {}
+    repo = _repo(tmp_path, {"shapes.py": SHAPES, "tests/test_shapes.py": PINS, **extra})
+    stage(repo, {"shapes.py": LONGER})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_shapes.py::test_where": "unconfirmed"}, done
+    assert "ran none of the change's lines, not even at import" in _notes(done.json), done
+    assert done.exit_code == 3, done
+
+
+FORKS = """import multiprocessing
+
+from shapes import perimeter
+
+
+def test_forked():
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(perimeter, (2, 3)) == 10
+"""
+IMPORT_TIME = """from shapes import area
+
+
+def test_scaled():
+    assert area(2, 3) == 6
+"""
+
+
+PRIMES = "PRIMES = (\n    2,\n    3,\n    5,\n)\n\n\ndef small_prime(n):\n" + (
+    "    return n in PRIMES\n"
+)
+ASKS_PRIMES = "from primes import small_prime\n\n\ndef test_five():\n" + (
+    "    assert small_prime(5)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["constant-run-by-a-conftest", "run-in-a-forked-child", "a-line-of-a-constant",
+     "a-function-removed"],
+)  # fmt: skip
+def test_changed_lines_run_where_the_tracer_does_not_look_still_block(tmp_path, how):
+    """Controls: the change's lines run, but not in the test's own phases: at the import a
+    conftest.py makes before any test module (a constant the tested function reads), in a
+    child a multiprocessing pool forks, or as a line of a constant spanning several (a tracer
+    sees its first line only). Each is what the code does: a block, never a question for want
+    of a traced line."""
+    if how == "constant-run-by-a-conftest":
+        files = {"conftest.py": CONFTEST_IMPORTS, "tests/test_shapes.py": IMPORT_TIME}
+        change = SHAPES.replace("SCALE = 1", "SCALE = 2")
+    elif how == "a-function-removed":
+        # (the last one: no line after it, and the blank line before it never runs)
+        files = {"tests/test_shapes.py": "import shapes\n\n\ndef test_api():\n"
+                 "    assert shapes.volume(1, 2, 3) == 6\n"}  # fmt: skip
+        change = SHAPES
+        shapes = SHAPES + "\n\ndef volume(w, h, d):\n    return w * h * d\n"
+        repo = _repo(tmp_path, {"shapes.py": shapes, **files})
+        stage(repo, {"shapes.py": change})
+        done = review(repo, format="json")
+        assert list(_kinds(done.json).values()) == ["regression"], done
+        assert done.exit_code == 1, done
+        return
+    elif how == "a-line-of-a-constant":
+        # (one constant spanning lines: a tracer sees its first line run, never the changed one)
+        repo = _repo(tmp_path, {"primes.py": PRIMES, "tests/test_primes.py": ASKS_PRIMES})
+        stage(repo, {"primes.py": PRIMES.replace("5,", "7,")})
+        done = review(repo, format="json")
+        assert list(_kinds(done.json).values()) == ["regression"], done
+        assert done.exit_code == 1, done
+        return
+    else:
+        files = {"tests/test_shapes.py": FORKS}
+        change = SHAPES.replace("2 * (w + h)", "2 * w + h")
+    repo = _repo(tmp_path, {"shapes.py": SHAPES, **files})
+    stage(repo, {"shapes.py": change})
+    done = review(repo, format="json")
+    assert list(_kinds(done.json).values()) == ["regression"], done
+    assert done.exit_code == 1, done

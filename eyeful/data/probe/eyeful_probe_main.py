@@ -144,6 +144,14 @@ if _ENV.get(_MAP_VAR) and not _ENV.get(_TRACE_VAR):
     from eyeful_probe_deps import Early  # type: ignore[import-not-found]  # beside it
 
     Early.start(_ENV[_MAP_VAR])  # before the initial conftest files run
+_early_tracer: Tracer | None = None
+if _ENV.get(_TRACE_VAR):
+    from eyeful_probe_watch import Tracer  # beside it
+
+    # From now (before the initial conftest files run) to the end of collection: what a
+    # conftest.py's imports run of the change is seen, as a test module's import is.
+    _early_tracer = Tracer.start(_ENV[_TRACE_VAR])
+    _early_tracer.begin()
 _active: list[object] = []  # the recorder of this process, once registered
 
 MESSAGE_CHARS = 2000  # of each exception's str()
@@ -176,6 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
             env = dict(_ENV)
         directory = env.get(_DIR_VAR)
         if not directory or _active:
+            _drop_early(workerinput)
             return  # not asked, or a pytest run inside the recorded one (pytest.main in a test)
         directory = os.path.abspath(directory)
         if workerinput is None and hasattr(config.option, "cacheclear"):
@@ -187,6 +196,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if getattr(pytest, "version_tuple", (0,)) < (7, 0):  # version_tuple came with 7.0
             if workerinput is None:
                 _say_unsupported(directory, record)
+            _drop_early(workerinput)
             return
         confined = env.get(_SANDBOX_VAR)
         if confined and hasattr(config.option, "dist"):
@@ -206,7 +216,8 @@ def pytest_configure(config: pytest.Config) -> None:
         if trace:
             from eyeful_probe_watch import Tracer  # beside it
 
-            probe.tracer = Tracer.start(trace)
+            probe.tracer = _early_tracer if workerinput is None else None
+            probe.tracer = probe.tracer or Tracer.start(trace)
             config.pluginmanager.register(_Phases(probe.tracer), "eyeful_probe_phases")
         elif env.get(_MAP_VAR):
             from eyeful_probe_cov import watch  # beside it
@@ -538,6 +549,10 @@ class _Phases:
     ) -> Generator[None, Any, None]:
         yield from self._traced()
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.tracer.end()  # the window begun at the probe's import
+
     def _traced(self) -> Generator[None, Any, None]:
         self.tracer.resume()
         try:
@@ -718,6 +733,12 @@ def _open_record(name: str, directory: str) -> int:
     inherit eyeful's descriptor): only outside the sandbox, where the directory is writable."""
     os.makedirs(directory, exist_ok=True)
     return os.open(os.path.join(directory, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def _drop_early(workerinput: object) -> None:
+    """The tracer begun at the probe's import, stopped where this run records nothing."""
+    if workerinput is None and _early_tracer is not None and not _active:
+        _early_tracer.stop()
 
 
 def _say_unsupported(directory: str, record: int | None) -> None:

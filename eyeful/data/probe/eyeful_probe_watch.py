@@ -103,6 +103,7 @@ def _for_signature(frame: FrameType | None) -> bool:
 
 
 _MOCK = (os.path.join("unittest", "mock.py"),)
+_FORKS = frozenset({"os.fork", "os.forkpty"})
 _COROUTINE = frozenset({"iscoroutinefunction", "_has_code_flag", "markcoroutinefunction"})
 
 
@@ -136,6 +137,9 @@ class Tracer:
         self.read: set[str] = set()
         self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
         self.children = False  # whether the tests started a process (its lines are not seen)
+        # The changed files the changed code itself read, stat'ed or took a code object of (its
+        # own source, a comment it parses): what it does rests on more than its lines run.
+        self.own: set[str] = set()
         self.how: dict[str, str] = {}
         self.names = {os.path.basename(p) for p in targets}
         self.inodes: dict[tuple[int, int], str] | None = None  # the targets', on first need
@@ -146,6 +150,11 @@ class Tracer:
         self._busy = False
         self._saved: dict[str, Any] = {}
         self._on = False  # this thread traced since :meth:`resume`
+        self._depth = 0  # resumes not yet paused (the early window holds one through collection)
+        self.early = False  # from the probe's import to the end of collection (:meth:`begin`)
+        # The changed files whose module body ran traced (their import): one imported unseen
+        # (before the tracer, by a plugin pytest loaded first) may have run changed lines.
+        self.imported: set[str] = set()
 
     @property
     def active(self) -> bool:
@@ -195,6 +204,9 @@ class Tracer:
                 better = how.startswith(RAN) or how == "read"
                 again = real in self.read and not (better and current != how)
             origin = self._origin(frame) if real in self.targets else None
+            if origin == "itself":
+                self.own.add(real)  # what the changed code does rests on that file's text
+                return
             if origin == "tests":
                 self.by_tests.add(real)
             if origin is not None and not again:
@@ -208,8 +220,9 @@ class Tracer:
     @property
     def watching(self) -> bool:
         """Whether what the repository's code does to the changed files is watched: while a
-        test runs, and while a test module is imported (a reading at its top level)."""
-        return self._active or self.module is not None
+        test runs, while a test module is imported (a reading at its top level), and from the
+        probe's import to the end of collection (what a conftest.py does as it loads)."""
+        return self._active or self.module is not None or self.early
 
     def _same_file(self, name: str, frame: FrameType | None) -> str | None:
         """The changed file ``name`` is, by device and inode, when the repository's code asks."""
@@ -266,7 +279,7 @@ class Tracer:
         if real in self.test_files or os.path.basename(real) == "conftest.py":
             return "tests"
         if real in self.targets:
-            return None
+            return None if rendering else "itself"
         folder = os.path.dirname(real)
         if any(folder == d or folder.startswith(d + os.sep) for d in self.test_dirs):
             return "tests"
@@ -295,9 +308,26 @@ class Tracer:
         sys.addaudithook(tracer._audit)
         return tracer
 
+    def begin(self) -> None:
+        """Trace this thread from now (the probe's import) until :meth:`end` (collection's
+        end): the initial conftest files and what they import are traced as a test module's
+        import is, their lines run at import."""
+        self.early = True
+        self.resume()
+
+    def end(self) -> None:
+        """The end of :meth:`begin`'s window (once)."""
+        if self.early:
+            self.early = False
+            self.pause()
+
     def resume(self) -> None:
-        """Trace this thread (a test module's import, a test's phase)."""
+        """Trace this thread (a test module's import, a test's phase); nested in the early
+        window, one more :meth:`pause` ends it."""
         if self.why is not None:
+            return
+        self._depth += 1
+        if self._depth > 1 and self._on:
             return
         current = sys.gettrace()
         if current is None:
@@ -312,6 +342,9 @@ class Tracer:
         its place is the doing of what ran since (a test, a test module's import): what it did
         to the changed files is hidden from here, so each counts as looked at (``EVADED``)."""
         if self.why is not None or not self._on:
+            return
+        self._depth = max(self._depth - 1, 0)
+        if self._depth:
             return
         self._on = False
         if sys.gettrace() == self._call:
@@ -329,6 +362,11 @@ class Tracer:
         ``__code__`` where the function is defined in a changed file (not for its signature:
         ``inspect.signature``), a child process whose command line names a changed file, a
         listing of a directory holding one."""
+        if event in _FORKS:
+            # A forked child runs what it was handed untraced (multiprocessing's fork, a pool's
+            # workers): whenever it happens, its lines are not seen.
+            self.children = True
+            return
         if self._busy or not self.watching or self.why is not None or not args:
             return
         if event == "open" and len(args) >= 2:
@@ -416,6 +454,8 @@ class Tracer:
             self.entered.add(path)
         hits, at_import = self.hits[path], self.at_import[path]
         top_level = frame.f_code.co_name == "<module>"
+        if top_level:
+            self.imported.add(path)
 
         def seen(line: int) -> None:
             if self.active:
@@ -441,9 +481,27 @@ class Tracer:
         taken, self.test_hits = self.test_hits, {}
         return {path: sorted(lines) for path, lines in taken.items()}
 
+    def unseen(self) -> list[str]:
+        """The changed files loaded as modules whose import was not traced (a plugin pytest
+        loaded before the probe imported them): what their import ran is not known."""
+        loaded = set()
+        for module in list(sys.modules.values()):
+            name = getattr(module, "__file__", None)
+            if isinstance(name, str):
+                real = os.path.realpath(name)
+                if real in self.targets:
+                    loaded.add(real)
+        return sorted(loaded - self.imported)
+
     def stop(self) -> dict[str, Any]:
         self.active = False
+        self.early = False
+        if "multiprocessing.util" in sys.modules:
+            # Its spawn and forkserver start children with no audit event: any may have run
+            # the change's lines unseen.
+            self.children = True
         if self.why is None:
+            self._depth = min(self._depth, 1)
             self.pause()
             threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
             files: dict[str, list[int]] | None = {p: sorted(h) for p, h in self.hits.items() if h}
@@ -464,6 +522,8 @@ class Tracer:
             "how": dict(sorted(self.how.items())),
             "by_tests": sorted(self.by_tests),
             "children": self.children,
+            "unseen": self.unseen() if self.why is None else [],
+            "own": sorted(self.own),
             "why": self.why,
         }
 
