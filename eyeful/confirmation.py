@@ -49,10 +49,10 @@ from eyeful.shell import parallel_map
 from eyeful.snapshot import Snapshot, regular_file
 from eyeful.testids import id_path
 from eyeful.testside import (
+    bodies_edited_alone,
     code_unchanged,
     config_kept,
     data_of_tests,
-    bodies_edited_alone,
     renamed_files,
     side_paths,
     side_tree,
@@ -329,10 +329,11 @@ def _moved_not_ran(
 ) -> str | None:
     """A test failing alone (no other test's doing) that ran none of the change's code lines
     (``code``: the change edits only functions' bodies in Python files, docstrings and comments
-    kept, and nothing else of the code: :func:`eyeful.testside.bodies_edited_alone`), traced alone on the change from the probe's import (its conftest files'
-    imports too), and that no code looked at a file of the change's code otherwise than by
-    running it: what it saw differ is where the lines are (a warning's or a traceback's line
-    number), not what the code does."""
+    kept, and nothing else of the code: :func:`eyeful.testside.bodies_edited_alone`), traced
+    alone on the change (the initial conftest files' imports too), whose run looked at no file
+    of the change's code otherwise than by running it and ran nothing unseen: what it saw
+    differ is where the lines are (a warning's or a traceback's line number), not what the code
+    does."""
     if not code or ev.context != "alone" or run is None:
         return None
     if not _ran_none(ev.test, ran, run, code):

@@ -440,7 +440,7 @@ def test_a_line_number_moved_by_lines_no_test_ran_is_a_question(tmp_path, confte
     of another is attributed to: the test ran none of the change's lines, not even at import,
     and looked at none of its files, so what it saw differ is where a line is, not what the
     code does. With a conftest.py importing the module before any test module, its import is
-    traced too (from the probe's own import on)."""
+    traced too (the initial conftest files' loading is)."""
     extra = {"conftest.py": CONFTEST_IMPORTS} if conftest else {}
     repo = _repo(tmp_path, {"shapes.py": SHAPES, "tests/test_shapes.py": PINS, **extra})
     stage(repo, {"shapes.py": LONGER})

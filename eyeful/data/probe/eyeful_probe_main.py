@@ -148,10 +148,10 @@ _early_tracer: Tracer | None = None
 if _ENV.get(_TRACE_VAR):
     from eyeful_probe_watch import Tracer  # beside it
 
-    # From now (before the initial conftest files run) to the end of collection: what a
-    # conftest.py's imports run of the change is seen, as a test module's import is.
+    # Started now (before the initial conftest files run): their loading is traced
+    # (pytest_load_initial_conftests below), so what a conftest.py's imports run of the change
+    # is seen, as a test module's import is.
     _early_tracer = Tracer.start(_ENV[_TRACE_VAR])
-    _early_tracer.begin()
 _active: list[object] = []  # the recorder of this process, once registered
 
 MESSAGE_CHARS = 2000  # of each exception's str()
@@ -169,6 +169,18 @@ _encode = json.encoder.encode_basestring_ascii
 _NOT_FAILURES = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
 _PHASES = ("setup", "call", "teardown")
 _FUNCTION = pytest.Function
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_load_initial_conftests() -> Generator[None, Any, None]:
+    """The initial conftest files' loading, traced where a run asks for the change's lines."""
+    if _early_tracer is not None:
+        _early_tracer.begin()
+    try:
+        yield
+    finally:
+        if _early_tracer is not None:
+            _early_tracer.end()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -548,10 +560,6 @@ class _Phases:
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Generator[None, Any, None]:
         yield from self._traced()
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.tracer.end()  # the window begun at the probe's import
 
     def _traced(self) -> Generator[None, Any, None]:
         self.tracer.resume()

@@ -151,7 +151,7 @@ class Tracer:
         self._saved: dict[str, Any] = {}
         self._on = False  # this thread traced since :meth:`resume`
         self._depth = 0  # resumes not yet paused (the early window holds one through collection)
-        self.early = False  # from the probe's import to the end of collection (:meth:`begin`)
+        self.early = False  # while the initial conftest files load (:meth:`begin`)
         # The changed files whose module body ran traced (their import): one imported unseen
         # (before the tracer, by a plugin pytest loaded first) may have run changed lines.
         self.imported: set[str] = set()
@@ -220,8 +220,8 @@ class Tracer:
     @property
     def watching(self) -> bool:
         """Whether what the repository's code does to the changed files is watched: while a
-        test runs, while a test module is imported (a reading at its top level), and from the
-        probe's import to the end of collection (what a conftest.py does as it loads)."""
+        test runs, while a test module is imported (a reading at its top level), and while the
+        initial conftest files load (what a conftest.py does then)."""
         return self._active or self.module is not None or self.early
 
     def _same_file(self, name: str, frame: FrameType | None) -> str | None:
@@ -309,9 +309,8 @@ class Tracer:
         return tracer
 
     def begin(self) -> None:
-        """Trace this thread from now (the probe's import) until :meth:`end` (collection's
-        end): the initial conftest files and what they import are traced as a test module's
-        import is, their lines run at import."""
+        """Trace this thread from now until :meth:`end`: the initial conftest files' loading,
+        what they import traced as a test module's import is, its lines run at import."""
         self.early = True
         self.resume()
 
