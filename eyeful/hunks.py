@@ -53,11 +53,12 @@ def _statements(source: bytes | None, lines: frozenset[int]) -> frozenset[int]:
         if not isinstance(node, (ast.stmt, ast.ExceptHandler)):
             continue
         body = getattr(node, "body", None)
-        last = (
-            body[0].lineno - 1
-            if isinstance(body, list) and body and isinstance(body[0], ast.stmt)
-            else node.end_lineno or node.lineno
-        )
+        if isinstance(node, ast.Match):  # (its header ends where its first case begins)
+            last = node.cases[0].pattern.lineno - 1 if node.cases else node.lineno
+        elif isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            last = body[0].lineno - 1
+        else:
+            last = node.end_lineno or node.lineno
         if any(node.lineno <= line <= last for line in lines):
             out.add(node.lineno)
             decorators = getattr(node, "decorator_list", None) or []

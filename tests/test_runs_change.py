@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from eyeful.gitutil import find_repo
 from eyeful.hunks import changed_lines, touched
 from eyeful.snapshot import open_repository
@@ -112,3 +114,44 @@ def test_changed_lines_count_the_lines_around_a_deletion(tmp_path):
     git(repo, "update-index", "--split-index")
     assert list((repo / ".git").glob("sharedindex.*"))
     assert changed_lines(open_repository(find_repo(repo)), base, head) == changed
+
+
+STATEMENTS = """X = (
+    1,
+    2,
+)
+
+
+def f(a,
+      b=3):
+    y = a
+    return (y,
+            b)
+
+
+match X:
+    case (1, 2):
+        z = 1
+    case _:
+        z = 2
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "lines"),
+    [
+        (("    2,\n", "    7,\n"), {1, 3}),  # a line of a constant: its statement's first line
+        (("      b=3):", "      b=4):"), {7, 8}),  # a default: the def's line
+        (("    y = a\n", "    y = -a\n"), {9}),  # a body's line alone, never the def's
+        (("            b)", "            -b)"), {10, 11}),
+        (("        z = 2", "        z = 3"), {18}),  # a case's line, never the match's
+    ],
+)
+def test_a_changed_line_counts_its_statements_first_line(tmp_path, edit, lines):
+    """A tracer sees only a statement's first line where its other lines hold no code of their
+    own (a tuple of constants, a string): the statement running is the change running."""
+    repo = make_repo(tmp_path / "repo", {"s.py": STATEMENTS})
+    base = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, {"s.py": STATEMENTS.replace(*edit)})
+    head = git(repo, "write-tree").strip()
+    assert changed_lines(open_repository(find_repo(repo)), base, head) == {"s.py": lines}
