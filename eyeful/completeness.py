@@ -31,6 +31,11 @@ UNITTEST_RAN = re.compile(r"Ran (\d+) tests? in [\d.]+s")
 """unittest's summary, the last thing its runner prints: a run without it never reached its end."""
 UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")
 """The line after it: unittest's verdict. A `Ran N tests` line a test prints itself has none."""
+UNITTEST_FAILED_UNREAD = (
+    "a unittest run of this command says FAILED, and the record eyeful read (another session's, "
+    "or another runner's) names no failing test: the command runs more than one session, and "
+    "eyeful reads one, so which tests failed is not known"
+)
 UNITTEST_UNFINISHED = (
     "unittest never printed its summary (`Ran N tests in ...` and its verdict), the last thing it "
     "prints: the process ended before unittest did (killed, or `os._exit` in the code under "
@@ -49,6 +54,7 @@ class CompletenessScanner:
         self.stopped: str | None = None
         self.none_ran = False
         self.unittest_ended = False
+        self.unittest_failed = False  # some unittest run's verdict was FAILED
         self._unittest_ran = False  # a `Ran N tests` line, its verdict not seen yet
 
     def feed(self, line: str) -> None:
@@ -64,6 +70,9 @@ class CompletenessScanner:
         if self._unittest_ran:
             self._unittest_ran = False
             self.unittest_ended = bool(UNITTEST_VERDICT.fullmatch(line))
+            self.unittest_failed = self.unittest_failed or (
+                self.unittest_ended and line.startswith("FAILED")
+            )
             return
         if self.unittest_ended and UNITTEST_TEST.match(line) and " ... " in line:
             self.unittest_ended = False  # a test's line after it: that was a test's output

@@ -33,7 +33,7 @@ from eyeful import (
     unrunnable,
 )
 from eyeful import failures as failures_
-from eyeful.completeness import CompletenessScanner
+from eyeful.completeness import UNITTEST_FAILED_UNREAD, CompletenessScanner
 from eyeful.config import Config
 from eyeful.confine import Refused, inside
 from eyeful.environment import go_flags
@@ -318,6 +318,12 @@ def read(attempt: Attempt, context: Context) -> Said:
     )
     if attempt.record is not None:
         _from_record(said, attempt.record, result, context)
+        failing = any(o in evidence.FAILING for o in said.tests.values())
+        if attempt.coverage.unittest_failed and said.status != "ERROR" and not failing:
+            # (helper-75: `unittest ...; pytest ...`, or a quiet unittest run before a verbose
+            # one: the record is the last session's)
+            said.status, said.reason = "ERROR", UNITTEST_FAILED_UNREAD
+            said.tests, said.tests_from = {}, None
     else:
         _from_text(said, attempt, context)
     if context.sandboxed and said.status == "FAILED":

@@ -1819,3 +1819,40 @@ def test_a_conftest_edit_that_decides_no_outcome_stays_clean(tmp_path, edit):
     stage(repo, {"tests/conftest.py": edited, "calc.py": CALC + "\n# a comment\n"})
     proc = review(repo, format="json")
     assert proc.exit_code == 0, proc.stdout
+
+
+SKIPS = "\n    @unittest.skip('slow')\n    def test_slow(self):\n        pass\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "{py} -m unittest -v tests.legacy.test_calc; {py} -m pytest -q tests/unit",
+        "{py} -m pytest -q tests/unit; {py} -m unittest -v tests.legacy.test_calc || true",
+        "{py} -m unittest tests.legacy.test_calc; {py} -m unittest -v tests.unit.test_other",
+    ],
+    ids=["unittest-then-pytest", "pytest-then-unittest-or-true", "quiet-then-verbose"],
+)
+def test_a_failing_unittest_session_beside_another_runners_record_is_never_clean(
+    tmp_path, command
+):
+    """helper-75: a command of two sessions, the first a unittest run that fails, the last one
+    passing (pytest's, whose record the probe kept; or a verbose unittest's, whose summary alone
+    was read): the run was read from the last session's record alone, exit 0, clean. A unittest
+    summary saying FAILED that the record read does not account for leaves the run unread."""
+    py = shlex.quote(PYTHON)
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(command.format(py=py)), "calc.py": CALC,
+         "tests/__init__.py": "", "tests/legacy/__init__.py": "",
+         "tests/legacy/test_calc.py": UNITTEST_CALC + SKIPS, "tests/unit/__init__.py": "",
+         "tests/unit/test_other.py": "import unittest\n\n\nclass U(unittest.TestCase):\n"
+         "    def test_other(self):\n        self.assertTrue(True)\n"},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": CALC.replace("a + b", "a - b")})
+    done = review(repo, format="json")
+    assert done.exit_code in (1, 3), done
+    if done.exit_code == 3:
+        change = _change_test_run(done.json)
+        assert change["status"] == "ERROR" and "unittest" in change["reason"], change
