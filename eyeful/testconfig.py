@@ -98,11 +98,12 @@ def section_differs(name: str, base: str | None, head: str | None) -> bool:
 
 def section_alone_differs(name: str, base: str | None, head: str | None) -> bool:
     """Whether a configuration file pytest reads differs between ``base`` and ``head`` in its
-    pytest section alone (both sides present and read): the tests' configuration, no more."""
-    if name not in CONFIG_FILES or base is None or head is None:
+    pytest section alone (both sides read; one absent, None, reads as empty: a `pytest.ini`
+    added or removed, helper-75): the tests' configuration, no more."""
+    if name not in CONFIG_FILES or (base is None and head is None):
         return False
     read = _reader(name)
-    base_read, head_read = read(base), read(head)
+    base_read, head_read = read(base or ""), read(head or "")
     if base_read is None or head_read is None:
         return False
     return bool(base_read[0] != head_read[0] and base_read[1] == head_read[1])
