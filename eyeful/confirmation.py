@@ -267,7 +267,9 @@ def _looked_not_ran(
     a run looked at is the run's: a run of several tests tells no one of them; ``shared``: such
     a run, where one of them may have looked.)"""
     lines = ran.get(test)
-    if run is None or lines is None or any(lines.values()) or run.beyond_trace:
+    if run is None or lines is None or any(lines.values()):
+        return None
+    if run.beyond_trace or run.edited_entered:
         return None  # (a child process it started may have run the change's lines, unseen)
     alone = len(run.ran or {}) == 1
     if alone == shared:  # of it alone, or (``shared``) of several tests
@@ -406,11 +408,13 @@ def _module_file(repo: pygit2.Repository, tree: str, dotted: str) -> str:
 def _ran_none(
     test: str, ran: dict[str, dict[str, list[int]]], run: Run | None, changed: hunks.ChangedLines
 ) -> bool:
-    """Whether ``test``'s traced run alone on the change ran none of the change's lines: not in
-    its setup, call and teardown, not while modules were imported (a module's constant, a
-    decorator's body: what the code does too), and started no process whose lines go unseen."""
+    """Whether ``test``'s traced run alone on the change ran none of the change's lines and
+    entered no function the change edited: not in its setup, call and teardown, not while
+    modules were imported (a module's constant, a decorator's body: what the code does too),
+    not in pytest's hooks between them (a conftest's report hook may decide an outcome), and
+    ran nothing unseen (a process it started, a thread of its own)."""
     lines = ran.get(test)
-    if run is None or lines is None or run.beyond_trace:
+    if run is None or lines is None or run.beyond_trace or run.edited_entered:
         return False
     if any(found for path, found in lines.items() if path in changed):
         return False

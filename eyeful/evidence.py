@@ -60,6 +60,7 @@ class Reading:
     read_as_text: list[str] = field(default_factory=list)
     looked_by_tests: list[str] = field(default_factory=list)
     beyond_trace: bool = False
+    edited_entered: bool = False
     """The changed files a test's code looked at otherwise than by running them."""
     looked: dict[str, str] = field(default_factory=dict)
     """What it did to each of them."""
@@ -241,6 +242,7 @@ def read(record: RunRecord, root: Path | None = None) -> Reading:
     reading.left_out = [_relative(p, root) for p in record.left_out]
     reading.hidden = list(record.hidden)
     reading.beyond_trace = record.beyond_trace
+    reading.edited_entered = record.edited_entered
     reading.looked = {_relative(p, root): how for p, how in record.looked.items()}
     sources: dict[str, list[str] | None] = {}  # the files the failing frames are in, read once
     for test_id, test in record.tests.items():

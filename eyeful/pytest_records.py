@@ -304,6 +304,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
     read: set[str] = set()
     by_tests: set[str] = set()
     unseen = False
+    edited_entered = False
     looked: dict[str, str] = {}
     sandboxed: list[str] = []
     reach = _Reached()
@@ -388,6 +389,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
                 # changed file the changed code read is what it does too.
                 unseen = unseen or bool(records.as_list(line.get("unseen")))
                 unseen = unseen or bool(records.as_list(line.get("own")))
+                edited_entered = edited_entered or line.get("edited_entered") is True
                 for name, how in records.as_dict(line.get("how")).items():
                     if isinstance(how, str):
                         looked.setdefault(name, how[:300])
@@ -512,6 +514,7 @@ def read_pytest(probe_dir: Path, exited_zero: bool = False) -> records.RunRecord
         read_as_text=sorted(read),
         looked_by_tests=sorted(by_tests & read),
         beyond_trace=unseen,
+        edited_entered=edited_entered,
         looked={name: looked[name] for name in sorted(looked) if name in read},
         executed=None
         if executed is None

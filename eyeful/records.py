@@ -239,6 +239,9 @@ class RunRecord(_Model):
     looked_by_tests: list[str] = Field(default_factory=list)
     """Of those, the ones the tests' own files (a test module, a conftest.py, a helper beside
     them) looked at, not other code they handed a path."""
+    edited_entered: bool = False
+    """pytest, tracing: whether a function holding a changed line was entered, anywhere in the
+    run (how it compiles may differ from the base's whichever of its lines ran)."""
     beyond_trace: bool = False
     """pytest, tracing: whether what the code did may rest on more than the lines traced: the
     tests started a child process (or forked one), a changed module was imported before tracing

@@ -113,6 +113,9 @@ class Run(Model):
     looked_by_tests: list[str] | None = Field(default=None, exclude=True)
     """Of ``read_as_text``, the ones the tests' own files looked at (not other code they handed
     a path): what a regression's representation rests on (eyeful/confirmation.py)."""
+    edited_entered: bool = Field(default=False, exclude=True)
+    """A traced run entered a function the change edited (how it compiles may differ, whichever
+    of its lines ran): its tests ran the change."""
     beyond_trace: bool = Field(default=False, exclude=True)
     """What a traced run's code did may rest on more than the lines traced: its tests started a
     child process, a changed module was imported before tracing began, or the changed code read
@@ -1056,6 +1059,7 @@ class Runner:
             run.entered, run.read_as_text = said.entered or None, said.read_as_text or None
             run.looked_by_tests = said.looked_by_tests or None
             run.beyond_trace = said.beyond_trace
+            run.edited_entered = said.edited_entered
             run.outcome_hooks = said.outcome_hooks or None
             run.left_out = said.left_out or None
             run.hidden = said.hidden or None

@@ -298,6 +298,7 @@ class Said:
     left_out: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
     beyond_trace: bool = False
+    edited_entered: bool = False
     looked: dict[str, str] = field(default_factory=dict)
     reached: records.Reached | None = None
     reached_from: records.MapPlace | None = None
@@ -318,7 +319,7 @@ def read(attempt: Attempt, context: Context) -> Said:
     )
     if attempt.record is not None:
         _from_record(said, attempt.record, result, context)
-        failing = any(o in evidence.FAILING for o in said.tests.values())
+        failing = any(o in evidence.FAILING for o in (said.tests or {}).values())
         if attempt.coverage.unittest_failed and said.status != "ERROR" and not failing:
             # (helper-75: `unittest ...; pytest ...`, or a quiet unittest run before a verbose
             # one: the record is the last session's)
@@ -392,6 +393,7 @@ def _from_record(
     said.left_out = reading.left_out
     said.hidden = reading.hidden
     said.beyond_trace = reading.beyond_trace
+    said.edited_entered = reading.edited_entered
     said.ran = reading.ran
     said.looked = reading.looked
     said.reached, said.reached_from = record.reached, record.reached_from

@@ -535,9 +535,11 @@ def bodies_edited_alone(repo: pygit2.Repository, base: str, head: str, side: set
     return True
 
 
-def _outline(source: bytes | None) -> tuple[str, list[str], list[str]] | None:
+def _outline(source: bytes | None) -> tuple[str, list[str], list[str], list[bool]] | None:
     """A Python file without its functions' bodies (what a module defines and its import runs,
-    line numbers aside), its docstrings and its comments, in order; None where it does not
+    line numbers aside), its docstrings, its comments outside those bodies (`getcomments`
+    reads the ones above a definition), in order, and which functions are generators (a
+    `yield` in a body makes calling it run none of it: helper-74); None where it does not
     parse."""
     import io
     import tokenize  # (only where a regression is judged)
@@ -546,18 +548,36 @@ def _outline(source: bytes | None) -> tuple[str, list[str], list[str]] | None:
         return None
     try:
         tree = ast.parse(source)
+        words = [str(node.value) for node in docstrings(tree)]
+        functions = [
+            node for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]  # fmt: skip
+        bodies = [(f.body[0].lineno, f.end_lineno or f.lineno) for f in functions]
         comments = [
             token.string
             for token in tokenize.tokenize(io.BytesIO(source).readline)
             if token.type == tokenize.COMMENT
+            and not any(first <= token.start[0] <= last for first, last in bodies)
         ]
-        words = [str(node.value) for node in docstrings(tree)]
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                node.body = []
-        return ast.dump(tree), words, comments
+        generators = [_yields(function.body) for function in functions]
+        for function in functions:
+            function.body = []
+        return ast.dump(tree), words, comments, generators
     except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
         return None
+
+
+def _yields(body: list[ast.stmt]) -> bool:
+    """Whether a function's body yields (its own, not a nested function's or class's)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:

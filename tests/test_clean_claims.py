@@ -1833,9 +1833,7 @@ SKIPS = "\n    @unittest.skip('slow')\n    def test_slow(self):\n        pass\n"
     ],
     ids=["unittest-then-pytest", "pytest-then-unittest-or-true", "quiet-then-verbose"],
 )
-def test_a_failing_unittest_session_beside_another_runners_record_is_never_clean(
-    tmp_path, command
-):
+def test_a_failing_unittest_session_beside_another_runners_record_is_never_clean(tmp_path, command):
     """helper-75: a command of two sessions, the first a unittest run that fails, the last one
     passing (pytest's, whose record the probe kept; or a verbose unittest's, whose summary alone
     was read): the run was read from the last session's record alone, exit 0, clean. A unittest

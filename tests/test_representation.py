@@ -517,3 +517,155 @@ def test_changed_lines_run_where_the_tracer_does_not_look_still_block(tmp_path, 
     done = review(repo, format="json")
     assert list(_kinds(done.json).values()) == ["regression"], done
     assert done.exit_code == 1, done
+
+
+# What a tracer of lines cannot see (helper-74): each a break of what the code does -----------
+
+UNSEEN = {
+    "a-yield-made-it-a-generator": (
+        {"mod.py": "def value():\n    return 1\n",
+         "tests/test_mod.py": "from mod import value\n\n\ndef test_value():\n"
+         "    assert value() == 1\n"},
+        {"mod.py": "def value():\n    return 1\n    yield\n"},
+    ),
+    "an-assignment-made-a-name-local": (
+        {"mod.py": "LIMIT = 10\n\n\ndef clamp(x):\n    if x > LIMIT:\n        return LIMIT\n"
+         "    return x\n",
+         "tests/test_mod.py": "from mod import clamp\n\n\ndef test_clamp():\n"
+         "    assert clamp(50) == 10\n"},
+        {"mod.py": "LIMIT = 10\n\n\ndef clamp(x):\n    if x > LIMIT:\n        return LIMIT\n"
+         "    if x < 0:\n        LIMIT = 0\n    return x\n"},
+    ),
+    "a-raw-thread": (
+        {"mod.py": "def compute():\n    return 1\n",
+         "tests/test_mod.py": "import _thread\n\nfrom mod import compute\n\n\n"
+         "def test_compute():\n    out, done = [], _thread.allocate_lock()\n    done.acquire()\n\n"
+         "    def work():\n        out.append(compute())\n        done.release()\n\n"
+         "    _thread.start_new_thread(work, ())\n    done.acquire()\n    assert out == [1]\n"},
+        {"mod.py": "def compute():\n    return 2\n"},
+    ),
+    "a-hook-between-phases": (
+        {"mod.py": "def healthy():\n    return True\n",
+         "tests/conftest.py": "import pytest\n\nfrom mod import healthy\n\n\n"
+         "@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+         "    outcome = yield\n    report = outcome.get_result()\n"
+         "    if call.when == 'call' and report.passed and not healthy():\n"
+         "        report.outcome = 'failed'\n        report.longrepr = 'unhealthy'\n",
+         "tests/test_mod.py": "def test_it():\n    assert True\n"},
+        {"mod.py": "def healthy():\n    return False\n"},
+    ),
+    "a-plugin-that-ran-first": (
+        {"mod.py": "def compute():\n    return 1\n",
+         "early_plugin.py": "import sys\n\nimport mod\n\nRESULT = mod.compute()\n"
+         "del sys.modules['mod']\n",
+         "pytest.ini": "[pytest]\npythonpath = .\naddopts = -p early_plugin\n",
+         "tests/test_mod.py": "import early_plugin\n\n\ndef test_compute():\n"
+         "    assert early_plugin.RESULT == 1\n"},
+        {"mod.py": "def compute():\n    return 2\n"},
+    ),
+    "a-plugins-thread": (
+        {"mod.py": "def compute():\n    return 1\n",
+         "worker_plugin.py": "import queue\nimport threading\n\nJOBS = queue.Queue()\n\n\n"
+         "def _serve():\n    while True:\n        fn, box, done = JOBS.get()\n"
+         "        box.append(fn())\n        done.set()\n\n\n"
+         "threading.Thread(target=_serve, daemon=True).start()\n\n\ndef run(fn):\n"
+         "    box, done = [], threading.Event()\n    JOBS.put((fn, box, done))\n"
+         "    done.wait()\n    return box[0]\n",
+         "pytest.ini": "[pytest]\npythonpath = .\naddopts = -p worker_plugin\n",
+         "tests/test_mod.py": "import worker_plugin\nfrom mod import compute\n\n\n"
+         "def test_compute():\n    assert worker_plugin.run(compute) == 1\n"},
+        {"mod.py": "def compute():\n    return 2\n"},
+    ),
+    "the-same-code-in-another-file": (
+        {"mod.py": "def compute():\n    return 1\n",
+         "tests/reference.py": "def compute():\n    return 2\n",
+         "tests/test_mod.py": "import mod\nfrom reference import compute as doubled\n\n\n"
+         "def test_compute():\n    assert doubled() == 2\n    assert mod.compute() == 1\n"},
+        {"mod.py": "def compute():\n    return 2\n"},
+    ),
+    "a-source-read-by-dir-fd": (
+        {"pkg/__init__.py": "", "pkg/mod.py": "def compute():\n    return 1\n",
+         "pkg/loader.py": "import os\n\n\ndef load(name):\n"
+         "    here = os.open(os.path.dirname(os.path.abspath(__file__)), os.O_RDONLY)\n"
+         "    try:\n        fd = os.open(name + '.py', os.O_RDONLY, dir_fd=here)\n"
+         "    finally:\n        os.close(here)\n    with os.fdopen(fd) as f:\n"
+         "        ns = {}\n        exec(compile(f.read(), '<plugin>', 'exec'), ns)\n"
+         "    return ns\n",
+         "tests/test_mod.py": "from pkg.loader import load\n\n\ndef test_compute():\n"
+         "    assert load('mod')['compute']() == 1\n"},
+        {"pkg/mod.py": "def compute():\n    return 2\n"},
+    ),
+    "a-profile-function": (
+        {"mod.py": "def compute():\n    return 1\n",
+         "tests/test_mod.py": "import sys\n\nfrom mod import compute\n\n\ndef test_compute():\n"
+         "    seen = []\n\n    def prof(frame, event, arg):\n"
+         "        if event == 'call' and frame.f_code.co_name == 'marker':\n"
+         "            seen.append(compute())\n\n    def marker():\n        pass\n\n"
+         "    sys.setprofile(prof)\n    try:\n        marker()\n    finally:\n"
+         "        sys.setprofile(None)\n    assert seen == [1]\n"},
+        {"mod.py": "def compute():\n    return 2\n"},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(UNSEEN))
+def test_a_body_edit_the_line_tracer_cannot_see_run_still_blocks(tmp_path, how):
+    """helper-74: the change edits only a function's body, and the test fails by it though no
+    changed line ran where the tracer looked: how the body compiles (a `yield`, a name made
+    local), code run in a thread `_thread` started, a hook between a test's phases, a plugin
+    pytest loaded before the probe (its module gone from sys.modules, or a thread of its), an
+    equal function of another file run first, the source read through `dir_fd`, a profile
+    function. Each gave exit 3 ("ran none of the change's lines"); each is a block."""
+    files, change = UNSEEN[how]
+    repo = _repo(tmp_path, files)
+    stage(repo, change)
+    done = review(repo, format="json")
+    assert set(_kinds(done.json).values()) == {"regression"}, done  # (the hook fails each test)
+    assert done.exit_code == 1, done
+
+
+@pytest.mark.parametrize("how", ["imports-multiprocessing", "a-comment-in-the-edited-body"])
+def test_a_line_number_moved_beside_what_is_harmless_is_still_a_question(tmp_path, how):
+    """helper-74's converse: a module that imports multiprocessing and starts no process, or a
+    comment the change writes inside the body it edits (no `getcomments` reads it), leaves a
+    test pinning a warning's line a question, not a block."""
+    top = "import multiprocessing.pool  # noqa: F401\n" if how == "imports-multiprocessing" else ""
+    shapes = top + SHAPES
+    pins = PINS.replace("lineno == 11", f"lineno == {11 + bool(top)}")
+    repo = _repo(tmp_path, {"shapes.py": shapes, "tests/test_shapes.py": pins})
+    note = "  # the sum first" if how == "a-comment-in-the-edited-body" else ""
+    stage(repo, {"shapes.py": top + LONGER.replace("total = w + h\n", f"total = w + h{note}\n")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_shapes.py::test_where": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
+OLD_API = "import warnings\n\n\ndef old_api():\n" + (
+    '    warnings.warn("old_api is deprecated", DeprecationWarning, stacklevel=2)\n    return 0\n'
+    "\n\ndef total(xs):\n    return sum(xs) + old_api()\n"
+)
+
+
+@pytest.mark.parametrize("how", ["added", "removed"])
+def test_a_pytest_configuration_file_added_or_removed_alone_is_a_question(tmp_path, how):
+    """helper-75: the change adds a `pytest.ini` that makes warnings errors (or removes one
+    that forgave them), and a test of code that has always warned fails: no code changed. A
+    configuration file on one side only counted as code: a block."""
+    strict = "[pytest]\npythonpath = .\nfilterwarnings =\n    error\n"
+    lenient = "[pytest]\npythonpath = .\n"
+    files = {"pyproject.toml": eyeful_config(), "calc.py": OLD_API,
+             "tests/test_calc.py": "import calc\n\n\ndef test_total():\n"
+             "    assert calc.total([1, 2]) == 3\n"}  # fmt: skip
+    if how == "removed":  # (the base's tox.ini forgives, the change's pytest.ini is gone)
+        files |= {"pytest.ini": lenient, "tox.ini": strict}
+    else:
+        files |= {"setup.cfg": "[tool:pytest]\npythonpath = .\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    confirm(repo)
+    if how == "removed":
+        git(repo, "rm", "-q", "pytest.ini")
+    else:
+        stage(repo, {"pytest.ini": strict})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_calc.py::test_total": "unconfirmed"}, done
+    assert done.exit_code == 3, done

@@ -148,10 +148,10 @@ _early_tracer: Tracer | None = None
 if _ENV.get(_TRACE_VAR):
     from eyeful_probe_watch import Tracer  # beside it
 
-    # Started now (before the initial conftest files run): their loading is traced
-    # (pytest_load_initial_conftests below), so what a conftest.py's imports run of the change
-    # is seen, as a test module's import is.
-    _early_tracer = Tracer.start(_ENV[_TRACE_VAR])
+    # Traced from now (before the initial conftest files run) to the end: what a conftest.py's
+    # imports and hooks, and the plugins', run of the change is seen, in or between the tests.
+    _early_tracer = Tracer.start(_ENV[_TRACE_VAR], ours=(_ENV.get(_LOADER_VAR, ""),))
+    _early_tracer.begin()
 _active: list[object] = []  # the recorder of this process, once registered
 
 MESSAGE_CHARS = 2000  # of each exception's str()
@@ -169,18 +169,6 @@ _encode = json.encoder.encode_basestring_ascii
 _NOT_FAILURES = (pytest.skip.Exception, pytest.xfail.Exception, pytest.exit.Exception)
 _PHASES = ("setup", "call", "teardown")
 _FUNCTION = pytest.Function
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_load_initial_conftests() -> Generator[None, Any, None]:
-    """The initial conftest files' loading, traced where a run asks for the change's lines."""
-    if _early_tracer is not None:
-        _early_tracer.begin()
-    try:
-        yield
-    finally:
-        if _early_tracer is not None:
-            _early_tracer.end()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -562,10 +550,14 @@ class _Phases:
         yield from self._traced()
 
     def _traced(self) -> Generator[None, Any, None]:
+        # What runs in a phase is the test's; what runs between them (pytest's reporting, a
+        # conftest's report hooks) is traced too, as run outside any test.
         self.tracer.resume()
+        self.tracer.active = True
         try:
             yield
         finally:
+            self.tracer.active = False
             self.tracer.pause()
 
 
@@ -619,7 +611,6 @@ class _Tests:
         tracer, reach = probe.tracer, probe.reach
         if tracer is not None:
             tracer.take_test()  # what ran between tests is no test's
-            tracer.active = True
         if reach is not None:
             try:
                 reach.begin_test(_own_file(item))
@@ -629,7 +620,6 @@ class _Tests:
             yield
         finally:
             if tracer is not None:
-                tracer.active = False
                 with contextlib.suppress(Exception):
                     ran = tracer.take_test()
                     if tracer.why is None:

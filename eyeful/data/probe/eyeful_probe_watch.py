@@ -1,4 +1,4 @@
-# ruff: noqa: PTH100, PTH112, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH100, PTH109, PTH112, PTH117, PTH118, PTH119, PTH120, PTH123
 # (os.path, not pathlib: this runs in every test's report, in any project's Python)
 """What eyeful's pytest probe (eyeful_probe_main.py, beside this file) watches while tests run: the
 lines of the change a reproduction executes (:class:`Tracer`), and under eyeful's sandbox what a
@@ -7,6 +7,7 @@ run tried that the sandbox refuses (:class:`Walls`). Standard library only. PYTE
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import json
 import os
@@ -15,7 +16,7 @@ import sys
 import threading
 import types
 from collections.abc import Callable
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from eyeful_probe_deps import EVERYTHING, Sight  # type: ignore[import-not-found]  # beside it
@@ -104,6 +105,7 @@ def _for_signature(frame: FrameType | None) -> bool:
 
 _MOCK = (os.path.join("unittest", "mock.py"),)
 _FORKS = frozenset({"os.fork", "os.forkpty"})
+_FUNCTION = 0x1  # CO_OPTIMIZED: a function's code (a lambda's, a comprehension's)
 _COROUTINE = frozenset({"iscoroutinefunction", "_has_code_flag", "markcoroutinefunction"})
 
 
@@ -114,7 +116,7 @@ class Tracer:
         self.targets = targets
         self.hits: dict[str, set[int]] = {path: set() for path in targets}
         self.at_import: dict[str, set[int]] = {path: set() for path in targets}
-        self.codes: dict[object, tuple[str, frozenset[int]] | None] = {}
+        self.codes: dict[int, tuple[CodeType, tuple[str, frozenset[int], bool] | None]] = {}
         self.why: str | None = None
         # Lines run while a test runs (its setup, call, teardown) apart from those run while the
         # modules are collected: a line run at import is no sign that a test exercised it, unless
@@ -137,6 +139,7 @@ class Tracer:
         self.read: set[str] = set()
         self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
         self.children = False  # whether the tests started a process (its lines are not seen)
+        self.edited_entered = False  # whether a function holding a changed line was entered
         # The changed files the changed code itself read, stat'ed or took a code object of (its
         # own source, a comment it parses): what it does rests on more than its lines run.
         self.own: set[str] = set()
@@ -194,6 +197,11 @@ class Tracer:
             # A link to it under another name (symbolic or hard): by the file's identity.
             named = os.path.basename(name) in self.names
             real = os.path.realpath(name) if named else self._same_file(name, frame)
+            if named and real not in self.targets and not os.path.isabs(name):
+                # A relative name that does not lead there from here may lead there from
+                # elsewhere (`dir_fd`, which the event does not give): a changed file so named.
+                base = os.path.basename(name)
+                real = next(t for t in self.targets if os.path.basename(t) == base)
             if real is None:
                 return
             # The first route is kept, but a reading (inspect.getsource stats the file first).
@@ -293,7 +301,7 @@ class Tracer:
             self.test_dirs.add(os.path.dirname(module))
 
     @classmethod
-    def start(cls, spec: str) -> Tracer:
+    def start(cls, spec: str, ours: tuple[str, ...] = ()) -> Tracer:
         with open(spec, encoding="utf-8") as file:
             given = json.load(file)
         tracer = cls({os.path.realpath(p): frozenset(lines) for p, lines in given.items()})
@@ -306,11 +314,42 @@ class Tracer:
         # 95% of the calls a short run makes, and a trace function costs each call.
         threading.settrace(tracer._call)
         sys.addaudithook(tracer._audit)
+        tracer._before({os.path.realpath(p) for p in ours})
+        tracer._raw_threads()
         return tracer
 
+    def _before(self, ours: set[str]) -> None:
+        """What ran before the tracer, unseen: a thread already running (a `-p` plugin's
+        worker), or a module of the repository already loaded (a `-p` plugin or what it ran;
+        not ``ours``, eyeful's loader of the probe)."""
+        root = os.path.realpath(os.getcwd()) + os.sep
+        if threading.active_count() > 1:
+            self.children = True
+        for module in list(sys.modules.values()):
+            name = getattr(module, "__file__", None)
+            if not isinstance(name, str) or name.startswith(self.libraries):
+                continue
+            real = os.path.realpath(name)
+            if real.startswith(root) and real not in _HERE and real not in ours:
+                self.children = True
+                return
+
+    def _raw_threads(self) -> None:
+        """A thread started by ``_thread.start_new_thread`` (not ``threading``'s, which are
+        traced) runs untraced: started at all, the run's lines are not all seen."""
+        real = _thread.start_new_thread
+        tracer = self
+
+        def start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:  # noqa: ANN401
+            tracer.children = True
+            return real(function, args, {} if kwargs is None else kwargs)
+
+        _thread.start_new_thread = start_new_thread
+
     def begin(self) -> None:
-        """Trace this thread from now until :meth:`end`: the initial conftest files' loading,
-        what they import traced as a test module's import is, its lines run at import."""
+        """Trace this thread from now (the probe's import) to the end of the run: what pytest's
+        hooks, a conftest.py's and the plugins', run of the change outside a test's phases
+        counts as run at import, as a test module's import does."""
         self.early = True
         self.resume()
 
@@ -326,7 +365,9 @@ class Tracer:
         if self.why is not None:
             return
         self._depth += 1
-        if self._depth > 1 and self._on:
+        if self._on:
+            if sys.gettrace() != self._call:
+                self._evaded()
             return
         current = sys.gettrace()
         if current is None:
@@ -344,12 +385,21 @@ class Tracer:
             return
         self._depth = max(self._depth - 1, 0)
         if self._depth:
+            if sys.gettrace() != self._call:
+                self._evaded()
             return
         self._on = False
         if sys.gettrace() == self._call:
             sys.settrace(None)
             return
+        self._evaded()
+
+    def _evaded(self) -> None:
+        """The tracer gone from this thread, or another in its place: what ran since is hidden,
+        and each changed file counts as looked at (``EVADED``)."""
         self.why = "the tests' code removed or replaced the tracer (sys.settrace)"
+        with contextlib.suppress(Exception):
+            sys.settrace(None)
         for real in self.targets:
             self.read.add(real)
             self.how.setdefault(real, EVADED)
@@ -361,9 +411,9 @@ class Tracer:
         ``__code__`` where the function is defined in a changed file (not for its signature:
         ``inspect.signature``), a child process whose command line names a changed file, a
         listing of a directory holding one."""
-        if event in _FORKS:
+        if event in _FORKS or event == "sys.setprofile":
             # A forked child runs what it was handed untraced (multiprocessing's fork, a pool's
-            # workers): whenever it happens, its lines are not seen.
+            # workers), as does a profile function: whenever it happens, its lines are not seen.
             self.children = True
             return
         if self._busy or not self.watching or self.why is not None or not args:
@@ -436,19 +486,28 @@ class Tracer:
                 how = RAN if runs else "started a child process"
                 self._looked(real, f"{how} ({line[:80]}) naming", sys._getframe(2))
 
-    def _target(self, code: object) -> tuple[str, frozenset[int]] | None:
-        found = self.codes.get(code, False)
-        if found is False:
-            path = os.path.realpath(getattr(code, "co_filename", ""))
+    def _target(self, code: CodeType) -> tuple[str, frozenset[int], bool] | None:
+        """The changed file a code object is of, its changed lines, and whether the code holds
+        one of them (an edited function: how it compiles may differ, a name made local, a
+        `yield` that makes it a generator, whatever line of it runs). By identity, the code
+        kept alive beside it: equal code objects of two files compare equal (helper-74)."""
+        found = self.codes.get(id(code))
+        if found is None:
+            path = os.path.realpath(code.co_filename)
             lines = self.targets.get(path)
-            found = self.codes[code] = None if lines is None else (path, lines)
-        return found  # type: ignore[return-value]
+            edited = (
+                lines is not None
+                and bool(code.co_flags & _FUNCTION)  # (not a module's or a class's body)
+                and any(line in lines for _, _, line in code.co_lines() if line is not None)
+            )
+            found = self.codes[id(code)] = (code, None if lines is None else (path, lines, edited))
+        return found[1]
 
     def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
         target = self._target(frame.f_code)
         if target is None:
             return None
-        path, lines = target
+        path, lines, edited = target
         if self.active:
             self.entered.add(path)
         hits, at_import = self.hits[path], self.at_import[path]
@@ -473,6 +532,10 @@ class Tracer:
 
         if frame.f_lineno in lines:
             seen(frame.f_lineno)
+        if edited:
+            # Entering a function the change edited runs the change, whichever of its lines
+            # run (how it compiles may differ: a name made local).
+            self.edited_entered = True
         return local
 
     def take_test(self) -> dict[str, list[int]]:
@@ -495,9 +558,10 @@ class Tracer:
     def stop(self) -> dict[str, Any]:
         self.active = False
         self.early = False
-        if "multiprocessing.util" in sys.modules:
-            # Its spawn and forkserver start children with no audit event: any may have run
-            # the change's lines unseen.
+        process = sys.modules.get("multiprocessing.process")
+        if process is not None and repr(getattr(process, "_process_counter", "")) != "count(1)":
+            # Its spawn and forkserver start children with no audit event: a process made at
+            # all may have run the change's lines unseen (a module that imports it, none).
             self.children = True
         if self.why is None:
             self._depth = min(self._depth, 1)
@@ -522,6 +586,7 @@ class Tracer:
             "by_tests": sorted(self.by_tests),
             "children": self.children,
             "unseen": self.unseen() if self.why is None else [],
+            "edited_entered": self.edited_entered,
             "own": sorted(self.own),
             "why": self.why,
         }
