@@ -612,8 +612,12 @@ def _ran(run: Run, changed: ChangedLines, test: str) -> bool | None:
     function or class body while its own module was collected (a decorator the module applied);
     at import in a file whose code the test then ran (a module's constant its functions read:
     not a line of a module the test only imported, or read as text); or, for a test whose
-    failure was its module's import, while the modules were collected."""
+    failure was its module's import, while the modules were collected. Entering a function
+    that holds a changed line runs the change too, whichever of its lines ran (how it compiles
+    may differ: a name an unreached assignment made local, helper-74)."""
     seen = touched(run.executed, changed)
+    if seen is not None and run.edited_entered:
+        return True
     module = test.partition("::")[0]
     if not seen and module in (run.executed_in_module or {}):
         seen = touched((run.executed_in_module or {})[module], changed) or seen

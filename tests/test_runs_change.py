@@ -155,3 +155,36 @@ def test_a_changed_line_counts_its_statements_first_line(tmp_path, edit, lines):
     stage(repo, {"s.py": STATEMENTS.replace(*edit)})
     head = git(repo, "write-tree").strip()
     assert changed_lines(open_repository(find_repo(repo)), base, head) == {"s.py": lines}
+
+
+OFFSET = "OFFSET = 0\n\n\ndef add(a, b):\n    return a + b + OFFSET\n\n\n" + (
+    "def mul(a, b):\n    return a * b\n"
+)
+
+
+def test_a_reproduction_that_enters_an_edited_function_ran_the_change(tmp_path):
+    """helper-74: the change writes an assignment after `add`'s return, which runs never, and
+    makes OFFSET local to the whole of `add`: its unchanged first line now raises
+    UnboundLocalError. Its test ran none of the changed lines, but entered the function the
+    change edited, whose code is not the base's: it ran the change, and blocks."""
+    repo = make_repo(tmp_path / "repo", {
+        "pyproject.toml": eyeful_config(), "pytest.ini": PYTEST_INI,
+        "README.md": "add returns the sum of its arguments\n", "calc.py": OFFSET,
+    })  # fmt: skip
+    confirm(repo)
+    stage(
+        repo,
+        {"calc.py": OFFSET.replace("OFFSET\n\n\ndef mul", "OFFSET\n    OFFSET = 1\n\n\ndef mul")},
+    )
+    sums = (
+        "from calc import add\n\n\ndef test_sum():\n    try:\n        total = add(2, 3)\n"
+        "    except NameError:\n        total = None\n"
+        "    assert total == 5, 'add no longer returns the sum'\n"
+    )
+    finding = _finding(sums) | {"line": 5}
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps([finding]), encoding="utf-8")
+    done = review(repo, format="json", findings=findings)
+    (reported,) = done.json["findings"]
+    assert reported["kind"] == "fail", (reported["unverified"], reported["gates"])
+    assert done.exit_code == 1, done

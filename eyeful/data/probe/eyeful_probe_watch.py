@@ -8,6 +8,7 @@ run tried that the sandbox refuses (:class:`Walls`). Standard library only. PYTE
 from __future__ import annotations
 
 import _thread
+import ast
 import contextlib
 import json
 import os
@@ -106,6 +107,10 @@ def _for_signature(frame: FrameType | None) -> bool:
 _MOCK = (os.path.join("unittest", "mock.py"),)
 _FORKS = frozenset({"os.fork", "os.forkpty"})
 _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code (a lambda's, a comprehension's)
+_SCOPES = (
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+)  # fmt: skip
 _COROUTINE = frozenset({"iscoroutinefunction", "_has_code_flag", "markcoroutinefunction"})
 
 
@@ -140,6 +145,7 @@ class Tracer:
         self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
         self.children = False  # whether the tests started a process (its lines are not seen)
         self.edited_entered = False  # whether a function holding a changed line was entered
+        self.functions: dict[str, frozenset[int]] = {}  # a changed file's edited functions
         # The changed files the changed code itself read, stat'ed or took a code object of (its
         # own source, a comment it parses): what it does rests on more than its lines run.
         self.own: set[str] = set()
@@ -498,10 +504,37 @@ class Tracer:
             edited = (
                 lines is not None
                 and bool(code.co_flags & _FUNCTION)  # (not a module's or a class's body)
-                and any(line in lines for _, _, line in code.co_lines() if line is not None)
+                and code.co_firstlineno in self._edited(path, lines)
             )
             found = self.codes[id(code)] = (code, None if lines is None else (path, lines, edited))
         return found[1]
+
+    def _edited(self, path: str, lines: frozenset[int]) -> frozenset[int]:
+        """The first lines of the functions of a changed file whose source holds a changed line
+        (a `def`'s first decorator, a lambda's, a comprehension's line): by their source, for
+        code the compiler drops still decides what a name is (an assignment after a return)."""
+        found = self.functions.get(path)
+        if found is None:
+            self._busy = True  # (this reading is the probe's)
+            try:
+                with open(path, "rb") as file:
+                    tree = ast.parse(file.read())
+                firsts = set()
+                for node in ast.walk(tree):
+                    if isinstance(node, _SCOPES):
+                        first = min(
+                            [node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]
+                        )
+                        last = node.end_lineno or node.lineno
+                        if any(first <= line <= last for line in lines):
+                            firsts.add(first)
+                found = frozenset(firsts)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                found = frozenset(line for line in range(1, max(lines, default=0) + 1))
+            finally:
+                self._busy = False
+            self.functions[path] = found
+        return found
 
     def _call(self, frame: FrameType, event: str, arg: object) -> _TraceFn | None:
         target = self._target(frame.f_code)
