@@ -39,6 +39,11 @@ own work between them untraced), `--repeat 5`, 2026-12-04, load 2.3:
 
 and a one-test reproduction run costs 0.34 s of CPU instead of 0.58 s (0.25 s without a tracer).
 
+Tracing again from the probe's import to the run's end (helper-74: a conftest's report hook, a
+plugin's hooks between tests, run the change too), 2026-12-07, a one-test run of a 100-test
+module, median of 9, interleaved: 0.476 s against 0.433 s traced in the phases alone (0.228 s
+untraced).
+
 With the map of what each test could see (issue 32: fixtures, files opened or loaded by name, the
 import graph), `--repeat 5`, 2026-12-05, load 7, interleaved with the version before:
 
