@@ -48,7 +48,8 @@ def _statements(source: bytes | None, lines: frozenset[int]) -> frozenset[int]:
         tree = ast.parse(source or b"")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return lines
-    out = set(lines)
+    out = set(lines) | _code_around(source or b"", lines)
+    lines = frozenset(out)
     for node in ast.walk(tree):
         if not isinstance(node, (ast.stmt, ast.ExceptHandler)):
             continue
@@ -64,6 +65,22 @@ def _statements(source: bytes | None, lines: frozenset[int]) -> frozenset[int]:
             decorators = getattr(node, "decorator_list", None) or []
             out.update(d.lineno for d in decorators[:1])
     return frozenset(out)
+
+
+def _code_around(source: bytes, lines: frozenset[int]) -> set[int]:
+    """For each of ``lines`` that holds no code (blank, a comment, past the end: where a deletion
+    was), the nearest lines with code before and after it: a `return` deleted after a blank line
+    left both its neighbours blank or outside the function it ended (helper-76)."""
+    text = source.decode("utf-8", "replace").splitlines()
+    code = [bool(t.strip()) and not t.strip().startswith("#") for t in text]
+    found: set[int] = set()
+    for line in lines:
+        if 1 <= line <= len(code) and code[line - 1]:
+            continue
+        before = next((n for n in range(min(line, len(code) + 1) - 1, 0, -1) if code[n - 1]), None)
+        after = next((n for n in range(line + 1, len(code) + 1) if code[n - 1]), None)
+        found.update(n for n in (before, after) if n is not None)
+    return found
 
 
 def _from_patches(diff: pygit2.Diff) -> ChangedLines:

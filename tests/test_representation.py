@@ -669,3 +669,47 @@ def test_a_pytest_configuration_file_added_or_removed_alone_is_a_question(tmp_pa
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/test_calc.py::test_total": "unconfirmed"}, done
     assert done.exit_code == 3, done
+
+
+UNSEEN_MORE = {
+    "a-trailing-return-deleted": (
+        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n    return result\n",
+         "tests/test_mod.py": "import mod\n\n\ndef test_total():\n"
+         "    assert mod.total([1, 2]) == 3\n"},
+        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n"},
+    ),
+    "an-audit-hook": (
+        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
+         "    if event == 'open' and str(args[0]).endswith('.secret'):\n"
+         "        raise PermissionError('off limits')\n\n\ndef install():\n"
+         "    sys.addaudithook(_hook)\n",
+         "tests/test_guard.py": "import pytest\n\nimport guard\n\n\n"
+         "def test_refused(tmp_path):\n    guard.install()\n"
+         "    with pytest.raises(PermissionError):\n        open(tmp_path / 'key.secret', 'w')\n"},
+        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
+         "    if event == 'open' and str(args[0]).endswith('.secrets'):\n"
+         "        raise PermissionError('off limits')\n\n\ndef install():\n"
+         "    sys.addaudithook(_hook)\n"},
+    ),
+    "a-tracer-put-back": (
+        {"mod.py": "def f():\n    return 1\n",
+         "tests/test_mod.py": "import sys\n\nimport mod\n\n\ndef test_f():\n"
+         "    previous = sys.gettrace()\n    sys.settrace(lambda frame, event, arg: None)\n"
+         "    try:\n        result = mod.f()\n    finally:\n        sys.settrace(previous)\n"
+         "    assert result == 1\n"},
+        {"mod.py": "def f():\n    return 2\n"},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(UNSEEN_MORE))
+def test_what_runs_with_the_tracer_off_still_blocks(tmp_path, how):
+    """helper-76: a `return` deleted after a blank line (no changed line left in the function
+    it ended), an audit hook (run with tracing off), code run while the test's own tracer stood
+    in for the probe's, put back since: each a real break that was a question."""
+    files, change = UNSEEN_MORE[how]
+    repo = _repo(tmp_path, files)
+    stage(repo, change)
+    done = review(repo, format="json")
+    assert set(_kinds(done.json).values()) == {"regression"}, done
+    assert done.exit_code == 1, done

@@ -105,7 +105,12 @@ def _for_signature(frame: FrameType | None) -> bool:
 
 
 _MOCK = (os.path.join("unittest", "mock.py"),)
-_FORKS = frozenset({"os.fork", "os.forkpty"})
+_UNSEEN = frozenset({
+    "os.fork", "os.forkpty", "sys.setprofile", "sys.settrace", "sys.addaudithook",
+    "cpython.PyInterpreterState_New",
+})  # fmt: skip
+_PROBE_DIR = os.path.dirname(os.path.realpath(__file__))
+_THREADING = os.sep + "threading.py"
 _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code (a lambda's, a comprehension's)
 _SCOPES = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
@@ -417,10 +422,13 @@ class Tracer:
         ``__code__`` where the function is defined in a changed file (not for its signature:
         ``inspect.signature``), a child process whose command line names a changed file, a
         listing of a directory holding one."""
-        if event in _FORKS or event == "sys.setprofile":
+        if event in _UNSEEN:
             # A forked child runs what it was handed untraced (multiprocessing's fork, a pool's
-            # workers), as does a profile function: whenever it happens, its lines are not seen.
-            self.children = True
+            # workers), as do a profile function, a subinterpreter, an audit hook (run with
+            # tracing off), and whatever ran while another tracer stood in for this one, put
+            # back since (helper-76): whenever it happens, its lines are not seen.
+            if not self._ours(sys._getframe(1)):
+                self.children = True
             return
         if self._busy or not self.watching or self.why is not None or not args:
             return
@@ -443,6 +451,15 @@ class Tracer:
             self._child(event, args)
         elif event in ("os.listdir", "os.scandir"):
             self._listed(args[0], sys._getframe(1))
+
+    @staticmethod
+    def _ours(frame: FrameType | None) -> bool:
+        """Whether the probe (its tracer, the sandbox's watch) or ``threading`` (putting this
+        tracer in a new thread) made the call that raised an event."""
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        return os.path.dirname(os.path.realpath(name)) == _PROBE_DIR or name.endswith(_THREADING)
 
     def _listed(self, directory: object, frame: FrameType | None) -> None:
         """A directory listed (``os.listdir``, ``os.scandir``: ``glob``, ``pathlib``'s
