@@ -109,8 +109,6 @@ _UNSEEN = frozenset({
     "os.fork", "os.forkpty", "sys.setprofile", "sys.settrace", "sys.addaudithook",
     "cpython.PyInterpreterState_New",
 })  # fmt: skip
-_PROBE_DIR = os.path.dirname(os.path.realpath(__file__))
-_THREADING = os.sep + "threading.py"
 _FUNCTION = 0x1  # CO_OPTIMIZED: a function's code (a lambda's, a comprehension's)
 _SCOPES = (
     ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
@@ -455,11 +453,10 @@ class Tracer:
     @staticmethod
     def _ours(frame: FrameType | None) -> bool:
         """Whether the probe (its tracer, the sandbox's watch) or ``threading`` (putting this
-        tracer in a new thread) made the call that raised an event."""
-        if frame is None:
-            return False
-        name = frame.f_code.co_filename
-        return os.path.dirname(os.path.realpath(name)) == _PROBE_DIR or name.endswith(_THREADING)
+        tracer in a new thread) made the call that raised an event: by its module's name alone
+        (nothing that could wait, in a hook that runs where a thread starts or forks)."""
+        name = frame.f_globals.get("__name__") if frame is not None else None
+        return isinstance(name, str) and (name == "threading" or name.startswith("eyeful_probe"))
 
     def _listed(self, directory: object, frame: FrameType | None) -> None:
         """A directory listed (``os.listdir``, ``os.scandir``: ``glob``, ``pathlib``'s
