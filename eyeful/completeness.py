@@ -54,8 +54,22 @@ class CompletenessScanner:
         self.stopped: str | None = None
         self.none_ran = False
         self.unittest_ended = False
-        self.unittest_failed = False  # some unittest run's verdict was FAILED
+        self.unittest_failed = 0  # how many unittest verdicts said FAILED
+        self.unittest_last_failed = False  # whether the last one did
         self._unittest_ran = False  # a `Ran N tests` line, its verdict not seen yet
+
+    def unread_failure(self, runner: str, command: str) -> bool:
+        """Whether a unittest session of ``command`` said FAILED that a record of ``runner``
+        does not hold: any, beside pytest's record, where the command runs unittest; one before
+        the last, beside unittest's own record (the last session's), where it runs unittest
+        more than once. (A summary a test prints, a nested runner's under `pytest -s`, is no
+        session of the command: helper-77.)"""
+        sessions = command.count("unittest")
+        if runner == "pytest":
+            return sessions >= 1 and self.unittest_failed > 0
+        if runner == "unittest":
+            return sessions >= 2 and self.unittest_failed > int(self.unittest_last_failed)
+        return False
 
     def feed(self, line: str) -> None:
         line = uncoloured(line[:4096]).strip()  # (`--color=yes`: helper-68)
@@ -70,9 +84,9 @@ class CompletenessScanner:
         if self._unittest_ran:
             self._unittest_ran = False
             self.unittest_ended = bool(UNITTEST_VERDICT.fullmatch(line))
-            self.unittest_failed = self.unittest_failed or (
-                self.unittest_ended and line.startswith("FAILED")
-            )
+            if self.unittest_ended:
+                self.unittest_last_failed = line.startswith("FAILED")
+                self.unittest_failed += self.unittest_last_failed
             return
         if self.unittest_ended and UNITTEST_TEST.match(line) and " ... " in line:
             self.unittest_ended = False  # a test's line after it: that was a test's output

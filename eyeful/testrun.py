@@ -319,10 +319,10 @@ def read(attempt: Attempt, context: Context) -> Said:
     )
     if attempt.record is not None:
         _from_record(said, attempt.record, result, context)
-        failing = any(o in evidence.FAILING for o in (said.tests or {}).values())
-        if attempt.coverage.unittest_failed and said.status != "ERROR" and not failing:
+        unread = attempt.coverage.unread_failure(attempt.record.runner, context.command)
+        if unread and said.status != "ERROR":
             # (helper-75: `unittest ...; pytest ...`, or a quiet unittest run before a verbose
-            # one: the record is the last session's)
+            # one: the record is the last session's; helper-77: whatever else failed)
             said.status, said.reason = "ERROR", UNITTEST_FAILED_UNREAD
             said.tests, said.tests_from = {}, None
     else:

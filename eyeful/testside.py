@@ -789,8 +789,7 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
     touched = {p for d in _deltas(repo, base, head) for p in (d.old, d.new)}
     configured = {
         p for p in touched - side
-        if section_alone_differs(PurePosixPath(p).name, read_text(repo, base, p),
-                                 read_text(repo, head, p))
+        if _configures(p, read_text(repo, base, p), read_text(repo, head, p))
     }  # fmt: skip
     code = sorted(touched - side - configured)
     if not touched:
@@ -827,6 +826,15 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
         "the change edits only comments, docstrings and layout of the code (it parses to the "
         "base's syntax, docstrings aside; Go's, its tokens but comments)"
     )
+
+
+def _configures(path: str, base: str | None, head: str | None) -> bool:
+    """Whether ``path`` differs in its pytest section alone: a configuration file pytest reads.
+    One added or removed counts only at the repository's root, where pytest finds it; one
+    elsewhere may be the code's data (a template it ships: helper-77)."""
+    if (base is None or head is None) and "/" in path:
+        return False
+    return section_alone_differs(PurePosixPath(path).name, base, head)
 
 
 def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:

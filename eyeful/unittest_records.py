@@ -164,6 +164,9 @@ def read_unittest(text: str) -> records.RunRecord:
             module_skips[module_skip[1]] = _literal(module_skip[2])
             pending = None
             continue
+        if UNITTEST_VERDICT.fullmatch(line.strip()):
+            pending = None  # an earlier session's verdict, `FAILED (failures=1)`: no test's name
+            continue
         rest = line
         while rest:
             test = _UT_TEST.match(rest.lstrip())

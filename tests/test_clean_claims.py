@@ -1854,3 +1854,53 @@ def test_a_failing_unittest_session_beside_another_runners_record_is_never_clean
     if done.exit_code == 3:
         change = _change_test_run(done.json)
         assert change["status"] == "ERROR" and "unittest" in change["reason"], change
+
+
+NESTED = (
+    "import sys\nimport unittest\n\nfrom calc import add\n\n\ndef test_add():\n"
+    "    assert add(1, 2) == 3\n\n\ndef test_runner_reports_failures():\n"
+    "    class Inner(unittest.TestCase):\n        def test_bad(self):\n"
+    "            self.assertEqual(1, 2)\n\n"
+    "    suite = unittest.defaultTestLoader.loadTestsFromTestCase(Inner)\n"
+    "    result = unittest.TextTestRunner(stream=sys.stdout, verbosity=0).run(suite)\n"
+    "    assert not result.wasSuccessful()\n"
+)
+
+
+def test_a_nested_runners_failed_summary_in_a_passing_suite_is_no_unread_session(tmp_path):
+    """helper-77: a passing test prints a nested unittest runner's `FAILED` summary (`pytest
+    -s`); the command runs no unittest session of its own, so a harmless change is clean."""
+    py = shlex.quote(PYTHON)
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(f"{py} -m pytest -q -s tests"), "pytest.ini": PYTEST_INI,
+         "calc.py": CALC, "tests/test_calc.py": NESTED},
+    )  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": CALC.replace("a + b", "b + a")})
+    done = review(repo, format="json")
+    assert done.exit_code == 0, done
+
+
+@pytest.mark.parametrize("beside", ["a-new-failing-pytest-test", "a-failing-test-on-both-sides"])
+def test_an_unread_failing_unittest_session_is_never_clean_beside_other_failures(tmp_path, beside):
+    """helper-77: the record kept names a failing test (a new one, or one failing on the base
+    too), so the unittest session's FAILED went unread again: clean. Any unread FAILED is."""
+    py = shlex.quote(PYTHON)
+    files = {"tests/unit/test_other.py": "def test_other():\n    assert True\n"}
+    if beside == "a-failing-test-on-both-sides":
+        files["tests/unit/test_known.py"] = "def test_known_broken():\n    assert False\n"
+    repo = make_repo(
+        tmp_path / "repo",
+        {"pyproject.toml": eyeful_config(
+            f"{py} -m unittest -v tests.legacy.test_calc; {py} -m pytest -q tests/unit"),
+         "calc.py": CALC, "tests/__init__.py": "", "tests/legacy/__init__.py": "",
+         "tests/legacy/test_calc.py": UNITTEST_CALC, **files},
+    )  # fmt: skip
+    confirm(repo)
+    change = {"calc.py": CALC.replace("a + b", "a - b")}
+    if beside == "a-new-failing-pytest-test":
+        change["tests/unit/test_new.py"] = "def test_new_feature():\n    assert False\n"
+    stage(repo, change)
+    done = review(repo, format="json")
+    assert done.exit_code in (1, 3), done

@@ -1300,3 +1300,17 @@ def test_a_failure_a_hook_passes_is_recorded_and_a_rerun_that_passed_is_not(tmp_
     record = run.must_record()
     assert record.tests["test_a.py::test_quarantined"].outcome == "passed", run.stdout
     assert record.hidden == ["test_a.py::test_quarantined"], run.stdout
+
+
+def test_an_earlier_unittest_sessions_verdict_is_no_test():
+    """helper-75/77: a quiet session's `FAILED (failures=1)` before a verbose one's listing
+    was read as a test `failures=1.FAILED`."""
+    text = (
+        "F\n" + "=" * 70 + "\nFAIL: test_add (a.T.test_add)\n" + "-" * 70 + "\n"
+        "AssertionError: 1 != 3\n\n" + "-" * 70 + "\nRan 1 test in 0.001s\n\n"
+        "FAILED (failures=1)\n"
+        "test_other (b.U.test_other) ... ok\n\n" + "-" * 70 + "\nRan 1 test in 0.000s\n\nOK\n"
+    )
+    record = read_unittest(text)
+    assert not any("FAILED" in test for test in record.collected), record.collected
+    assert "b.U.test_other" in record.collected, record.collected

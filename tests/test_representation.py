@@ -713,3 +713,23 @@ def test_what_runs_with_the_tracer_off_still_blocks(tmp_path, how):
     done = review(repo, format="json")
     assert set(_kinds(done.json).values()) == {"regression"}, done
     assert done.exit_code == 1, done
+
+
+def test_a_shipped_file_named_pytest_ini_removed_still_blocks(tmp_path):
+    """helper-77: the code ships a template named `pytest.ini` and reads it; the change removes
+    it. A pytest configuration file added or removed counts as the tests' only at the root."""
+    scaffold = (
+        "from pathlib import Path\n\nTEMPLATES = Path(__file__).parent / 'templates'\n\n\n"
+        "def scaffold(dest):\n    (Path(dest) / 'pytest.ini').write_text("
+        "(TEMPLATES / 'pytest.ini').read_text())\n    return sorted(p.name for p in "
+        "Path(dest).iterdir())\n"
+    )
+    repo = _repo(tmp_path, {"scaffold/__init__.py": scaffold,
+                            "scaffold/templates/pytest.ini": "[pytest]\ntestpaths = tests\n",
+                            "tests/test_scaffold.py": "from scaffold import scaffold\n\n\n"
+                            "def test_writes(tmp_path):\n"
+                            "    assert scaffold(tmp_path) == ['pytest.ini']\n"})  # fmt: skip
+    git(repo, "rm", "-q", "scaffold/templates/pytest.ini")
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_scaffold.py::test_writes": "regression"}, done
+    assert done.exit_code == 1, done
