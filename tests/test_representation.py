@@ -608,15 +608,49 @@ UNSEEN = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("how", list(UNSEEN))
+UNSEEN_MORE = {
+    "a-trailing-return-deleted": (
+        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n    return result\n",
+         "tests/test_mod.py": "import mod\n\n\ndef test_total():\n"
+         "    assert mod.total([1, 2]) == 3\n"},
+        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n"},
+    ),
+    "an-audit-hook": (
+        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
+         "    if event == 'open' and str(args[0]).endswith('.secret'):\n"
+         "        raise PermissionError('off limits')\n\n\ndef install():\n"
+         "    sys.addaudithook(_hook)\n",
+         "tests/test_guard.py": "import pytest\n\nimport guard\n\n\n"
+         "def test_refused(tmp_path):\n    guard.install()\n"
+         "    with pytest.raises(PermissionError):\n        open(tmp_path / 'key.secret', 'w')\n"},
+        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
+         "    if event == 'open' and str(args[0]).endswith('.secrets'):\n"
+         "        raise PermissionError('off limits')\n\n\ndef install():\n"
+         "    sys.addaudithook(_hook)\n"},
+    ),
+    "a-tracer-put-back": (
+        {"mod.py": "def f():\n    return 1\n",
+         "tests/test_mod.py": "import sys\n\nimport mod\n\n\ndef test_f():\n"
+         "    previous = sys.gettrace()\n    sys.settrace(lambda frame, event, arg: None)\n"
+         "    try:\n        result = mod.f()\n    finally:\n        sys.settrace(previous)\n"
+         "    assert result == 1\n"},
+        {"mod.py": "def f():\n    return 2\n"},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", [*UNSEEN, *UNSEEN_MORE])
 def test_a_body_edit_the_line_tracer_cannot_see_run_still_blocks(tmp_path, how):
     """helper-74: the change edits only a function's body, and the test fails by it though no
     changed line ran where the tracer looked: how the body compiles (a `yield`, a name made
     local), code run in a thread `_thread` started, a hook between a test's phases, a plugin
     pytest loaded before the probe (its module gone from sys.modules, or a thread of its), an
     equal function of another file run first, the source read through `dir_fd`, a profile
-    function. Each gave exit 3 ("ran none of the change's lines"); each is a block."""
-    files, change = UNSEEN[how]
+    function; helper-76: a `return` deleted after a blank line (no changed line left in the
+    function it ended), an audit hook (run with tracing off), code run while the test's own
+    tracer stood in for the probe's, put back since. Each gave exit 3 ("ran none of the
+    change's lines"); each is a block."""
+    files, change = {**UNSEEN, **UNSEEN_MORE}[how]
     repo = _repo(tmp_path, files)
     stage(repo, change)
     done = review(repo, format="json")
@@ -669,50 +703,6 @@ def test_a_pytest_configuration_file_added_or_removed_alone_is_a_question(tmp_pa
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/test_calc.py::test_total": "unconfirmed"}, done
     assert done.exit_code == 3, done
-
-
-UNSEEN_MORE = {
-    "a-trailing-return-deleted": (
-        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n    return result\n",
-         "tests/test_mod.py": "import mod\n\n\ndef test_total():\n"
-         "    assert mod.total([1, 2]) == 3\n"},
-        {"mod.py": "def total(prices):\n    result = sum(prices)\n\n"},
-    ),
-    "an-audit-hook": (
-        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
-         "    if event == 'open' and str(args[0]).endswith('.secret'):\n"
-         "        raise PermissionError('off limits')\n\n\ndef install():\n"
-         "    sys.addaudithook(_hook)\n",
-         "tests/test_guard.py": "import pytest\n\nimport guard\n\n\n"
-         "def test_refused(tmp_path):\n    guard.install()\n"
-         "    with pytest.raises(PermissionError):\n        open(tmp_path / 'key.secret', 'w')\n"},
-        {"guard.py": "import sys\n\n\ndef _hook(event, args):\n"
-         "    if event == 'open' and str(args[0]).endswith('.secrets'):\n"
-         "        raise PermissionError('off limits')\n\n\ndef install():\n"
-         "    sys.addaudithook(_hook)\n"},
-    ),
-    "a-tracer-put-back": (
-        {"mod.py": "def f():\n    return 1\n",
-         "tests/test_mod.py": "import sys\n\nimport mod\n\n\ndef test_f():\n"
-         "    previous = sys.gettrace()\n    sys.settrace(lambda frame, event, arg: None)\n"
-         "    try:\n        result = mod.f()\n    finally:\n        sys.settrace(previous)\n"
-         "    assert result == 1\n"},
-        {"mod.py": "def f():\n    return 2\n"},
-    ),
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("how", list(UNSEEN_MORE))
-def test_what_runs_with_the_tracer_off_still_blocks(tmp_path, how):
-    """helper-76: a `return` deleted after a blank line (no changed line left in the function
-    it ended), an audit hook (run with tracing off), code run while the test's own tracer stood
-    in for the probe's, put back since: each a real break that was a question."""
-    files, change = UNSEEN_MORE[how]
-    repo = _repo(tmp_path, files)
-    stage(repo, change)
-    done = review(repo, format="json")
-    assert set(_kinds(done.json).values()) == {"regression"}, done
-    assert done.exit_code == 1, done
 
 
 def test_a_shipped_file_named_pytest_ini_removed_still_blocks(tmp_path):
