@@ -319,7 +319,7 @@ def read(attempt: Attempt, context: Context) -> Said:
     )
     if attempt.record is not None:
         _from_record(said, attempt.record, result, context)
-        unread = attempt.coverage.unread_failure(attempt.record.runner, context.command)
+        unread = attempt.coverage.unread_failure(attempt.record.runner)
         if unread and said.status != "ERROR":
             # (helper-75: `unittest ...; pytest ...`, or a quiet unittest run before a verbose
             # one: the record is the last session's; helper-77: whatever else failed)
