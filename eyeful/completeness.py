@@ -33,8 +33,9 @@ UNITTEST_VERDICT = re.compile(r"(?:OK|FAILED|NO TESTS RAN)(?: \(.*\))?")
 """The line after it: unittest's verdict. A `Ran N tests` line a test prints itself has none."""
 UNITTEST_FAILED_UNREAD = (
     "a unittest run of this command says FAILED, and the record eyeful read (another session's, "
-    "or another runner's) names no failing test: the command runs more than one session, and "
-    "eyeful reads one, so which tests failed is not known"
+    "or another runner's) does not hold that failure: the command runs more than one session "
+    "(or a test printed a runner's summary), and eyeful reads one record, so which tests failed "
+    "is not known"
 )
 UNITTEST_UNFINISHED = (
     "unittest never printed its summary (`Ran N tests in ...` and its verdict), the last thing it "

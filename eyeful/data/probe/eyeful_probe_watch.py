@@ -162,8 +162,8 @@ class Tracer:
         self._busy = False
         self._saved: dict[str, Any] = {}
         self._on = False  # this thread traced since :meth:`resume`
-        self._depth = 0  # resumes not yet paused (the early window holds one through collection)
-        self.early = False  # while the initial conftest files load (:meth:`begin`)
+        self._depth = 0  # resumes not yet paused (:meth:`begin`'s window holds one to the end)
+        self.early = False  # traced from the probe's import to the run's end (:meth:`begin`)
         # The changed files whose module body ran traced (their import): one imported unseen
         # (before the tracer, by a plugin pytest loaded first) may have run changed lines.
         self.imported: set[str] = set()
@@ -237,8 +237,8 @@ class Tracer:
     @property
     def watching(self) -> bool:
         """Whether what the repository's code does to the changed files is watched: while a
-        test runs, while a test module is imported (a reading at its top level), and while the
-        initial conftest files load (what a conftest.py does then)."""
+        test runs, while a test module is imported (a reading at its top level), and all along
+        where the tracer began at the probe's import (what a conftest.py does as it loads)."""
         return self._active or self.module is not None or self.early
 
     def _same_file(self, name: str, frame: FrameType | None) -> str | None:
@@ -318,9 +318,8 @@ class Tracer:
             tracer.why = "another tracer was active"
             return tracer
         # New threads are traced from the start (a session fixture's server runs the code under
-        # test for later tests); this thread only while a test module is imported or a test's
-        # setup, call or teardown runs (:meth:`resume`): pytest's own work between them is some
-        # 95% of the calls a short run makes, and a trace function costs each call.
+        # test for later tests); this thread from :meth:`begin` (the probe's import) to the end,
+        # or, in an xdist worker, while a test module is imported or a test's phase runs.
         threading.settrace(tracer._call)
         sys.addaudithook(tracer._audit)
         tracer._before({os.path.realpath(p) for p in ours})
@@ -361,12 +360,6 @@ class Tracer:
         counts as run at import, as a test module's import does."""
         self.early = True
         self.resume()
-
-    def end(self) -> None:
-        """The end of :meth:`begin`'s window (once)."""
-        if self.early:
-            self.early = False
-            self.pause()
 
     def resume(self) -> None:
         """Trace this thread (a test module's import, a test's phase); nested in the early
