@@ -106,7 +106,40 @@ def section_alone_differs(name: str, base: str | None, head: str | None) -> bool
     base_read, head_read = read(base or ""), read(head or "")
     if base_read is None or head_read is None:
         return False
-    return bool(base_read[0] != head_read[0] and base_read[1] == head_read[1])
+    rest = [_without_tools(part[1]) for part in (base_read, head_read)]
+    return bool(base_read[0] != head_read[0] and rest[0] == rest[1])
+
+
+# Sections of a shared configuration file that only developers' tools read (linters, type
+# checkers, formatters, coverage, tox), never the code as it runs: they may come or change with
+# the pytest section and the file is still the tests' configuration (helper-78). An INI
+# section's name or a TOML `[tool.X]` table's X; a name with one of _TOOL_PREFIXES, alike.
+_TOOLS = frozenset({
+    "flake8", "pycodestyle", "pep8", "pydocstyle", "pep257", "isort", "mypy", "pylint", "black",
+    "ruff", "pyright", "codespell", "bandit", "yapf", "autopep8", "docformatter", "darglint",
+    "tox", "testenv", "coverage", "coverage:run", "coverage:report", "coverage:paths",
+    "coverage:html", "coverage:xml",
+})  # fmt: skip
+_TOOL_PREFIXES = ("mypy-", "testenv:", "tox:", "coverage:", "flake8:", "pylint.")
+
+
+def _without_tools(rest: object) -> object:
+    """A configuration file's non-pytest part without what only developers' tools read."""
+    if not isinstance(rest, dict):
+        return rest
+    kept = {k: v for k, v in rest.items() if not _a_tool(k)}
+    tool = kept.get("tool")
+    if isinstance(tool, dict):  # (pyproject.toml's `[tool.X]` tables)
+        others = {k: v for k, v in tool.items() if not _a_tool(k)}
+        if others:
+            kept["tool"] = others
+        else:
+            del kept["tool"]
+    return kept
+
+
+def _a_tool(name: object) -> bool:
+    return isinstance(name, str) and (name in _TOOLS or name.startswith(_TOOL_PREFIXES))
 
 
 # The options that only make the tests ask more of the code (or less): where the code is

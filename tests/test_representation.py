@@ -705,6 +705,57 @@ def test_a_pytest_configuration_file_added_or_removed_alone_is_a_question(tmp_pa
     assert done.exit_code == 3, done
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("tox.ini", "[tox]\nenvlist = py311\n\n[testenv]\ncommands = pytest\n\n"
+                    "[pytest]\npythonpath = .\nfilterwarnings =\n    error\n"),
+        ("setup.cfg", "[flake8]\nmax-line-length = 100\n\n[mypy-calc.*]\nstrict = True\n\n"
+                      "[tool:pytest]\npythonpath = .\nfilterwarnings =\n    error\n"),
+    ],
+)  # fmt: skip
+def test_a_configuration_file_with_other_tools_sections_added_alone_is_a_question(
+    tmp_path, name, text
+):
+    """helper-78: the change adds a `tox.ini` (or `setup.cfg`) whose pytest section makes
+    warnings errors, beside sections only developers' tools read (tox's, flake8's, mypy's); a
+    test of code that has always warned fails. Those sections counted as code: a block."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": OLD_API,
+                                         "pytest.ini": "[pytest]\npythonpath = .\n",
+                                         "tests/test_calc.py": "import calc\n\n\n"
+                                         "def test_total():\n"
+                                         "    assert calc.total([1, 2]) == 3\n"})  # fmt: skip
+    confirm(repo)
+    git(repo, "rm", "-q", "pytest.ini")
+    stage(repo, {name: text})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_calc.py::test_total": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_configuration_file_with_a_section_the_code_reads_added_still_blocks(tmp_path):
+    """The converse: the `setup.cfg` the change adds has, beside its pytest section, one the
+    code reads at run time; what the code does may have changed with it: still code."""
+    reads = (
+        "import configparser\nfrom pathlib import Path\n\n\ndef limit():\n"
+        "    parser = configparser.ConfigParser()\n"
+        "    parser.read(Path(__file__).parent / 'setup.cfg')\n"
+        "    return parser.getint('calc', 'limit', fallback=10)\n"
+    )
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "calc.py": reads,
+                                         "pytest.ini": "[pytest]\npythonpath = .\n",
+                                         "tests/test_calc.py": "import calc\n\n\n"
+                                         "def test_limit():\n"
+                                         "    assert calc.limit() == 10\n"})  # fmt: skip
+    confirm(repo)
+    git(repo, "rm", "-q", "pytest.ini")
+    stage(repo, {"setup.cfg": "[calc]\nlimit = 3\n\n[flake8]\nmax-line-length = 100\n\n"
+                              "[tool:pytest]\npythonpath = .\n"})  # fmt: skip
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_calc.py::test_limit": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 def test_a_shipped_file_named_pytest_ini_removed_still_blocks(tmp_path):
     """helper-77: the code ships a template named `pytest.ini` and reads it; the change removes
     it. A pytest configuration file added or removed counts as the tests' only at the root."""
