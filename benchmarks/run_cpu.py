@@ -189,4 +189,8 @@ def profile_cpu(bench: Bench, repeat: int) -> None:
     floor = mid["test+probe"] + mid["git"]
     print(f"  {'the floor: git and the probe, no eyeful process':<56} "
           f"{(floor - mid['test']) * 1000:8.1f} ms  ({floor / mid['test']:.2f}x)")  # fmt: skip
+    # The review's child processes alone, as if eyeful's own process cost nothing: no import,
+    # no work of eyeful's gets a warm review below this ratio on this machine.
+    print(f"  {'its child processes alone (eyeful at zero CPU)':<56} "
+          f"{(kids - mid['test']) * 1000:8.1f} ms  ({kids / mid['test']:.2f}x)")  # fmt: skip
     sys.stdout.flush()
