@@ -42,6 +42,7 @@ from eyeful.tomlcompat import tomllib
 
 __all__ = [
     "collection_changed",
+    "command_files",
     "config_kept",
     "data_of_tests",
     "decides_outcomes",
@@ -612,6 +613,59 @@ def named_configs(command: str) -> frozenset[str]:
     return frozenset(
         posixpath.normpath(p) for p in named if p and not p.startswith(("/", "~", "$"))
     )
+
+
+_RUNNERS_FILES = {
+    "make": ("GNUmakefile", "makefile", "Makefile"),
+    "gmake": ("GNUmakefile", "makefile", "Makefile"),
+    "just": ("justfile", "Justfile", ".justfile"), "nox": ("noxfile.py",), "tox": ("tox.ini",),
+    "invoke": ("tasks.py",), "inv": ("tasks.py",),
+}  # fmt: skip
+"""The files a task runner reads when the command names none (`make test`: the Makefile)."""
+_SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;", "(", ")"})
+
+
+def command_files(command: str) -> frozenset[str]:
+    """The repository's files a test command may run or read for which tests run, as paths
+    from the root: each word that may name a file (`sh run_tests.sh`, `./scripts/test`,
+    `make -f ci.mk`), a module it runs (`python -m tools.runtests`), a task runner's own file
+    (`make test`: the Makefile; nox's noxfile.py). An edit to one may narrow the suite
+    (helper-79: `pytest tests` made `pytest tests/unit`), which only the base's run shows."""
+    found: set[str] = set()
+    for line in command.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            tokens = line.split()
+        words: list[str] = []
+        for token in [*tokens, ";"]:
+            if token not in _SEPARATORS:
+                words.append(token)
+                continue
+            found |= _files_of(words)
+            words = []
+    paths = {posixpath.normpath(p) for p in found if p and not any(c in p for c in "*?[$`~")}
+    return frozenset(p for p in paths if not p.startswith(("/", "..")) and p != ".")
+
+
+def _files_of(words: list[str]) -> set[str]:
+    """:func:`command_files` of one simple command."""
+    found: set[str] = set()
+    runner = next((w for w in words if "=" not in w and w not in ("env", "exec")), "")
+    name = PurePosixPath(runner).name
+    if name in _RUNNERS_FILES and not any(w in ("-f", "--file", "--makefile") for w in words):
+        found.update(_RUNNERS_FILES[name])
+    for word, after in itertools.pairwise([*words, ""]):
+        if word == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", after):
+            stem = after.replace(".", "/")
+            found.update({f"{stem}.py", f"{stem}/__main__.py"})
+        elif word.startswith("-"):
+            found.add(word.split("=", 1)[1] if "=" in word else "")
+        elif "=" not in word:
+            found.add(word)
+    return found
 
 
 def collection_changed(

@@ -389,7 +389,10 @@ def test_a_failing_test_the_codes_data_names_in_an_unchanged_file_is_never_new(
         repo, {"ops.py": OPS.replace('"sub": (lambda a, b: a - b', '"minus": (lambda a, b: b - a')}
     )
     proc = review(repo, format="json")
-    assert _kinds(proc.json) == [(test, "undetermined")], proc.markdown
+    # (A unittest command's first review of a base runs the base's suite, helper-79: there
+    # test_sub passed, and the change no longer has it.)
+    gone = [] if runner == "pytest" else [("tests.test_ops.TestOps.test_sub", "newly_skipped")]
+    assert sorted(_kinds(proc.json)) == sorted([(test, "undetermined"), *gone]), proc.markdown
     assert proc.exit_code == 3, proc.markdown
 
 

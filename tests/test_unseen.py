@@ -629,12 +629,79 @@ def test_a_unittest_module_that_the_code_takes_out_is_a_question(tmp_path, how):
         "imported": {"tests/support.py": FAST_LOADED,
                      "tests/test_fast.py": "from tests.support import load_tests  # noqa\n"},
     }[how]  # fmt: skip
-    gone = {"module-skip": "tests.test_fast", "load-tests": "tests.test_fast.TestFast.test_put",
-            "in-package": "tests.TestFast.test_put",
-            "imported": "tests.support.TestFast.test_put", "module-fixture": "tests.test_fast",
-            "class-fixture": "tests.test_fast.TestFast"}[how]  # fmt: skip
+    # (The first review of a base runs its suite under unittest, helper-79: the question names
+    # the test it ran there, not the module or class the change skipped.)
+    ids = {"in-package": "tests.TestFast.test_put", "imported": "tests.support.TestFast.test_put"}
+    gone = ids.get(how, "tests.test_fast.TestFast.test_put")
     done = review(_unittest_repo(tmp_path, files), format="json")
     assert _kinds(done.json) == {gone: "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+REGISTERING = FAST + (
+    "\n\nREGISTERED = []\n\n\ndef registered(obj):\n    REGISTERED.append(obj)\n    return obj\n"
+)
+REGISTERED_TESTS = {
+    "method": "import unittest\n\nfrom kv import fast\n\n\nclass TestFast(unittest.TestCase):\n"
+              "    @fast.registered\n    def test_put(self):\n"
+              "        self.assertEqual(fast.put({}, 'a', 1), {'a': 1})\n",
+    "class": "import unittest\n\nfrom kv import fast\n\n\n@fast.registered\n"
+             "class TestFast(unittest.TestCase):\n    def test_put(self):\n"
+             "        self.assertEqual(fast.put({}, 'a', 1), {'a': 1})\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(REGISTERED_TESTS))
+def test_a_unittest_test_the_codes_decorator_makes_none_is_a_question(tmp_path, how):
+    """helper-79: under `python -m unittest`, the change breaks `put` and the code's decorator
+    on its test method (or its test class) forgets its `return`: unittest's loader leaves out
+    what is None without a word. No probe runs under unittest and no base run was cached to
+    compare with: clean, exit 0."""
+    files = {
+        "kv/__init__.py": "",
+        "kv/fast.py": REGISTERING,
+        "tests/__init__.py": "",
+        "tests/test_fast.py": REGISTERED_TESTS[how],
+        "tests/test_other.py": OTHER_TEST,
+    }
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(UNITTEST), **files})
+    confirm(repo)
+    broken = REGISTERING.replace("= value", "= value + 1").replace("    return obj\n", "")
+    stage(repo, {"kv/fast.py": broken})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests.test_fast.TestFast.test_put": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+ARITH = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+@pytest.mark.parametrize("wrapper", ["script", "makefile"])
+def test_a_wrapper_the_change_narrows_is_a_question(tmp_path, wrapper):
+    """helper-79: the test command runs a script of the repository (`sh run_tests.sh`, `make -s
+    test`); the change edits it to run `tests/unit` alone, and breaks `mul`, which only
+    `tests/integration` checks: one test passed, clean, exit 0."""
+    if wrapper == "makefile" and shutil.which("make") is None:
+        pytest.skip("no make on this machine")
+    run = f"{PYTEST} tests"
+    files = {"arith.py": ARITH,
+             "tests/unit/test_add.py": "from arith import add\n\n\ndef test_add():\n"
+             "    assert add(1, 2) == 3\n",
+             "tests/integration/test_mul.py": "from arith import mul\n\n\ndef test_mul():\n"
+             "    assert mul(2, 3) == 6\n",
+             "pytest.ini": "[pytest]\npythonpath = .\n"}  # fmt: skip
+    if wrapper == "script":
+        where, text, command = "run_tests.sh", f"#!/bin/sh\nexec {run}\n", "sh run_tests.sh"
+    else:
+        where, text, command = "Makefile", f"test:\n\t{run}\n", "make -s test"
+    files[where] = text
+    config = eyeful_config(command, test_one=f"{PYTEST} {{test}}")
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, **files})
+    confirm(repo)
+    stage(repo, {"arith.py": ARITH.replace("a * b", "a + b"),
+                 where: text.replace(" tests\n", " tests/unit\n")})  # fmt: skip
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/integration/test_mul.py::test_mul": "newly_skipped"}, done
     assert done.exit_code == 3, done
 
 
@@ -746,11 +813,13 @@ def test_a_unittest_package_the_change_makes_a_namespace_package_is_a_question(t
 
 def test_a_package_of_code_the_change_adds_brings_no_base_suite(tmp_path):
     """helper-51: any `__init__.py` added ran the base's whole suite to compare collections;
-    only one beside test modules (or in a test directory) can take tests out of discovery."""
+    only one beside test modules (or in a test directory) can take tests out of discovery.
+    (Under pytest: a unittest command's first review of a base runs the base's suite anyway,
+    helper-79.)"""
     repo = make_repo(
         tmp_path / "repo",
         {
-            "pyproject.toml": eyeful_config(UNITTEST),
+            "pyproject.toml": eyeful_config(),
             "kv/__init__.py": "",
             "kv/fast.py": FAST,
             "tests/__init__.py": "",
@@ -1092,6 +1161,58 @@ MAKES_NONE = (
     "import tools\n\n\ndef pytest_pycollect_makeitem(collector, name, obj):\n"
     "    if name == 'test_double' and not tools.FAST:\n        return []\n"
 )
+
+
+REGISTERS = "\n\nREGISTERED = []\n\n\ndef registered(obj):\n    REGISTERED.append(obj)\n" + (
+    "    return obj\n"
+)
+CLASSY = {
+    "method-none": "import tools\n\n\nclass TestTools:\n    @tools.logged\n"
+                   "    def test_double(self):\n        assert tools.double(2) == 4\n",
+    "case-method-none": "import unittest\n\nimport tools\n\n\n"
+                        "class TestTools(unittest.TestCase):\n    @tools.logged\n"
+                        "    def test_double(self):\n"
+                        "        self.assertEqual(tools.double(2), 4)\n",
+    "class-none": "import tools\n\n\n@tools.registered\nclass TestTools:\n"
+                  "    def test_double(self):\n        assert tools.double(2) == 4\n",
+    "class-flag": "import tools\n\n\nclass TestTools:\n    __test__ = tools.FAST\n\n"
+                  "    def test_double(self):\n        assert tools.double(2) == 4\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", list(CLASSY))
+def test_a_test_of_a_class_pytest_drops_without_a_word_is_a_question(tmp_path, how):
+    """helper-79: the change breaks `double` and, in the code, makes pytest drop a class's test
+    without a word: the code's decorator forgets its `return` on a test method (of a plain
+    class or a `unittest.TestCase`) or on the test class, or the class's own `__test__` is the
+    code's flag, which the change turns off. The probe looked only at a module's names, and no
+    base run was cached: clean, exit 0."""
+    repo = _pytest_repo(tmp_path, {"tools.py": TOOLS + "\n\n" + DROPPING + REGISTERS,
+                                   "tests/test_tools.py": CLASSY[how]})  # fmt: skip
+    broken = TOOLS.replace("x * 2", "x * 3") + "\n\n"
+    if how == "class-flag":
+        broken = broken.replace("True", "False") + DROPPING + REGISTERS
+    else:  # the decorator forgets its `return`: the method, or the class, is None
+        forgot = "    return wrapper\n" if how != "class-none" else "    return obj\n"
+        broken += (DROPPING + REGISTERS).replace(forgot, "")
+    stage(repo, {"tools.py": broken})
+    done = review(repo, format="json")
+    gone = {"tests/test_tools.py::TestTools::test_double": "newly_skipped"}
+    assert _kinds(done.json) == gone, done
+    assert done.exit_code == 3, done
+
+
+def test_a_class_that_turns_itself_off_in_words_stays_clean(tmp_path):
+    """The converse: a helper class named as tests that says `__test__ = False` itself is the
+    usual way to name a helper; a passing change leaves the review clean."""
+    helper = "\n\nclass TestData:\n    __test__ = False\n\n    def test_like(self):\n" + (
+        "        raise AssertionError('not a test')\n"
+    )
+    repo = _pytest_repo(tmp_path, {"tests/test_tools.py": TOOLS_TEST + helper})
+    stage(repo, {"tools.py": TOOLS.replace("x * 2", "x + x")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {}, done
+    assert done.exit_code == 0, done
 
 
 @pytest.mark.parametrize(

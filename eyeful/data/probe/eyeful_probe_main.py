@@ -274,7 +274,12 @@ def _tests_made_none(
                           and not _a_fixture(value))  # fmt: skip
                 continue
             if isinstance(value, type):
-                count += test_class.match(name) and _dropped_class(value, here)
+                if test_class.match(name) and _dropped_class(value, here, source):
+                    count += 1
+                elif getattr(value, "__module__", None) == here:
+                    count += _methods_made_none(value, test_class.match(name), functions, source)
+            elif value is None and test_class.match(name):
+                count += source.defines(name, "class")  # a class decorator forgot its `return`
             else:
                 count += test_function.match(name) and _dropped_function(name, value, source)
         return count
@@ -319,19 +324,31 @@ class _Source:
         self.path = path
         self.text: str | None = None
 
-    def defines(self, name: str) -> bool:
-        """Whether the source has a ``def`` or ``class`` statement of ``name`` (True when it
-        cannot be read)."""
+    def read(self) -> str | None:
         if self.text is None:
             try:
                 with open(self.path or "", encoding="utf-8", errors="replace") as handle:
                     self.text = handle.read()
             except OSError:
-                return True
-        return (
-            re.search(rf"^\s*(?:async\s+)?(?:def|class)\s+{re.escape(name)}\b", self.text, re.M)
-            is not None
-        )
+                return None
+        return self.text
+
+    def defines(self, name: str, kind: str = "def|class") -> bool:
+        """Whether the source has a ``def`` or ``class`` statement (``kind``) of ``name``
+        (True when it cannot be read)."""
+        text = self.read()
+        if text is None:
+            return True
+        found = re.search(rf"^\s*(?:async\s+)?(?:{kind})\s+{re.escape(name)}\b", text, re.M)
+        return found is not None
+
+    def says(self, pattern: re.Pattern[str]) -> bool:
+        """Whether the source holds ``pattern`` (True when it cannot be read)."""
+        text = self.read()
+        return text is None or pattern.search(text) is not None
+
+
+_TEST_OFF = re.compile(r"^\s*__test__\s*=\s*False\b", re.M)
 
 
 def _dropped_function(name: str, value: object, source: _Source) -> bool:
@@ -350,15 +367,38 @@ def _dropped_function(name: str, value: object, source: _Source) -> bool:
     return any(getattr(v, "__name__", None) == name and callable(v) for v in held)
 
 
-def _dropped_class(value: object, here: str | None) -> bool:
-    """A test class that inherits a False ``__test__`` (a decorated base), a constructor from
-    another module (pytest collects no class with one; a ``unittest.TestCase``'s is unittest's,
-    and pytest runs those), or abstract methods from another module. (A class that sets
-    ``__test__ = False`` itself, defines its own constructor (pytest warns of it) or declares its
-    own abstract methods is the usual way to name a helper `Test...`: not counted.)"""
+def _methods_made_none(value: type, named: bool, functions: list[str], source: _Source) -> int:
+    """The test methods of this module's test class (one named as pytest's tests, or a
+    ``unittest.TestCase``, whose loader asks for ``test...`` names) that pytest drops without a
+    word: a method a decorator made None, or no function (helper-79)."""
+    unittest = sys.modules.get("unittest")
+    case = getattr(unittest, "TestCase", None)
+    if isinstance(case, type) and issubclass(value, case):
+        names = _Names([str(getattr(value, "testMethodPrefix", "test"))])
+    elif named and value.__dict__.get("__test__", True) is not False:
+        names = _Names(functions)
+    else:
+        return 0
+    count = 0
+    for name in dir(value):
+        if names.match(name) and not name.startswith("__"):
+            count += _dropped_function(name, getattr(value, name, None), source)
+    return count
+
+
+def _dropped_class(value: object, here: str | None, source: _Source) -> bool:
+    """A test class that inherits a False ``__test__`` (a decorated base), or sets its own from
+    a value (``__test__ = code.FLAG``: helper-79) where the module never writes
+    ``__test__ = False``, a constructor from another module (pytest collects no class with one;
+    a ``unittest.TestCase``'s is unittest's, and pytest runs those), or abstract methods from
+    another module. (A class that writes ``__test__ = False`` itself, defines its own
+    constructor (pytest warns of it) or declares its own abstract methods is the usual way to
+    name a helper `Test...`: not counted.)"""
     if not isinstance(value, type) or getattr(value, "__module__", None) != here:
         return False
-    if "__test__" not in value.__dict__ and getattr(value, "__test__", True) is False:
+    if getattr(value, "__test__", True) is False and (
+        "__test__" not in value.__dict__ or not source.says(_TEST_OFF)
+    ):
         return True
     unittest = sys.modules.get("unittest")
     case = getattr(unittest, "TestCase", None)
