@@ -21,7 +21,7 @@ from typing import Any
 
 from eyeful.tomlcompat import tomllib
 
-__all__ = ["CONFIG_FILES", "overlaid", "section_alone_differs", "section_differs"]
+__all__ = ["CONFIG_FILES", "TOOL_FILES", "overlaid", "section_differs", "tools_alone_differ"]
 
 CONFIG_FILES = {
     "pyproject.toml": None, "tox.ini": "pytest", "setup.cfg": "tool:pytest",
@@ -96,18 +96,33 @@ def section_differs(name: str, base: str | None, head: str | None) -> bool:
     return base_read is None or head_read is None or base_read[0] != head_read[0]
 
 
-def section_alone_differs(name: str, base: str | None, head: str | None) -> bool:
-    """Whether a configuration file pytest reads differs between ``base`` and ``head`` in its
-    pytest section alone (both sides read; one absent, None, reads as empty: a `pytest.ini`
-    added or removed, helper-75): the tests' configuration, no more."""
-    if name not in CONFIG_FILES or (base is None and head is None):
+def tools_alone_differ(name: str, base: str | None, head: str | None) -> bool:
+    """Whether a configuration file differs between ``base`` and ``head`` only where pytest
+    and developers' tools read it (both sides read; one absent, None, reads as empty: a
+    `pytest.ini` added or removed, helper-75): its pytest section, its linters', type
+    checkers', coverage's or tox's sections (helper-78, helper-80: `[tool.ruff.lint]`), or the
+    whole of a file only such a tool reads (:data:`TOOL_FILES`): the tests' configuration, no
+    more."""
+    if base == head:
+        return False
+    if name in TOOL_FILES:
+        return True
+    if name not in CONFIG_FILES:
         return False
     read = _reader(name)
     base_read, head_read = read(base or ""), read(head or "")
     if base_read is None or head_read is None:
         return False
-    rest = [_without_tools(part[1]) for part in (base_read, head_read)]
-    return bool(base_read[0] != head_read[0] and rest[0] == rest[1])
+    return bool(_without_tools(base_read[1]) == _without_tools(head_read[1]))
+
+
+TOOL_FILES = frozenset({
+    ".flake8", "mypy.ini", ".mypy.ini", "ruff.toml", ".ruff.toml", ".coveragerc", ".pylintrc",
+    "pylintrc", ".isort.cfg", ".pydocstyle", ".pre-commit-config.yaml", ".yamllint", "noxfile.py",
+    ".codespellrc", ".bandit", "pyrightconfig.json",
+})  # fmt: skip
+"""Files only developers' tools read (linters, type checkers, coverage, formatters), never
+the code as it runs."""
 
 
 # Sections of a shared configuration file that only developers' tools read (linters, type

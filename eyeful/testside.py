@@ -35,7 +35,13 @@ import pygit2
 from eyeful import gocode
 from eyeful.hunks import docstrings
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
-from eyeful.testconfig import CONFIG_FILES, overlaid, section_alone_differs, section_differs
+from eyeful.testconfig import (
+    CONFIG_FILES,
+    TOOL_FILES,
+    overlaid,
+    section_differs,
+    tools_alone_differ,
+)
 from eyeful.testids import id_path
 from eyeful.testonly import imported, tests_only
 from eyeful.tomlcompat import tomllib
@@ -883,12 +889,14 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
 
 
 def _configures(path: str, base: str | None, head: str | None) -> bool:
-    """Whether ``path`` differs in its pytest section alone: a configuration file pytest reads.
-    One added or removed counts only at the repository's root, where pytest finds it; one
-    elsewhere may be the code's data (a template it ships: helper-77)."""
-    if (base is None or head is None) and "/" in path:
+    """Whether ``path`` differs only where pytest or developers' tools read it: the tests'
+    configuration (eyeful/testconfig.py). A file added or removed counts only at the
+    repository's root, where pytest finds it; one elsewhere may be the code's data (a template
+    it ships: helper-77); so does a file only such tools read, edited anywhere but the root."""
+    name = PurePosixPath(path).name
+    if "/" in path and (base is None or head is None or name in TOOL_FILES):
         return False
-    return section_alone_differs(PurePosixPath(path).name, base, head)
+    return tools_alone_differ(name, base, head)
 
 
 def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:

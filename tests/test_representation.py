@@ -733,6 +733,37 @@ def test_a_configuration_file_with_other_tools_sections_added_alone_is_a_questio
     assert done.exit_code == 3, done
 
 
+LINT_TEST = (
+    "import configparser\nimport tomllib\nfrom pathlib import Path\n\n\n"
+    "def _limit():\n    flake8 = configparser.ConfigParser()\n    flake8.read('.flake8')\n"
+    "    if flake8.has_option('flake8', 'max-line-length'):\n"
+    "        return flake8.getint('flake8', 'max-line-length')\n"
+    "    data = tomllib.loads(Path('pyproject.toml').read_text())\n"
+    "    return data['tool']['ruff']['line-length']\n\n\n"
+    "def test_lines_fit():\n    limit = _limit()\n"
+    "    assert all(len(line) <= limit for line in Path('calc.py').read_text().splitlines())\n"
+)
+
+
+@pytest.mark.parametrize("where", ["pyproject", "flake8"])
+def test_a_linters_configuration_made_stricter_alone_is_a_question(tmp_path, where):
+    """helper-80: the change only tightens a linter's settings (`[tool.ruff]` of pyproject.toml,
+    or a `.flake8` it adds) and a test that lints the code fails on code that has not changed:
+    another tool's section counted as code, a block."""
+    config = eyeful_config() + "\n[tool.ruff]\nline-length = 100\n"
+    long = "def total(xs):\n    return sum(x for x in xs if x is not None and x == x)  # all\n"
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, "calc.py": long,
+                                         "tests/test_lint.py": LINT_TEST})  # fmt: skip
+    confirm(repo)
+    if where == "pyproject":
+        stage(repo, {"pyproject.toml": config.replace("line-length = 100", "line-length = 60")})
+    else:
+        stage(repo, {".flake8": "[flake8]\nmax-line-length = 60\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_lint.py::test_lines_fit": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
 def test_a_configuration_file_with_a_section_the_code_reads_added_still_blocks(tmp_path):
     """The converse: the `setup.cfg` the change adds has, beside its pytest section, one the
     code reads at run time; what the code does may have changed with it: still code."""
