@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.core import review
-from tests.gitrepo import PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
+from tests.gitrepo import PYTEST, PYTEST_INI, confirm, eyeful_config, git, make_repo, stage
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 LOOKS = {
@@ -730,6 +730,39 @@ def test_a_configuration_file_with_other_tools_sections_added_alone_is_a_questio
     stage(repo, {name: text})
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/test_calc.py::test_total": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
+HOWTO = """# How add works
+
+```
+>>> import inspect, calc
+>>> print(inspect.getsource(calc.add))
+def add(a, b):
+    return a + b
+<BLANKLINE>
+
+```
+"""
+
+
+@pytest.mark.parametrize("change", ["body", "a-function-added"])
+def test_a_doctest_that_shows_the_source_is_the_tests_look(tmp_path, change):
+    """helper-80: a documentation page's doctest (`--doctest-glob=*.md`) prints `add`'s source;
+    the change swaps the sum's terms (and adds a function). The look, asked from a `<doctest>`
+    frame, was no one's, and doctest putting back the tracer it found counted as code run
+    unseen: the failure blocked; as a test function's, a question. (A conftest imports the
+    module first: a `def` line the change adds, run in the test, would count as running it.)"""
+    test = f"{PYTEST} --doctest-glob=*.md"
+    config = eyeful_config(test, test_one=f"{test} {{test}}")
+    repo = _repo(tmp_path, {"pyproject.toml": config, "docs/howto.md": HOWTO,
+                            "conftest.py": "import calc  # noqa\n"})  # fmt: skip
+    swapped = CALC.replace("return a + b", "return b + a")
+    if change == "a-function-added":
+        swapped += "\n\ndef sub(a, b):\n    return a - b\n"
+    stage(repo, {"calc.py": swapped})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"docs/howto.md::howto.md": "unconfirmed"}, done
     assert done.exit_code == 3, done
 
 

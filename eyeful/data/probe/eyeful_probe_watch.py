@@ -279,6 +279,8 @@ class Tracer:
             if name in _RUNPY:
                 return None  # a file run as a script: what it does, not how it is written
             rendering = rendering or name in _TRACEBACK
+            if name.startswith("<doctest "):
+                return "tests"  # a doctest's example (helper-80: `inspect.getsource` in a .md)
             if not (name.startswith("<") or name.startswith(self.libraries)):
                 return self._tests_own(name, rendering)
             frame = frame.f_back
@@ -445,11 +447,14 @@ class Tracer:
 
     @staticmethod
     def _ours(frame: FrameType | None) -> bool:
-        """Whether the probe (its tracer, the sandbox's watch) or ``threading`` (putting this
-        tracer in a new thread) made the call that raised an event: by its module's name alone
-        (nothing that could wait, in a hook that runs where a thread starts or forks)."""
+        """Whether the probe (its tracer, the sandbox's watch), ``threading`` (putting this
+        tracer in a new thread) or ``doctest`` (putting back, after a doctest's examples, the
+        tracer it found: helper-80) made the call that raised an event: by its module's name
+        alone (nothing that could wait, in a hook that runs where a thread starts or forks)."""
         name = frame.f_globals.get("__name__") if frame is not None else None
-        return isinstance(name, str) and (name == "threading" or name.startswith("eyeful_probe"))
+        return isinstance(name, str) and (
+            name in ("threading", "doctest") or name.startswith("eyeful_probe")
+        )
 
     def _listed(self, directory: object, frame: FrameType | None) -> None:
         """A directory listed (``os.listdir``, ``os.scandir``: ``glob``, ``pathlib``'s
