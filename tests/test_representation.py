@@ -766,6 +766,42 @@ def test_a_doctest_that_shows_the_source_is_the_tests_look(tmp_path, change):
     assert done.exit_code == 3, done
 
 
+LISTS = {
+    "grep": "import subprocess\n\n\ndef test_lines_fit():\n    found = subprocess.run(\n"
+            "        ['grep', '-rnE', '--include=*.py', '.{80,}', 'pkg'], capture_output=True,"
+            " text=True\n    )\n    assert found.stdout == ''\n",
+    "git": "import subprocess\n\n\ndef test_documented():\n    listed = subprocess.run(\n"
+           "        ['git', 'ls-files', 'pkg'], capture_output=True, text=True, check=True\n"
+           "    ).stdout.split()\n"
+           "    assert len([p for p in listed if not p.endswith('__init__.py')]) == 1\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("reader", list(LISTS))
+def test_a_reader_started_on_the_codes_directory_is_the_tests_look(tmp_path, reader):
+    """helper-80: a test greps the package's directory for long lines (or lists it with `git
+    ls-files`); the change adds a function no test runs, with a long line (or a module). A
+    reader named the changed file nowhere on its command line: no look, a block; `os.listdir`
+    of the same directory is a question."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(),
+                                         "pytest.ini": PYTEST_INI, "pkg/__init__.py": "",
+                                         "pkg/calc.py": CALC, "tests/test_runs.py":
+                                         RUNS.replace("import calc", "from pkg import calc"),
+                                         "tests/test_look.py": LISTS[reader]})  # fmt: skip
+    confirm(repo)
+    if reader == "grep":
+        long = "\n\ndef describe(a, b):\n    return f'{a} plus {b} makes, " + (
+            "as anyone at all can check by hand on paper, {a + b}'\n"
+        )
+        stage(repo, {"pkg/calc.py": CALC + long})
+    else:
+        stage(repo, {"pkg/more.py": "def sub(a, b):\n    return a - b\n"})
+    done = review(repo, format="json")
+    test = "tests/test_look.py::" + ("test_lines_fit" if reader == "grep" else "test_documented")
+    assert _kinds(done.json) == {test: "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
 LINT_TEST = (
     "import configparser\nimport tomllib\nfrom pathlib import Path\n\n\n"
     "def _limit():\n    flake8 = configparser.ConfigParser()\n    flake8.read('.flake8')\n"

@@ -43,6 +43,9 @@ _RUNPY = _stdlib("runpy")
 RAN = "ran in a child process"
 _PYTHON = re.compile(r"python[\d.]*")
 # Programs that read a file's text and run none of it.
+_WHOLE_TREE = frozenset({"ls", "find", "git", "rg", "ruff", "flake8", "pylint", "black", "isort",
+                         "mypy", "pyright", "pycodestyle", "pyflakes", "du", "tree"})  # fmt: skip
+"""Readers that, named no path, read their working directory (a tree, a repository)."""
 _READERS = frozenset(
     {
         "grep",
@@ -495,6 +498,8 @@ class Tracer:
             # project's script), unless it is a tool that only reads text (grep, a linter).
             self.children = True
         if not any(name in line for name in self.names):
+            if first in _READERS:
+                self._reads_below(first, line, args[2] if event == "subprocess.Popen" else None)
             return
         for real in self.targets:
             if os.path.basename(real) in line:
@@ -503,6 +508,24 @@ class Tracer:
                 runs = _PYTHON.fullmatch(first) is not None or first == os.path.basename(real)
                 how = RAN if runs else "started a child process"
                 self._looked(real, f"{how} ({line[:80]}) naming", sys._getframe(2))
+
+    def _reads_below(self, first: str, line: str, cwd: object) -> None:
+        """A reader started on a directory (`grep -r ... pkg`, `ls pkg`), or on none where it
+        reads its working directory by itself (`git ls-files`, `find`, `ruff check`): each
+        changed file below it counts as looked at (helper-80)."""
+        try:
+            here = os.fsdecode(cwd) if isinstance(cwd, (str, bytes, os.PathLike)) else os.getcwd()
+            words = [w for w in line.split()[1:] if not w.startswith("-")]
+            dirs = [os.path.join(here, w) for w in words if os.path.isdir(os.path.join(here, w))]
+            if not dirs and first in _WHOLE_TREE:
+                dirs = [here]
+            roots = [os.path.realpath(d) + os.sep for d in dirs]
+        except Exception:
+            return
+        for real in self.targets:
+            if any(real.startswith(root) for root in roots):
+                self._looked(real, f"started a child process ({line[:80]}) on the directory of",
+                             sys._getframe(3))  # fmt: skip
 
     def _target(self, code: CodeType) -> tuple[str, frozenset[int], bool] | None:
         """The changed file a code object is of, its changed lines, and whether the code holds
