@@ -857,17 +857,22 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
     if not code:
         return "the change edits none of the code, only its tests and their configuration"
     head_tree, base_tree = tree_at(repo, head), tree_at(repo, base)
+    moved = _go_moved(repo, base, head)
+    code = [p for p in code if p not in moved.values()]  # (each with the file it became)
     documented = False  # a docstring differs
     for path in code:
-        old, new = regular_file(repo, base, path), regular_file(repo, head, path)
+        was = moved.get(path, path)
+        old, new = regular_file(repo, base, was), regular_file(repo, head, path)
         if not path.endswith((".py", ".go")) or old is None or new is None:
             return None
-        if base_tree[path].filemode != head_tree[path].filemode:
+        if base_tree[was].filemode != head_tree[path].filemode:
             return None  # made executable, or not: what runs it sees that
         if path.endswith(".go"):
             # (helper-67: a comment of Go code; what the go tool reads in one stays)
             said = [gocode.without_comments(text) for text in (old, new)]
             if said[0] is None or said[0] != said[1] or _go_embeds(repo, head, path):
+                return None
+            if was != path and _go_embeds(repo, base, was):
                 return None
             continue
         try:
@@ -886,6 +891,41 @@ def code_unchanged(repo: pygit2.Repository, base: str, head: str, side: set[str]
         "the change edits only comments, docstrings and layout of the code (it parses to the "
         "base's syntax, docstrings aside; Go's, its tokens but comments)"
     )
+
+
+_GOOS = frozenset({
+    "aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js", "linux",
+    "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos",
+})  # fmt: skip
+_GOARCH = frozenset({
+    "386", "amd64", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64", "mips", "mipsle",
+    "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le", "riscv",
+    "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm",
+})  # fmt: skip
+
+
+def _go_moved(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
+    """Go files of the code the change renamed within their directory, by their new path:
+    where neither name decides whether the go tool builds the file (`_test`, `_linux`,
+    `_amd64`, a leading `_` or `.`), a file's name in its package is no behaviour, only what
+    `runtime.Caller` and a log's `Lshortfile` say (helper-80)."""
+    return {
+        new: old
+        for new, old in renamed_files(repo, base, head).items()
+        if new.endswith(".go")
+        and old.endswith(".go")
+        and posixpath.dirname(new) == posixpath.dirname(old)
+        and _plain_go_name(new)
+        and _plain_go_name(old)
+    }
+
+
+def _plain_go_name(path: str) -> bool:
+    name = PurePosixPath(path).name
+    if name.startswith(("_", ".")) or name.endswith("_test.go"):
+        return False
+    parts = name[: -len(".go")].split("_")[1:]
+    return not (parts[-1:] and (parts[-1] in _GOOS or parts[-1] in _GOARCH))
 
 
 def _configures(path: str, base: str | None, head: str | None) -> bool:

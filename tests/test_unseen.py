@@ -123,6 +123,45 @@ def test_a_go_change_of_comments_alone_does_not_block(tmp_path, go_env, root):
     assert done.exit_code == 3, done
 
 
+LOGS = """package calc
+
+import (
+	"bytes"
+	"log"
+)
+
+// Describe logs what Add gives and returns the log's text.
+func Describe(a, b int) string {
+	var out bytes.Buffer
+	logger := log.New(&out, "", log.Lshortfile)
+	logger.Printf("sum %d", a+b)
+	return out.String()
+}
+"""
+LOGS_TEST = """package calc
+
+import "testing"
+
+func TestDescribe(t *testing.T) {
+	if got := Describe(1, 2); got != "calc.go:12: sum 3\\n" {
+		t.Fatalf("got %q", got)
+	}
+}
+"""
+
+
+@needs_go
+def test_a_go_file_renamed_in_its_package_alone_does_not_block(tmp_path, go_env):
+    """helper-80: `git mv calc/calc.go calc/arith.go`, the same text: a test that wants the
+    log's `Lshortfile` prefix (`calc.go:12:`) fails. A file's name in a Go package is no
+    behaviour (unless it decides the build: `_linux`, `_test`): a question, not a block."""
+    repo = _go_repo(tmp_path, {"calc/calc.go": LOGS, "calc/calc_test.go": LOGS_TEST})
+    git(repo, "mv", "calc/calc.go", "calc/arith.go")
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/calc.TestDescribe": "unconfirmed"}, done
+    assert done.exit_code == 3, done
+
+
 EMBEDS = """package calc
 
 import (
