@@ -26,6 +26,7 @@ from eyeful.onbase import (
     failed_alike,
     located,
     not_run_on_base,
+    renamed_from_base,
     same_cause,
     skipped_on_base,
 )
@@ -533,6 +534,17 @@ class GateRunner:
             )
         statuses = sorted({r.status for r in finals if r is not None})
         verdict.base_passed = statuses == ["PASSED"]
+        renamed = None
+        if not verdict.base_passed:
+            renamed = renamed_from_base(repo, base, self.snapshot.head.tree, verdict.failure, lock)
+        if renamed is not None:
+            return verdict.set(
+                "introduced",
+                False,
+                f"fails on the base{version} too ({', '.join(statuses)}: it cannot reach the "
+                f"code there), and what raised on the change is the base's {renamed} under "
+                "another name, alike: not shown to be brought by the change",
+            )
         return verdict.set("introduced", True, f"on the base{version}, {self.repro_runs} runs: "
                            f"{', '.join(statuses)}")  # fmt: skip
 

@@ -5,8 +5,9 @@ there alike in another message (no evidence the change brought it)."""
 
 from __future__ import annotations
 
+import ast
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pygit2
 
@@ -15,7 +16,14 @@ from eyeful.runs import Run
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testside import read_text
 
-__all__ = ["edited_files", "failed_alike", "not_run_on_base", "same_cause", "skipped_on_base"]
+__all__ = [
+    "edited_files",
+    "failed_alike",
+    "not_run_on_base",
+    "renamed_from_base",
+    "same_cause",
+    "skipped_on_base",
+]
 
 
 def not_run_on_base(failing: list[str], runs: list[Run], own_copy: bool) -> str | None:
@@ -124,3 +132,50 @@ def failed_alike(run: Run, failure: Failure | None, test_file: str) -> bool:
     if failure.raised_in == test_file:
         return False  # the test's own assertions: an earlier one failing on the base says no more
     return (theirs.type, theirs.raised_in) == (failure.type, failure.raised_in)
+
+
+def renamed_from_base(
+    repo: pygit2.Repository, base: str, head: str, failure: Failure | None, lock: threading.Lock
+) -> str | None:
+    """The base's function that raised the change's ``failure`` under another name: the
+    function of the code holding the raising line has no namesake in its file on the base,
+    while a function of the base's same file with the same decorators, arguments and body
+    (positions aside) is gone from the change (renamed, not copied: helper-80). None
+    otherwise. Such a failure is the base's behaviour, reached by its new name."""
+    where = failure.in_repository if failure is not None else None
+    if not where:
+        return None
+    path, _, number = where.rpartition(":")
+    if not path.endswith(".py") or not number.isdigit():
+        return None
+    with lock:
+        texts = read_text(repo, head, path), read_text(repo, base, path)
+    if texts[0] is None or texts[1] is None:
+        return None
+    try:
+        trees = ast.parse(texts[0]), ast.parse(texts[1])
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    raised = [f for f in _functions(trees[0]) if f.lineno <= int(number) <= (f.end_lineno or 0)]
+    if not raised:
+        return None
+    inner = max(raised, key=lambda f: f.lineno)
+    on_change = {f.name for f in _functions(trees[0])}
+    on_base = list(_functions(trees[1]))
+    if inner.name in {f.name for f in on_base}:
+        return None  # (the same name there: not renamed)
+    shape = _shape(inner)
+    twins = [f for f in on_base if f.name not in on_change and _shape(f) == shape]
+    return f"`{twins[0].name}` of {path}" if twins else None
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def _shape(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """A function's decorators, arguments and body, its name and positions aside."""
+    parts = [*function.decorator_list, function.args, *function.body]
+    return "\n".join(ast.dump(part, include_attributes=False) for part in parts)

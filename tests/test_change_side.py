@@ -1751,3 +1751,36 @@ def test_a_test_helper_package_of_a_project_with_no_python_code_is_the_tests(tmp
     code, report = _review(repo)
     assert _kinds(report) == {"tests/test_add.py::test_add": "pre_existing"}, report
     assert code == 0
+
+
+MEAN = "def mean(values):\n    return sum(values) / len(values)\n"
+MEAN_TEST = "import stats\n\n\ndef test_mean():\n    assert stats.mean([1, 2, 3]) == 2\n"
+EMPTY = "import stats\n\n\ndef test_empty():\n    stats.average([])\n"
+
+
+@pytest.mark.parametrize("how", ["renamed", "added"])
+def test_a_finding_in_code_the_change_only_renamed_does_not_block(tmp_path, how):
+    """helper-80: the change renames `mean` to `average`, its body alike; a finding says
+    `average([])` divides by zero. On the base the reproduction fails otherwise (no `average`),
+    and the failure was counted as introduced: a block. What raised on the change is the base's
+    `mean`, under another name: not shown to be brought by the change. Where the change adds
+    `average` beside `mean` (a function of its own), it blocks."""
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), "stats.py": MEAN,
+                                         "pytest.ini": PYTEST_INI,
+                                         "tests/test_stats.py": MEAN_TEST})  # fmt: skip
+    confirm(repo)
+    if how == "renamed":
+        stage(repo, {"stats.py": MEAN.replace("mean", "average"),
+                     "tests/test_stats.py": MEAN_TEST.replace("mean", "average")})  # fmt: skip
+    else:
+        stage(repo, {"stats.py": MEAN + "\n\n" + MEAN.replace("mean", "average")})
+    finding = _finding(EMPTY, "division by zero", {"kind": "implicit"}, "stats.py")
+    code, found = _one_finding(repo, finding)
+    gates = {gate["name"]: gate["status"] for gate in found["gates"]}
+    if how == "renamed":
+        assert gates["introduced"] == "fail", found["gates"]
+        assert found["kind"] != "fail", found
+        assert code != 1, found
+    else:
+        assert gates["introduced"] == "pass", found["gates"]
+        assert code == 1, found
