@@ -96,23 +96,28 @@ def section_differs(name: str, base: str | None, head: str | None) -> bool:
     return base_read is None or head_read is None or base_read[0] != head_read[0]
 
 
-def tools_alone_differ(name: str, base: str | None, head: str | None) -> bool:
+def tools_alone_differ(
+    name: str, base: str | None, head: str | None, *, tools: bool = True
+) -> bool:
     """Whether a configuration file differs between ``base`` and ``head`` only where pytest
     and developers' tools read it (both sides read; one absent, None, reads as empty: a
     `pytest.ini` added or removed, helper-75): its pytest section, its linters', type
     checkers', coverage's or tox's sections (helper-78, helper-80: `[tool.ruff.lint]`), or the
     whole of a file only such a tool reads (:data:`TOOL_FILES`): the tests' configuration, no
-    more."""
+    more. Without ``tools``, the pytest section alone (a file below the root may be a template
+    the code ships: helper-81)."""
     if base == head:
         return False
     if name in TOOL_FILES:
-        return True
+        return tools
     if name not in CONFIG_FILES:
         return False
     read = _reader(name)
     base_read, head_read = read(base or ""), read(head or "")
     if base_read is None or head_read is None:
         return False
+    if not tools:
+        return bool(base_read[0] != head_read[0] and base_read[1] == head_read[1])
     return bool(_without_tools(base_read[1]) == _without_tools(head_read[1]))
 
 

@@ -37,7 +37,6 @@ from eyeful.hunks import docstrings
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import (
     CONFIG_FILES,
-    TOOL_FILES,
     overlaid,
     section_differs,
     tools_alone_differ,
@@ -930,13 +929,13 @@ def _plain_go_name(path: str) -> bool:
 
 def _configures(path: str, base: str | None, head: str | None) -> bool:
     """Whether ``path`` differs only where pytest or developers' tools read it: the tests'
-    configuration (eyeful/testconfig.py). A file added or removed counts only at the
-    repository's root, where pytest finds it; one elsewhere may be the code's data (a template
-    it ships: helper-77); so does a file only such tools read, edited anywhere but the root."""
+    configuration (eyeful/testconfig.py). Below the repository's root a file may be the code's
+    data (a template it ships: helper-77, helper-81): there only an edit of its pytest section
+    alone counts, never one added or removed, nor other tools' settings."""
     name = PurePosixPath(path).name
-    if "/" in path and (base is None or head is None or name in TOOL_FILES):
+    if "/" in path and (base is None or head is None):
         return False
-    return tools_alone_differ(name, base, head)
+    return tools_alone_differ(name, base, head, tools="/" not in path)
 
 
 def _go_embeds(repo: pygit2.Repository, tree: str, path: str) -> bool:

@@ -833,6 +833,26 @@ def test_a_linters_configuration_made_stricter_alone_is_a_question(tmp_path, whe
     assert done.exit_code == 3, done
 
 
+def test_a_template_the_code_ships_edited_in_a_linters_section_still_blocks(tmp_path):
+    """helper-81: a scaffolder returns its `templates/pyproject.toml`; the change edits that
+    file's `[tool.ruff]` and a test of what the code returns fails. A file below the root may
+    be the code's data: only its pytest section alone is the tests' configuration there."""
+    scaffold = (
+        "from pathlib import Path\n\n\ndef new_config():\n"
+        "    return (Path(__file__).parent / 'templates' / 'pyproject.toml').read_text()\n"
+    )
+    template = "[project]\nname = 'x'\n\n[tool.ruff]\nline-length = 88\n"
+    test = "import scaffold\n\n\ndef test_it():\n" + (
+        "    assert 'line-length = 88' in scaffold.new_config()\n"
+    )
+    repo = _repo(tmp_path, {"scaffold/__init__.py": scaffold, "tests/test_scaffold.py": test,
+                            "scaffold/templates/pyproject.toml": template})  # fmt: skip
+    stage(repo, {"scaffold/templates/pyproject.toml": template.replace("88", "120")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_scaffold.py::test_it": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 def test_a_configuration_file_with_a_section_the_code_reads_added_still_blocks(tmp_path):
     """The converse: the `setup.cfg` the change adds has, beside its pytest section, one the
     code reads at run time; what the code does may have changed with it: still code."""
