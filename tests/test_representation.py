@@ -766,6 +766,27 @@ def test_a_doctest_that_shows_the_source_is_the_tests_look(tmp_path, change):
     assert done.exit_code == 3, done
 
 
+USAGE = 'Drop calc.py in anywhere:\n\n>>> ns = {}\n>>> exec(open("calc.py").read(), ns)\n' + (
+    '>>> ns["add"](1, 2)\n3\n'
+)
+
+
+def test_a_doctest_that_runs_the_codes_text_still_blocks(tmp_path):
+    """helper-81: a page's doctest reads `calc.py` and runs its text (`exec`): the code so run
+    says `<string>`, so the tracer saw none of the change's lines run, and the reading was the
+    tests' look: a real break was a question. Compiled, the text of a changed file read before
+    runs unseen."""
+    test = f"{PYTEST} --doctest-glob=*.md"
+    config = eyeful_config(test, test_one=f"{test} {{test}}")
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, "USAGE.md": USAGE,
+                                         "calc.py": CALC, "pytest.ini": PYTEST_INI})  # fmt: skip
+    confirm(repo)
+    stage(repo, {"calc.py": CALC.replace("return a + b", "return a - b")})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"USAGE.md::USAGE.md": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 LISTS = {
     "grep": "import subprocess\n\n\ndef test_lines_fit():\n    found = subprocess.run(\n"
             "        ['grep', '-rnE', '--include=*.py', '.{80,}', 'pkg'], capture_output=True,"

@@ -148,6 +148,7 @@ class Tracer:
         # any route, os.stat, a function's __code__, a child process naming them), and how: a
         # failure about the source's text or form is no failure of what the code does.
         self.read: set[str] = set()
+        self.texts: dict[str, bytes] = {}  # changed files' text, read for a compile's source
         self.by_tests: set[str] = set()  # of those, the ones the tests' own files looked at
         self.children = False  # whether the tests started a process (its lines are not seen)
         self.edited_entered = False  # whether a function holding a changed line was entered
@@ -428,6 +429,9 @@ class Tracer:
             return
         if self._busy or not self.watching or self.why is not None or not args:
             return
+        if event == "compile":
+            self._compiled(args)
+            return
         if event == "open" and len(args) >= 2:
             mode = args[1]
             if not (isinstance(mode, str) and any(c in mode for c in "wax+")):
@@ -508,6 +512,38 @@ class Tracer:
                 runs = _PYTHON.fullmatch(first) is not None or first == os.path.basename(real)
                 how = RAN if runs else "started a child process"
                 self._looked(real, f"{how} ({line[:80]}) naming", sys._getframe(2))
+
+    def _compiled(self, args: tuple[Any, ...]) -> None:
+        """Source compiled under no file's name (``exec(open(path).read())``: its code says
+        ``<string>``) that is the text of a changed file read before: the change's lines run
+        where the tracer does not see them (helper-81)."""
+        source, name = args[0], args[1] if len(args) > 1 else None
+        if not self.read or not isinstance(source, (str, bytes)):
+            return
+        if isinstance(name, (str, bytes)) and not os.fsdecode(name).startswith("<"):
+            return
+        self._busy = True
+        try:
+            text = source.encode("utf-8", "surrogateescape") if isinstance(source, str) else source
+            for real in self.read:
+                if self._text_of(real).strip() == text.strip():
+                    self.children = True
+                    return
+        except Exception:  # a watch must never break the code it watches
+            return
+        finally:
+            self._busy = False
+
+    def _text_of(self, real: str) -> bytes:
+        found = self.texts.get(real)
+        if found is None:
+            try:
+                with open(real, "rb") as handle:
+                    found = handle.read()
+            except OSError:
+                found = b""
+            self.texts[real] = found
+        return found
 
     def _reads_below(self, first: str, line: str, cwd: object) -> None:
         """A reader started on a directory (`grep -r ... pkg`, `ls pkg`), or on none where it
