@@ -823,6 +823,33 @@ def test_a_reader_started_on_the_codes_directory_is_the_tests_look(tmp_path, rea
     assert done.exit_code == 3, done
 
 
+PLUGIN_TEST = """import subprocess
+import sys
+
+
+def test_plugin_types(tmp_path):
+    tool = tmp_path / "mypy"  # (a type checker that loads the repository's plugin)
+    tool.write_text(
+        f"#!{sys.executable}\\nimport sys\\nsys.path.insert(0, '.')\\nimport myplugin\\n"
+        "sys.exit(0 if myplugin.TYPE == 'int' else 1)\\n"
+    )
+    tool.chmod(0o755)
+    assert subprocess.run([str(tool), "--no-incremental"]).returncode == 0
+"""
+
+
+def test_a_checker_that_runs_the_repositorys_plugin_still_blocks(tmp_path):
+    """helper-81: a test runs `mypy` on the repository, which loads the repository's plugin;
+    the change breaks the plugin. A reader started on no path counted as the tests' look at
+    every changed file below it: a real break was a question. mypy, flake8, pylint and isort
+    may run the repository's code: their runs are no look."""
+    repo = _repo(tmp_path, {"myplugin.py": "TYPE = 'int'\n", "tests/test_plugin.py": PLUGIN_TEST})
+    stage(repo, {"myplugin.py": "TYPE = 'str'\n"})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests/test_plugin.py::test_plugin_types": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 LINT_TEST = (
     "import configparser\nimport tomllib\nfrom pathlib import Path\n\n\n"
     "def _limit():\n    flake8 = configparser.ConfigParser()\n    flake8.read('.flake8')\n"

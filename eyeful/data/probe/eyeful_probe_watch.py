@@ -43,9 +43,13 @@ _RUNPY = _stdlib("runpy")
 RAN = "ran in a child process"
 _PYTHON = re.compile(r"python[\d.]*")
 # Programs that read a file's text and run none of it.
-_WHOLE_TREE = frozenset({"ls", "find", "git", "rg", "ruff", "flake8", "pylint", "black", "isort",
-                         "mypy", "pyright", "pycodestyle", "pyflakes", "du", "tree"})  # fmt: skip
+_WHOLE_TREE = frozenset({"ls", "find", "git", "rg", "ruff", "black", "pyright", "pycodestyle",
+                         "pyflakes", "du", "tree"})  # fmt: skip
 """Readers that, named no path, read their working directory (a tree, a repository)."""
+_RUNS_PLUGINS = frozenset({"mypy", "flake8", "pylint", "isort"})
+"""Readers that may import the repository's own code as plugins (mypy's `plugins`, flake8's
+local plugins, `pylint --load-plugins`): started on a directory, what they run is not seen,
+and no look is counted (helper-81)."""
 _READERS = frozenset(
     {
         "grep",
@@ -549,6 +553,8 @@ class Tracer:
         """A reader started on a directory (`grep -r ... pkg`, `ls pkg`), or on none where it
         reads its working directory by itself (`git ls-files`, `find`, `ruff check`): each
         changed file below it counts as looked at (helper-80)."""
+        if first in _RUNS_PLUGINS or "-exec" in line or "-ok" in line:
+            return  # (`find -exec`, `-execdir`, `-ok`: it runs commands)
         try:
             here = os.fsdecode(cwd) if isinstance(cwd, (str, bytes, os.PathLike)) else os.getcwd()
             words = [w for w in line.split()[1:] if not w.startswith("-")]
