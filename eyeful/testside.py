@@ -916,7 +916,19 @@ def _go_moved(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
         and posixpath.dirname(new) == posixpath.dirname(old)
         and _plain_go_name(new)
         and _plain_go_name(old)
+        and not _go_initializes(regular_file(repo, base, old))
     }
+
+
+_GO_INITS = re.compile(rb"^(?:func\s+init\s*\(|var\b)", re.MULTILINE)
+
+
+def _go_initializes(data: bytes | None) -> bool:
+    """Whether a Go file has an ``init`` function or package-level variables: the go tool
+    hands a package's files to the compiler sorted by name, and initialization follows that
+    order, so renaming such a file may change what the program does (helper-81: registrations
+    in ``init``)."""
+    return data is None or _GO_INITS.search(data) is not None
 
 
 def _plain_go_name(path: str) -> bool:

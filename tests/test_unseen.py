@@ -162,6 +162,29 @@ def test_a_go_file_renamed_in_its_package_alone_does_not_block(tmp_path, go_env)
     assert done.exit_code == 3, done
 
 
+REGISTRY = {
+    "reg/reg.go": "package reg\n\nvar Names []string\n\n"
+    "func register(n string) { Names = append(Names, n) }\n",
+    "reg/alpha.go": 'package reg\n\nfunc init() { register("alpha") }\n',
+    "reg/beta.go": 'package reg\n\nfunc init() { register("beta") }\n',
+    "reg/reg_test.go": 'package reg\n\nimport "testing"\n\nfunc TestFirst(t *testing.T) {\n'
+    '\tif Names[0] != "alpha" {\n\t\tt.Fatalf("first is %q", Names[0])\n\t}\n}\n',
+}  # fmt: skip
+
+
+@needs_go
+def test_a_go_file_renamed_past_anothers_init_still_blocks(tmp_path, go_env):
+    """helper-81: `git mv alpha.go gamma.go`, the same text: its `init` now runs after
+    beta.go's (the go tool compiles a package's files in the order of their names), and the
+    registry's order changes. A file with an `init` or package-level variables renamed is
+    what the program does: it blocks."""
+    repo = _go_repo(tmp_path, REGISTRY)
+    git(repo, "mv", "reg/alpha.go", "reg/gamma.go")
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"example.com/m/reg.TestFirst": "regression"}, done
+    assert done.exit_code == 1, done
+
+
 EMBEDS = """package calc
 
 import (
