@@ -1239,7 +1239,28 @@ CLASSY = {
                   "    def test_double(self):\n        assert tools.double(2) == 4\n",
     "class-flag": "import tools\n\n\nclass TestTools:\n    __test__ = tools.FAST\n\n"
                   "    def test_double(self):\n        assert tools.double(2) == 4\n",
+    # helper-81: a helper elsewhere in the module writes `__test__ = False`
+    "flag-beside-a-helper": "import tools\n\n\nclass Helper:\n    __test__ = False\n\n\n"
+                            "class TestTools:\n    __test__ = tools.FAST\n\n"
+                            "    def test_double(self):\n        assert tools.double(2) == 4\n",
+    "nested": "import tools\n\n\nclass TestOuter:\n    class TestTools:\n"
+              "        @tools.logged\n        def test_double(self):\n"
+              "            assert tools.double(2) == 4\n",
+    "from-a-mixin": "import tools\nfrom tests.checks import Checks\n\n\n"
+                    "class TestTools(Checks):\n    pass\n",
+    "case-prefix": "import unittest\n\nimport tools\n\n\n"
+                   "class TestTools(unittest.TestCase):\n    testMethodPrefix = 'check'\n\n"
+                   "    @tools.logged\n    def test_double(self):\n"
+                   "        self.assertEqual(tools.double(2), 4)\n",
+    "a-tuple": "import tools\n\n\nclass TestTools:\n    @tools.logged\n"
+               "    def test_double(self):\n        assert tools.double(2) == 4\n",
+    "classmethod": "import tools\n\n\nclass TestTools:\n    @classmethod\n    @tools.logged\n"
+                   "    def test_double(cls):\n        assert tools.double(2) == 4\n",
 }  # fmt: skip
+GONE = {"nested": "tests/test_tools.py::TestOuter::TestTools::test_double"}
+MIXIN = "import tools\n\n\nclass Checks:\n    @tools.logged\n    def test_double(self):\n" + (
+    "        assert tools.double(2) == 4\n"
+)
 
 
 @pytest.mark.parametrize("how", list(CLASSY))
@@ -1249,17 +1270,20 @@ def test_a_test_of_a_class_pytest_drops_without_a_word_is_a_question(tmp_path, h
     class or a `unittest.TestCase`) or on the test class, or the class's own `__test__` is the
     code's flag, which the change turns off. The probe looked only at a module's names, and no
     base run was cached: clean, exit 0."""
+    more = {"tests/__init__.py": "", "tests/checks.py": MIXIN} if how == "from-a-mixin" else {}
     repo = _pytest_repo(tmp_path, {"tools.py": TOOLS + "\n\n" + DROPPING + REGISTERS,
-                                   "tests/test_tools.py": CLASSY[how]})  # fmt: skip
+                                   "tests/test_tools.py": CLASSY[how], **more})  # fmt: skip
     broken = TOOLS.replace("x * 2", "x * 3") + "\n\n"
-    if how == "class-flag":
+    if how in ("class-flag", "flag-beside-a-helper"):
         broken = broken.replace("True", "False") + DROPPING + REGISTERS
+    elif how == "a-tuple":  # `return wrapper,`: a tuple, no function
+        broken += (DROPPING + REGISTERS).replace("    return wrapper\n", "    return wrapper,\n")
     else:  # the decorator forgets its `return`: the method, or the class, is None
         forgot = "    return wrapper\n" if how != "class-none" else "    return obj\n"
         broken += (DROPPING + REGISTERS).replace(forgot, "")
     stage(repo, {"tools.py": broken})
     done = review(repo, format="json")
-    gone = {"tests/test_tools.py::TestTools::test_double": "newly_skipped"}
+    gone = {GONE.get(how, "tests/test_tools.py::TestTools::test_double"): "newly_skipped"}
     assert _kinds(done.json) == gone, done
     assert done.exit_code == 3, done
 

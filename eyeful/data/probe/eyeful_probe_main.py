@@ -92,6 +92,7 @@ recorder object in this process can still write through them.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fnmatch
 import json
@@ -276,8 +277,8 @@ def _tests_made_none(
             if isinstance(value, type):
                 if test_class.match(name) and _dropped_class(value, here, source):
                     count += 1
-                elif getattr(value, "__module__", None) == here:
-                    count += _methods_made_none(value, test_class.match(name), functions, source)
+                else:
+                    count += _methods_made_none(value, test_class, functions, source)
             elif value is None and test_class.match(name):
                 count += source.defines(name, "class")  # a class decorator forgot its `return`
             else:
@@ -323,6 +324,7 @@ class _Source:
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.text: str | None = None
+        self.tree: ast.Module | None = None
 
     def read(self) -> str | None:
         if self.text is None:
@@ -342,13 +344,30 @@ class _Source:
         found = re.search(rf"^\s*(?:async\s+)?(?:{kind})\s+{re.escape(name)}\b", text, re.M)
         return found is not None
 
-    def says(self, pattern: re.Pattern[str]) -> bool:
-        """Whether the source holds ``pattern`` (True when it cannot be read)."""
+    def turns_off(self, name: str) -> bool:
+        """Whether a class statement of ``name`` writes ``__test__ = False`` in its own body
+        (a helper named as tests; not a value the code gives it: helper-81). True when the
+        source cannot be read or parsed."""
         text = self.read()
-        return text is None or pattern.search(text) is not None
-
-
-_TEST_OFF = re.compile(r"^\s*__test__\s*=\s*False\b", re.M)
+        if text is None:
+            return True
+        if self.tree is None:
+            try:
+                self.tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ClassDef) and node.name == name:
+                for statement in node.body:
+                    if (
+                        isinstance(statement, ast.Assign)
+                        and any(isinstance(t, ast.Name) and t.id == "__test__"
+                                for t in statement.targets)
+                        and isinstance(statement.value, ast.Constant)
+                        and statement.value.value is False
+                    ):  # fmt: skip
+                        return True
+        return False
 
 
 def _dropped_function(name: str, value: object, source: _Source) -> bool:
@@ -364,26 +383,66 @@ def _dropped_function(name: str, value: object, source: _Source) -> bool:
     if callable(value):
         return getattr(value, "__test__", True) is False
     held = [getattr(value, "__wrapped__", None), *getattr(value, "__dict__", {}).values()]
-    return any(getattr(v, "__name__", None) == name and callable(v) for v in held)
+    if any(getattr(v, "__name__", None) == name and callable(v) for v in held):
+        return True
+    return source.defines(name, "def")  # (a tuple, a property: `return f,`, helper-81)
 
 
-def _methods_made_none(value: type, named: bool, functions: list[str], source: _Source) -> int:
-    """The test methods of this module's test class (one named as pytest's tests, or a
-    ``unittest.TestCase``, whose loader asks for ``test...`` names) that pytest drops without a
-    word: a method a decorator made None, or no function (helper-79)."""
+def _methods_made_none(
+    value: type, test_class: _Names, functions: list[str], source: _Source, depth: int = 0,
+) -> int:  # fmt: skip
+    """The test methods of a test class in the module (one named as pytest's tests, or a
+    ``unittest.TestCase``, whose tests pytest asks for by ``test...`` names, whatever its
+    ``testMethodPrefix``), its own or from its bases (a mixin of another module: that module's
+    source says what it defines), that pytest drops without a word: a method a decorator made
+    None or no function (a tuple, a property; a ``classmethod`` of None), and the same in the
+    test classes nested in it (helper-79, helper-81)."""
     unittest = sys.modules.get("unittest")
     case = getattr(unittest, "TestCase", None)
     if isinstance(case, type) and issubclass(value, case):
-        names = _Names([str(getattr(value, "testMethodPrefix", "test"))])
-    elif named and value.__dict__.get("__test__", True) is not False:
+        names = _Names(["test"])
+    elif test_class.match(value.__name__) and value.__dict__.get("__test__", True) is not False:
         names = _Names(functions)
     else:
         return 0
     count = 0
     for name in dir(value):
-        if names.match(name) and not name.startswith("__"):
-            count += _dropped_function(name, getattr(value, name, None), source)
+        if name.startswith("__"):
+            continue
+        owner = next((c for c in value.__mro__ if name in c.__dict__), None)
+        if owner is None or owner is object:
+            continue
+        raw = owner.__dict__[name]
+        if isinstance(raw, (classmethod, staticmethod)):
+            raw = raw.__func__
+        if isinstance(raw, type):
+            if depth < 3 and test_class.match(name) and raw is not value:
+                count += _methods_made_none(raw, test_class, functions,
+                                            _source_of(raw, source), depth + 1)  # fmt: skip
+            continue
+        if (
+            raw is None
+            and test_class.match(name)
+            and _source_of(owner, source).defines(name, "class")
+        ):
+            count += 1  # a nested class a decorator made None
+            continue
+        if names.match(name):
+            count += _dropped_function(name, raw, _source_of(owner, source))
     return count
+
+
+def _source_of(cls: type, source: _Source) -> _Source:
+    """The source of the module defining ``cls`` (``source``, the collected module's, when it
+    is that one)."""
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    path = getattr(module, "__file__", None)
+    if path is None or path == source.path:
+        return source
+    return _SOURCES.setdefault(path, _Source(path))
+
+
+_SOURCES: dict[str, _Source] = {}
 
 
 def _dropped_class(value: object, here: str | None, source: _Source) -> bool:
@@ -397,7 +456,7 @@ def _dropped_class(value: object, here: str | None, source: _Source) -> bool:
     if not isinstance(value, type) or getattr(value, "__module__", None) != here:
         return False
     if getattr(value, "__test__", True) is False and (
-        "__test__" not in value.__dict__ or not source.says(_TEST_OFF)
+        "__test__" not in value.__dict__ or not source.turns_off(value.__name__)
     ):
         return True
     unittest = sys.modules.get("unittest")
