@@ -417,9 +417,7 @@ def _fixture_or_test(node: ast.stmt) -> bool:
     return any("fixture" in ast.dump(decorator) for decorator in node.decorator_list)
 
 
-_LOAD_TESTS = re.compile(rb"\bload_tests\b")
 _TEST_MAIN = re.compile(rb"^func\s+TestMain\s*\(", re.M)  # it may set -test.run, or not call m.Run
-_MAX_LOADERS = 2_000  # test modules read for a load_tests of their own
 
 
 def left_out_tests(
@@ -459,27 +457,6 @@ def left_out_tests(
                     pending.append((f"{folder}/{item.name}", tree_at(repo, item.id)))
                 elif named(item.name or "", item.id):
                     return f"{folder}/{item.name}"
-    return None
-
-
-def loads_its_tests(repo: pygit2.Repository, tree: str) -> str | None:
-    """A test module (``test*.py``, unittest's default pattern) or a test package's
-    ``__init__.py`` that decides its tests with unittest's ``load_tests`` protocol (its own, or
-    one it imports), which may read the code under test: which tests run is then the code's to
-    say too. None where none does."""
-    seen = 0
-    for path, entry in blobs(repo, tree_at(repo, tree)):
-        pure = PurePosixPath(path)
-        name = pure.name
-        package = name == "__init__.py" and any(p.startswith("test") for p in pure.parts[:-1])
-        if not (package or (name.startswith("test") and name.endswith(".py"))):
-            continue
-        seen += 1
-        if seen > _MAX_LOADERS:
-            return None
-        readable = entry.filemode in REGULAR_FILE_MODES
-        if readable and _LOAD_TESTS.search(blob_at(repo, entry.id).data):
-            return f"{path} decides its tests (load_tests)"
     return None
 
 

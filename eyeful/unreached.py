@@ -34,7 +34,6 @@ from eyeful.testside import (
     collection_changed,
     command_files,
     left_out_tests,
-    loads_its_tests,
     named_configs,
     renamed_files,
 )
@@ -78,9 +77,9 @@ def _skips_on_base(
     none of its tests: the code decides each), where its collection left out a directory or
     test module of the tree by a conftest's or hook's word (a `collect_ignore` the code
     computes, a `pyvenv.cfg`), where a unittest module decides its own tests
-    (``load_tests``) or no earlier run of a unittest command names its tests (no probe says
-    what its loader left out), or where it skipped tests under ids the base does not have (new
-    parametrize ids: the base's own ids may be gone)."""
+    (``load_tests``), under any unittest command (no probe says what its loader left out), or
+    where it skipped tests under ids the base does not have (new parametrize ids: the base's
+    own ids may be gone)."""
     base = snap.base.tree
 
     def on_base(test: str) -> bool:
@@ -149,11 +148,11 @@ def _skips_on_base(
                 )
                 is not None
             )
-            if not changed and change.tests_from == "unittest":
+            if change.tests_from == "unittest":
                 # No probe runs under unittest: what its loader left out without a word (a
                 # test the code's decorator made None: helper-79) shows only beside the base's
-                # suite, or an earlier run's list.
-                changed = not earlier or loads_its_tests(repo, snap.head.tree) is not None
+                # suite (an earlier run on another tree may not have had the test: helper-81).
+                changed = True
             if not changed and change.left_out:
                 changed = left_out_tests(repo, snap.head.tree, change.left_out, command) is not None
         if changed or change.narrowed:

@@ -735,6 +735,27 @@ def test_a_unittest_test_the_codes_decorator_makes_none_is_a_question(tmp_path, 
     assert done.exit_code == 3, done
 
 
+def test_a_unittest_test_added_since_the_last_review_then_made_none_is_a_question(tmp_path):
+    """helper-81: a review, then a commit that adds a test, then a change whose decorator makes
+    that test None and breaks `put`. The earlier review's run (on another tree, without the
+    test) counted as enough to look for what the loader left out: clean, exit 0."""
+    files = {"kv/__init__.py": "", "kv/fast.py": REGISTERING, "tests/__init__.py": "",
+             "tests/test_other.py": OTHER_TEST}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(UNITTEST), **files})
+    confirm(repo)
+    stage(repo, {"kv/fast.py": REGISTERING + "\n# a note\n"})
+    assert review(repo, format="json").exit_code == 0
+    git(repo, "checkout", "-q", "--", ".")
+    git(repo, "reset", "-q", "--hard")
+    stage(repo, {"tests/test_fast.py": REGISTERED_TESTS["method"]})
+    git(repo, "commit", "-q", "-m", "a test")
+    broken = REGISTERING.replace("= value", "= value + 1").replace("    return obj\n", "")
+    stage(repo, {"kv/fast.py": broken})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests.test_fast.TestFast.test_put": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
 ARITH = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 
