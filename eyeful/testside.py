@@ -602,21 +602,52 @@ _RUNNERS_FILES = {
     "gmake": ("GNUmakefile", "makefile", "Makefile"),
     "just": ("justfile", "Justfile", ".justfile"), "nox": ("noxfile.py",), "tox": ("tox.ini",),
     "invoke": ("tasks.py",), "inv": ("tasks.py",),
+    # (task runners whose tasks pyproject.toml holds: poe's, pdm's, hatch's, taskipy's)
+    "poe": ("pyproject.toml",), "pdm": ("pyproject.toml",), "task": ("pyproject.toml",),
+    "hatch": ("pyproject.toml", "hatch.toml"),
 }  # fmt: skip
 """The files a task runner reads when the command names none (`make test`: the Makefile)."""
+_WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye"})
+"""Those that run another command after `run` (`uv run pytest`: pytest's words count too)."""
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;", "(", ")"})
+_MAX_FOLLOWED = 32  # files a command names that are read for the files they name in turn
+_MAX_FOLLOWED_BYTES = 64 * 1024
 
 
-def command_files(command: str) -> frozenset[str]:
+def command_files(command: str, read: Callable[[str], str | None] | None = None) -> frozenset[str]:
     """The repository's files a test command may run or read for which tests run, as paths
     from the root: each word that may name a file (`sh run_tests.sh`, `./scripts/test`,
-    `make -f ci.mk`), a module it runs (`python -m tools.runtests`), a task runner's own file
-    (`make test`: the Makefile; nox's noxfile.py). An edit to one may narrow the suite
-    (helper-79: `pytest tests` made `pytest tests/unit`), which only the base's run shows."""
+    `make -f ci.mk`, after a `cd ci`), a module it runs (`python -m tools.runtests`), a task
+    runner's own file (`make test`: the Makefile; nox's noxfile.py; `poe test`:
+    pyproject.toml). An edit to one may narrow the suite (helper-79: `pytest tests` made
+    `pytest tests/unit`), which only the base's run shows. With ``read`` (a file's text, or
+    None), the files those files name in turn (a script's `. ci/vars.sh`, a Makefile's
+    `include`: helper-81), a few levels down."""
+    found = set(_words_files(command, ""))
+    pending = sorted(found)
+    followed = 0
+    while read is not None and pending and followed < _MAX_FOLLOWED:
+        path = pending.pop(0)
+        text = read(path)
+        if text is None or len(text) > _MAX_FOLLOWED_BYTES or path.endswith(".py"):
+            continue
+        followed += 1
+        here = posixpath.dirname(path)
+        for named in _words_files(text, "") | _words_files(text, here):
+            if named not in found:
+                found.add(named)
+                pending.append(named)
+    return frozenset(found)
+
+
+def _words_files(text: str, cwd: str) -> set[str]:
+    """:func:`command_files` of ``text`` alone, its words resolved from ``cwd`` (a path from
+    the root; a `cd` moves it)."""
     found: set[str] = set()
-    for line in command.replace("\\\n", " ").splitlines():
+    for line in text.replace("\\\n", " ").splitlines():
         lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
         lexer.whitespace_split = True
+        lexer.commenters = "#"
         try:
             tokens = list(lexer)
         except ValueError:
@@ -626,19 +657,33 @@ def command_files(command: str) -> frozenset[str]:
             if token not in _SEPARATORS:
                 words.append(token)
                 continue
-            found |= _files_of(words)
+            if len(words) == 2 and words[0] in ("cd", "pushd"):
+                cwd = posixpath.normpath(posixpath.join(cwd, words[1]))
+            else:
+                found |= {posixpath.join(cwd, p) for p in _files_of(words)}
             words = []
     paths = {posixpath.normpath(p) for p in found if p and not any(c in p for c in "*?[$`~")}
-    return frozenset(p for p in paths if not p.startswith(("/", "..")) and p != ".")
+    return {p for p in paths if not p.startswith(("/", "..")) and p != "."}
 
 
 def _files_of(words: list[str]) -> set[str]:
-    """:func:`command_files` of one simple command."""
+    """:func:`command_files` of one simple command, from where it runs."""
     found: set[str] = set()
-    runner = next((w for w in words if "=" not in w and w not in ("env", "exec")), "")
+    words = [w for w in words if w not in ("env", "exec", "time", "nice", "command")]
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]  # (`VAR=value`)
+    runner = words[0] if words else ""
     name = PurePosixPath(runner).name
+    if name in _WRAPPERS and len(words) > 2 and words[1] == "run":
+        found |= _files_of(words[2:])
+    where = ""
+    for word, after in itertools.pairwise([*words, ""]):
+        if word in ("-C", "--directory") and name in ("make", "gmake", "just"):
+            where = after
+        elif word.startswith("--directory="):
+            where = word.split("=", 1)[1]
     if name in _RUNNERS_FILES and not any(w in ("-f", "--file", "--makefile") for w in words):
-        found.update(_RUNNERS_FILES[name])
+        found.update(posixpath.join(where, f) for f in _RUNNERS_FILES[name])
     for word, after in itertools.pairwise([*words, ""]):
         if word == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", after):
             stem = after.replace(".", "/")
@@ -646,7 +691,7 @@ def _files_of(words: list[str]) -> set[str]:
         elif word.startswith("-"):
             found.add(word.split("=", 1)[1] if "=" in word else "")
         elif "=" not in word:
-            found.add(word)
+            found.add(posixpath.join(where, word) if where and word != runner else word)
     return found
 
 

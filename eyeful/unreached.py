@@ -35,6 +35,7 @@ from eyeful.testside import (
     command_files,
     left_out_tests,
     named_configs,
+    read_text,
     renamed_files,
 )
 
@@ -143,9 +144,7 @@ def _skips_on_base(
         with runner.lock_repo():
             command = runner.config.commands.test or ""
             changed = (
-                collection_changed(
-                    repo, base, snap.head.tree, named_configs(command) | command_files(command)
-                )
+                collection_changed(repo, base, snap.head.tree, _configs(repo, snap, command))
                 is not None
             )
             if change.tests_from == "unittest":
@@ -163,6 +162,16 @@ def _skips_on_base(
         if hint is not None:
             skips = asked(hint)
     return skips
+
+
+def _configs(repo: pygit2.Repository, snap: Snapshot, command: str) -> frozenset[str]:
+    """The files a test command names as pytest's configuration, or runs or reads (a script,
+    a Makefile, and what they name in turn, on either side)."""
+
+    def read(path: str) -> str | None:
+        return read_text(repo, snap.head.tree, path) or read_text(repo, snap.base.tree, path)
+
+    return named_configs(command) | command_files(command, read)
 
 
 def _ask(report: Report, change: Run, skips: Skips) -> None:

@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from eyeful import claims
+from eyeful.testside import command_files
 from tests.core import review
 from tests.gitrepo import (
     PYTEST,
@@ -759,11 +760,12 @@ def test_a_unittest_test_added_since_the_last_review_then_made_none_is_a_questio
 ARITH = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
 
 
-@pytest.mark.parametrize("wrapper", ["script", "makefile"])
+@pytest.mark.parametrize("wrapper", ["script", "makefile", "cd-first", "sourced"])
 def test_a_wrapper_the_change_narrows_is_a_question(tmp_path, wrapper):
     """helper-79: the test command runs a script of the repository (`sh run_tests.sh`, `make -s
     test`); the change edits it to run `tests/unit` alone, and breaks `mul`, which only
-    `tests/integration` checks: one test passed, clean, exit 0."""
+    `tests/integration` checks: one test passed, clean, exit 0. helper-81: so did a script run
+    after a `cd` (`cd ci && sh run.sh`), and a file the script sources (`. ci/paths.sh`)."""
     if wrapper == "makefile" and shutil.which("make") is None:
         pytest.skip("no make on this machine")
     run = f"{PYTEST} tests"
@@ -775,17 +777,42 @@ def test_a_wrapper_the_change_narrows_is_a_question(tmp_path, wrapper):
              "pytest.ini": "[pytest]\npythonpath = .\n"}  # fmt: skip
     if wrapper == "script":
         where, text, command = "run_tests.sh", f"#!/bin/sh\nexec {run}\n", "sh run_tests.sh"
+    elif wrapper == "cd-first":
+        where, text, command = "ci/run.sh", f"cd ..\nexec {run}\n", "cd ci && sh run.sh"
+    elif wrapper == "sourced":
+        where, text, command = "ci/paths.sh", "PATHS=tests\n", "sh run_tests.sh"
+        files["run_tests.sh"] = f". ./ci/paths.sh\nexec {PYTEST} $PATHS\n"
     else:
         where, text, command = "Makefile", f"test:\n\t{run}\n", "make -s test"
     files[where] = text
     config = eyeful_config(command, test_one=f"{PYTEST} {{test}}")
     repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, **files})
     confirm(repo)
-    stage(repo, {"arith.py": ARITH.replace("a * b", "a + b"),
-                 where: text.replace(" tests\n", " tests/unit\n")})  # fmt: skip
+    narrowed = text.replace(" tests\n", " tests/unit\n").replace("=tests\n", "=tests/unit\n")
+    stage(repo, {"arith.py": ARITH.replace("a * b", "a + b"), where: narrowed})
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/integration/test_mul.py::test_mul": "newly_skipped"}, done
     assert done.exit_code == 3, done
+
+
+def test_the_files_a_test_command_runs_or_reads():
+    """What `command_files` takes from a command (helper-79, helper-81): a script and what it
+    sources, a `cd` and `make -C`, task runners whose tasks pyproject.toml holds, `uv run`."""
+    texts = {"run.sh": ". ./ci/vars.sh\npytest $PATHS\n", "Makefile": "include ci.mk\n"}
+    said = {
+        "sh run.sh": {"run.sh", "ci/vars.sh"},
+        "cd ci && sh run.sh": {"ci/run.sh"},
+        "make -C ci test": {"ci/Makefile"},
+        "make test": {"Makefile", "ci.mk"},
+        "poe test": {"pyproject.toml"},
+        "hatch run test": {"pyproject.toml", "hatch.toml"},
+        "pdm run test": {"pyproject.toml"},
+        "task test": {"pyproject.toml"},
+        "uv run python -m tools.runtests": {"tools/runtests.py"},
+        "env A=1 ./scripts/test": {"scripts/test"},
+    }
+    for command, files in said.items():
+        assert files <= command_files(command, texts.get), command
 
 
 TEARDOWN_SKIPS = """import unittest
