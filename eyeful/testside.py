@@ -57,8 +57,10 @@ __all__ = [
     "named_configs",
     "read_text",
     "renamed_files",
+    "renamed_out_id",
     "side_paths",
     "side_tree",
+    "tests_renamed_out",
 ]
 
 _TEST_MODULE = re.compile(r"conftest\.py|tests?\.py|test_.*\.py|.*_tests?\.py|.*_test\.go")
@@ -563,6 +565,81 @@ def _yields(body: list[ast.stmt]) -> bool:
     return False
 
 
+def tests_renamed_out(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
+    """Tests the change renamed in their test module to a name no runner collects (``test_mul``
+    to ``_test_mul``, ``TestMul`` to ``MulChecks``: helper-79), their decorators, arguments and
+    body alike: the test's id on the base -> its new name. The test is still there, not run."""
+
+    def make() -> dict[str, str]:
+        out: dict[str, str] = {}
+        for delta in _deltas(repo, base, head):
+            path = delta.new
+            if delta.status != "M" or not path.endswith(".py") or _code_side(path, _TEST_FILES):
+                continue
+            old, new = regular_file(repo, base, path), regular_file(repo, head, path)
+            if old is None or new is None:
+                continue
+            try:
+                before, after = _tests_by_shape(ast.parse(old)), _tests_by_shape(ast.parse(new))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for qualname, shape in before.items():
+                if qualname in after:
+                    continue
+                moved = [q for q, s in after.items() if s == shape and not _collected_name(q)]
+                if moved:
+                    out[f"{path}::{qualname.replace('.', '::')}"] = moved[0]
+        return out
+
+    return dict(_by_trees("renamed-out", repo, base, head, make))
+
+
+_TEST_FILES = ["test_*.py", "*_test.py"]
+
+
+def _tests_by_shape(tree: ast.Module) -> dict[str, str]:
+    """A module's functions and classes' methods (one level of classes), by qualified name:
+    their decorators, arguments and body, names and positions aside."""
+    out: dict[str, str] = {}
+
+    def shape(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+        parts: list[ast.AST] = [*node.decorator_list, *node.body]
+        if not isinstance(node, ast.ClassDef):
+            parts.append(node.args)
+        return "\n".join(ast.dump(part, include_attributes=False) for part in parts)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[node.name] = shape(node)
+        elif isinstance(node, ast.ClassDef):
+            out[node.name] = shape(node)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[f"{node.name}.{item.name}"] = shape(item)
+    return out
+
+
+def _collected_name(qualname: str) -> bool:
+    """Whether pytest's default names (and unittest's) collect ``qualname``."""
+    *classes, name = qualname.split(".")
+    if any(not c.startswith("Test") for c in classes):
+        return False
+    return name.startswith("test") or (not classes and name.startswith("Test"))
+
+
+def renamed_out_id(test: str, renamed: dict[str, str]) -> bool:
+    """Whether ``test`` (a pytest id, or unittest's dotted one) is one of ``renamed``'s."""
+    plain = test.split("[", 1)[0]
+    if plain in renamed:
+        return True
+    for key in renamed:
+        path, _, qual = key.partition("::")
+        dotted = path[: -len(".py")].replace("/", ".") + "." + qual.replace("::", ".")
+        if plain == dotted or dotted.endswith("." + plain) or plain.endswith("." + dotted):
+            return True
+    return False
+
+
 def renamed_files(repo: pygit2.Repository, base: str, head: str) -> dict[str, str]:
     """Files the change renamed, as git finds renames: new path -> the base's path."""
 
@@ -756,6 +833,8 @@ def collection_changed(
             return (
                 f"the change moves the test module {old} to {new}, where pytest may not collect it"
             )
+    for test, name in tests_renamed_out(repo, base, head).items():
+        return f"the change renames the test {test} to {name}, which is not collected"
     return None
 
 

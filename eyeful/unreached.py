@@ -37,6 +37,8 @@ from eyeful.testside import (
     named_configs,
     read_text,
     renamed_files,
+    renamed_out_id,
+    tests_renamed_out,
 )
 
 _ROUNDS = 8
@@ -101,11 +103,14 @@ def _skips_on_base(
         return renamed[path] + test[len(path) :] if path in renamed else test
 
     def on_head(test: str) -> bool:
-        """Whether the change still defines ``test``: in its file, or where it renamed it; or
-        its file is the base's (a class `load_tests` makes: the change did not take it away)."""
+        """Whether the change still defines ``test``: in its file, or where it renamed it, or
+        under a name no runner collects (``_test_mul``: helper-79); or its file is the base's (a
+        class `load_tests` makes: the change did not take it away)."""
         with runner.lock_repo():
-            return exists_in_tree(repo, snap.head.tree, on_change(test)) or file_unchanged(
-                repo, base, snap.head.tree, test
+            return (
+                exists_in_tree(repo, snap.head.tree, on_change(test))
+                or file_unchanged(repo, base, snap.head.tree, test)
+                or renamed_out_id(test, tests_renamed_out(repo, base, snap.head.tree))
             )
 
     def named_by(run: Run) -> Callable[[str], bool]:

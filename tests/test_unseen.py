@@ -20,6 +20,7 @@ from eyeful.testside import command_files
 from tests.core import review
 from tests.gitrepo import (
     PYTEST,
+    PYTEST_INI,
     PYTHON,
     confirm,
     eyeful_config,
@@ -793,6 +794,65 @@ def test_a_wrapper_the_change_narrows_is_a_question(tmp_path, wrapper):
     done = review(repo, format="json")
     assert _kinds(done.json) == {"tests/integration/test_mul.py::test_mul": "newly_skipped"}, done
     assert done.exit_code == 3, done
+
+
+RENAMED_OUT = {
+    "function": ("from arith import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+                 ("def test_mul", "def _test_mul"), "tests/test_mul.py::test_mul"),
+    "class": ("from arith import mul\n\n\nclass TestMul:\n    def test_mul(self):\n"
+              "        assert mul(2, 3) == 6\n", ("class TestMul", "class MulChecks"),
+              "tests/test_mul.py::TestMul::test_mul"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("what", list(RENAMED_OUT))
+def test_a_test_renamed_where_it_is_not_collected_is_a_question(tmp_path, what):
+    """helper-79: the change breaks `mul` and renames its test (or the test's class) to a name
+    pytest does not collect, its body alike: the test is still there and never runs. It read
+    as a test deleted: clean, exit 0."""
+    text, (was, now), test = RENAMED_OUT[what]
+    files = {"arith.py": ARITH, "tests/test_mul.py": text, "pytest.ini": PYTEST_INI,
+             "tests/test_add.py": "from arith import add\n\n\ndef test_add():\n"
+             "    assert add(1, 2) == 3\n"}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), **files})
+    confirm(repo)
+    stage(repo, {"arith.py": ARITH.replace("a * b", "a + b"),
+                 "tests/test_mul.py": text.replace(was, now)})  # fmt: skip
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {test: "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_unittest_test_renamed_where_it_is_not_collected_is_a_question(tmp_path):
+    """helper-79: under `python -m unittest`, the change breaks `put` and renames its test method
+    to `_test_put`, its body alike: clean, exit 0."""
+    test = "import unittest\n\nfrom kv import fast\n\n\nclass TestFast(unittest.TestCase):\n" + (
+        "    def test_put(self):\n        self.assertEqual(fast.put({}, 'a', 1), {'a': 1})\n"
+    )
+    files = {"kv/__init__.py": "", "kv/fast.py": FAST, "tests/__init__.py": "",
+             "tests/test_fast.py": test, "tests/test_other.py": OTHER_TEST}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(UNITTEST), **files})
+    confirm(repo)
+    stage(repo, {"kv/fast.py": FAST.replace("= value", "= value + 1"),
+                 "tests/test_fast.py": test.replace("def test_put", "def _test_put")})  # fmt: skip
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {"tests.test_fast.TestFast.test_put": "newly_skipped"}, done
+    assert done.exit_code == 3, done
+
+
+def test_a_test_deleted_with_the_code_it_checked_is_no_question(tmp_path):
+    """The converse: the change deletes `mul` and its test (not renamed, gone): nothing that
+    still exists went unchecked."""
+    files = {"arith.py": ARITH, "pytest.ini": PYTEST_INI,
+             "tests/test_mul.py": RENAMED_OUT["function"][0]}  # fmt: skip
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), **files})
+    confirm(repo)
+    stage(repo, {"arith.py": ARITH.split("\n\n\ndef mul")[0] + "\n",
+                 "tests/test_mul.py": "from arith import add\n\n\ndef test_add():\n"
+                 "    assert add(1, 2) == 3\n"})  # fmt: skip
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {}, done
+    assert done.exit_code == 0, done
 
 
 def test_the_files_a_test_command_runs_or_reads():
