@@ -62,6 +62,7 @@ from public_regressions import clean_env  # noqa: E402
 from eyeful import affected, pytest_records  # noqa: E402
 from eyeful.cache import Cache  # noqa: E402
 from eyeful.config import load_config  # noqa: E402
+from eyeful.environment import environment_key  # noqa: E402
 from eyeful.gitutil import find_repo  # noqa: E402
 
 PYTEST = "python -m pytest -q -p no:cacheprovider -o addopts='' -o 'pythonpath=src .'"
@@ -311,8 +312,18 @@ def _selected(project: Project) -> affected.Selection:
     paths = find_repo(project.repo, project.env)
     repo = pygit2.Repository(str(project.repo))
     tree = _git(project.repo, project.env, "write-tree")
-    return affected.select(repo, Cache(paths.state_dir / "cache"), load_config(project.repo),
-                           str(repo.head.target), tree)  # fmt: skip
+    config = load_config(project.repo)
+    saved = dict(os.environ)  # (the map's key holds the environment `git eyeful` ran in)
+    os.environ.clear()
+    os.environ.update(project.env)
+    try:
+        isolate = config.effective_isolate == "venv"
+        environment = environment_key(config.env, project.repo, isolate=isolate)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return affected.select(repo, Cache(paths.state_dir / "cache"), config,
+                           str(repo.head.target), tree, environment=environment)  # fmt: skip
 
 
 def _runs(test: str, ids: list[str] | None) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pygit2
 from pydantic import Field
@@ -34,6 +34,7 @@ from pydantic import Field
 from eyeful import focus
 from eyeful.cache import Cache, cache_key
 from eyeful.config import Config, setup_input
+from eyeful.environment import environment_key
 from eyeful.importtime import ANY_FUNCTION, at_import
 from eyeful.model import Model
 from eyeful.records import Invocation, MapPlace, Reached
@@ -93,8 +94,15 @@ class Selection(Model):
     reported)."""
 
 
-def map_key(tree: str, command: str) -> str:
-    return cache_key(map=tree, test=command, version=MAP_VERSION)
+def map_key(tree: str, command: str, environment: object) -> str:
+    """A map's cache key: the tree, the command and the environment it ran in (the variables
+    `env` names, ``PYTEST_*``, what is installed: a map recorded under `CALC_IMPL` unset, or
+    `PYTEST_ADDOPTS="-m 'not slow'"`, says nothing of a run with it: helper-82). Not PATH
+    itself (git puts its own directory first for `git eyeful`): the interpreters it gives are
+    in the key."""
+    if isinstance(environment, Mapping):
+        environment = {k: v for k, v in environment.items() if k != "PATH"}
+    return cache_key(map=tree, test=command, environment=environment, version=MAP_VERSION)
 
 
 def _placed(rootdir: str, test: str) -> str | None:
@@ -171,10 +179,10 @@ def _recent_key(command: str) -> str:
     return cache_key(recent_maps=command)
 
 
-def remember(cache: Cache, command: str, tree: str, on: str) -> None:
+def remember(cache: Cache, command: str, tree: str, on: str, environment: object) -> None:
     """The change ``tree``, made on commit ``on``: where it has a map, kept among the recent
     ones, which serve after the change was committed otherwise."""
-    if cache.get("maps", map_key(tree, command), dict) is None:
+    if cache.get("maps", map_key(tree, command, environment), dict) is None:
         return
     known = cache.get("recent_maps", _recent_key(command), _Recent.model_validate) or _Recent()
     kept = [(t, c) for t, c in known.maps if t != tree][: RECENT - 1]
@@ -212,8 +220,9 @@ def _steps(repo: pygit2.Repository, start: str, to: str, limit: int) -> int | No
 
 
 def candidates(
-    repo: pygit2.Repository, cache: Cache, command: str, commit: str | None, max_age: int
-) -> list[Found]:
+    repo: pygit2.Repository, cache: Cache, command: str, commit: str | None, max_age: int,
+    environment: object,
+) -> list[Found]:  # fmt: skip
     """The maps that could serve a change made on ``commit``: the nearest recorded on its
     first-parent line, and the recent ones of changes made on it or on an ancestor within
     ``max_age`` commits (a staged change's tree, committed otherwise since)."""
@@ -221,7 +230,9 @@ def candidates(
     line = _line(repo, commit)
     ages = {str(c.id): age for age, c in enumerate(line)}
     for age, at in enumerate(line):
-        known = cache.get("maps", map_key(str(at.tree_id), command), Map.model_validate)
+        known = cache.get(
+            "maps", map_key(str(at.tree_id), command, environment), Map.model_validate
+        )
         if known is not None:
             found.append(Found(known, age))
             break
@@ -235,7 +246,7 @@ def candidates(
             continue
         below = ages.get(str(fork)) if fork is not None else None
         aside = _steps(repo, on, str(fork), max_age) if below is not None else None
-        known = cache.get("maps", map_key(tree, command), Map.model_validate)
+        known = cache.get("maps", map_key(tree, command, environment), Map.model_validate)
         if known is not None and below is not None and aside is not None:
             found.append(Found(known, below + aside))
     return found
@@ -385,6 +396,7 @@ def select(
     *,
     cached: bool = False,
     mapped: bool = True,
+    environment: object = None,
 ) -> Selection:
     """The tests ``tree`` (the change) can affect, from the map of the nearest tree recorded
     (:func:`candidates`) that differs from it in fewest files; ``cached``: the whole suite's run
@@ -402,7 +414,10 @@ def select(
         return Selection(why_all="the test command cannot run chosen tests")
     if how.ready and not how.several:
         return Selection(why_all=ONE_PER_COMMAND)
-    found = candidates(repo, cache, command, base_commit, config.affected_max_age)
+    if environment is None:  # (a caller without a review's runner: a benchmark, a test)
+        isolate = config.effective_isolate == "venv"
+        environment = environment_key(config.env, Path(repo.workdir or "."), isolate=isolate)
+    found = candidates(repo, cache, command, base_commit, config.affected_max_age, environment)
     if not found:
         return Selection(why_all="no map of what each test ran yet (a full run records one)")
     young = [f for f in found if f.age <= config.affected_max_age]

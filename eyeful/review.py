@@ -440,7 +440,7 @@ def _change_suite(
     with runner.lock_repo():
         report.selection = affected.select(
             repo, runner.cache, config, snap.base.commit, snap.head.tree, cached=cached,
-            mapped=mapped,
+            mapped=mapped, environment=runner.environment_key(),
         )  # fmt: skip
     if report.selection.ids is not None:
         # the selected run's test_one, and where the ids of its records start
@@ -449,7 +449,11 @@ def _change_suite(
     runs = runner.suite(snap.head.tree, "change", only=report.selection.ids)
     if report.selection.ids is None and snap.base.commit is not None:
         affected.remember(
-            runner.cache, config.commands.test or "", snap.head.tree, snap.base.commit
+            runner.cache,
+            config.commands.test or "",
+            snap.head.tree,
+            snap.base.commit,
+            runner.environment_key(),
         )
     return runs
 

@@ -840,7 +840,8 @@ class Runner:
                 mapped = affected.recorded(tree, last.reached, last.failing, last.reached_from,
                                            last.invocation)  # fmt: skip
                 if mapped is not None:
-                    self.cache.put("maps", affected.map_key(tree, command), mapped)
+                    where = affected.map_key(tree, command, self.environment_key())
+                    self.cache.put("maps", where, mapped)
             if last.status != "ERROR":
                 self.cache.put("runs", key, last.cache_entry())
                 if whole:
@@ -878,7 +879,8 @@ class Runner:
         return out
 
     def _mapped(self, tree: str, command: str) -> bool:
-        return self.cache.get("maps", affected.map_key(tree, command), dict) is not None
+        key = affected.map_key(tree, command, self.environment_key())
+        return self.cache.get("maps", key, dict) is not None
 
     def mapped(self, tree: str) -> bool:
         """Whether a map of what each test ran on ``tree`` is cached."""

@@ -7,6 +7,7 @@ the files that differ between that tree and the change."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -516,3 +517,47 @@ def test_a_cache_file_that_is_a_fifo_or_a_device_is_not_read(tmp_path: Path) -> 
                         ("device", lambda path: path.symlink_to("/dev/zero"))):  # fmt: skip
         repo = _mapped_repo(tmp_path / name, place)
         assert _graph(repo) == _graph(cold), name
+
+
+IMPLS = {
+    "fast.py": 'NAME = "fast"\n\n\ndef add(a, b):\n    return a + b\n',
+    "slow.py": 'NAME = "slow"\n\n\ndef add(a, b):\n    return sum([a, b])\n',
+    "calc.py": "import importlib\nimport os\n\n\ndef add(a, b):\n"
+    "    impl = importlib.import_module(os.environ.get('CALC_IMPL', 'slow'))\n"
+    "    return impl.add(a, b)\n",
+    "tests/test_calc.py": "import calc\n\n\ndef test_add():\n    assert calc.add(1, 2) == 3\n",
+    "tests/test_names.py": "import fast\nimport slow\n\n\ndef test_names():\n"
+    "    assert (fast.NAME, slow.NAME) == ('fast', 'slow')\n",
+    "tests/test_slow.py": "import pytest\n\nimport fast\n\n\n@pytest.mark.slow\n"
+    "def test_fast_add():\n    assert fast.add(2, 2) == 4\n",
+    "pytest.ini": "[pytest]\npythonpath = .\nmarkers =\n    slow\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("recorded", "now", "broken"),
+    [
+        ({}, {"CALC_IMPL": "fast"}, "tests/test_calc.py::test_add"),
+        ({"PYTEST_ADDOPTS": "-m 'not slow'"}, {}, "tests/test_slow.py::test_fast_add"),
+    ],
+    ids=["env-named", "pytest-addopts"],
+)
+def test_a_map_recorded_in_another_environment_selects_nothing(
+    tmp_path: Path, recorded: dict[str, str], now: dict[str, str], broken: str
+) -> None:
+    """helper-82: the map was recorded with `CALC_IMPL` (named in `env`) unset, so `test_add`
+    ran `slow.py` alone; now `CALC_IMPL=fast` and the change breaks `fast.py`: `test_add` was not
+    selected, clean. Likewise a map recorded under `PYTEST_ADDOPTS="-m 'not slow'"` holds no
+    slow test. A map is of the environment it ran in, as a cached run is."""
+    config = eyeful_config(extra=f'{AFFECTED}\nenv = ["CALC_IMPL"]')
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": config, **IMPLS})
+    base = {k: v for k, v in os.environ.items() if k != "CALC_IMPL"}
+    stage(repo, {"README.md": "a project\n"})
+    git(repo, "commit", "-q", "-m", "readme")
+    confirm(repo)
+    first = review(repo, format="json", base="HEAD~1", head="HEAD", env={**base, **recorded})
+    assert first.exit_code == 0, first
+    stage(repo, {"fast.py": IMPLS["fast.py"].replace("a + b", "a - b")})
+    done = review(repo, format="json", env={**base, **now})
+    assert broken in {f["test"] for f in done.json["regressions"]}, done
+    assert done.exit_code == 1, done
