@@ -604,6 +604,25 @@ def test_installed_pre_commit_hook_reviews_the_pushed_range_on_git_push(pre_comm
     assert local_state(repo, index_bytes=False) == before
 
 
+def test_installed_pre_commit_hook_reviews_a_branch_pushed_by_url_from_what_remotes_have(
+    pre_commit_project,
+):
+    """helper-82: pushed by the remote's URL, a new branch gave pre-commit no remote-tracking
+    ref of that name: it set no range, and eyeful reviewed the branch against the empty tree
+    (the break "new in the change"): clean, pushed."""
+    repo, remote, env = pre_commit_project
+    proc, out = push(repo, "--no-verify", "main", env=env)
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "topic")
+    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = _combined(["git", "push", str(remote), "topic"], repo, env)
+    assert proc.returncode != 0, out
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(remote, "topic") == ""
+
+
 def test_installed_pre_commit_hook_reviews_a_root_commit_against_the_empty_tree(
     pre_commit_project,
 ):
@@ -771,6 +790,25 @@ def test_plain_hook_reviews_a_new_branch_from_the_first_commit_the_remote_lacks(
     assert proc.returncode == 0, out
     assert f"{base[:7]}..{good[:7]}" in out, out
     assert remote_tip(remote, "good") == good
+
+
+def test_plain_hook_reviews_a_new_branch_pushed_by_url_from_what_the_remotes_have(
+    hooked_project,
+):
+    """helper-82: a new branch pushed by the remote's URL (`git push ../remote.git topic`): no
+    remote-tracking ref is named so, the first commit the remote lacked was the root, and the
+    break was reviewed against the empty tree: "new in the change", clean, pushed."""
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "topic")
+    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = _combined(["git", "push", str(remote), "topic"], repo)
+    assert proc.returncode != 0, out
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(remote, "topic") == ""
 
 
 def test_plain_hook_reviews_a_root_commit_against_the_empty_tree(hooked_project):

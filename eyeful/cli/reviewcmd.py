@@ -151,19 +151,35 @@ def _ensure_confirmed(stderr: Stderr, paths: RepoPaths, config: Config, store: T
     return False
 
 
-def _pre_commit_range() -> tuple[str | None, str | None]:
+def _pre_commit_range(root: Path) -> tuple[str | None, str | None]:
     """The pushed range pre-commit passes to a pre-push hook, if any.
 
-    For a root commit pre-commit sets no from/to refs (it runs with --all-files); the pushed
-    branch is then reviewed against the empty tree rather than not at all.
+    Where pre-commit sets no from/to refs (it runs with --all-files: a root commit, or a new
+    branch pushed by URL, whose remote-tracking refs it looks for by that URL), the pushed
+    branch is reviewed from the first commit no remote-tracking ref has (helper-82), else
+    against the empty tree rather than not at all.
     """
     base = os.environ.get("PRE_COMMIT_FROM_REF") or None
     head = os.environ.get("PRE_COMMIT_TO_REF") or None
     if base is None and head is None:
         local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
         if local and os.environ.get("PRE_COMMIT_REMOTE_BRANCH"):
-            return "0" * 40, local
+            return _first_unpushed_parent(root, local) or "0" * 40, local
     return base, head
+
+
+def _first_unpushed_parent(root: Path, local: str) -> str | None:
+    """The parent of the first commit of ``local`` that no remote-tracking ref has."""
+    from eyeful.gitutil import git
+
+    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", "--remotes",
+                 cwd=root, check=False)  # fmt: skip
+    first = listed.stdout.decode(errors="replace").split()[:1] if listed.returncode == 0 else []
+    if not first:
+        return None
+    parent = git("rev-parse", "-q", "--verify", f"{first[0]}^", cwd=root, check=False)
+    found = parent.stdout.decode(errors="replace").strip()
+    return found if parent.returncode == 0 and found else None
 
 
 def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
@@ -269,7 +285,7 @@ def prepare(
     config = load_config(paths.root)
     base, head = options.base, options.head
     if base is None and head is None:
-        base, head = _pre_commit_range()
+        base, head = _pre_commit_range(paths.root)
     given = _given_findings(options.findings)
     description = _read_description(options.description_file, options.message)
     snapshot = take_snapshot(paths, base, head)
