@@ -3,6 +3,10 @@
 change to the version's source must install again, or the tests that ask
 ``importlib.metadata.version`` read the version of an earlier tree.
 
+Also setup.cfg's ``version = attr: ...`` or ``file: ...``, and the Python files setup.py names
+(it reads the version from one: their top-level assignments); an ``attr``'s module that imports
+the name from another (`from pkg._version import __version__`) takes that one's in too.
+
 Read from pyproject.toml: setuptools' ``[tool.setuptools.dynamic]`` (``attr``: the assignment
 of that name in the module's file, found at the top level or under ``src/``; ``file``: the
 files), hatch's and pdm's ``version`` ``path``, and flit's version (the module named as the
@@ -25,14 +29,14 @@ from eyeful.tomlcompat import tomllib
 def metadata_sources(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
     """What the metadata's dynamic fields are read from: path (and ``#name`` for an attribute)
     -> its text or blob id. {} for a project without pyproject.toml or dynamic fields."""
+    found = _setup_cfg(repo, tree) | _setup_py(repo, tree)
     project = _toml(repo, tree, "pyproject.toml")
     if project is None:
-        return {}
+        return found
     dynamic = project.get("project", {}).get("dynamic", [])
     if not isinstance(dynamic, list) or not dynamic:
-        return {}
+        return found
     tool = project.get("tool", {})
-    found: dict[str, str] = {}
     setuptools = tool.get("setuptools", {}).get("dynamic", {}) if isinstance(tool, dict) else {}
     for spec in setuptools.values() if isinstance(setuptools, dict) else []:
         if not isinstance(spec, dict):
@@ -76,28 +80,102 @@ def _blob(tree: pygit2.Tree, path: str) -> dict[str, str]:
 
 
 def _assignments(
-    repo: pygit2.Repository, tree: pygit2.Tree, module: str, name: str
+    repo: pygit2.Repository, tree: pygit2.Tree, module: str, name: str, depth: int = 0
 ) -> dict[str, str]:
     """What ``name`` is made of in ``module``'s file (``a/b/__init__.py`` or ``a/b.py``, at the
     top or under ``src/``): every assignment at the module's top level, as syntax (the version
-    may be built from another: `__version__ = ".".join(map(str, version_info))`); where the
-    file does not parse, the lines that assign ``name``."""
+    may be built from another: `__version__ = ".".join(map(str, version_info))`), and where the
+    module imports ``name`` from another (`from pkg._version import __version__`: helper-83),
+    that module's too; where the file does not parse, the lines that assign ``name``."""
     base = module.replace(".", "/")
-    assigns = re.compile(rb"^\s*" + re.escape(name.encode()) + rb"\s*(?::[^=]*)?=.*$", re.M)
     for root in ("", "src/"):
         for path in (f"{root}{base}/__init__.py", f"{root}{base}.py"):
-            try:
-                data = blob_at(repo, tree[path].id).data
-            except (KeyError, ValueError, AssertionError):
-                continue
-            try:
-                parsed = ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
-                return {f"{path}#{name}": lines.decode("utf-8", "replace")}
-            top = [
-                ast.dump(node) for node in parsed.body
-                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-            ]  # fmt: skip
-            return {f"{path}#{name}": "\n".join(top)}
+            found = _file_assignments(repo, tree, path, name, depth)
+            if found is not None:
+                return found
     return {}
+
+
+def _file_assignments(
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str, name: str, depth: int = 0
+) -> dict[str, str] | None:
+    """:func:`_assignments` of the file ``path`` (None: no such file)."""
+    assigns = re.compile(rb"^\s*" + re.escape(name.encode()) + rb"\s*(?::[^=]*)?=.*$", re.M)
+    try:
+        data = blob_at(repo, tree[path].id).data
+    except (KeyError, ValueError, AssertionError):
+        return None
+    try:
+        parsed = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
+        return {f"{path}#{name}": lines.decode("utf-8", "replace")}
+    top = [
+        ast.dump(node) for node in parsed.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+    ]  # fmt: skip
+    found = {f"{path}#{name}": "\n".join(top)}
+    for node in parsed.body:
+        if (
+            depth < 3
+            and isinstance(node, ast.ImportFrom)
+            and any(alias.name == name for alias in node.names)
+        ):
+            found |= _assignments(repo, tree, _absolute(path, node), name, depth + 1)
+    return found
+
+
+def _absolute(path: str, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` in the file ``path`` names, as a dotted name from the
+    root (`src/` aside)."""
+    if not node.level:
+        return node.module or ""
+    parts = path.removeprefix("src/").split("/")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+def _setup_cfg(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
+    """setup.cfg's ``[metadata] version = attr: pkg.__version__`` or ``file: VERSION``."""
+    import configparser  # (off a passing review's path)
+
+    try:
+        text = blob_at(repo, tree["setup.cfg"].id).data.decode("utf-8", "replace")
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+        value = parser.get("metadata", "version", fallback="").strip()
+    except (KeyError, ValueError, AssertionError, configparser.Error):
+        return {}
+    if value.startswith("attr:") and "." in value:
+        module, name = value[len("attr:") :].strip().rsplit(".", 1)
+        return _assignments(repo, tree, module, name)
+    if value.startswith("file:"):
+        found: dict[str, str] = {}
+        for path in value[len("file:") :].split(","):
+            found |= _blob(tree, path.strip())
+        return found
+    return {}
+
+
+def _setup_py(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
+    """The Python files setup.py names (`open("pkg/__init__.py")`, `os.path.join("pkg",
+    "__init__.py")`): an install reads its version from them (helper-83); their top-level
+    assignments."""
+    try:
+        parsed = ast.parse(blob_at(repo, tree["setup.py"].id).data)
+    except (KeyError, ValueError, AssertionError, SyntaxError, RecursionError, MemoryError):
+        return {}
+    named: set[str] = set()
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named.add(node.value)
+        elif isinstance(node, ast.Call):
+            parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if len(parts) > 1 and all(isinstance(p, str) for p in parts):
+                named.add("/".join(str(p) for p in parts))
+    found: dict[str, str] = {}
+    for path in sorted(named):
+        path = path.removeprefix("./")
+        if path.endswith(".py") and path != "setup.py":
+            found |= _file_assignments(repo, tree, path, "__version__") or {}
+    return found

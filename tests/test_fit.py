@@ -692,3 +692,55 @@ def test_a_change_to_the_version_source_runs_setup_again(tmp_path: Path, made: s
     again = review(repo, format="json")
     assert again.exit_code == 0, again.stdout
     assert [r["name"] for r in again.json["runs"]].count("setup") == 0, again.json["runs"]
+
+
+VERSION_LAYOUTS = {
+    # helper-83: setup.py reads the version out of the package's `__init__.py`
+    "setup.py reads it": {
+        "setup.py": "import re\nfrom setuptools import setup\n\n"
+        "with open('pkg/__init__.py') as f:\n"
+        "    version = re.search(r'__version__ = \"(.*?)\"', f.read()).group(1)\n\n"
+        "setup(name='pkg', version=version, packages=['pkg'])\n",
+        "pkg/__init__.py": '__version__ = "1.0"\n\n\ndef double(x):\n    return 2 * x\n',
+    },
+    "setup.cfg's attr": {
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "setup.cfg": "[metadata]\nname = pkg\nversion = attr: pkg.__version__\n",
+        "pkg/__init__.py": '__version__ = "1.0"\n\n\ndef double(x):\n    return 2 * x\n',
+    },
+    "a re-export": {
+        "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n\n'
+        '[tool.setuptools.dynamic]\nversion = {attr = "pkg.__version__"}\n',
+        "pkg/__init__.py": "from pkg._version import __version__  # noqa: F401\n\n\n"
+        "def double(x):\n    return 2 * x\n",
+        "pkg/_version.py": '__version__ = "1.0"\n',
+    },
+}
+
+
+@pytest.mark.parametrize("layout", VERSION_LAYOUTS)
+def test_where_an_install_reads_its_version_is_setups_input(tmp_path: Path, layout: str) -> None:
+    """helper-83: a version bump in a file setup.py reads, one setup.cfg's `attr:` names, or the
+    module pyproject's `attr` re-exports it from, kept the last install (its `*.dist-info` of
+    the old version) and a test of the installed version blocked. The code's own edits (a
+    function's body) still install nothing again."""
+    import pygit2
+
+    from eyeful.config import parse_config
+    from eyeful.runs import setup_key
+
+    files = VERSION_LAYOUTS[layout]
+    repo = make_repo(tmp_path / "repo", {"README.md": "pkg\n", **files})
+    table = {"commands": {"setup": "pip install -e .", "test": "pytest"}}
+    config = parse_config(table, "pyproject.toml")
+    opened = pygit2.Repository(str(repo))
+    before = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    where = "pkg/_version.py" if layout == "a re-export" else "pkg/__init__.py"
+    stage(repo, {where: files[where].replace("1.0", "1.1")})
+    bumped = git(repo, "write-tree").strip()
+    git(repo, "reset", "-q", "--hard")
+    stage(repo, {"pkg/__init__.py": files["pkg/__init__.py"].replace("2 * x", "x + x")})
+    edited = git(repo, "write-tree").strip()
+    key = {tree: setup_key(opened, tree, config) for tree in (before, bumped, edited)}
+    assert key[bumped] != key[before]
+    assert key[edited] == key[before]
