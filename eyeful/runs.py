@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import posixpath
 import re
-import shlex
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +37,7 @@ from eyeful.records import Invocation, MapPlace
 from eyeful.results import is_pytest_command
 from eyeful.sandbox import Jail
 from eyeful.shell import CommandResult, Status, project_env, repointed, run_command
+from eyeful.shellwords import simple_commands
 from eyeful.snapshot import blob_at, blobs, tree_at
 from eyeful.testids import IdCommand, id_path
 from eyeful.worktrees import Worktree, WorktreePool, remove_tree
@@ -467,32 +467,6 @@ _MAX_NAMING_FILES = 32  # files read for the paths they name
 _EDITABLE = ("-e", "--editable")
 _LISTS = ("-r", "--requirement", "-c", "--constraint", "-f", "--file")
 """What names a list of things to install (pip's requirements, conda's environment file)."""
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;"})
-
-
-def _words(text: str) -> Iterator[list[str]]:
-    """``text``'s commands, each as its words: lines (a trailing backslash joins the next), and
-    within one, what `;`, `&&`, `|` and the like separate; a quoted argument that holds a
-    command (`sh -c 'pip install ...'`) is one of its own. (Parentheses join a word: a script's
-    `open('data/x.txt')` names no file, as before.)"""
-    for line in text.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        try:
-            tokens = list(lexer)
-        except ValueError:
-            tokens = line.split()
-        command: list[str] = []
-        for token in tokens:
-            if token in _SEPARATORS:
-                yield command
-                command = []
-            elif command and " " in token.strip():
-                yield from _words(token)  # (`-c '...'`: a command of its own)
-            else:
-                command.append(token)
-        yield command
 
 
 def _paths_in(
@@ -507,7 +481,7 @@ def _paths_in(
     other directory (after `-e`, `cd`), its files the ``top`` patterns name."""
     files: list[tuple[str, bool]] = []
     cwd = ""  # where a `cd` of the text went (a path of the tree), for what follows it
-    for words in _words(text):
+    for words in simple_commands(text):
         installing = listed
         if len(words) == 2 and words[0].lstrip("(") in ("cd", "pushd"):
             found = _entries_named(repo, tree, words[1], cwd or here)

@@ -34,6 +34,7 @@ import pygit2
 
 from eyeful import gocode
 from eyeful.hunks import docstrings
+from eyeful.shellwords import simple_commands
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import (
     CONFIG_FILES,
@@ -686,7 +687,6 @@ _RUNNERS_FILES = {
 """The files a task runner reads when the command names none (`make test`: the Makefile)."""
 _WRAPPERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye"})
 """Those that run another command after `run` (`uv run pytest`: pytest's words count too)."""
-_SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;", "(", ")"})
 _MAX_FOLLOWED = 32  # files a command names that are read for the files they name in turn
 _MAX_FOLLOWED_BYTES = 64 * 1024
 
@@ -721,24 +721,11 @@ def _words_files(text: str, cwd: str) -> set[str]:
     """:func:`command_files` of ``text`` alone, its words resolved from ``cwd`` (a path from
     the root; a `cd` moves it)."""
     found: set[str] = set()
-    for line in text.replace("\\\n", " ").splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        lexer.commenters = "#"
-        try:
-            tokens = list(lexer)
-        except ValueError:
-            tokens = line.split()
-        words: list[str] = []
-        for token in [*tokens, ";"]:
-            if token not in _SEPARATORS:
-                words.append(token)
-                continue
-            if len(words) == 2 and words[0] in ("cd", "pushd"):
-                cwd = posixpath.normpath(posixpath.join(cwd, words[1]))
-            else:
-                found |= {posixpath.join(cwd, p) for p in _files_of(words)}
-            words = []
+    for words in simple_commands(text, parentheses=True):
+        if len(words) == 2 and words[0] in ("cd", "pushd"):
+            cwd = posixpath.normpath(posixpath.join(cwd, words[1]))
+        else:
+            found |= {posixpath.join(cwd, p) for p in _files_of(words)}
     paths = {posixpath.normpath(p) for p in found if p and not any(c in p for c in "*?[$`~")}
     return {p for p in paths if not p.startswith(("/", "..")) and p != "."}
 
