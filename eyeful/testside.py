@@ -584,10 +584,14 @@ def tests_renamed_out(repo: pygit2.Repository, base: str, head: str) -> dict[str
                 before, after = _tests_by_shape(ast.parse(old)), _tests_by_shape(ast.parse(new))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
+            inherited = _bases(ast.parse(new))
             for qualname, shape in before.items():
                 if qualname in after:
                     continue
-                moved = [q for q, s in after.items() if s == shape and not _collected_name(q)]
+                moved = [
+                    q for q, s in after.items()
+                    if s == shape and not _collected_name(q) and q.split(".")[0] not in inherited
+                ]  # fmt: skip
                 if moved:
                     out[f"{path}::{qualname.replace('.', '::')}"] = moved[0]
         return out
@@ -618,6 +622,18 @@ def _tests_by_shape(tree: ast.Module) -> dict[str, str]:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     out[f"{node.name}.{item.name}"] = shape(item)
     return out
+
+
+def _bases(tree: ast.Module) -> set[str]:
+    """The names a module's classes derive from (a test class made a base the collected
+    classes share runs its tests under them: helper-84)."""
+    return {
+        base.id if isinstance(base, ast.Name) else base.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+        if isinstance(base, (ast.Name, ast.Attribute))
+    }
 
 
 def _collected_name(qualname: str) -> bool:

@@ -840,6 +840,23 @@ def test_a_unittest_test_renamed_where_it_is_not_collected_is_a_question(tmp_pat
     assert done.exit_code == 3, done
 
 
+def test_a_test_class_made_the_base_of_collected_classes_is_no_question(tmp_path):
+    """helper-84: the change renames `TestMul` to `MulChecks`, a base that `TestSlowMul` and
+    `TestFastMul` derive from: its tests run twice, under both. Read as a test renamed out of
+    collection: a false question."""
+    text = RENAMED_OUT["class"][0]
+    files = {"arith.py": ARITH, "tests/test_mul.py": text, "pytest.ini": PYTEST_INI}
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(), **files})
+    confirm(repo)
+    shared = text.replace("class TestMul", "class MulChecks") + (
+        "\n\nclass TestSlowMul(MulChecks):\n    pass\n\n\nclass TestFastMul(MulChecks):\n    pass\n"
+    )
+    stage(repo, {"tests/test_mul.py": shared})
+    done = review(repo, format="json")
+    assert _kinds(done.json) == {}, done
+    assert done.exit_code == 0, done
+
+
 def test_a_test_deleted_with_the_code_it_checked_is_no_question(tmp_path):
     """The converse: the change deletes `mul` and its test (not renamed, gone): nothing that
     still exists went unchecked."""
