@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 import pygit2
@@ -111,18 +112,41 @@ def _file_assignments(
         lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
         return {f"{path}#{name}": lines.decode("utf-8", "replace")}
     top = [
-        ast.dump(node) for node in parsed.body
+        ast.dump(node) for node in _module_level(parsed)
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
     ]  # fmt: skip
     found = {f"{path}#{name}": "\n".join(top)}
-    for node in parsed.body:
-        if (
-            depth < 3
-            and isinstance(node, ast.ImportFrom)
-            and any(alias.name == name for alias in node.names)
-        ):
-            found |= _assignments(repo, tree, _absolute(path, node), name, depth + 1)
+    if depth >= 3:
+        return found
+    for node in _module_level(parsed):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        # `from pkg._version import __version__` (`VERSION as __version__`, `*`), or a module
+        # of a package (`from pkg import _version`, then `_version.VERSION`): helper-83, -84.
+        module = _absolute(path, node)
+        for alias in node.names:
+            given = alias.asname or alias.name
+            if given == name or alias.name == "*":
+                wanted = alias.name if given == name else name
+                found |= _assignments(repo, tree, module, wanted, depth + 1)
+            else:  # (a module of the package, if it is one: its own assignments)
+                found |= _assignments(repo, tree, f"{module}.{alias.name}", "*", depth + 1)
     return found
+
+
+def _module_level(tree: ast.Module) -> list[ast.stmt]:
+    """A module's statements that run at its import: its top level, and what `try`, `if` and
+    `with` hold there (not functions' or classes' bodies)."""
+    out: list[ast.stmt] = []
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        out.append(node)
+        if isinstance(node, (ast.Try, ast.If, ast.With)):
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                for item in getattr(node, block, []) or []:
+                    todo.extend(item.body if isinstance(item, ast.ExceptHandler) else [item])
+    return out
 
 
 def _absolute(path: str, node: ast.ImportFrom) -> str:
@@ -173,9 +197,36 @@ def _setup_py(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
             parts = [a.value for a in node.args if isinstance(a, ast.Constant)]
             if len(parts) > 1 and all(isinstance(p, str) for p in parts):
                 named.add("/".join(str(p) for p in parts))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            named.add("/".join(_divided(node)))  # (pathlib: `Path(...) / "pkg" / "a.py"`)
     found: dict[str, str] = {}
     for path in sorted(named):
         path = path.removeprefix("./")
         if path.endswith(".py") and path != "setup.py":
             found |= _file_assignments(repo, tree, path, "__version__") or {}
+        elif path and not _PROSE.match(PurePosixPath(path).name) and "\n" not in path:
+            # (`open("VERSION")`: what it holds is the version; a file, not a directory)
+            found |= {k: v for k, v in _blob(tree, path).items() if _a_file(tree, path)}
     return found
+
+
+def _a_file(tree: pygit2.Tree, path: str) -> bool:
+    try:
+        return tree[path.lstrip("./")].type_str == "blob"
+    except (KeyError, ValueError):
+        return False
+
+
+_PROSE = re.compile(r"(?i)(readme|changes|changelog|history|news|authors|license|copying)\b")
+
+
+def _divided(node: ast.BinOp) -> list[str]:
+    """The string constants of a chain of `/` (a path built with pathlib), left to right."""
+    parts: list[str] = []
+    left: ast.expr = node
+    while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Div):
+        right = left.right
+        if isinstance(right, ast.Constant) and isinstance(right.value, str):
+            parts.insert(0, right.value)
+        left = left.left
+    return parts

@@ -708,6 +708,25 @@ VERSION_LAYOUTS = {
         "setup.cfg": "[metadata]\nname = pkg\nversion = attr: pkg.__version__\n",
         "pkg/__init__.py": '__version__ = "1.0"\n\n\ndef double(x):\n    return 2 * x\n',
     },
+    # helper-84: pathlib's `/`, a VERSION file, re-exports under another name, in a `try`, by `*`
+    "pathlib": {
+        "setup.py": "import re\nfrom pathlib import Path\nfrom setuptools import setup\n\n"
+        "text = (Path(__file__).parent / 'pkg' / '__init__.py').read_text()\n"
+        "setup(name='pkg', version=re.search(r'\"(.*?)\"', text).group(1))\n",
+        "pkg/__init__.py": '__version__ = "1.0"\n\n\ndef double(x):\n    return 2 * x\n',
+    },
+    "a VERSION file": {
+        "setup.py": "from setuptools import setup\n\nsetup(version=open('VERSION').read())\n",
+        "VERSION": "1.0\n",
+        "pkg/__init__.py": "def double(x):\n    return 2 * x\n",
+    },
+    "re-exported as": {
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "setup.cfg": "[metadata]\nname = pkg\nversion = attr: pkg.__version__\n",
+        "pkg/__init__.py": "try:\n    from pkg._version import VERSION as __version__\n"
+        "except ImportError:\n    __version__ = 'unknown'\n\n\ndef double(x):\n    return 2 * x\n",
+        "pkg/_version.py": 'VERSION = "1.0"\n',
+    },
     "a re-export": {
         "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n\n'
         '[tool.setuptools.dynamic]\nversion = {attr = "pkg.__version__"}\n',
@@ -735,7 +754,8 @@ def test_where_an_install_reads_its_version_is_setups_input(tmp_path: Path, layo
     config = parse_config(table, "pyproject.toml")
     opened = pygit2.Repository(str(repo))
     before = git(repo, "rev-parse", "HEAD^{tree}").strip()
-    where = "pkg/_version.py" if layout == "a re-export" else "pkg/__init__.py"
+    where = {"a re-export": "pkg/_version.py", "re-exported as": "pkg/_version.py",
+             "a VERSION file": "VERSION"}.get(layout, "pkg/__init__.py")  # fmt: skip
     stage(repo, {where: files[where].replace("1.0", "1.1")})
     bumped = git(repo, "write-tree").strip()
     git(repo, "reset", "-q", "--hard")
