@@ -23,6 +23,7 @@ given.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -97,12 +98,18 @@ class Selection(Model):
 def map_key(tree: str, command: str, environment: object) -> str:
     """A map's cache key: the tree, the command and the environment it ran in (the variables
     `env` names, ``PYTEST_*``, what is installed: a map recorded under `CALC_IMPL` unset, or
-    `PYTEST_ADDOPTS="-m 'not slow'"`, says nothing of a run with it: helper-82). Not PATH
-    itself (git puts its own directory first for `git eyeful`): the interpreters it gives are
-    in the key."""
-    if isinstance(environment, Mapping):
-        environment = {k: v for k, v in environment.items() if k != "PATH"}
+    `PYTEST_ADDOPTS="-m 'not slow'"`, says nothing of a run with it: helper-82), PATH without
+    git's own directory, which git puts first for `git eyeful` (a tool a test looks for on PATH
+    decides what it runs: helper-84)."""
+    if isinstance(environment, Mapping) and isinstance(environment.get("PATH"), str):
+        kept = [d for d in environment["PATH"].split(os.pathsep) if not _gits_own(d)]
+        environment = {**environment, "PATH": os.pathsep.join(kept)}
     return cache_key(map=tree, test=command, environment=environment, version=MAP_VERSION)
+
+
+def _gits_own(directory: str) -> bool:
+    """Whether ``directory`` is git's exec-path (it holds git's own shell library)."""
+    return bool(directory) and (Path(directory) / "git-sh-setup").is_file()
 
 
 def _placed(rootdir: str, test: str) -> str | None:

@@ -20,7 +20,16 @@ import pytest
 from eyeful import affected
 from tests.conftest import seal
 from tests.core import Reviewed, record_map, review
-from tests.gitrepo import PYTEST, PYTHON, confirm, eyeful_config, git, make_repo, stage
+from tests.gitrepo import (
+    PYTEST,
+    PYTEST_INI,
+    PYTHON,
+    confirm,
+    eyeful_config,
+    git,
+    make_repo,
+    stage,
+)
 
 AFFECTED = 'select = "affected"\naffected_max_age = 1'
 
@@ -560,4 +569,41 @@ def test_a_map_recorded_in_another_environment_selects_nothing(
     stage(repo, {"fast.py": IMPLS["fast.py"].replace("a + b", "a - b")})
     done = review(repo, format="json", env={**base, **now})
     assert broken in {f["test"] for f in done.json["regressions"]}, done
+    assert done.exit_code == 1, done
+
+
+TOOL = (
+    "import importlib\nimport shutil\n\nimport pytest\n\n\n"
+    "@pytest.mark.skipif(shutil.which('mytool') is None, reason='needs mytool')\n"
+    "def test_tool():\n    calc = importlib.import_module('pkg.' + 'calc')\n"
+    "    assert calc.add('a', 'b') == 'ab'\n"
+)
+
+
+def test_a_map_recorded_without_a_tool_on_path_selects_nothing_with_it(tmp_path: Path) -> None:
+    """helper-84: the map's key left PATH out (git puts its own directory first for `git
+    eyeful`): recorded while `mytool` was not on PATH, a test that skips without it reached
+    nothing, and a review with it there did not select the test: clean. Only git's own
+    directory is left out now."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/calc.py": "def add(a, b):\n    return a + b\n",
+        "tests/test_calc.py": "from pkg.calc import add\n\n\ndef test_add():\n"
+        "    assert add(1, 2) == 3\n",
+        "tests/test_tool.py": TOOL,
+        "pytest.ini": PYTEST_INI,
+    }
+    repo = make_repo(tmp_path / "repo", {"pyproject.toml": eyeful_config(extra=AFFECTED), **files})
+    confirm(repo)
+    stage(repo, {"pkg/__init__.py": "# a note\n"})
+    assert review(repo, format="json").exit_code == 0  # a full run: it records the map
+    git(repo, "commit", "-q", "-m", "a note")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "mytool").write_text("#!/bin/sh\n")
+    (tools / "mytool").chmod(0o755)
+    stage(repo, {"pkg/calc.py": "def add(a, b):\n    return int(a) + int(b)\n"})
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    done = review(repo, format="json", env=env)
+    assert "tests/test_tool.py::test_tool" in {f["test"] for f in done.json["regressions"]}, done
     assert done.exit_code == 1, done
