@@ -811,6 +811,49 @@ def test_plain_hook_reviews_a_new_branch_pushed_by_url_from_what_the_remotes_hav
     assert remote_tip(remote, "topic") == ""
 
 
+def test_plain_hook_reviews_a_push_to_a_remote_never_fetched_from_what_others_have(
+    hooked_project,
+):
+    """helper-84: a remote just added (no remote-tracking ref yet): the first commit it lacked
+    was the root, and the break was reviewed against the empty tree: clean, pushed."""
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    fork = remote.parent / "fork.git"
+    git(remote.parent, "init", "-q", "--bare", str(fork))
+    git(repo, "remote", "add", "fork", str(fork))
+    git(repo, "switch", "-q", "-c", "topic")
+    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = _combined(["git", "push", "fork", "topic"], repo)
+    assert proc.returncode != 0, out
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(fork, "topic") == ""
+
+
+def test_plain_hook_pushing_by_url_reads_the_remote_of_that_url(hooked_project):
+    """helper-84: pushed by URL, what any remote-tracking ref had counted as pushed: the break,
+    already on a fork's `origin/topic`, was never reviewed for the upstream (exit 0)."""
+    repo, upstream = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "remote", "rename", "origin", "up")
+    fork = upstream.parent / "fork.git"
+    git(upstream.parent, "init", "-q", "--bare", str(fork))
+    git(repo, "remote", "add", "origin", str(fork))
+    git(repo, "switch", "-q", "-c", "topic")
+    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = _combined(["git", "push", "--no-verify", "origin", "topic"], repo)
+    assert proc.returncode == 0, out
+    proc, out = _combined(["git", "push", str(upstream), "topic"], repo)
+    assert proc.returncode != 0, out
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+    assert remote_tip(upstream, "topic") == ""
+
+
 def test_plain_hook_reviews_a_root_commit_against_the_empty_tree(hooked_project):
     repo, remote = hooked_project
     root = git(repo, "rev-parse", "HEAD").strip()

@@ -169,10 +169,26 @@ def _pre_commit_range(root: Path) -> tuple[str | None, str | None]:
 
 
 def _first_unpushed_parent(root: Path, local: str) -> str | None:
-    """The parent of the first commit of ``local`` that no remote-tracking ref has."""
+    """The parent of the first commit of ``local`` the remote lacks, by its remote-tracking
+    refs: the pushed remote's, those of a remote of the pushed URL, else any remote's (a remote
+    never fetched: helper-84), as the plain hook does."""
     from eyeful.gitutil import git
 
-    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", "--remotes",
+    def refs(name: str) -> bool:
+        found = git("for-each-ref", "--count=1", f"refs/remotes/{name}/", cwd=root, check=False)
+        return bool(found.stdout.strip())
+
+    remote = os.environ.get("PRE_COMMIT_REMOTE_NAME", "")
+    url = os.environ.get("PRE_COMMIT_REMOTE_URL", "")
+    known = f"--remotes={remote}" if remote and refs(remote) else "--remotes"
+    if known == "--remotes" and url:
+        names = git("remote", cwd=root, check=False).stdout.decode(errors="replace").split()
+        for name in names:
+            said = git("config", "--get", f"remote.{name}.url", cwd=root, check=False)
+            if said.stdout.decode(errors="replace").strip() == url and refs(name):
+                known = f"--remotes={name}"
+                break
+    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", known,
                  cwd=root, check=False)  # fmt: skip
     first = listed.stdout.decode(errors="replace").split()[:1] if listed.returncode == 0 else []
     if not first:
