@@ -98,9 +98,12 @@ def _assignments(
 
 
 def _file_assignments(
-    repo: pygit2.Repository, tree: pygit2.Tree, path: str, name: str, depth: int = 0
-) -> dict[str, str] | None:
-    """:func:`_assignments` of the file ``path`` (None: no such file)."""
+    repo: pygit2.Repository, tree: pygit2.Tree, path: str, name: str, depth: int = 0,
+    *, versions: bool = False,
+) -> dict[str, str] | None:  # fmt: skip
+    """:func:`_assignments` of the file ``path`` (None: no such file); ``versions``: only the
+    assignments to a name that says version (a file setup.py names: a script it installs, say,
+    holds other constants)."""
     assigns = re.compile(rb"^\s*" + re.escape(name.encode()) + rb"\s*(?::[^=]*)?=.*$", re.M)
     try:
         data = blob_at(repo, tree[path].id).data
@@ -111,13 +114,17 @@ def _file_assignments(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         lines = b"\n".join(m.group(0).strip() for m in assigns.finditer(data))
         return {f"{path}#{name}": lines.decode("utf-8", "replace")}
-    top = [
-        ast.dump(node) for node in _module_level(parsed)
+    assigned = [
+        node for node in _module_level(parsed)
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and (not versions or _says_version(node))
     ]  # fmt: skip
-    found = {f"{path}#{name}": "\n".join(top)}
+    found = {f"{path}#{name}": "\n".join(ast.dump(node) for node in assigned)}
     if depth >= 3:
         return found
+    # (the names the assignments read: a module of the package imported by name counts only
+    # where they read it, `__version__ = _version.VERSION`: helper-85)
+    read = {n.id for node in assigned for n in ast.walk(node) if isinstance(n, ast.Name)}
     for node in _module_level(parsed):
         if not isinstance(node, ast.ImportFrom):
             continue
@@ -129,9 +136,25 @@ def _file_assignments(
             if given == name or alias.name == "*":
                 wanted = alias.name if given == name else name
                 found |= _assignments(repo, tree, module, wanted, depth + 1)
-            else:  # (a module of the package, if it is one: its own assignments)
+            elif given in read:  # (a module of the package, if it is one: its assignments)
                 found |= _assignments(repo, tree, f"{module}.{alias.name}", "*", depth + 1)
     return found
+
+
+_VERSIONISH = re.compile(r"v?\d+(\.\d+)+\S*")
+
+
+def _says_version(node: ast.stmt) -> bool:
+    """An assignment to a name that says version, or of a version's value (`v = "1.0"`, a
+    tuple of numbers)."""
+    if "version" in ast.dump(node).lower():
+        return True
+    value = getattr(node, "value", None)
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return _VERSIONISH.fullmatch(value.value) is not None
+    return isinstance(value, ast.Tuple) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, int) for e in value.elts
+    )
 
 
 def _module_level(tree: ast.Module) -> list[ast.stmt]:
@@ -203,7 +226,7 @@ def _setup_py(repo: pygit2.Repository, tree: pygit2.Tree) -> dict[str, str]:
     for path in sorted(named):
         path = path.removeprefix("./")
         if path.endswith(".py") and path != "setup.py":
-            found |= _file_assignments(repo, tree, path, "__version__") or {}
+            found |= _file_assignments(repo, tree, path, "__version__", versions=True) or {}
         elif path and not _PROSE.match(PurePosixPath(path).name) and "\n" not in path:
             # (`open("VERSION")`: what it holds is the version; a file, not a directory)
             found |= {k: v for k, v in _blob(tree, path).items() if _a_file(tree, path)}

@@ -764,3 +764,45 @@ def test_where_an_install_reads_its_version_is_setups_input(tmp_path: Path, layo
     key = {tree: setup_key(opened, tree, config) for tree in (before, bumped, edited)}
     assert key[bumped] != key[before]
     assert key[edited] == key[before]
+
+
+NOT_VERSIONS = {
+    # helper-85: a module the version's module imports, a script setup.py installs
+    "an imported module's constant": (
+        {
+            "pyproject.toml": '[project]\nname = "pkg"\ndynamic = ["version"]\n\n'
+            '[tool.setuptools.dynamic]\nversion = {attr = "pkg.__version__"}\n',
+            "pkg/__init__.py": '__version__ = "1.0"\nfrom . import settings  # noqa\n',
+            "pkg/settings.py": "TIMEOUT = 5\n",
+        },
+        "pkg/settings.py", ("TIMEOUT = 5", "TIMEOUT = 6"),
+    ),
+    "a script's constant": (
+        {
+            "setup.py": "from setuptools import setup\n\nsetup(version='1.0', "
+            "scripts=['tools/run.py'])\n",
+            "tools/run.py": "LIMIT = 3\n",
+        },
+        "tools/run.py", ("LIMIT = 3", "LIMIT = 4"),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", NOT_VERSIONS)
+def test_what_no_version_is_made_of_installs_nothing_again(tmp_path: Path, case: str) -> None:
+    """helper-85: following what the version's module imports took every module-level
+    constant of `pkg/settings.py` into setup's inputs, and every file setup.py names (a script
+    it installs) the same: an edit of a constant ran setup again (a whole install)."""
+    import pygit2
+
+    from eyeful.config import parse_config
+    from eyeful.runs import setup_key
+
+    files, where, (was, now) = NOT_VERSIONS[case]
+    repo = make_repo(tmp_path / "repo", {"README.md": "pkg\n", **files})
+    config = parse_config({"commands": {"setup": "pip install -e .", "test": "pytest"}}, "x")
+    before = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    stage(repo, {where: files[where].replace(was, now)})
+    after = git(repo, "write-tree").strip()
+    opened = pygit2.Repository(str(repo))
+    assert setup_key(opened, before, config) == setup_key(opened, after, config)

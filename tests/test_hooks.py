@@ -854,6 +854,31 @@ def test_plain_hook_pushing_by_url_reads_the_remote_of_that_url(hooked_project):
     assert remote_tip(upstream, "topic") == ""
 
 
+def test_plain_hook_lets_a_branch_every_commit_of_which_a_remote_has_go(hooked_project):
+    """helper-85: `git push fork main` to a new, empty fork (no tracking ref of it): the guess
+    found nothing new and stopped the push (exit 3), for good; so did a push by the remote's URL
+    written otherwise (a trailing slash) and one by the URL of two remotes, one fetched long
+    ago, whose stale refs made a break already on the server block."""
+    repo, remote = hooked_project
+    proc, out = push(repo, "--no-verify", "main")
+    assert proc.returncode == 0, out
+    fork = remote.parent / "fork.git"
+    git(remote.parent, "init", "-q", "--bare", str(fork))
+    git(repo, "remote", "add", "fork", str(fork))
+    proc, out = _combined(["git", "push", "fork", "main"], repo)
+    assert proc.returncode == 0, out
+    proc, out = _combined(["git", "push", f"{remote}/", "main:release"], repo)
+    assert proc.returncode == 0, out
+    assert remote_tip(remote, "release") == git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "remote", "add", "a", str(remote))
+    git(repo, "fetch", "-q", "a")  # (never fetched again: its refs go stale)
+    commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = push(repo, "--no-verify", "main")  # (on the server: reviewed or skipped there)
+    assert proc.returncode == 0, out
+    proc, out = _combined(["git", "push", str(remote), "main:other"], repo)
+    assert proc.returncode == 0, out
+
+
 def test_plain_hook_reviews_a_root_commit_against_the_empty_tree(hooked_project):
     repo, remote = hooked_project
     root = git(repo, "rev-parse", "HEAD").strip()

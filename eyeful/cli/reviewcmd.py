@@ -170,32 +170,44 @@ def _pre_commit_range(root: Path) -> tuple[str | None, str | None]:
 
 def _first_unpushed_parent(root: Path, local: str) -> str | None:
     """The parent of the first commit of ``local`` the remote lacks, by its remote-tracking
-    refs: the pushed remote's, those of a remote of the pushed URL, else any remote's (a remote
-    never fetched: helper-84), as the plain hook does."""
+    refs: the pushed remote's, those of every remote of the pushed URL (as git expands it,
+    `file://`, a trailing slash and `.git` aside), else any remote's (a remote never fetched:
+    helper-84), as the plain hook reads them; ``local`` itself where no commit is new (nothing
+    to review)."""
     from eyeful.gitutil import git
 
+    def said(*args: str) -> list[str]:
+        done = git(*args, cwd=root, check=False)
+        return done.stdout.decode(errors="replace").split() if done.returncode == 0 else []
+
     def refs(name: str) -> bool:
-        found = git("for-each-ref", "--count=1", f"refs/remotes/{name}/", cwd=root, check=False)
-        return bool(found.stdout.strip())
+        return bool(said("for-each-ref", "--count=1", f"refs/remotes/{name}/"))
 
     remote = os.environ.get("PRE_COMMIT_REMOTE_NAME", "")
-    url = os.environ.get("PRE_COMMIT_REMOTE_URL", "")
-    known = f"--remotes={remote}" if remote and refs(remote) else "--remotes"
-    if known == "--remotes" and url:
-        names = git("remote", cwd=root, check=False).stdout.decode(errors="replace").split()
-        for name in names:
-            said = git("config", "--get", f"remote.{name}.url", cwd=root, check=False)
-            if said.stdout.decode(errors="replace").strip() == url and refs(name):
-                known = f"--remotes={name}"
-                break
-    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", known,
+    url = _same_url(os.environ.get("PRE_COMMIT_REMOTE_URL", ""))
+    names = [remote] if remote and refs(remote) else []
+    if not names and url:
+        for name in said("remote"):
+            urls = said("remote", "get-url", "--all", name)
+            urls += said("remote", "get-url", "--push", "--all", name)
+            if any(_same_url(each) == url for each in urls) and refs(name):
+                names.append(name)
+    known = [f"--remotes={name}" for name in names] or ["--remotes"]
+    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", *known,
                  cwd=root, check=False)  # fmt: skip
-    first = listed.stdout.decode(errors="replace").split()[:1] if listed.returncode == 0 else []
-    if not first:
+    if listed.returncode != 0:
         return None
+    first = listed.stdout.decode(errors="replace").split()[:1]
+    if not first:
+        return local  # (every commit is on the remote already)
     parent = git("rev-parse", "-q", "--verify", f"{first[0]}^", cwd=root, check=False)
     found = parent.stdout.decode(errors="replace").strip()
     return found if parent.returncode == 0 and found else None
+
+
+def _same_url(url: str) -> str:
+    """A remote's URL as it compares: without `file://`, a trailing slash, a trailing `.git`."""
+    return url.removeprefix("file://").rstrip("/").removesuffix(".git")
 
 
 def _hook_mode(flag: bool) -> Literal["pre-commit", "git"] | None:
