@@ -172,8 +172,8 @@ def _first_unpushed_parent(root: Path, local: str) -> str | None:
     """The parent of the first commit of ``local`` the remote lacks, by its remote-tracking
     refs: the pushed remote's, those of every remote of the pushed URL (as git expands it,
     `file://`, a trailing slash and `.git` aside), else any remote's (a remote never fetched:
-    helper-84), as the plain hook reads them; ``local`` itself where no commit is new (nothing
-    to review)."""
+    helper-84; where that guess finds every commit on some remote, the whole branch), as the
+    plain hook reads them; ``local`` itself where no commit is new (nothing to review)."""
     from eyeful.gitutil import git
 
     def said(*args: str) -> list[str]:
@@ -193,13 +193,13 @@ def _first_unpushed_parent(root: Path, local: str) -> str | None:
             if any(_same_url(each) == url for each in urls) and refs(name):
                 names.append(name)
     known = [f"--remotes={name}" for name in names] or ["--remotes"]
-    listed = git("rev-list", "--topo-order", "--reverse", local, "--not", *known,
-                 cwd=root, check=False)  # fmt: skip
-    if listed.returncode != 0:
-        return None
-    first = listed.stdout.decode(errors="replace").split()[:1]
-    if not first:
+    first = said("rev-list", "--topo-order", "--reverse", local, "--not", *known)[:1]
+    if not first and names:
         return local  # (every commit is on the remote already)
+    if not first:  # (the guess: some remote has them all, which says nothing of this one)
+        first = said("rev-list", "--topo-order", "--reverse", local)[:1]
+    if not first:
+        return None
     parent = git("rev-parse", "-q", "--verify", f"{first[0]}^", cwd=root, check=False)
     found = parent.stdout.decode(errors="replace").strip()
     return found if parent.returncode == 0 and found else None
