@@ -32,6 +32,16 @@ def _py_files(
                 yield f"{prefix}{entry.name}", blob.data
 
 
+def shape(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """A definition's code but its name: its decorators, arguments (a function's) and body,
+    positions aside. Alike on two trees, it is one definition under two names (a test renamed
+    out of collection, eyeful/testside.py; a function renamed, eyeful/onbase.py)."""
+    parts: list[ast.AST] = [*node.decorator_list, *node.body]
+    if not isinstance(node, ast.ClassDef):
+        parts.insert(len(node.decorator_list), node.args)
+    return "\n".join(ast.dump(part, include_attributes=False) for part in parts)
+
+
 def _definition(source: bytes, names: list[str]) -> str | None:
     """The code of the function ``names`` (``[Class, ..., name]``) in ``source``, positions
     aside; None when it is not defined there (or the file does not parse)."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 import pygit2
 
 from eyeful.failures import Failure, cause
+from eyeful.moved import shape
 from eyeful.runs import Run
 from eyeful.snapshot import Snapshot, tree_at
 from eyeful.testside import read_text
@@ -164,8 +165,8 @@ def renamed_from_base(
     on_base = list(_functions(trees[1]))
     if inner.name in {f.name for f in on_base}:
         return None  # (the same name there: not renamed)
-    shape = _shape(inner)
-    twins = [f for f in on_base if f.name not in on_change and _shape(f) == shape]
+    same = shape(inner)
+    twins = [f for f in on_base if f.name not in on_change and shape(f) == same]
     return f"`{twins[0].name}` of {path}" if twins else None
 
 
@@ -173,9 +174,3 @@ def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield node
-
-
-def _shape(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    """A function's decorators, arguments and body, its name and positions aside."""
-    parts = [*function.decorator_list, function.args, *function.body]
-    return "\n".join(ast.dump(part, include_attributes=False) for part in parts)

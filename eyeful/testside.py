@@ -34,6 +34,7 @@ import pygit2
 
 from eyeful import gocode
 from eyeful.hunks import docstrings
+from eyeful.moved import shape
 from eyeful.shellwords import simple_commands
 from eyeful.snapshot import REGULAR_FILE_MODES, blob_at, blobs, regular_file, tree_at
 from eyeful.testconfig import (
@@ -581,16 +582,17 @@ def tests_renamed_out(repo: pygit2.Repository, base: str, head: str) -> dict[str
             if old is None or new is None:
                 continue
             try:
-                before, after = _tests_by_shape(ast.parse(old)), _tests_by_shape(ast.parse(new))
+                parsed = ast.parse(new)
+                before, after = _tests_by_shape(ast.parse(old)), _tests_by_shape(parsed)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-            inherited = _bases(ast.parse(new))
-            for qualname, shape in before.items():
+            inherited = _bases(parsed)
+            for qualname, code in before.items():
                 if qualname in after:
                     continue
                 moved = [
                     q for q, s in after.items()
-                    if s == shape and not _collected_name(q) and q.split(".")[0] not in inherited
+                    if s == code and not _collected_name(q) and q.split(".")[0] not in inherited
                 ]  # fmt: skip
                 if moved:
                     out[f"{path}::{qualname.replace('.', '::')}"] = moved[0]
@@ -606,13 +608,6 @@ def _tests_by_shape(tree: ast.Module) -> dict[str, str]:
     """A module's functions and classes' methods (one level of classes), by qualified name:
     their decorators, arguments and body, names and positions aside."""
     out: dict[str, str] = {}
-
-    def shape(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
-        parts: list[ast.AST] = [*node.decorator_list, *node.body]
-        if not isinstance(node, ast.ClassDef):
-            parts.append(node.args)
-        return "\n".join(ast.dump(part, include_attributes=False) for part in parts)
-
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out[node.name] = shape(node)
@@ -836,7 +831,9 @@ def collection_changed(
             return (
                 f"the change moves the test module {old} to {new}, where pytest may not collect it"
             )
-    for test, name in tests_renamed_out(repo, base, head).items():
+    renamed_out = tests_renamed_out(repo, base, head)
+    if renamed_out:
+        test, name = next(iter(renamed_out.items()))
         return f"the change renames the test {test} to {name}, which is not collected"
     return None
 
