@@ -79,10 +79,9 @@ def _skips_on_base(
     not collect a class, a test module sits uncollected beside collected ones, a Go package ran
     none of its tests: the code decides each), where its collection left out a directory or
     test module of the tree by a conftest's or hook's word (a `collect_ignore` the code
-    computes, a `pyvenv.cfg`), where a unittest module decides its own tests
-    (``load_tests``), under any unittest command (no probe says what its loader left out), or
-    where it skipped tests under ids the base does not have (new parametrize ids: the base's
-    own ids may be gone)."""
+    computes, a `pyvenv.cfg`), under any unittest command (no probe says what its loader, or a
+    module's ``load_tests``, left out), or where it skipped tests under ids the base does not
+    have (new parametrize ids: the base's own ids may be gone)."""
     base = snap.base.tree
 
     def on_base(test: str) -> bool:
@@ -148,15 +147,13 @@ def _skips_on_base(
     if hint is None and _comparable(change):
         with runner.lock_repo():
             command = runner.config.commands.test or ""
-            changed = (
+            # No probe runs under unittest: what its loader left out without a word (a test the
+            # code's decorator made None: helper-79) shows only beside the base's suite (an
+            # earlier run on another tree may not have had the test: helper-81).
+            changed = change.tests_from == "unittest" or (
                 collection_changed(repo, base, snap.head.tree, _configs(repo, snap, command))
                 is not None
             )
-            if change.tests_from == "unittest":
-                # No probe runs under unittest: what its loader left out without a word (a
-                # test the code's decorator made None: helper-79) shows only beside the base's
-                # suite (an earlier run on another tree may not have had the test: helper-81).
-                changed = True
             if not changed and change.left_out:
                 changed = left_out_tests(repo, snap.head.tree, change.left_out, command) is not None
         if changed or change.narrowed:
