@@ -155,9 +155,10 @@ def _pre_commit_range(root: Path) -> tuple[str | None, str | None]:
     """The pushed range pre-commit passes to a pre-push hook, if any.
 
     Where pre-commit sets no from/to refs (it runs with --all-files: a root commit, or a new
-    branch pushed by URL, whose remote-tracking refs it looks for by that URL), the pushed
-    branch is reviewed from the first commit no remote-tracking ref has (helper-82), else
-    against the empty tree rather than not at all.
+    branch pushed by URL or to a remote never fetched, whose remote-tracking refs it looks for
+    by that name), the pushed branch is reviewed from what the remote lacks
+    (:func:`_first_unpushed_parent`: helper-82, -84, -85), else against the empty tree rather
+    than not at all.
     """
     base = os.environ.get("PRE_COMMIT_FROM_REF") or None
     head = os.environ.get("PRE_COMMIT_TO_REF") or None

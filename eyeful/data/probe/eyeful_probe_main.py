@@ -447,12 +447,12 @@ _SOURCES: dict[str, _Source] = {}
 
 def _dropped_class(value: object, here: str | None, source: _Source) -> bool:
     """A test class that inherits a False ``__test__`` (a decorated base), or sets its own from
-    a value (``__test__ = code.FLAG``: helper-79) where the module never writes
-    ``__test__ = False``, a constructor from another module (pytest collects no class with one;
-    a ``unittest.TestCase``'s is unittest's, and pytest runs those), or abstract methods from
-    another module. (A class that writes ``__test__ = False`` itself, defines its own
-    constructor (pytest warns of it) or declares its own abstract methods is the usual way to
-    name a helper `Test...`: not counted.)"""
+    a value (``__test__ = code.FLAG``: helper-79) where its own body does not write
+    ``__test__ = False`` (helper-81), a constructor from another module (pytest collects no
+    class with one; a ``unittest.TestCase``'s is unittest's, and pytest runs those), or
+    abstract methods from another module. (A class that writes ``__test__ = False`` itself,
+    defines its own constructor (pytest warns of it) or declares its own abstract methods is
+    the usual way to name a helper `Test...`: not counted.)"""
     if not isinstance(value, type) or getattr(value, "__module__", None) != here:
         return False
     if getattr(value, "__test__", True) is False and (

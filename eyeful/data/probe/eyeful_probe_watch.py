@@ -43,13 +43,6 @@ _RUNPY = _stdlib("runpy")
 RAN = "ran in a child process"
 _PYTHON = re.compile(r"python[\d.]*")
 # Programs that read a file's text and run none of it.
-_WHOLE_TREE = frozenset({"ls", "find", "git", "rg", "ruff", "black", "pyright", "pycodestyle",
-                         "pyflakes", "du", "tree"})  # fmt: skip
-"""Readers that, named no path, read their working directory (a tree, a repository)."""
-_RUNS_PLUGINS = frozenset({"mypy", "flake8", "pylint", "isort"})
-"""Readers that may import the repository's own code as plugins (mypy's `plugins`, flake8's
-local plugins, `pylint --load-plugins`): started on a directory, what they run is not seen,
-and no look is counted (helper-81)."""
 _READERS = frozenset(
     {
         "grep",
@@ -90,6 +83,14 @@ _READERS = frozenset(
         "shellcheck",
     }
 )
+_WHOLE_TREE = frozenset({"ls", "find", "git", "rg", "ruff", "black", "pyright", "pycodestyle",
+                         "pyflakes", "du", "tree"})  # fmt: skip
+"""Readers that, named no path, read their working directory (a tree, a repository)."""
+_RUNS_PLUGINS = frozenset({"mypy", "flake8", "pylint", "isort"})
+"""Readers that may import the repository's own code as plugins (mypy's `plugins`, flake8's
+local plugins, `pylint --load-plugins`): started on a directory, what they run is not seen,
+and no look is counted (helper-81)."""
+_FIND_RUNS = re.compile(r"\s-(?:exec|execdir|ok|okdir)\b")  # (find runs commands: no look)
 # How a changed file was looked at when the tests' code took the tracer away: unseen.
 EVADED = "set a tracer of its own (sys.settrace), which hid what it did with"
 
@@ -553,7 +554,7 @@ class Tracer:
         """A reader started on a directory (`grep -r ... pkg`, `ls pkg`), or on none where it
         reads its working directory by itself (`git ls-files`, `find`, `ruff check`): each
         changed file below it counts as looked at (helper-80)."""
-        if first in _RUNS_PLUGINS or "-exec" in line or "-ok" in line:
+        if first in _RUNS_PLUGINS or (first == "find" and _FIND_RUNS.search(line)):
             return  # (`find -exec`, `-execdir`, `-ok`: it runs commands)
         try:
             here = os.fsdecode(cwd) if isinstance(cwd, (str, bytes, os.PathLike)) else os.getcwd()
