@@ -87,6 +87,22 @@ def _combined(
     return proc, proc.stdout + proc.stderr
 
 
+def _a_break_on_a_new_branch_is_stopped(
+    repo: Path, target: str, env: dict[str, str] | None = None
+) -> None:
+    """`main` pushed to origin (the hook skipped), then a new branch `topic` that breaks `add`
+    pushed to ``target`` (a URL, a remote's name): stopped, reviewed from `main`."""
+    proc, out = push(repo, "--no-verify", "main", env=env)
+    assert proc.returncode == 0, out
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "switch", "-q", "-c", "topic")
+    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
+    proc, out = _combined(["git", "push", target, "topic"], repo, env)
+    assert proc.returncode != 0, out
+    assert f"{base[:7]}..{tip[:7]}" in out, out
+    assert REGRESSION in out, out
+
+
 def push(
     repo: Path, *args: str, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], str]:
@@ -611,15 +627,7 @@ def test_installed_pre_commit_hook_reviews_a_branch_pushed_by_url_from_what_remo
     ref of that name: it set no range, and eyeful reviewed the branch against the empty tree
     (the break "new in the change"): clean, pushed."""
     repo, remote, env = pre_commit_project
-    proc, out = push(repo, "--no-verify", "main", env=env)
-    assert proc.returncode == 0, out
-    base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "switch", "-q", "-c", "topic")
-    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
-    proc, out = _combined(["git", "push", str(remote), "topic"], repo, env)
-    assert proc.returncode != 0, out
-    assert f"{base[:7]}..{tip[:7]}" in out, out
-    assert REGRESSION in out, out
+    _a_break_on_a_new_branch_is_stopped(repo, str(remote), env)
     assert remote_tip(remote, "topic") == ""
 
 
@@ -799,15 +807,7 @@ def test_plain_hook_reviews_a_new_branch_pushed_by_url_from_what_the_remotes_hav
     remote-tracking ref is named so, the first commit the remote lacked was the root, and the
     break was reviewed against the empty tree: "new in the change", clean, pushed."""
     repo, remote = hooked_project
-    proc, out = push(repo, "--no-verify", "main")
-    assert proc.returncode == 0, out
-    base = git(repo, "rev-parse", "HEAD").strip()
-    git(repo, "switch", "-q", "-c", "topic")
-    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
-    proc, out = _combined(["git", "push", str(remote), "topic"], repo)
-    assert proc.returncode != 0, out
-    assert f"{base[:7]}..{tip[:7]}" in out, out
-    assert REGRESSION in out, out
+    _a_break_on_a_new_branch_is_stopped(repo, str(remote))
     assert remote_tip(remote, "topic") == ""
 
 
@@ -817,18 +817,10 @@ def test_plain_hook_reviews_a_push_to_a_remote_never_fetched_from_what_others_ha
     """helper-84: a remote just added (no remote-tracking ref yet): the first commit it lacked
     was the root, and the break was reviewed against the empty tree: clean, pushed."""
     repo, remote = hooked_project
-    proc, out = push(repo, "--no-verify", "main")
-    assert proc.returncode == 0, out
-    base = git(repo, "rev-parse", "HEAD").strip()
     fork = remote.parent / "fork.git"
     git(remote.parent, "init", "-q", "--bare", str(fork))
     git(repo, "remote", "add", "fork", str(fork))
-    git(repo, "switch", "-q", "-c", "topic")
-    tip = commit(repo, {"calc.py": BROKEN_ADD}, "break add")
-    proc, out = _combined(["git", "push", "fork", "topic"], repo)
-    assert proc.returncode != 0, out
-    assert f"{base[:7]}..{tip[:7]}" in out, out
-    assert REGRESSION in out, out
+    _a_break_on_a_new_branch_is_stopped(repo, "fork")
     assert remote_tip(fork, "topic") == ""
 
 
